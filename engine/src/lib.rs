@@ -1,0 +1,1 @@
+//! Batho's engine.

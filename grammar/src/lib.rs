@@ -1,0 +1,1 @@
+//! Grammars Batho reads with: the pest grammar of BQL and the tree-sitter queries used for extraction.

@@ -1,0 +1,2 @@
+//! Batho's on-disk graph store.
+pub mod input;
