@@ -1,2 +1,46 @@
 //! Batho's on-disk graph store.
+//!
+//! A `.batho/` directory holds immutable, content-addressed segment files (blake3 names)
+//! with the columns of each graph generation, a manifest per generation naming its
+//! segments, `MANIFEST` pointing at the current one, a `DBID` identity file and a `LOCK`
+//! file for the single writer. [`Store`] creates the directory, takes the writer lock and
+//! commits a [`GraphBuilder`] as a new generation with an atomic manifest swap;
+//! [`Artifact`] maps one generation read-only and answers node, edge, adjacency, index and
+//! bitmap lookups in place, without parsing anything proportional to the graph at open.
+//! The byte-level format, the commit protocol and the invariants are in `docs/format.md`.
+//!
+//! Module map: [`format`](mod@format) (constants, headers), `column` (the compact integer codec),
+//! [`manifest`] (rkyv manifest, run records), `writer` (graph → segments), `store`
+//! (directory, lock, commit), `reader` (artifact open and lookups), `refs` (node and edge
+//! views), `bitmaps` (lazy roaring), `verify` (structural checks), `convert` (artifact →
+//! builder), [`fuzzing`] (entry points for fuzz targets).
+
+#![warn(missing_docs, unreachable_pub)]
+#![deny(clippy::host_endian_bytes)]
+
+mod bitmaps;
+mod column;
+mod convert;
+mod error;
+pub mod format;
+pub mod fuzzing;
 pub mod input;
+pub mod manifest;
+mod reader;
+mod refs;
+mod store;
+mod verify;
+mod writer;
+
+#[cfg(test)]
+mod crash_tests;
+
+pub use error::{Result, StorageError};
+pub use input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
+pub use manifest::{RunKind, RunRecord, RunStatus};
+pub use reader::{Artifact, EdgeIdx};
+pub use refs::{EdgeRef, NodeRef};
+pub use roaring::RoaringBitmap;
+pub use store::{CommitInfo, Store, WriterLock};
+pub use verify::Issue;
+pub use writer::CONTENT_HASH_LEN;

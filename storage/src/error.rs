@@ -1,0 +1,95 @@
+//! The error type of every storage operation.
+//!
+//! Messages are written for the person running `batho`: they name the file involved and,
+//! where one exists, the way out (`batho fix`, `batho build`).
+
+use std::path::PathBuf;
+
+/// What can go wrong when reading or writing a `.batho/` store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StorageError {
+    /// An operating-system I/O error on `path`.
+    #[error("I/O error on {}: {source}", path.display())]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bytes on disk do not form a valid artifact.
+    #[error("corrupt artifact ({what}): {detail}; run `batho fix` to verify and repair")]
+    Corrupt {
+        /// Which file or structure is damaged.
+        what: String,
+        /// What exactly is wrong.
+        detail: String,
+    },
+    /// The file was written by a different (older or newer) on-disk format version.
+    #[error(
+        "{} uses on-disk format version {found}, this batho reads version {expected}; rebuild with `batho build` or use a matching batho",
+        path.display()
+    )]
+    UnsupportedFormat {
+        /// The file carrying the foreign version.
+        path: PathBuf,
+        /// The version found in the file.
+        found: u32,
+        /// The version this build reads and writes.
+        expected: u32,
+    },
+    /// The artifact uses a feature of the format this version cannot read yet.
+    #[error("{} uses an unsupported feature of the format: {what}", path.display())]
+    UnsupportedFeature {
+        /// The manifest involved.
+        path: PathBuf,
+        /// The feature.
+        what: String,
+    },
+    /// No graph has been committed in this `.batho/` directory yet.
+    #[error("no artifact in {}: run `batho build` first", path.display())]
+    NoArtifact {
+        /// The `.batho/` directory.
+        path: PathBuf,
+    },
+    /// The requested generation has no manifest (never existed or was garbage-collected).
+    #[error("generation {generation} does not exist in {}", path.display())]
+    NoSuchGeneration {
+        /// The `.batho/` directory.
+        path: PathBuf,
+        /// The generation asked for.
+        generation: u64,
+    },
+    /// Another writer holds the lock.
+    #[error("another batho process is writing to {} (lock held on {})", path.parent().map(|p| p.display().to_string()).unwrap_or_default(), path.display())]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The graph handed to the writer cannot be stored.
+    #[error("invalid graph: {detail}")]
+    InvalidInput {
+        /// What is wrong with it.
+        detail: String,
+    },
+}
+
+impl StorageError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        StorageError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn corrupt(what: impl Into<String>, detail: impl Into<String>) -> Self {
+        StorageError::Corrupt {
+            what: what.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
