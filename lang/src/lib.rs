@@ -1,3 +1,67 @@
-//! BQL, Batho's Cypher-like query language: parser, AST, semantic checks and logical plans.
+//! BQL, Batho's Cypher-like query language: parser, AST, semantic checks, logical plans,
+//! values and the expression evaluator.
 //!
-//! This crate knows the graph schema (`batho-schema`) but never the store.
+//! This crate knows the graph schema (`batho-schema`) but never the store: the engine
+//! implements [`eval::PropertyAccess`] to let expressions read node and relationship
+//! properties, and runs [`plan::LogicalPlan`] trees against its storage.
+//!
+//! Pipeline: [`parse()`] → [`check::check`] → [`plan::plan`]; [`compile`] does all three.
+
+#![warn(missing_docs)]
+
+pub mod ast;
+pub mod check;
+pub mod diag;
+pub mod eval;
+pub mod functions;
+pub mod parse;
+pub mod plan;
+pub mod print;
+pub mod schema;
+pub mod value;
+
+pub use ast::Span;
+pub use check::{CheckError, CheckErrorKind, CheckErrors, check};
+pub use diag::Diagnostic;
+pub use eval::{Bindings, EvalError, Evaluator, PropertyAccess};
+pub use parse::{ParseError, ParseErrorKind, parse, parse_statement};
+pub use plan::{LogicalPlan, Plan, PlanError, plan};
+pub use schema::{Schema, ValueKind};
+pub use value::Value;
+
+/// A statement parsed, checked and planned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compiled {
+    /// The syntax tree.
+    pub statement: ast::Statement,
+    /// Its logical plan.
+    pub plan: Plan,
+}
+
+/// Why [`compile`] failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompileError {
+    /// The text is not valid BQL.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// A statement does not fit the schema.
+    #[error(transparent)]
+    Check(#[from] CheckErrors),
+    /// A statement uses something the planner does not support.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+}
+
+/// Parses, checks and plans every statement of `text` against `schema`.
+pub fn compile(text: &str, schema: &Schema) -> Result<Vec<Compiled>, CompileError> {
+    let mut out = Vec::new();
+    for statement in parse(text)? {
+        check(text, &statement, schema)?;
+        let plan = plan(text, &statement, schema)?;
+        // A planner bug becomes an error here rather than a wrong answer in the engine.
+        plan.validate()?;
+        out.push(Compiled { statement, plan });
+    }
+    Ok(out)
+}

@@ -1,0 +1,211 @@
+//! Expression checks: variables, property keys, labels, functions, roles, aggregates.
+
+use super::{CheckErrorKind, Checker, Ctx};
+use crate::ast::*;
+use crate::diag::did_you_mean;
+use crate::functions::{FUNCTIONS, FunctionKind, lookup};
+use crate::print::expr_to_string;
+use crate::schema::ValueKind;
+
+impl Checker<'_> {
+    /// Checks an expression in the current scope.
+    pub(crate) fn expr(&mut self, e: &Expr, ctx: Ctx) {
+        self.expr_in(e, ctx, false);
+    }
+
+    /// What an expression evaluates to, when the checker can tell.
+    fn kind_of(&self, e: &Expr) -> ValueKind {
+        match &e.kind {
+            ExprKind::Variable(v) => self.scope.get(v).unwrap_or(ValueKind::Any),
+            ExprKind::Index(b, _) if self.kind_of(b) == ValueKind::RelList => ValueKind::Rel,
+            ExprKind::Call { name, .. } => match lookup(&name.name).map(|f| f.name) {
+                Some("startNode" | "endNode") => ValueKind::Node,
+                _ => ValueKind::Any,
+            },
+            _ => ValueKind::Any,
+        }
+    }
+
+    fn expect_kind(&mut self, e: &Expr, func: &str, allowed: &[ValueKind]) {
+        let k = self.kind_of(e);
+        if k != ValueKind::Any && !allowed.contains(&k) {
+            let want: Vec<&str> = allowed.iter().map(|k| k.noun()).collect();
+            self.error(
+                CheckErrorKind::WrongKind,
+                e.span,
+                format!(
+                    "{func}() expects {}, but `{}` is {}",
+                    want.join(" or "),
+                    expr_to_string(e),
+                    k.noun()
+                ),
+                None,
+            );
+        }
+    }
+
+    fn expr_in(&mut self, e: &Expr, ctx: Ctx, in_agg: bool) {
+        if !self.projected.is_empty() && self.projected.contains(&expr_to_string(e)) {
+            return;
+        }
+        match &e.kind {
+            ExprKind::Variable(v) => {
+                if self.scope.get(v).is_none() {
+                    let hint = self.undefined_hint(v);
+                    self.error(
+                        CheckErrorKind::UndefinedVariable,
+                        e.span,
+                        format!("variable `{v}` is not defined"),
+                        hint,
+                    );
+                }
+            }
+            ExprKind::Property(base, key) => {
+                self.expr_in(base, ctx, in_agg);
+                let k = self.kind_of(base);
+                self.property_key(k, key);
+            }
+            ExprKind::HasLabels(base, labels, _) => {
+                self.expr_in(base, ctx, in_agg);
+                let k = self.kind_of(base);
+                if !matches!(k, ValueKind::Node | ValueKind::Any) {
+                    self.error(
+                        CheckErrorKind::WrongKind,
+                        base.span,
+                        format!(
+                            "label tests need a node; `{}` is {}",
+                            expr_to_string(base),
+                            k.noun()
+                        ),
+                        Some("use type(r) = 'CALLS' for relationships".into()),
+                    );
+                }
+                for l in labels {
+                    if self.schema.resolve_label(&l.name).is_none() {
+                        let hint = did_you_mean(&l.name, self.schema.labels().collect::<Vec<_>>());
+                        self.error(
+                            CheckErrorKind::UnknownLabel,
+                            l.span,
+                            format!("unknown label `{}`", l.name),
+                            hint,
+                        );
+                    }
+                }
+            }
+            ExprKind::CountStar => self.aggregate_here(e, ctx, in_agg),
+            ExprKind::Call {
+                name,
+                distinct,
+                args,
+            } => {
+                let Some(f) = lookup(&name.name) else {
+                    let hint = if self.schema.procedure(&name.name).is_some() {
+                        Some(format!(
+                            "`{}` is a procedure: use `CALL {}() YIELD ...`",
+                            name.name, name.name
+                        ))
+                    } else {
+                        did_you_mean(&name.name, FUNCTIONS.iter().map(|f| f.name))
+                    };
+                    self.error(
+                        CheckErrorKind::UnknownFunction,
+                        name.span,
+                        format!("unknown function `{}`", name.name),
+                        hint,
+                    );
+                    for a in args {
+                        self.expr_in(a, ctx, in_agg);
+                    }
+                    return;
+                };
+                if args.len() < f.min_args || args.len() > f.max_args {
+                    self.error(
+                        CheckErrorKind::WrongArgumentCount,
+                        e.span,
+                        format!(
+                            "{}() takes {} argument(s), {} given",
+                            f.name,
+                            super::arity(f.min_args, f.max_args),
+                            args.len()
+                        ),
+                        None,
+                    );
+                }
+                let is_agg = f.kind == FunctionKind::Aggregate;
+                if is_agg {
+                    self.aggregate_here(e, ctx, in_agg);
+                } else if *distinct {
+                    self.error(
+                        CheckErrorKind::Invalid,
+                        e.span,
+                        format!(
+                            "DISTINCT is only allowed in aggregate functions, not in {}()",
+                            f.name
+                        ),
+                        None,
+                    );
+                }
+                for a in args {
+                    self.expr_in(a, ctx, in_agg || is_agg);
+                }
+                self.function_args(f.name, args);
+            }
+            _ => {
+                for c in e.children() {
+                    self.expr_in(c, ctx, in_agg);
+                }
+            }
+        }
+    }
+
+    fn aggregate_here(&mut self, e: &Expr, ctx: Ctx, in_agg: bool) {
+        if in_agg {
+            self.error(
+                CheckErrorKind::AggregateMisuse,
+                e.span,
+                "aggregate functions cannot be nested",
+                Some("aggregate in a WITH first, then aggregate the result".into()),
+            );
+        } else if ctx == Ctx::Plain {
+            self.error(
+                CheckErrorKind::AggregateMisuse,
+                e.span,
+                format!("aggregate `{}` is not allowed here", expr_to_string(e)),
+                Some("aggregate in a WITH or RETURN item, then filter with WITH ... WHERE".into()),
+            );
+        }
+    }
+
+    /// Argument checks specific to one function.
+    fn function_args(&mut self, name: &str, args: &[Expr]) {
+        use ValueKind::*;
+        let Some(first) = args.first() else { return };
+        match name {
+            "has_role" => {
+                self.expect_kind(first, name, &[Rel]);
+                if let Some(Expr {
+                    kind: ExprKind::Literal(Literal::String(role)),
+                    span,
+                }) = args.get(1)
+                    && self.schema.resolve_role(role).is_none()
+                {
+                    let roles: Vec<&str> = self.schema.roles().collect();
+                    let hint = did_you_mean(role, roles.iter().copied())
+                        .or_else(|| Some(format!("roles: {}", roles.join(", "))));
+                    self.error(
+                        CheckErrorKind::UnknownRole,
+                        *span,
+                        format!("unknown symbol role '{role}'"),
+                        hint,
+                    );
+                }
+            }
+            "type" | "startNode" | "endNode" | "roles" => self.expect_kind(first, name, &[Rel]),
+            "labels" => self.expect_kind(first, name, &[Node]),
+            "nodes" => self.expect_kind(first, name, &[Path]),
+            "relationships" => self.expect_kind(first, name, &[Path, RelList]),
+            "length" => self.expect_kind(first, name, &[Path, RelList]),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,635 @@
+//! The expression evaluator: operators with openCypher semantics (three-valued logic,
+//! int/float arithmetic with overflow checks, string predicates, linear-time regular
+//! expressions), built-in functions and aggregate accumulators.
+//!
+//! The evaluator knows nothing of storage: the engine implements [`PropertyAccess`] for
+//! its graph and [`Bindings`] for its rows. Aggregate calls are never evaluated here; the
+//! planner replaces them by references to the columns an `Aggregate` operator produced.
+
+mod aggregate;
+mod functions;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+
+pub use aggregate::{Accumulator, AggregateFunc};
+
+use crate::ast::*;
+use crate::diag::Diagnostic;
+use crate::value::Value;
+
+/// Read access to graph elements, implemented by the engine.
+pub trait PropertyAccess {
+    /// A node property, `Null` when absent.
+    fn node_prop(&self, node: u32, key: &str) -> Value;
+    /// A relationship property, `Null` when absent.
+    fn rel_prop(&self, rel: u32, key: &str) -> Value;
+    /// The labels of a node (its kind on code graphs).
+    fn node_labels(&self, node: u32) -> Vec<String>;
+    /// The type of a relationship.
+    fn rel_type(&self, rel: u32) -> String;
+    /// `(start, end)` nodes of a relationship.
+    fn rel_endpoints(&self, rel: u32) -> (u32, u32);
+    /// Every property of a node.
+    fn node_properties(&self, node: u32) -> BTreeMap<String, Value>;
+    /// Every property of a relationship.
+    fn rel_properties(&self, rel: u32) -> BTreeMap<String, Value>;
+    /// The symbol-role bit mask of a relationship (see `batho_schema::Roles`). The default
+    /// reads the integer `roles` property.
+    fn rel_roles(&self, rel: u32) -> u8 {
+        match self.rel_prop(rel, "roles") {
+            Value::Int(i) => u8::try_from(i).unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// Variable lookup in the current row, implemented by the engine's row type.
+pub trait Bindings {
+    /// The value bound to `name`, if any.
+    fn get(&self, name: &str) -> Option<&Value>;
+}
+
+impl Bindings for BTreeMap<String, Value> {
+    fn get(&self, name: &str) -> Option<&Value> {
+        BTreeMap::get(self, name)
+    }
+}
+
+impl Bindings for HashMap<String, Value> {
+    fn get(&self, name: &str) -> Option<&Value> {
+        HashMap::get(self, name)
+    }
+}
+
+impl Bindings for [(String, Value)] {
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+}
+
+impl Bindings for Vec<(String, Value)> {
+    fn get(&self, name: &str) -> Option<&Value> {
+        Bindings::get(self.as_slice(), name)
+    }
+}
+
+/// A failure while evaluating an expression.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// An operator or function got a value of the wrong type.
+    #[error("type error: {message}")]
+    Type {
+        /// What was wrong.
+        message: String,
+        /// The expression.
+        span: Span,
+    },
+    /// A variable not bound in the row (a planner bug or an engine row mismatch).
+    #[error("variable `{name}` is not bound")]
+    UnboundVariable {
+        /// Its name.
+        name: String,
+        /// Where it is used.
+        span: Span,
+    },
+    /// A `$parameter` without a value.
+    #[error("parameter `${name}` was not given")]
+    MissingParameter {
+        /// Its name.
+        name: String,
+        /// Where it is used.
+        span: Span,
+    },
+    /// Integer division or modulo by zero.
+    #[error("division by zero")]
+    DivisionByZero {
+        /// The operation.
+        span: Span,
+    },
+    /// Integer overflow.
+    #[error("integer overflow")]
+    Overflow {
+        /// The operation.
+        span: Span,
+    },
+    /// An invalid or too large regular expression.
+    #[error("invalid regular expression: {message}")]
+    Regex {
+        /// The regex crate's message.
+        message: String,
+        /// The `=~` expression.
+        span: Span,
+    },
+    /// An unknown function, or an aggregate evaluated row by row.
+    #[error("{message}")]
+    Function {
+        /// What was wrong.
+        message: String,
+        /// The call.
+        span: Span,
+    },
+    /// A result larger than the evaluator allows (`range`, string repetition).
+    #[error("{message}")]
+    TooLarge {
+        /// What was too large.
+        message: String,
+        /// The expression.
+        span: Span,
+    },
+}
+
+impl EvalError {
+    /// Where in the query the error happened.
+    pub fn span(&self) -> Span {
+        match self {
+            EvalError::Type { span, .. }
+            | EvalError::UnboundVariable { span, .. }
+            | EvalError::MissingParameter { span, .. }
+            | EvalError::DivisionByZero { span }
+            | EvalError::Overflow { span }
+            | EvalError::Regex { span, .. }
+            | EvalError::Function { span, .. }
+            | EvalError::TooLarge { span, .. } => *span,
+        }
+    }
+
+    /// The error located in the query text.
+    pub fn diagnostic(&self, source: &str) -> Diagnostic {
+        let hint = match self {
+            EvalError::MissingParameter { name, .. } => Some(format!("pass a value for `{name}`")),
+            _ => None,
+        };
+        Diagnostic::new(source, self.span(), self.to_string(), hint)
+    }
+}
+
+/// Largest compiled regex program, in bytes. `regex` runs in linear time; this bounds memory.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Longest accepted regex pattern, in bytes.
+pub const REGEX_PATTERN_LIMIT: usize = 4096;
+/// Most elements `range()` may produce.
+pub const MAX_RANGE_LEN: i64 = 10_000_000;
+
+/// Evaluates expressions against a graph, parameters and rows.
+///
+/// Not `Sync` (it caches compiled regular expressions): use one per thread.
+pub struct Evaluator<'a> {
+    graph: &'a dyn PropertyAccess,
+    params: &'a BTreeMap<String, Value>,
+    regexes: RefCell<HashMap<String, regex::Regex>>,
+}
+
+type E = Result<Value, EvalError>;
+
+fn type_err(span: Span, message: String) -> EvalError {
+    EvalError::Type { message, span }
+}
+
+impl<'a> Evaluator<'a> {
+    /// An evaluator over `graph` with query parameters `params`.
+    pub fn new(graph: &'a dyn PropertyAccess, params: &'a BTreeMap<String, Value>) -> Self {
+        Evaluator {
+            graph,
+            params,
+            regexes: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The graph being read.
+    pub fn graph(&self) -> &'a dyn PropertyAccess {
+        self.graph
+    }
+
+    /// Evaluates a predicate: only `true` passes; `false` and `null` do not.
+    pub fn eval_predicate(&self, e: &Expr, row: &dyn Bindings) -> Result<bool, EvalError> {
+        Ok(self.eval(e, row)?.is_true())
+    }
+
+    /// Evaluates an expression in a row.
+    pub fn eval(&self, e: &Expr, row: &dyn Bindings) -> E {
+        let sp = e.span;
+        match &e.kind {
+            ExprKind::Literal(l) => Ok(match l {
+                Literal::Null => Value::Null,
+                Literal::Bool(b) => Value::Bool(*b),
+                Literal::Int(i) => Value::Int(*i),
+                Literal::Float(f) => Value::Float(*f),
+                Literal::String(s) => Value::String(s.clone()),
+            }),
+            ExprKind::Parameter(p) => {
+                self.params
+                    .get(p)
+                    .cloned()
+                    .ok_or_else(|| EvalError::MissingParameter {
+                        name: p.clone(),
+                        span: sp,
+                    })
+            }
+            ExprKind::Variable(v) => {
+                row.get(v)
+                    .cloned()
+                    .ok_or_else(|| EvalError::UnboundVariable {
+                        name: v.clone(),
+                        span: sp,
+                    })
+            }
+            ExprKind::Property(base, key) => {
+                let b = self.eval(base, row)?;
+                self.property(&b, &key.name, sp)
+            }
+            ExprKind::Index(base, ix) => {
+                let b = self.eval(base, row)?;
+                let i = self.eval(ix, row)?;
+                self.index(b, i, sp)
+            }
+            ExprKind::Slice(base, from, to) => {
+                let b = self.eval(base, row)?;
+                let f = from.as_ref().map(|x| self.eval(x, row)).transpose()?;
+                let t = to.as_ref().map(|x| self.eval(x, row)).transpose()?;
+                slice(b, f, t, sp)
+            }
+            ExprKind::HasLabels(base, labels, mode) => match self.eval(base, row)? {
+                Value::Null => Ok(Value::Null),
+                Value::Node(n) => {
+                    let have = self.graph.node_labels(n);
+                    let has = |l: &Ident| have.iter().any(|h| h.eq_ignore_ascii_case(&l.name));
+                    Ok(Value::Bool(match mode {
+                        LabelMode::All => labels.iter().all(has),
+                        LabelMode::Any => labels.iter().any(has),
+                    }))
+                }
+                v => Err(type_err(sp, format!("label test on {}", v.type_name()))),
+            },
+            ExprKind::List(items) => Ok(Value::List(
+                items
+                    .iter()
+                    .map(|x| self.eval(x, row))
+                    .collect::<Result<_, _>>()?,
+            )),
+            ExprKind::Map(entries) => {
+                let mut m = BTreeMap::new();
+                for (k, x) in entries {
+                    m.insert(k.name.clone(), self.eval(x, row)?);
+                }
+                Ok(Value::Map(m))
+            }
+            ExprKind::Unary(op, x) => {
+                let v = self.eval(x, row)?;
+                unary(*op, v, sp)
+            }
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b, row, sp),
+            ExprKind::IsNull { expr, negated } => {
+                Ok(Value::Bool(self.eval(expr, row)?.is_null() != *negated))
+            }
+            ExprKind::Call {
+                name,
+                distinct: _,
+                args,
+            } => {
+                let Some(f) = crate::functions::lookup(&name.name) else {
+                    return Err(EvalError::Function {
+                        message: format!("unknown function `{}`", name.name),
+                        span: sp,
+                    });
+                };
+                if f.kind == crate::functions::FunctionKind::Aggregate {
+                    return Err(EvalError::Function {
+                        message: format!("aggregate {}() cannot be evaluated row by row", f.name),
+                        span: sp,
+                    });
+                }
+                let vals = args
+                    .iter()
+                    .map(|a| self.eval(a, row))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.call(f.name, vals, sp)
+            }
+            ExprKind::CountStar => Err(EvalError::Function {
+                message: "count(*) cannot be evaluated row by row".into(),
+                span: sp,
+            }),
+        }
+    }
+
+    fn property(&self, b: &Value, key: &str, sp: Span) -> E {
+        match b {
+            Value::Null => Ok(Value::Null),
+            Value::Node(n) => Ok(self.graph.node_prop(*n, key)),
+            Value::Rel(r) => Ok(self.graph.rel_prop(*r, key)),
+            Value::Map(m) => Ok(m.get(key).cloned().unwrap_or(Value::Null)),
+            v => Err(type_err(
+                sp,
+                format!("cannot read property `{key}` of {}", v.type_name()),
+            )),
+        }
+    }
+
+    fn index(&self, b: Value, i: Value, sp: Span) -> E {
+        match (b, i) {
+            (Value::Null, _) | (_, Value::Null) => Ok(Value::Null),
+            (Value::List(items), Value::Int(i)) => {
+                let len = items.len() as i64;
+                let at = if i < 0 { len + i } else { i };
+                Ok(usize::try_from(at)
+                    .ok()
+                    .and_then(|at| items.into_iter().nth(at))
+                    .unwrap_or(Value::Null))
+            }
+            (b @ (Value::Map(_) | Value::Node(_) | Value::Rel(_)), Value::String(k)) => {
+                self.property(&b, &k, sp)
+            }
+            (b, i) => Err(type_err(
+                sp,
+                format!("cannot index {} with {}", b.type_name(), i.type_name()),
+            )),
+        }
+    }
+
+    fn binary(&self, op: BinaryOp, a: &Expr, b: &Expr, row: &dyn Bindings, sp: Span) -> E {
+        match op {
+            BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => {
+                let l = truth(self.eval(a, row)?, sp)?;
+                // Short-circuit where the answer is decided, as openCypher permits.
+                match (op, l) {
+                    (BinaryOp::And, Some(false)) => return Ok(Value::Bool(false)),
+                    (BinaryOp::Or, Some(true)) => return Ok(Value::Bool(true)),
+                    _ => {}
+                }
+                let r = truth(self.eval(b, row)?, sp)?;
+                Ok(match (op, l, r) {
+                    (BinaryOp::And, Some(false), _) | (BinaryOp::And, _, Some(false)) => {
+                        Value::Bool(false)
+                    }
+                    (BinaryOp::And, Some(true), Some(true)) => Value::Bool(true),
+                    (BinaryOp::Or, Some(true), _) | (BinaryOp::Or, _, Some(true)) => {
+                        Value::Bool(true)
+                    }
+                    (BinaryOp::Or, Some(false), Some(false)) => Value::Bool(false),
+                    (BinaryOp::Xor, Some(x), Some(y)) => Value::Bool(x != y),
+                    _ => Value::Null,
+                })
+            }
+            _ => {
+                let l = self.eval(a, row)?;
+                let r = self.eval(b, row)?;
+                self.apply(op, l, r, sp)
+            }
+        }
+    }
+
+    /// Applies a non-boolean binary operator to two values.
+    pub fn apply(&self, op: BinaryOp, l: Value, r: Value, sp: Span) -> E {
+        use std::cmp::Ordering::*;
+        let cmp = |want: &[std::cmp::Ordering]| -> Value {
+            match (l.is_null() || r.is_null(), l.compare(&r)) {
+                (true, _) | (_, None) => Value::Null,
+                (false, Some(o)) => Value::Bool(want.contains(&o)),
+            }
+        };
+        match op {
+            BinaryOp::Eq => Ok(l.equals(&r).into()),
+            BinaryOp::Ne => Ok(l.equals(&r).map(|b| !b).into()),
+            BinaryOp::Lt => Ok(cmp(&[Less])),
+            BinaryOp::Le => Ok(cmp(&[Less, Equal])),
+            BinaryOp::Gt => Ok(cmp(&[Greater])),
+            BinaryOp::Ge => Ok(cmp(&[Greater, Equal])),
+            BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains => match (&l, &r) {
+                (Value::String(s), Value::String(p)) => Ok(Value::Bool(match op {
+                    BinaryOp::StartsWith => s.starts_with(p.as_str()),
+                    BinaryOp::EndsWith => s.ends_with(p.as_str()),
+                    _ => s.contains(p.as_str()),
+                })),
+                _ => Ok(Value::Null),
+            },
+            BinaryOp::Regex => match (&l, &r) {
+                (Value::String(s), Value::String(p)) => {
+                    Ok(Value::Bool(self.regex_match(s, p, sp)?))
+                }
+                _ => Ok(Value::Null),
+            },
+            BinaryOp::In => match r {
+                Value::Null => Ok(Value::Null),
+                Value::List(items) => {
+                    let mut unknown = false;
+                    for x in &items {
+                        match l.equals(x) {
+                            Some(true) => return Ok(Value::Bool(true)),
+                            None => unknown = true,
+                            Some(false) => {}
+                        }
+                    }
+                    Ok(if unknown {
+                        Value::Null
+                    } else {
+                        Value::Bool(false)
+                    })
+                }
+                r => Err(type_err(
+                    sp,
+                    format!("IN expects a list on the right, got {}", r.type_name()),
+                )),
+            },
+            BinaryOp::Add
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::Div
+            | BinaryOp::Mod
+            | BinaryOp::Pow => arith(op, l, r, sp),
+            BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => {
+                let (l, r) = (truth(l, sp)?, truth(r, sp)?);
+                Ok(match (op, l, r) {
+                    (BinaryOp::And, Some(x), Some(y)) => Value::Bool(x && y),
+                    (BinaryOp::And, Some(false), None) | (BinaryOp::And, None, Some(false)) => {
+                        Value::Bool(false)
+                    }
+                    (BinaryOp::Or, Some(x), Some(y)) => Value::Bool(x || y),
+                    (BinaryOp::Or, Some(true), None) | (BinaryOp::Or, None, Some(true)) => {
+                        Value::Bool(true)
+                    }
+                    (BinaryOp::Xor, Some(x), Some(y)) => Value::Bool(x != y),
+                    _ => Value::Null,
+                })
+            }
+        }
+    }
+
+    fn regex_match(&self, s: &str, pattern: &str, sp: Span) -> Result<bool, EvalError> {
+        if let Some(re) = self.regexes.borrow().get(pattern) {
+            return Ok(re.is_match(s));
+        }
+        if pattern.len() > REGEX_PATTERN_LIMIT {
+            return Err(EvalError::Regex {
+                message: format!(
+                    "pattern is {} bytes; the limit is {REGEX_PATTERN_LIMIT}",
+                    pattern.len()
+                ),
+                span: sp,
+            });
+        }
+        // `=~` matches the whole string, as in openCypher.
+        let re = regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map_err(|e| EvalError::Regex {
+                message: e.to_string(),
+                span: sp,
+            })?;
+        let m = re.is_match(s);
+        self.regexes.borrow_mut().insert(pattern.to_string(), re);
+        Ok(m)
+    }
+}
+
+/// A boolean operand: `Some(b)`, `None` for null, an error for anything else.
+fn truth(v: Value, sp: Span) -> Result<Option<bool>, EvalError> {
+    match v {
+        Value::Bool(b) => Ok(Some(b)),
+        Value::Null => Ok(None),
+        v => Err(type_err(
+            sp,
+            format!("expected a boolean, got {}", v.type_name()),
+        )),
+    }
+}
+
+fn unary(op: UnaryOp, v: Value, sp: Span) -> E {
+    match (op, v) {
+        (_, Value::Null) => Ok(Value::Null),
+        (UnaryOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
+        (UnaryOp::Neg, Value::Int(i)) => i
+            .checked_neg()
+            .map(Value::Int)
+            .ok_or(EvalError::Overflow { span: sp }),
+        (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
+        (UnaryOp::Plus, v @ (Value::Int(_) | Value::Float(_))) => Ok(v),
+        (op, v) => Err(type_err(
+            sp,
+            format!("cannot apply {op:?} to {}", v.type_name()),
+        )),
+    }
+}
+
+fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+fn arith(op: BinaryOp, l: Value, r: Value, sp: Span) -> E {
+    let overflow = || EvalError::Overflow { span: sp };
+    match (op, l, r) {
+        (_, Value::Null, _) | (_, _, Value::Null) => Ok(Value::Null),
+        (BinaryOp::Pow, l, r) => match (as_f64(&l), as_f64(&r)) {
+            (Some(a), Some(b)) => Ok(Value::Float(a.powf(b))),
+            _ => Err(type_err(
+                sp,
+                format!("cannot raise {} to {}", l.type_name(), r.type_name()),
+            )),
+        },
+        (op, Value::Int(a), Value::Int(b)) => match op {
+            BinaryOp::Add => a.checked_add(b).map(Value::Int).ok_or_else(overflow),
+            BinaryOp::Sub => a.checked_sub(b).map(Value::Int).ok_or_else(overflow),
+            BinaryOp::Mul => a.checked_mul(b).map(Value::Int).ok_or_else(overflow),
+            BinaryOp::Div if b == 0 => Err(EvalError::DivisionByZero { span: sp }),
+            BinaryOp::Div => a.checked_div(b).map(Value::Int).ok_or_else(overflow),
+            BinaryOp::Mod if b == 0 => Err(EvalError::DivisionByZero { span: sp }),
+            _ => a.checked_rem(b).map(Value::Int).ok_or_else(overflow),
+        },
+        (op, l @ (Value::Int(_) | Value::Float(_)), r @ (Value::Int(_) | Value::Float(_))) => {
+            let (a, b) = (
+                as_f64(&l).unwrap_or(f64::NAN),
+                as_f64(&r).unwrap_or(f64::NAN),
+            );
+            Ok(Value::Float(match op {
+                BinaryOp::Add => a + b,
+                BinaryOp::Sub => a - b,
+                BinaryOp::Mul => a * b,
+                BinaryOp::Div => a / b,
+                _ => a % b,
+            }))
+        }
+        (BinaryOp::Add, Value::List(mut a), Value::List(b)) => {
+            a.extend(b);
+            Ok(Value::List(a))
+        }
+        (BinaryOp::Add, Value::List(mut a), x) => {
+            a.push(x);
+            Ok(Value::List(a))
+        }
+        (BinaryOp::Add, x, Value::List(mut b)) => {
+            b.insert(0, x);
+            Ok(Value::List(b))
+        }
+        (BinaryOp::Add, Value::String(a), b) if is_scalar(&b) => {
+            Ok(Value::String(a + &scalar_text(&b)))
+        }
+        (BinaryOp::Add, a, Value::String(b)) if is_scalar(&a) => {
+            Ok(Value::String(scalar_text(&a) + &b))
+        }
+        (op, l, r) => Err(type_err(
+            sp,
+            format!(
+                "cannot apply `{}` to {} and {}",
+                op.symbol(),
+                l.type_name(),
+                r.type_name()
+            ),
+        )),
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::String(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_)
+    )
+}
+
+/// The text `toString` and string concatenation use.
+pub(crate) fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Bool(b) => b.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn slice(b: Value, from: Option<Value>, to: Option<Value>, sp: Span) -> E {
+    let items = match b {
+        Value::Null => return Ok(Value::Null),
+        Value::List(items) => items,
+        v => return Err(type_err(sp, format!("cannot slice {}", v.type_name()))),
+    };
+    let len = items.len() as i64;
+    let bound = |v: Option<Value>, default: i64| -> Result<Option<i64>, EvalError> {
+        match v {
+            None => Ok(Some(default)),
+            Some(Value::Null) => Ok(None),
+            Some(Value::Int(i)) => Ok(Some(if i < 0 { (len + i).max(0) } else { i.min(len) })),
+            Some(v) => Err(type_err(
+                sp,
+                format!("slice bounds must be integers, got {}", v.type_name()),
+            )),
+        }
+    };
+    let (Some(f), Some(t)) = (bound(from, 0)?, bound(to, len)?) else {
+        return Ok(Value::Null);
+    };
+    if f >= t {
+        return Ok(Value::List(Vec::new()));
+    }
+    Ok(Value::List(
+        items
+            .into_iter()
+            .skip(f as usize)
+            .take((t - f) as usize)
+            .collect(),
+    ))
+}

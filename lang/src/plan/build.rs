@@ -1,0 +1,745 @@
+//! From a checked AST to a [`Plan`], with the simple rewrites that matter most on a code
+//! graph: property-map and WHERE equalities on `id`/`name` become seeks, each predicate is
+//! applied right after the operator that binds its last variable, disconnected pattern
+//! parts joined by an equality become a hash join, and `ORDER BY ... LIMIT` becomes TopK.
+
+use super::*;
+use crate::ast::*;
+use crate::check::clauses::contains_aggregate;
+use crate::print::expr_to_string;
+use crate::schema::Schema;
+
+/// A plan could not be built: the statement uses something the planner does not support,
+/// or it was not checked first.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cannot plan query: {message}")]
+pub struct PlanError {
+    /// What is not supported.
+    pub message: String,
+    /// Where.
+    pub span: Span,
+}
+
+pub(super) type R<T> = Result<T, PlanError>;
+
+/// Plans a statement that [`crate::check::check`] accepted. `source` names unaliased columns.
+pub fn plan(source: &str, st: &Statement, schema: &Schema) -> R<Plan> {
+    let mut p = Planner {
+        source,
+        schema,
+        next: 0,
+        taken: Vec::new(),
+    };
+    collect_names(st, &mut p.taken);
+    let mut cur = LogicalPlan::Argument {
+        columns: Vec::new(),
+    };
+    let mut bound: Vec<String> = Vec::new();
+    let mut scope: Vec<String> = Vec::new();
+    let mut columns = Vec::new();
+    let mut writes = false;
+    for (i, clause) in st.clauses.iter().enumerate() {
+        let last = i + 1 == st.clauses.len();
+        cur = match clause {
+            Clause::Match(m) if !m.optional => p.match_clause(cur, m, &mut bound, &mut scope)?,
+            Clause::Match(m) => {
+                let before = bound.clone();
+                let inner = LogicalPlan::Argument {
+                    columns: before.clone(),
+                };
+                let inner = p.match_clause(inner, m, &mut bound, &mut scope)?;
+                let new_columns = bound
+                    .iter()
+                    .filter(|b| !before.contains(b))
+                    .cloned()
+                    .collect();
+                LogicalPlan::Optional {
+                    input: Box::new(cur),
+                    inner: Box::new(inner),
+                    new_columns,
+                }
+            }
+            Clause::Unwind(u) => {
+                bind(&mut bound, &mut scope, &u.variable.name);
+                LogicalPlan::Unwind {
+                    input: Box::new(cur),
+                    expr: u.expr.clone(),
+                    var: u.variable.name.clone(),
+                }
+            }
+            Clause::With(proj) | Clause::Return(proj) => {
+                let out = p.projection(cur, proj, &mut bound, &mut scope)?;
+                if matches!(clause, Clause::Return(_)) {
+                    columns = scope.clone();
+                }
+                out
+            }
+            Clause::Call(call) => {
+                let sig = schema
+                    .procedure(&call.procedure.name)
+                    .ok_or_else(|| PlanError {
+                        message: format!("unknown procedure `{}`", call.procedure.name),
+                        span: call.procedure.span,
+                    })?;
+                let yields: Vec<(String, String)> = match &call.yields {
+                    Some(items) if !items.is_empty() => items
+                        .iter()
+                        .map(|y| (y.field.name.clone(), y.variable().name.clone()))
+                        .collect(),
+                    _ => sig
+                        .outputs
+                        .iter()
+                        .map(|(o, _)| (o.clone(), o.clone()))
+                        .collect(),
+                };
+                for (_, c) in &yields {
+                    bind(&mut bound, &mut scope, c);
+                }
+                if last {
+                    columns = yields.iter().map(|(_, c)| c.clone()).collect();
+                }
+                let mut out = LogicalPlan::ProcedureCall {
+                    input: Box::new(cur),
+                    procedure: sig.name.clone(),
+                    args: call.args.clone().unwrap_or_default(),
+                    yields,
+                };
+                if let Some(w) = &call.where_ {
+                    out = LogicalPlan::Filter {
+                        input: Box::new(out),
+                        predicate: w.clone(),
+                    };
+                }
+                out
+            }
+            Clause::Create(c) => {
+                writes = true;
+                for part in &c.pattern {
+                    bind_pattern_names(part, &mut bound, &mut scope);
+                }
+                LogicalPlan::Create {
+                    input: Box::new(cur),
+                    pattern: c.pattern.clone(),
+                }
+            }
+            Clause::Merge(m) => {
+                writes = true;
+                bind_pattern_names(&m.part, &mut bound, &mut scope);
+                LogicalPlan::Merge {
+                    input: Box::new(cur),
+                    part: m.part.clone(),
+                    on_create: m.on_create.clone(),
+                    on_match: m.on_match.clone(),
+                }
+            }
+            Clause::Set(s) => {
+                writes = true;
+                LogicalPlan::SetProperties {
+                    input: Box::new(cur),
+                    items: s.items.clone(),
+                }
+            }
+            Clause::Delete(d) => {
+                writes = true;
+                LogicalPlan::Delete {
+                    input: Box::new(cur),
+                    detach: d.detach,
+                    exprs: d.exprs.clone(),
+                }
+            }
+            Clause::Remove(r) => {
+                writes = true;
+                LogicalPlan::Remove {
+                    input: Box::new(cur),
+                    items: r.items.clone(),
+                }
+            }
+        };
+    }
+    Ok(Plan {
+        root: cur,
+        columns,
+        mode: st.mode,
+        writes,
+    })
+}
+
+pub(super) fn bind(bound: &mut Vec<String>, scope: &mut Vec<String>, name: &str) {
+    if !bound.iter().any(|b| b == name) {
+        bound.push(name.to_string());
+    }
+    if !name.starts_with('#') && !scope.iter().any(|b| b == name) {
+        scope.push(name.to_string());
+    }
+}
+
+fn bind_pattern_names(part: &PatternPart, bound: &mut Vec<String>, scope: &mut Vec<String>) {
+    if let Some(v) = &part.variable {
+        bind(bound, scope, &v.name);
+    }
+    for n in part.element.nodes() {
+        if let Some(v) = &n.variable {
+            bind(bound, scope, &v.name);
+        }
+    }
+    for (r, _) in &part.element.chain {
+        if let Some(v) = &r.variable {
+            bind(bound, scope, &v.name);
+        }
+    }
+}
+
+/// Every name the user wrote, so generated names can avoid them.
+fn collect_names(st: &Statement, out: &mut Vec<String>) {
+    let s = crate::print::statement_to_string(st);
+    out.extend(
+        s.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#'))
+            .map(str::to_string),
+    );
+}
+
+struct PNode {
+    name: String,
+    labels: Vec<String>,
+    mode: LabelMode,
+}
+
+struct PRel {
+    name: String,
+    types: Vec<String>,
+    direction: Direction,
+    length: Option<HopRange>,
+}
+
+struct PPart {
+    path: Option<String>,
+    search: PathSearch,
+    nodes: Vec<PNode>,
+    rels: Vec<PRel>,
+    span: Span,
+}
+
+pub(super) struct Planner<'a> {
+    pub(super) source: &'a str,
+    schema: &'a Schema,
+    next: usize,
+    taken: Vec<String>,
+}
+
+pub(super) fn var_expr(name: &str, span: Span) -> Expr {
+    Expr::new(ExprKind::Variable(name.to_string()), span)
+}
+
+fn and_all(mut preds: Vec<Expr>) -> Option<Expr> {
+    let first = if preds.is_empty() {
+        return None;
+    } else {
+        preds.remove(0)
+    };
+    Some(preds.into_iter().fold(first, |acc, p| {
+        let sp = acc.span.to(p.span);
+        Expr::new(
+            ExprKind::Binary(BinaryOp::And, Box::new(acc), Box::new(p)),
+            sp,
+        )
+    }))
+}
+
+/// Splits `a AND b AND c` into its conjuncts.
+fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        match &x.kind {
+            ExprKind::Binary(BinaryOp::And, a, b) => {
+                stack.push(b);
+                stack.push(a);
+            }
+            _ => out.push(x.clone()),
+        }
+    }
+}
+
+fn ready(e: &Expr, bound: &[String]) -> bool {
+    e.variables().iter().all(|v| bound.contains(v))
+}
+
+/// Rebuilds `e`, replacing every sub-expression whose canonical text is a key of `map`
+/// by a reference to the mapped column.
+pub(super) fn rewrite(e: &Expr, map: &[(String, String)]) -> Expr {
+    let text = expr_to_string(e);
+    if let Some((_, col)) = map.iter().find(|(t, _)| *t == text) {
+        return var_expr(col, e.span);
+    }
+    let r = |x: &Expr| Box::new(rewrite(x, map));
+    let kind = match &e.kind {
+        ExprKind::Property(b, k) => ExprKind::Property(r(b), k.clone()),
+        ExprKind::Index(a, b) => ExprKind::Index(r(a), r(b)),
+        ExprKind::Slice(a, b, c) => ExprKind::Slice(r(a), b.as_deref().map(r), c.as_deref().map(r)),
+        ExprKind::HasLabels(b, l, m) => ExprKind::HasLabels(r(b), l.clone(), *m),
+        ExprKind::List(items) => ExprKind::List(items.iter().map(|x| rewrite(x, map)).collect()),
+        ExprKind::Map(es) => ExprKind::Map(
+            es.iter()
+                .map(|(k, x)| (k.clone(), rewrite(x, map)))
+                .collect(),
+        ),
+        ExprKind::Unary(op, x) => ExprKind::Unary(*op, r(x)),
+        ExprKind::Binary(op, a, b) => ExprKind::Binary(*op, r(a), r(b)),
+        ExprKind::IsNull { expr, negated } => ExprKind::IsNull {
+            expr: r(expr),
+            negated: *negated,
+        },
+        ExprKind::Call {
+            name,
+            distinct,
+            args,
+        } => ExprKind::Call {
+            name: name.clone(),
+            distinct: *distinct,
+            args: args.iter().map(|x| rewrite(x, map)).collect(),
+        },
+        other => other.clone(),
+    };
+    Expr::new(kind, e.span)
+}
+
+impl Planner<'_> {
+    pub(super) fn fresh(&mut self, prefix: &str) -> String {
+        loop {
+            let name = format!("#{prefix}{}", self.next);
+            self.next += 1;
+            if !self.taken.contains(&name) {
+                return name;
+            }
+        }
+    }
+
+    fn normalize(&mut self, part: &PatternPart, pending: &mut Vec<Expr>) -> R<PPart> {
+        let mut nodes = Vec::new();
+        let mut rels = Vec::new();
+        let props = |name: &str, p: &Option<Expr>, pending: &mut Vec<Expr>| -> R<()> {
+            match p {
+                None => Ok(()),
+                Some(Expr { kind: ExprKind::Map(entries), .. }) => {
+                    for (k, v) in entries {
+                        let sp = k.span.to(v.span);
+                        let prop = Expr::new(ExprKind::Property(Box::new(var_expr(name, k.span)), k.clone()), k.span);
+                        pending.push(Expr::new(ExprKind::Binary(BinaryOp::Eq, Box::new(prop), Box::new(v.clone())), sp));
+                    }
+                    Ok(())
+                }
+                Some(other) => Err(PlanError {
+                    message: "a parameter as a property map in a pattern is not supported; write `{key: $value}`".into(),
+                    span: other.span,
+                }),
+            }
+        };
+        for n in part.element.nodes() {
+            let name = match &n.variable {
+                Some(v) => v.name.clone(),
+                None => self.fresh("n"),
+            };
+            props(&name, &n.properties, pending)?;
+            let labels = n.labels.iter().map(|l| {
+                self.schema
+                    .resolve_label(&l.name)
+                    .unwrap_or_else(|| l.name.clone())
+            });
+            nodes.push(PNode {
+                name,
+                labels: labels.collect(),
+                mode: n.label_mode,
+            });
+        }
+        for (r, _) in &part.element.chain {
+            let name = match &r.variable {
+                Some(v) => v.name.clone(),
+                None => self.fresh("r"),
+            };
+            props(&name, &r.properties, pending)?;
+            let mut types: Vec<String> = Vec::new();
+            for t in &r.types {
+                let t = self
+                    .schema
+                    .resolve_rel_type(&t.name)
+                    .unwrap_or_else(|| t.name.clone());
+                if !types.contains(&t) {
+                    types.push(t);
+                }
+            }
+            let length = r.length.map(|l| {
+                let (min, max) = l.bounds();
+                HopRange { min, max }
+            });
+            rels.push(PRel {
+                name,
+                types,
+                direction: r.direction,
+                length,
+            });
+        }
+        Ok(PPart {
+            path: part.variable.as_ref().map(|v| v.name.clone()),
+            search: part.search,
+            nodes,
+            rels,
+            span: part.span,
+        })
+    }
+
+    fn apply_ready(cur: LogicalPlan, bound: &[String], pending: &mut Vec<Expr>) -> LogicalPlan {
+        let (now, later): (Vec<Expr>, Vec<Expr>) = pending.drain(..).partition(|e| ready(e, bound));
+        *pending = later;
+        match and_all(now) {
+            Some(predicate) => LogicalPlan::Filter {
+                input: Box::new(cur),
+                predicate,
+            },
+            None => cur,
+        }
+    }
+
+    fn label_test(node: &PNode, span: Span) -> Option<Expr> {
+        if node.labels.is_empty() {
+            return None;
+        }
+        let labels = node
+            .labels
+            .iter()
+            .map(|l| Ident {
+                name: l.clone(),
+                span,
+            })
+            .collect();
+        Some(Expr::new(
+            ExprKind::HasLabels(Box::new(var_expr(&node.name, span)), labels, node.mode),
+            span,
+        ))
+    }
+
+    /// The seek usable for `node`: an equality on its `id` (preferred) or `name` with a
+    /// value computable from `bound`. Returns the pending index, key and value.
+    fn find_seek(node: &str, bound: &[String], pending: &[Expr]) -> Option<(usize, SeekKey, Expr)> {
+        let mut best: Option<(usize, SeekKey, Expr)> = None;
+        for (i, e) in pending.iter().enumerate() {
+            let ExprKind::Binary(BinaryOp::Eq, a, b) = &e.kind else {
+                continue;
+            };
+            for (prop, value) in [(a, b), (b, a)] {
+                let ExprKind::Property(base, key) = &prop.kind else {
+                    continue;
+                };
+                if !matches!(&base.kind, ExprKind::Variable(v) if v == node) {
+                    continue;
+                }
+                let k = match key.name.as_str() {
+                    "id" => SeekKey::Id,
+                    "name" => SeekKey::Name,
+                    _ => continue,
+                };
+                if !ready(value, bound) || contains_aggregate(value) {
+                    continue;
+                }
+                if best
+                    .as_ref()
+                    .is_none_or(|(_, bk, _)| *bk == SeekKey::Name && k == SeekKey::Id)
+                {
+                    best = Some((i, k, (**value).clone()));
+                }
+            }
+        }
+        best
+    }
+
+    /// Binds an unbound node by seek or scan on top of `cur`.
+    fn start_node(
+        cur: LogicalPlan,
+        node: &PNode,
+        span: Span,
+        bound: &mut Vec<String>,
+        pending: &mut Vec<Expr>,
+    ) -> LogicalPlan {
+        let labels = match node.mode {
+            LabelMode::Any => node.labels.clone(),
+            LabelMode::All => node.labels.iter().take(1).cloned().collect(),
+        };
+        if node.mode == LabelMode::All && node.labels.len() > 1 {
+            pending.extend(Self::label_test(node, span));
+        }
+        let op = match Self::find_seek(&node.name, bound, pending) {
+            Some((i, key, value)) => {
+                pending.remove(i);
+                LogicalPlan::NodeSeek {
+                    input: Box::new(cur),
+                    var: node.name.clone(),
+                    key,
+                    value,
+                    labels,
+                }
+            }
+            None => LogicalPlan::NodeScan {
+                input: Box::new(cur),
+                var: node.name.clone(),
+                labels,
+            },
+        };
+        bound.push(node.name.clone());
+        Self::apply_ready(op, bound, pending)
+    }
+
+    fn match_clause(
+        &mut self,
+        input: LogicalPlan,
+        m: &MatchClause,
+        bound: &mut Vec<String>,
+        scope: &mut Vec<String>,
+    ) -> R<LogicalPlan> {
+        let mut pending: Vec<Expr> = Vec::new();
+        let mut parts = Vec::new();
+        for part in &m.pattern {
+            parts.push(self.normalize(part, &mut pending)?);
+        }
+        if let Some(w) = &m.where_ {
+            conjuncts(w, &mut pending);
+        }
+        let mut cur = Self::apply_ready(input, bound, &mut pending);
+        let mut match_rels: Vec<String> = Vec::new();
+        for part in &parts {
+            // A part is planned on top of the current rows when it shares a node with them
+            // or can seek a node by a value computed from them (`UNWIND $ids AS id MATCH
+            // (n {id: id})` seeks per row instead of joining against a full scan).
+            let connected = part.nodes.iter().any(|n| {
+                bound.contains(&n.name) || Self::find_seek(&n.name, bound, &pending).is_some()
+            });
+            if connected || bound.is_empty() {
+                cur = self.chain(cur, part, bound, &mut pending, &mut match_rels)?;
+            } else {
+                // A part sharing nothing with the rows so far: plan it on its own, then
+                // combine. Predicates local to it are applied inside.
+                let left_bound = bound.clone();
+                let mut right_bound = Vec::new();
+                let right = LogicalPlan::Argument {
+                    columns: Vec::new(),
+                };
+                // The right side cannot see the left's relationship columns, so their
+                // uniqueness is enforced after the two sides meet.
+                let mut right_rels = Vec::new();
+                let right =
+                    self.chain(right, part, &mut right_bound, &mut pending, &mut right_rels)?;
+                for l in &match_rels {
+                    for r in &right_rels {
+                        let ne = ExprKind::Binary(
+                            BinaryOp::Ne,
+                            Box::new(var_expr(l, part.span)),
+                            Box::new(var_expr(r, part.span)),
+                        );
+                        pending.push(Expr::new(ne, part.span));
+                    }
+                }
+                match_rels.extend(right_rels);
+                cur = Self::combine(cur, right, &left_bound, &right_bound, &mut pending);
+                bound.extend(right_bound);
+            }
+            cur = Self::apply_ready(cur, bound, &mut pending);
+        }
+        for part in &parts {
+            for n in &part.nodes {
+                bind(bound, scope, &n.name);
+            }
+            for r in &part.rels {
+                bind(bound, scope, &r.name);
+            }
+            if let Some(p) = &part.path {
+                bind(bound, scope, p);
+            }
+        }
+        // Everything is bound now; anything left (should be nothing) is applied last.
+        Ok(match and_all(std::mem::take(&mut pending)) {
+            Some(predicate) => LogicalPlan::Filter {
+                input: Box::new(cur),
+                predicate,
+            },
+            None => cur,
+        })
+    }
+
+    /// A cartesian product, or a hash join when equalities relate the two sides.
+    fn combine(
+        left: LogicalPlan,
+        right: LogicalPlan,
+        lb: &[String],
+        rb: &[String],
+        pending: &mut Vec<Expr>,
+    ) -> LogicalPlan {
+        let mut left_keys = Vec::new();
+        let mut right_keys = Vec::new();
+        pending.retain(|e| {
+            if let ExprKind::Binary(BinaryOp::Eq, a, b) = &e.kind {
+                let side = |x: &Expr, s: &[String]| {
+                    let v = x.variables();
+                    !v.is_empty() && v.iter().all(|n| s.contains(n))
+                };
+                if side(a, lb) && side(b, rb) {
+                    left_keys.push((**a).clone());
+                    right_keys.push((**b).clone());
+                    return false;
+                }
+                if side(b, lb) && side(a, rb) {
+                    left_keys.push((**b).clone());
+                    right_keys.push((**a).clone());
+                    return false;
+                }
+            }
+            true
+        });
+        if left_keys.is_empty() {
+            LogicalPlan::CartesianProduct {
+                left: Box::new(left),
+                right: Box::new(right),
+            }
+        } else {
+            LogicalPlan::HashJoin {
+                left: Box::new(left),
+                right: Box::new(right),
+                left_keys,
+                right_keys,
+            }
+        }
+    }
+
+    /// Plans one pattern part on top of `cur`.
+    fn chain(
+        &mut self,
+        mut cur: LogicalPlan,
+        part: &PPart,
+        bound: &mut Vec<String>,
+        pending: &mut Vec<Expr>,
+        match_rels: &mut Vec<String>,
+    ) -> R<LogicalPlan> {
+        let sp = part.span;
+        if part.search != PathSearch::All {
+            let (Some(a), Some(b), Some(r)) =
+                (part.nodes.first(), part.nodes.get(1), part.rels.first())
+            else {
+                return Err(PlanError {
+                    message: "shortestPath needs one relationship".into(),
+                    span: sp,
+                });
+            };
+            for n in [a, b] {
+                if bound.contains(&n.name) {
+                    pending.extend(Self::label_test(n, sp));
+                } else {
+                    cur = Self::start_node(cur, n, sp, bound, pending);
+                }
+            }
+            cur = Self::apply_ready(cur, bound, pending);
+            let path = match &part.path {
+                Some(p) => p.clone(),
+                None => self.fresh("p"),
+            };
+            cur = LogicalPlan::ShortestPath {
+                input: Box::new(cur),
+                from: a.name.clone(),
+                to: b.name.clone(),
+                path: path.clone(),
+                rel: r.name.clone(),
+                direction: r.direction,
+                types: r.types.clone(),
+                length: r.length.unwrap_or(HopRange { min: 1, max: 1 }),
+                all: part.search == PathSearch::AllShortest,
+            };
+            bound.push(path);
+            bound.push(r.name.clone());
+            return Ok(Self::apply_ready(cur, bound, pending));
+        }
+        // Start where the fewest rows are likely: a bound node, a seek, a label, the first.
+        let start = part
+            .nodes
+            .iter()
+            .position(|n| bound.contains(&n.name))
+            .or_else(|| {
+                part.nodes
+                    .iter()
+                    .position(|n| Self::find_seek(&n.name, bound, pending).is_some())
+            })
+            .or_else(|| part.nodes.iter().position(|n| !n.labels.is_empty()))
+            .unwrap_or(0);
+        let Some(first) = part.nodes.get(start) else {
+            return Err(PlanError {
+                message: "empty pattern".into(),
+                span: sp,
+            });
+        };
+        if bound.contains(&first.name) {
+            pending.extend(Self::label_test(first, sp));
+            cur = Self::apply_ready(cur, bound, pending);
+        } else {
+            cur = Self::start_node(cur, first, sp, bound, pending);
+        }
+        let mut steps: Vec<(usize, usize, usize, bool)> = Vec::new();
+        for j in start + 1..part.nodes.len() {
+            steps.push((j - 1, j - 1, j, false));
+        }
+        for j in (0..start).rev() {
+            steps.push((j + 1, j, j, true));
+        }
+        for (from, rel, to, reversed) in steps {
+            let (Some(f), Some(r), Some(t)) =
+                (part.nodes.get(from), part.rels.get(rel), part.nodes.get(to))
+            else {
+                return Err(PlanError {
+                    message: "malformed pattern".into(),
+                    span: sp,
+                });
+            };
+            let into = bound.contains(&t.name);
+            // A relationship variable bound by an earlier clause constrains this hop: expand
+            // into a fresh column and require it to be the same relationship.
+            let rel_col = if bound.contains(&r.name) {
+                let fresh = self.fresh("r");
+                let eq = ExprKind::Binary(
+                    BinaryOp::Eq,
+                    Box::new(var_expr(&fresh, sp)),
+                    Box::new(var_expr(&r.name, sp)),
+                );
+                pending.push(Expr::new(eq, sp));
+                fresh
+            } else {
+                r.name.clone()
+            };
+            cur = LogicalPlan::Expand {
+                input: Box::new(cur),
+                from: f.name.clone(),
+                rel: rel_col.clone(),
+                to: t.name.clone(),
+                direction: if reversed {
+                    r.direction.reversed()
+                } else {
+                    r.direction
+                },
+                types: r.types.clone(),
+                length: r.length,
+                into,
+                unique_with: match_rels.clone(),
+            };
+            match_rels.push(rel_col.clone());
+            bound.push(rel_col);
+            if !into {
+                bound.push(t.name.clone());
+            }
+            pending.extend(Self::label_test(t, sp));
+            cur = Self::apply_ready(cur, bound, pending);
+        }
+        if let (Some(p), Some(n0)) = (&part.path, part.nodes.first()) {
+            cur = LogicalPlan::BindPath {
+                input: Box::new(cur),
+                var: p.clone(),
+                start: n0.name.clone(),
+                rels: part.rels.iter().map(|r| r.name.clone()).collect(),
+            };
+            bound.push(p.clone());
+            cur = Self::apply_ready(cur, bound, pending);
+        }
+        Ok(cur)
+    }
+}
