@@ -1,0 +1,235 @@
+//! The parse floor: the time tree-sitter alone needs to parse every C/C++ file of a corpus.
+//!
+//! Batho's build does strictly more than this (extraction, resolution, storage), so the ratio
+//! of a build's wall time to this floor says how much the rest costs. Files come from
+//! `engine::discover` (the same ignore rules as a build), the grammar per file from
+//! `engine::source::detect_language`, and the work is spread over N threads, largest files
+//! first, so one huge file (the sqlite amalgamation) does not end up last on a busy thread.
+//!
+//! Usage: `parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse] ROOT`. Prints one
+//! `key=value` line on stdout. `--list-headers` first prints `c|cpp<TAB>path` for every `.h`
+//! file, to audit the header-language heuristic; `--discover-only` times discovery alone;
+//! `--no-parse` times reading and language detection without parsing.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use batho_engine::discover::{DiscoverOptions, SourceFile, discover};
+use batho_engine::source::{detect_language, read_source};
+use batho_schema::Language;
+use tree_sitter::Parser;
+
+struct Args {
+    threads: usize,
+    list_headers: bool,
+    discover_only: bool,
+    no_parse: bool,
+    root: PathBuf,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    let mut root = None;
+    let mut list_headers = false;
+    let mut discover_only = false;
+    let mut no_parse = false;
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--threads" | "-j" => {
+                let v = it.next().ok_or("--threads needs a value")?;
+                threads = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("bad thread count {v:?}"))?;
+            }
+            "--list-headers" => list_headers = true,
+            "--discover-only" => discover_only = true,
+            "--no-parse" => no_parse = true,
+            "-h" | "--help" => return Err(String::new()),
+            _ if root.is_none() && !a.starts_with('-') => root = Some(PathBuf::from(a)),
+            _ => return Err(format!("unexpected argument {a:?}")),
+        }
+    }
+    Ok(Args {
+        threads,
+        list_headers,
+        discover_only,
+        no_parse,
+        root: root.ok_or("missing ROOT")?,
+    })
+}
+
+/// Per-thread totals, summed at the end.
+#[derive(Default)]
+struct Totals {
+    files: u64,
+    bytes: u64,
+    c_files: u64,
+    cpp_files: u64,
+    with_errors: u64,
+    lossy: u64,
+    unreadable: u64,
+}
+
+impl Totals {
+    fn add(&mut self, o: &Totals) {
+        self.files += o.files;
+        self.bytes += o.bytes;
+        self.c_files += o.c_files;
+        self.cpp_files += o.cpp_files;
+        self.with_errors += o.with_errors;
+        self.lossy += o.lossy;
+        self.unreadable += o.unreadable;
+    }
+}
+
+fn worker(
+    files: &[SourceFile],
+    next: &AtomicUsize,
+    max_bytes: u64,
+    list_headers: bool,
+    no_parse: bool,
+) -> Result<Totals, String> {
+    let mut c = Parser::new();
+    c.set_language(&tree_sitter_c::LANGUAGE.into())
+        .map_err(|e| format!("C grammar: {e}"))?;
+    let mut cpp = Parser::new();
+    cpp.set_language(&tree_sitter_cpp::LANGUAGE.into())
+        .map_err(|e| format!("C++ grammar: {e}"))?;
+    let mut t = Totals::default();
+    loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(f) = files.get(i) else { break };
+        let src = match read_source(&f.abs_path, max_bytes) {
+            Ok(s) => s,
+            Err(_) => {
+                t.unreadable += 1;
+                continue;
+            }
+        };
+        let lang = detect_language(&f.rel_path, &src.text);
+        if list_headers && f.rel_path.ends_with(".h") {
+            let name = if lang == Some(Language::Cpp) {
+                "cpp"
+            } else {
+                "c"
+            };
+            println!("{name}\t{}", f.rel_path);
+        }
+        let parser = match lang {
+            Some(Language::Cpp) => {
+                t.cpp_files += 1;
+                &mut cpp
+            }
+            _ => {
+                t.c_files += 1;
+                &mut c
+            }
+        };
+        t.files += 1;
+        t.bytes += src.bytes;
+        t.lossy += u64::from(src.lossy);
+        if no_parse {
+            continue;
+        }
+        match parser.parse(&src.text, None) {
+            Some(tree) => t.with_errors += u64::from(tree.root_node().has_error()),
+            None => t.unreadable += 1,
+        }
+    }
+    Ok(t)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(msg) => {
+            if !msg.is_empty() {
+                eprintln!("parse_floor: {msg}");
+            }
+            eprintln!(
+                "usage: parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse] ROOT"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let t0 = Instant::now();
+    let opts = DiscoverOptions::default();
+    let mut found = match discover(&args.root, &opts) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("parse_floor: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let discover_s = t0.elapsed().as_secs_f64();
+    if args.discover_only {
+        let bytes: u64 = found.files.iter().map(|f| f.size).sum();
+        println!(
+            "files={} bytes={bytes} skipped={} discover_s={discover_s:.3}",
+            found.files.len(),
+            found.skipped.len()
+        );
+        return ExitCode::SUCCESS;
+    }
+    found.files.sort_by_key(|f| std::cmp::Reverse(f.size));
+    let next = AtomicUsize::new(0);
+    let t1 = Instant::now();
+    let results: Vec<Result<Totals, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..args.threads)
+            .map(|_| {
+                s.spawn(|| {
+                    worker(
+                        &found.files,
+                        &next,
+                        opts.max_bytes(),
+                        args.list_headers,
+                        args.no_parse,
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
+            .collect()
+    });
+    let parse_s = t1.elapsed().as_secs_f64();
+    let mut total = Totals::default();
+    for r in results {
+        match r {
+            Ok(t) => total.add(&t),
+            Err(e) => {
+                eprintln!("parse_floor: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let mb_s = if parse_s > 0.0 {
+        total.bytes as f64 / 1e6 / parse_s
+    } else {
+        0.0
+    };
+    println!(
+        "files={} bytes={} c={} cpp={} files_with_parse_errors={} lossy={} unreadable={} skipped={} threads={} discover_s={:.3} parse_s={:.3} mb_per_s={:.1}",
+        total.files,
+        total.bytes,
+        total.c_files,
+        total.cpp_files,
+        total.with_errors,
+        total.lossy,
+        total.unreadable,
+        found.skipped.len(),
+        args.threads,
+        discover_s,
+        parse_s,
+        mb_s
+    );
+    ExitCode::SUCCESS
+}

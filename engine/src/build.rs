@@ -1,0 +1,321 @@
+//! A full build of a repository: discover the sources, extract them in parallel, resolve
+//! references into one graph, and commit it to the store as a new generation with its run.
+//!
+//! The writer lock is taken before any work starts, so two builds of one repository cannot
+//! interleave; readers of the previous generation are never disturbed, and a build that
+//! dies half way leaves the previous generation current (the store's commit is atomic).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use batho_schema::NodeKind;
+use batho_storage::{RunKind, RunRecord, RunStatus, StorageError, Store};
+
+use crate::discover::{self, DiscoverOptions, SkipReason, SkippedFile};
+use crate::extract::{Extractor, FileFacts};
+use crate::resolve::{self, ResolveOptions};
+use crate::{git, source};
+
+/// The folder, inside a repository, that holds its artifact.
+pub const ARTIFACT_DIR: &str = ".batho";
+
+/// The artifact folder of the repository at `root`.
+pub fn artifact_dir(root: &Path) -> PathBuf {
+    root.join(ARTIFACT_DIR)
+}
+
+/// What a build may do.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// Replace an existing artifact (a new generation built from scratch).
+    pub full: bool,
+    /// Parser threads; `None` uses every core.
+    pub max_workers: Option<usize>,
+    /// Files larger than this are skipped and reported; `None` uses the discovery default.
+    pub max_file_size_kb: Option<u64>,
+}
+
+/// Progress reported while a build runs, for progress bars.
+#[derive(Clone, Debug)]
+pub enum BuildEvent {
+    /// Discovery finished.
+    Discovered {
+        /// Files that will be parsed.
+        files: usize,
+        /// Their total size in bytes.
+        bytes: u64,
+    },
+    /// One more file was parsed; `bytes` is the running total.
+    Parsed {
+        /// Files parsed so far.
+        done: usize,
+        /// Bytes parsed so far.
+        bytes: u64,
+    },
+    /// All files are parsed; references are being resolved.
+    Resolving,
+    /// The graph is being written to the store.
+    Writing,
+}
+
+/// What a finished build did.
+#[derive(Clone, Debug)]
+pub struct BuildReport {
+    /// The repository root.
+    pub root: PathBuf,
+    /// The recorded run.
+    pub run: RunRecord,
+    /// Entities (nodes that are neither files nor external stubs).
+    pub entities: u64,
+    /// Relationships (edges).
+    pub relationships: u64,
+    /// Source files indexed.
+    pub files: u64,
+    /// Node count per kind name, for every kind present.
+    pub kinds: BTreeMap<&'static str, u64>,
+    /// Files not indexed, with the reason.
+    pub skipped: Vec<SkippedFile>,
+    /// Files that were not valid UTF-8 and were decoded lossily.
+    pub lossy_files: Vec<String>,
+    /// Files whose syntax tree contains errors (indexed as far as tree-sitter could).
+    pub files_with_syntax_errors: u64,
+    /// Bytes of source parsed.
+    pub source_bytes: u64,
+    /// Bytes the commit wrote to the store.
+    pub bytes_written: u64,
+}
+
+/// Why a build did not happen.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The path is not a directory.
+    #[error("not a directory: {0}")]
+    NotADirectory(PathBuf),
+    /// An artifact exists and `full` was not asked for.
+    #[error("an artifact already exists at {0}")]
+    ArtifactExists(PathBuf),
+    /// Discovery failed.
+    #[error(transparent)]
+    Discover(#[from] discover::DiscoverError),
+    /// The extractor could not be set up (a grammar failed to load).
+    #[error(transparent)]
+    Extract(#[from] crate::extract::ExtractError),
+    /// A parser thread panicked (a bug: extraction must never panic).
+    #[error("a parser thread panicked; please report this with the file that caused it")]
+    WorkerPanicked,
+    /// The store refused the commit or could not be opened.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl BuildError {
+    /// An actionable hint for people, when there is one.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            BuildError::ArtifactExists(_) => {
+                Some("run 'batho patch' to update it, or 'batho build --full' to rebuild it")
+            }
+            BuildError::Storage(StorageError::Locked { .. }) => {
+                Some("another build or patch is running on this repository; wait for it")
+            }
+            _ => None,
+        }
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Builds the artifact of the repository at `root`.
+pub fn build(
+    root: &Path,
+    opts: &BuildOptions,
+    progress: &(dyn Fn(BuildEvent) + Sync),
+) -> Result<BuildReport, BuildError> {
+    let started = Instant::now();
+    let started_at_ms = now_ms();
+    if !root.is_dir() {
+        return Err(BuildError::NotADirectory(root.to_path_buf()));
+    }
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let dir = artifact_dir(&root);
+    let store = Store::create_or_open(&dir)?;
+    let mut writer = store.lock_writer()?;
+    if !opts.full && !store.generations()?.is_empty() {
+        return Err(BuildError::ArtifactExists(dir));
+    }
+
+    let discovery = discover::discover(
+        &root,
+        &DiscoverOptions {
+            max_file_size_kb: opts.max_file_size_kb,
+            ..DiscoverOptions::default()
+        },
+    )?;
+    let total_bytes = discovery.files.iter().map(|f| f.size).sum();
+    progress(BuildEvent::Discovered {
+        files: discovery.files.len(),
+        bytes: total_bytes,
+    });
+
+    let workers = opts
+        .max_workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    // Discovery already left out files over the limit; reading applies it again so a file
+    // that grew in between is still refused rather than parsed.
+    let limit = DiscoverOptions {
+        max_file_size_kb: opts.max_file_size_kb,
+        ..DiscoverOptions::default()
+    }
+    .max_bytes();
+    let parsed = extract_all(&discovery.files, workers, limit, progress)?;
+
+    let mut skipped = discovery.skipped;
+    let mut lossy_files = Vec::new();
+    let mut facts = Vec::with_capacity(parsed.len());
+    let mut files_with_syntax_errors = 0;
+    for (file, outcome) in discovery.files.iter().zip(parsed) {
+        match outcome {
+            FileOutcome::Parsed { facts: f, lossy } => {
+                if lossy {
+                    lossy_files.push(file.rel_path.clone());
+                }
+                if f.parse_errors > 0 {
+                    files_with_syntax_errors += 1;
+                }
+                facts.push(f);
+            }
+            FileOutcome::Skipped(reason) => skipped.push(SkippedFile {
+                rel_path: file.rel_path.clone(),
+                reason,
+            }),
+        }
+    }
+    skipped.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    let file_count = facts.len() as u64;
+
+    progress(BuildEvent::Resolving);
+    let resolved = resolve::resolve(facts, &ResolveOptions::default());
+    let graph = resolved.graph;
+
+    let mut kinds = BTreeMap::new();
+    let mut entities = 0;
+    for n in &graph.nodes {
+        *kinds.entry(n.kind.name()).or_insert(0u64) += 1;
+        if !matches!(n.kind, NodeKind::File | NodeKind::External) {
+            entities += 1;
+        }
+    }
+    let relationships = graph.edges.len() as u64;
+
+    progress(BuildEvent::Writing);
+    let head = git::read_head(&root);
+    let generation = store.generations()?.last().copied().unwrap_or(0) + 1;
+    let run = RunRecord {
+        uuid: uuid::Uuid::new_v4().to_string(),
+        kind: RunKind::Build,
+        started_at_ms,
+        ended_at_ms: now_ms(),
+        status: RunStatus::Completed,
+        git_commit: head.commit,
+        git_branch: head.branch,
+        node_count: graph.nodes.len() as u64,
+        edge_count: relationships,
+        file_count,
+        skipped_files: skipped.len() as u64,
+        duration_ms: started.elapsed().as_millis() as u64,
+        generation,
+        message: String::new(),
+    };
+    let commit = writer.commit(&graph, run.clone())?;
+    let run = RunRecord {
+        generation: commit.generation,
+        ..run
+    };
+    Ok(BuildReport {
+        root,
+        run,
+        entities,
+        relationships,
+        files: file_count,
+        kinds,
+        skipped,
+        lossy_files,
+        files_with_syntax_errors,
+        source_bytes: total_bytes,
+        bytes_written: commit.bytes_written,
+    })
+}
+
+enum FileOutcome {
+    Parsed { facts: FileFacts, lossy: bool },
+    Skipped(SkipReason),
+}
+
+/// Parses every file on `workers` threads; results come back in the order of `files`.
+fn extract_all(
+    files: &[discover::SourceFile],
+    workers: usize,
+    max_bytes: u64,
+    progress: &(dyn Fn(BuildEvent) + Sync),
+) -> Result<Vec<FileOutcome>, BuildError> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let bytes_done = AtomicU64::new(0);
+    let slots: Vec<Mutex<Option<FileOutcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    // Grammar loading is checked once up front so a broken grammar is one clear error,
+    // not one per worker.
+    Extractor::new()?;
+    crossbeam::scope(|s| {
+        for _ in 0..workers.min(files.len().max(1)) {
+            s.spawn(|_| {
+                let Ok(mut extractor) = Extractor::new() else {
+                    return;
+                };
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(file) = files.get(i) else { break };
+                    let outcome = match source::read_source(&file.abs_path, max_bytes) {
+                        Ok(text) => match source::detect_language(&file.rel_path, &text.text) {
+                            Some(lang) => FileOutcome::Parsed {
+                                facts: extractor.extract(&file.rel_path, lang, &text.text),
+                                lossy: text.lossy,
+                            },
+                            None => FileOutcome::Skipped(SkipReason::Unreadable(
+                                "not a C or C++ source file".into(),
+                            )),
+                        },
+                        Err(reason) => FileOutcome::Skipped(reason),
+                    };
+                    if let Ok(mut slot) = slots[i].lock() {
+                        *slot = Some(outcome);
+                    }
+                    let b = bytes_done.fetch_add(file.size, Ordering::Relaxed) + file.size;
+                    let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    progress(BuildEvent::Parsed { done: d, bytes: b });
+                }
+            });
+        }
+    })
+    .map_err(|_| BuildError::WorkerPanicked)?;
+    Ok(slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or(FileOutcome::Skipped(SkipReason::Unreadable(
+                    "parser thread failed".into(),
+                )))
+        })
+        .collect())
+}

@@ -1,0 +1,311 @@
+//! Extraction: one tree-sitter parse and one cursor walk per file, producing compact
+//! [`FileFacts`] (entities, includes, references) that [`crate::resolve`] links into a graph.
+//!
+//! Facts hold no tree-sitter state and no references to the source text: every string
+//! (names, qualifiers, signatures) lives once in the file's own string arena
+//! ([`FileFacts::text`]) and is named by a [`Sym`], so a reference costs 24 bytes and no heap
+//! allocation. Parse errors never abort extraction: the walk goes on through `ERROR`
+//! nodes and attributes what it finds there to the enclosing entity.
+//!
+//! # Stable ids
+//! An entity's id (built by the resolver) is `<repo-relative path>:<qualified name>`. When
+//! several entities of one file share a qualified name (overloads, a prototype and its
+//! definition, `struct stat` and `stat()`, `#ifdef` alternatives), they are ordered
+//! definitions first, then by start byte; the first keeps the plain id and the n-th
+//! (n ≥ 2) gets the suffix `#n`. The order depends only on the file's text, so ids are
+//! stable across runs and independent of other files.
+
+mod kinds;
+mod walk;
+
+#[cfg(test)]
+mod tests;
+
+use batho_schema::{Language, NodeFlags, NodeKind};
+use kinds::KindTable;
+
+/// An index into a file's string arena; `Sym(0)` is the empty string.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(pub u32);
+
+impl Sym {
+    /// The empty string.
+    pub const EMPTY: Sym = Sym(0);
+    /// Whether this is the empty string.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// "No entity": a reference made at file scope, or an entity without a parent.
+pub const NO_ENTITY: u32 = u32::MAX;
+
+/// Extra entity bits that are not node flags.
+pub mod entity_bits {
+    /// A function-like macro (`#define f(x) …`).
+    pub const FUNCTION_LIKE: u8 = 1;
+    /// A method defined outside its class (`int Foo::bar() {…}`).
+    pub const OUT_OF_LINE: u8 = 2;
+    /// Variadic parameter list (`...`).
+    pub const VARIADIC: u8 = 4;
+    /// Recovered from a misparse (export-macro class, `#ifdef`-split signature).
+    pub const RECOVERED: u8 = 8;
+    /// A pure virtual method (`= 0`).
+    pub const PURE: u8 = 16;
+    /// An object-like macro whose value starts with `static` (`#define MEM_STATIC static inline`).
+    pub const STATIC_MACRO: u8 = 32;
+    /// Defined inside an `#if`/`#ifdef` block (include guards aside): may be inactive.
+    pub const CONDITIONAL: u8 = 64;
+}
+
+/// One declared or defined entity of a file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entity {
+    /// Node kind (never `File` or `External`).
+    pub kind: NodeKind,
+    /// Linkage/declaration flags.
+    pub flags: NodeFlags,
+    /// [`entity_bits`].
+    pub bits: u8,
+    /// Number of declared parameters (functions, methods, function-like macros); 255 = many.
+    pub params: u8,
+    /// Simple name.
+    pub name: Sym,
+    /// Qualified name (`ns::Foo::bar`); equal to `name` in C.
+    pub qual: Sym,
+    /// Index of the lexically enclosing entity in [`FileFacts::entities`], or [`NO_ENTITY`].
+    pub parent: u32,
+    /// For fields, variables and typedefs: the base name of the declared type (receiver
+    /// inference). For an object-like macro whose value is one identifier
+    /// (`#define ZSTD_isError ERR_isError`): that identifier, the macro's alias target.
+    pub type_name: Sym,
+    /// Declaration text up to the body, whitespace collapsed.
+    pub signature: Sym,
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Last line, 1-based, inclusive.
+    pub end_line: u32,
+    /// Start byte.
+    pub start_byte: u32,
+    /// End byte (exclusive).
+    pub end_byte: u32,
+    /// blake3 of the entity's source text.
+    pub hash: [u8; 32],
+}
+
+/// A base class named in a class/struct head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Base {
+    /// The deriving entity.
+    pub entity: u32,
+    /// The base's name as written (qualifiers included, template arguments dropped).
+    pub name: Sym,
+    /// Line of the base clause.
+    pub line: u32,
+}
+
+/// One `#include`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Include {
+    /// The path between the quotes or angle brackets.
+    pub path: Sym,
+    /// `<…>` rather than `"…"`.
+    pub system: bool,
+    /// 1-based line.
+    pub line: u32,
+}
+
+/// What a reference does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum RefKind {
+    /// A call (`f(x)`, `obj.m()`, `ns::f()`), possibly of a function-like macro.
+    Call = 0,
+    /// A use of a type name.
+    Type = 1,
+    /// An identifier read outside a call position (global, enumerator, macro, function value).
+    Read = 2,
+    /// An identifier assigned to or incremented.
+    Write = 3,
+    /// A macro named in a preprocessor condition (`#ifdef X`, `defined(X)`).
+    Expand = 4,
+}
+
+/// Bits of [`Ref::flags`].
+pub mod ref_bits {
+    /// Called through a function pointer, a struct field or a local variable.
+    pub const DYNAMIC: u8 = 1;
+    /// Member access (`obj.m`, `p->m`): `Ref::recv` describes the object.
+    pub const MEMBER: u8 = 2;
+    /// The object is `this` (or the member is used unqualified inside a method).
+    pub const THIS: u8 = 4;
+    /// `Ref::recv` is the *name* of a non-local object (a field or global), not its type.
+    pub const RECV_IS_NAME: u8 = 8;
+    /// The callee name is a local variable or parameter.
+    pub const LOCAL: u8 = 16;
+    /// Found inside an `ERROR` node.
+    pub const IN_ERROR: u8 = 32;
+}
+
+/// One use of a name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ref {
+    /// What the use does.
+    pub kind: RefKind,
+    /// [`ref_bits`].
+    pub flags: u8,
+    /// Number of call arguments (calls only; 255 = many).
+    pub arity: u8,
+    /// Index of the enclosing entity, or [`NO_ENTITY`] for file scope.
+    pub enclosing: u32,
+    /// The name as written (last component).
+    pub name: Sym,
+    /// The qualifier as written (`ns::Foo` of `ns::Foo::f`), or empty.
+    pub qual: Sym,
+    /// Receiver: the declared type of the object, or its name with [`ref_bits::RECV_IS_NAME`].
+    pub recv: Sym,
+    /// 1-based line of the (first) use.
+    pub line: u32,
+}
+
+/// Everything resolution needs to know about one file.
+#[derive(Clone, Debug)]
+pub struct FileFacts {
+    /// Repo-relative path, forward slashes.
+    pub path: String,
+    /// Source language.
+    pub language: Language,
+    /// The string arena: every [`Sym`] is a slice of it.
+    pub text: String,
+    /// `ends[i]` is the end of string `i` in `text` (string `i` starts at `ends[i-1]`).
+    pub ends: Vec<u32>,
+    /// Entities in source order of their start.
+    pub entities: Vec<Entity>,
+    /// Base classes.
+    pub bases: Vec<Base>,
+    /// Includes in source order.
+    pub includes: Vec<Include>,
+    /// References, deduplicated per (kind, flags, enclosing, name, qualifier, receiver).
+    pub refs: Vec<Ref>,
+    /// Number of `ERROR`/missing nodes in the parse tree.
+    pub parse_errors: u32,
+    /// Source size in bytes.
+    pub bytes: u64,
+    /// Number of lines.
+    pub lines: u32,
+}
+
+impl FileFacts {
+    /// The text of a symbol.
+    pub fn str(&self, s: Sym) -> &str {
+        let i = s.0 as usize;
+        if i == 0 || i >= self.ends.len() {
+            return "";
+        }
+        let a = self.ends[i - 1] as usize;
+        let b = self.ends[i] as usize;
+        self.text.get(a..b).unwrap_or("")
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.path.capacity()
+            + self.text.capacity()
+            + self.ends.capacity() * 4
+            + self.entities.capacity() * std::mem::size_of::<Entity>()
+            + self.bases.capacity() * std::mem::size_of::<Base>()
+            + self.includes.capacity() * std::mem::size_of::<Include>()
+            + self.refs.capacity() * std::mem::size_of::<Ref>()
+    }
+}
+
+/// Why an [`Extractor`] could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExtractError {
+    /// A grammar's ABI is not accepted by the linked tree-sitter runtime.
+    #[error("cannot load the tree-sitter {language} grammar: {source}")]
+    Grammar {
+        /// Which grammar.
+        language: &'static str,
+        /// The runtime's complaint.
+        source: tree_sitter::LanguageError,
+    },
+}
+
+struct Lang {
+    parser: tree_sitter::Parser,
+    table: KindTable,
+}
+
+/// Holds one parser per language, reused across files (a parser is not `Sync`: use one
+/// extractor per thread).
+pub struct Extractor {
+    c: Lang,
+    cpp: Lang,
+}
+
+impl Extractor {
+    /// Loads both grammars.
+    pub fn new() -> Result<Extractor, ExtractError> {
+        let mk = |lang: tree_sitter::Language, name: &'static str| -> Result<Lang, ExtractError> {
+            let mut parser = tree_sitter::Parser::new();
+            parser
+                .set_language(&lang)
+                .map_err(|source| ExtractError::Grammar {
+                    language: name,
+                    source,
+                })?;
+            Ok(Lang {
+                parser,
+                table: KindTable::new(&lang),
+            })
+        };
+        Ok(Extractor {
+            c: mk(tree_sitter_c::LANGUAGE.into(), "c")?,
+            cpp: mk(tree_sitter_cpp::LANGUAGE.into(), "cpp")?,
+        })
+    }
+
+    /// Extracts the facts of one file. Never panics; a file tree-sitter cannot parse at
+    /// all yields facts with no entities and `parse_errors = 1`.
+    pub fn extract(&mut self, rel_path: &str, language: Language, source: &str) -> FileFacts {
+        let lang = match language {
+            Language::Cpp => &mut self.cpp,
+            _ => &mut self.c,
+        };
+        let lines =
+            u32::try_from(source.bytes().filter(|&b| b == b'\n').count() + 1).unwrap_or(u32::MAX);
+        let mut facts = FileFacts {
+            path: rel_path.to_owned(),
+            language,
+            text: String::new(),
+            ends: vec![0],
+            entities: Vec::new(),
+            bases: Vec::new(),
+            includes: Vec::new(),
+            refs: Vec::new(),
+            parse_errors: 0,
+            bytes: source.len() as u64,
+            lines,
+        };
+        // Offsets are u32: a source over 4 GiB is not C anyone can compile; skip it whole.
+        if source.len() >= u32::MAX as usize {
+            facts.parse_errors = 1;
+            return facts;
+        }
+        let Some(tree) = lang.parser.parse(source, None) else {
+            facts.parse_errors = 1;
+            return facts;
+        };
+        walk::walk(&lang.table, language, source, &tree, &mut facts);
+        facts
+    }
+}
+
+pub(crate) use walk::IdBuild;
+
+/// The 64-bit string hash used by the per-file interner and the resolver's name tables.
+pub(crate) fn fx_hash(b: &[u8]) -> u64 {
+    walk::fx_bytes(0, b)
+}

@@ -1,0 +1,309 @@
+//! Extraction tests on small inline C/C++ snippets.
+
+use batho_schema::{Language, NodeFlags, NodeKind};
+
+use super::{Extractor, FileFacts, RefKind, entity_bits, ref_bits};
+
+fn facts(path: &str, lang: Language, src: &str) -> FileFacts {
+    Extractor::new()
+        .expect("grammars load")
+        .extract(path, lang, src)
+}
+
+/// `kind qual [flags]` per entity, in source order.
+fn entities(f: &FileFacts) -> Vec<String> {
+    f.entities
+        .iter()
+        .map(|e| {
+            let mut s = format!("{} {}", e.kind, f.str(e.qual));
+            if e.flags.contains(NodeFlags::STATIC) {
+                s.push_str(" static");
+            }
+            if e.flags.contains(NodeFlags::DECLARATION_ONLY) {
+                s.push_str(" decl");
+            }
+            if e.flags.contains(NodeFlags::VIRTUAL) {
+                s.push_str(" virtual");
+            }
+            s
+        })
+        .collect()
+}
+
+/// `enclosing -> name` for the calls of a file.
+fn calls(f: &FileFacts) -> Vec<String> {
+    f.refs
+        .iter()
+        .filter(|r| r.kind == RefKind::Call)
+        .map(|r| {
+            let from = f
+                .entities
+                .get(r.enclosing as usize)
+                .map_or("<file>", |e| f.str(e.qual));
+            let mut s = format!("{from} -> {}", f.str(r.name));
+            if !r.qual.is_empty() {
+                s = format!("{from} -> {}::{}", f.str(r.qual), f.str(r.name));
+            }
+            if r.flags & ref_bits::DYNAMIC != 0 {
+                s.push_str(" dynamic");
+            }
+            if !r.recv.is_empty() {
+                s.push_str(&format!(" recv={}", f.str(r.recv)));
+            }
+            if r.flags & ref_bits::THIS != 0 {
+                s.push_str(" this");
+            }
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn both_grammars_load() {
+    // The ABI check: tree-sitter-c is ABI 15, tree-sitter-cpp ABI 14; both must load.
+    let mut ex = Extractor::new().expect("both grammars load");
+    let c = ex.extract("a.c", Language::C, "int f(void) { return 0; }");
+    let cpp = ex.extract(
+        "a.cpp",
+        Language::Cpp,
+        "namespace n { int f() { return 0; } }",
+    );
+    assert_eq!(entities(&c), ["Function f"]);
+    assert_eq!(entities(&cpp), ["Namespace n", "Function n::f"]);
+}
+
+#[test]
+fn c_entities_and_flags() {
+    let src = r#"
+#include "lua.h"
+#include <stdio.h>
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define ONE 1
+struct S { int (*cb)(int); int x; };
+typedef struct { int a; } T;
+enum color { RED, GREEN };
+static int counter;
+extern int shared;
+int add(int a, int b);
+static int helper(void) { return ONE; }
+int add(int a, int b) { return helper() + MAX(a, b); }
+"#;
+    let f = facts("a.c", Language::C, src);
+    assert_eq!(
+        entities(&f),
+        [
+            "Macro MAX",
+            "Macro ONE",
+            "Struct S",
+            "Field S::cb",
+            "Field S::x",
+            "Typedef T",
+            "Struct T",
+            "Field T::a",
+            "Enum color",
+            "Enumerator RED",
+            "Enumerator GREEN",
+            "Variable counter static",
+            "Variable shared decl",
+            "Function add decl",
+            "Function helper static",
+            "Function add",
+        ]
+    );
+    let inc: Vec<(String, bool)> = f
+        .includes
+        .iter()
+        .map(|i| (f.str(i.path).to_owned(), i.system))
+        .collect();
+    assert_eq!(
+        inc,
+        [("lua.h".to_owned(), false), ("stdio.h".to_owned(), true)]
+    );
+    assert_eq!(calls(&f), ["add -> helper", "add -> MAX"]);
+    let mac = &f.entities[0];
+    assert!(mac.bits & entity_bits::FUNCTION_LIKE != 0);
+    assert_eq!(mac.params, 2);
+    let add = f.entities.last().expect("add");
+    assert_eq!(f.str(add.signature), "int add(int a, int b)");
+    assert_eq!((add.start_line, add.end_line), (13, 13));
+    assert_eq!(add.params, 2);
+    assert_eq!(
+        add.hash,
+        *blake3::hash(&src.as_bytes()[add.start_byte as usize..add.end_byte as usize]).as_bytes()
+    );
+}
+
+#[test]
+fn function_pointer_and_field_callbacks_are_dynamic() {
+    let src = r#"
+struct ops { int (*run)(int); };
+static int (*gp)(int);
+int go(struct ops *o, int (*cb)(int)) {
+    o->run(1);
+    cb(2);
+    (*gp)(3);
+    return 0;
+}
+"#;
+    let f = facts("a.c", Language::C, src);
+    assert_eq!(
+        calls(&f),
+        [
+            "go -> run dynamic recv=ops",
+            "go -> cb dynamic",
+            "go -> gp dynamic"
+        ]
+    );
+}
+
+#[test]
+fn export_macro_classes_are_recovered() {
+    let src = r#"
+class API Foo : public Base {
+ public:
+  virtual int run(int x) override;
+  int y;
+};
+struct LUA_API lua_State { int a; };
+"#;
+    let f = facts("a.h", Language::Cpp, src);
+    let e = entities(&f);
+    assert!(e.contains(&"Class Foo".to_owned()), "{e:?}");
+    assert!(
+        e.contains(&"Method Foo::run decl virtual".to_owned()),
+        "{e:?}"
+    );
+    assert!(e.contains(&"Struct lua_State".to_owned()), "{e:?}");
+    let bases: Vec<&str> = f.bases.iter().map(|b| f.str(b.name)).collect();
+    assert_eq!(bases, ["Base"]);
+}
+
+#[test]
+fn ifdef_split_signature_keeps_one_definition() {
+    let src = r#"
+#ifdef WIDE
+int split(long a)
+#else
+int split(int a)
+#endif
+{
+  return g(a);
+}
+"#;
+    let f = facts("a.c", Language::C, src);
+    let defs: Vec<_> = f
+        .entities
+        .iter()
+        .filter(|e| e.kind == NodeKind::Function && !e.flags.contains(NodeFlags::DECLARATION_ONLY))
+        .collect();
+    assert_eq!(defs.len(), 1, "{:?}", entities(&f));
+    assert_eq!(f.str(defs[0].name), "split");
+    assert_eq!(defs[0].end_line, 9);
+    assert_eq!(calls(&f), ["split -> g"]);
+}
+
+#[test]
+fn out_of_line_methods_and_namespaces_own_their_calls() {
+    let src = r#"
+namespace ns {
+int Foo::bar() { return helper(1); }
+}
+int ns::Foo::baz() const { this->run(2); Widget w; w.draw(); return 0; }
+"#;
+    let f = facts("a.cpp", Language::Cpp, src);
+    assert_eq!(
+        entities(&f),
+        ["Namespace ns", "Method ns::Foo::bar", "Method ns::Foo::baz"]
+    );
+    assert_eq!(
+        calls(&f),
+        [
+            "ns::Foo::bar -> helper",
+            "ns::Foo::baz -> run this",
+            "ns::Foo::baz -> draw recv=Widget"
+        ]
+    );
+}
+
+#[test]
+fn calls_inside_error_nodes_stay_in_their_function() {
+    // A macro-heavy body in the style of Lua's luaV_execute.
+    let src = r#"
+void execute(lua_State *L) {
+  vmdispatch (GET_OPCODE(i)) {
+    vmcase(OP_MOVE) {
+      setobjs2s(L, ra, RB(i));
+      luaD_call(L, ra, 1);
+      vmbreak;
+    }
+  }
+}
+"#;
+    let f = facts("lvm.c", Language::C, src);
+    assert_eq!(entities(&f), ["Function execute"]);
+    let c = calls(&f);
+    assert!(c.contains(&"execute -> luaD_call".to_owned()), "{c:?}");
+    assert!(c.contains(&"execute -> setobjs2s".to_owned()), "{c:?}");
+}
+
+#[test]
+fn return_type_macro_does_not_steal_the_name() {
+    let f = facts(
+        "lapi.c",
+        Language::C,
+        "LUA_API lua_CFunction lua_atpanic (lua_State *L, lua_CFunction p) { return p; }",
+    );
+    assert_eq!(entities(&f), ["Function lua_atpanic"]);
+}
+
+#[test]
+fn alias_and_static_macros_are_marked() {
+    let src = "#define ZSTD_isError ERR_isError\n#define MEM_STATIC static inline\n#ifdef X\n#define Y 1\n#endif\n";
+    let f = facts("a.h", Language::C, src);
+    assert_eq!(f.str(f.entities[0].type_name), "ERR_isError");
+    assert!(f.entities[1].bits & entity_bits::STATIC_MACRO != 0);
+    assert!(f.entities[2].bits & entity_bits::CONDITIONAL != 0);
+    assert!(f.entities[0].bits & entity_bits::CONDITIONAL == 0);
+}
+
+#[test]
+fn garbage_and_deep_nesting_do_not_panic() {
+    let mut ex = Extractor::new().expect("grammars");
+    let inputs: Vec<String> = vec![
+        String::new(),
+        "\0\0\u{1}}}}{{{(((".to_owned(),
+        "#!/bin/sh\necho hello | grep -v x; fn main() { let x = 5; }".to_owned(),
+        "class { virtual ~ :: <<>> operator() ;".to_owned(),
+        "(".repeat(20_000),
+        "{".repeat(20_000),
+        format!(
+            "int f() {{ return {}1{}; }}",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        ),
+        "#define A(".to_owned(),
+        "struct S { int a : ; } x = { .a = };".to_owned(),
+        "ÿþ\u{feff}int f(){}".to_owned(),
+    ];
+    for (i, s) in inputs.iter().enumerate() {
+        for lang in [Language::C, Language::Cpp] {
+            let f = ex.extract(&format!("g{i}.c"), lang, s);
+            assert_eq!(f.bytes, s.len() as u64);
+        }
+    }
+}
+
+#[test]
+fn references_are_deduplicated_per_enclosing_entity() {
+    let src = "int g;\nvoid f(void) { g = 1; g = 2; h(); h(); int x = g; }\n";
+    let f = facts("a.c", Language::C, src);
+    let kinds: Vec<(RefKind, &str)> = f.refs.iter().map(|r| (r.kind, f.str(r.name))).collect();
+    assert_eq!(
+        kinds,
+        [
+            (RefKind::Write, "g"),
+            (RefKind::Call, "h"),
+            (RefKind::Read, "g")
+        ]
+    );
+}

@@ -1,0 +1,539 @@
+//! Expressions and preprocessor lines: calls (with receivers and dynamic dispatch),
+//! reads and writes, macro definitions and their bodies, includes, `#if` conditions.
+
+use batho_schema::{NodeFlags, NodeKind};
+use tree_sitter::{Node, TreeCursor};
+
+use super::{K, MAX_MACRO_REFS, Mode, NoneFlags, W, is_c_keyword};
+use crate::extract::{Include, NO_ENTITY, RefKind, Sym, entity_bits, ref_bits};
+
+impl<'t> W<'_, 't> {
+    /// Children of an `ERROR` node: walked as usual, plus `name (` token pairs (the shape
+    /// a call takes when tree-sitter gave up on the statement) become calls.
+    pub(super) fn error_children(&mut self, c: &mut TreeCursor<'t>, mode: Mode) {
+        if mode == Mode::Top {
+            return self.top_error(c);
+        }
+        if !c.goto_first_child() {
+            return;
+        }
+        let mut prev_ident: Option<Node<'t>> = None;
+        loop {
+            let n = c.node();
+            let k = self.t.of(&n);
+            if let Some(p) = prev_ident
+                && matches!(mode, Mode::Body)
+                && (n.kind() == "("
+                    || n.kind() == "argument_list"
+                    || n.kind() == "parenthesized_expression")
+            {
+                let s = self.intern_node(p);
+                if self.local_type(s).is_none() {
+                    self.push_ref(RefKind::Call, 0, 0, s, Sym::EMPTY, Sym::EMPTY, p);
+                }
+            }
+            prev_ident = if k == K::Identifier { Some(n) } else { None };
+            self.visit(c, mode);
+            if !c.goto_next_sibling() {
+                break;
+            }
+        }
+        c.goto_parent();
+    }
+
+    pub(super) fn include(&mut self, n: Node<'t>) {
+        let Some(p) = n.child_by_field_id(self.t.f_path) else {
+            return;
+        };
+        let raw = self.text(p);
+        let (path, system) = if p.kind() == "system_lib_string" {
+            (raw.trim_start_matches('<').trim_end_matches('>'), true)
+        } else if p.kind() == "string_literal" {
+            (raw.trim_matches('"'), false)
+        } else {
+            return;
+        };
+        let path = path.trim();
+        if path.is_empty() {
+            return;
+        }
+        let sym = self.intern(path);
+        self.f.includes.push(Include {
+            path: sym,
+            system,
+            line: n.start_position().row as u32 + 1,
+        });
+    }
+
+    pub(super) fn macro_def(&mut self, n: Node<'t>, k: K) {
+        let Some(name_node) = n.child_by_field_id(self.t.f_name) else {
+            return;
+        };
+        let name = self.intern_node(name_node);
+        let mut params: Vec<&'t str> = Vec::new();
+        let mut variadic = false;
+        let mut sig_end = name_node.end_byte();
+        if k == K::PreprocFunctionDef
+            && let Some(p) = n.child_by_field_id(self.t.f_parameters)
+        {
+            sig_end = p.end_byte();
+            for i in 0..p.named_child_count() {
+                if let Some(ch) = p.named_child(i as u32) {
+                    let t = self.text(ch);
+                    if t == "..." {
+                        variadic = true;
+                    } else {
+                        params.push(t);
+                    }
+                }
+            }
+        }
+        // An object-like macro's signature would only repeat its name.
+        let sig = if k == K::PreprocFunctionDef {
+            self.signature(n.start_byte(), sig_end)
+        } else {
+            Sym::EMPTY
+        };
+        let mut bits = if k == K::PreprocFunctionDef {
+            entity_bits::FUNCTION_LIKE
+        } else {
+            0
+        } | if variadic { entity_bits::VARIADIC } else { 0 };
+        let value = n
+            .child_by_field_id(self.t.f_value)
+            .map(|v| self.text(v).trim())
+            .unwrap_or("");
+        let mut alias = Sym::EMPTY;
+        if self.cond_depth > 0 {
+            bits |= entity_bits::CONDITIONAL;
+        }
+        if k == K::PreprocDef {
+            let word = value
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("");
+            if word == "static" {
+                bits |= entity_bits::STATIC_MACRO;
+            }
+            if !word.is_empty()
+                && word.len() == value.len()
+                && !word.as_bytes()[0].is_ascii_digit()
+                && !is_c_keyword(word)
+            {
+                alias = self.intern(word);
+            }
+        }
+        let saved_parent = self.parent;
+        self.parent = NO_ENTITY;
+        let ent = self.add_entity(
+            NodeKind::Macro,
+            NodeFlags::NONE_FLAGS,
+            bits,
+            params.len().min(255) as u8,
+            name,
+            name,
+            alias,
+            sig,
+            n,
+        );
+        self.parent = saved_parent;
+        if let Some(v) = n.child_by_field_id(self.t.f_value) {
+            let saved = self.encl;
+            // A macro defined inside a function is used there: its calls are the
+            // function's (this is how a compiler sees them too).
+            let in_function = self
+                .f
+                .entities
+                .get(self.encl as usize)
+                .is_some_and(|e| matches!(e.kind, NodeKind::Function | NodeKind::Method));
+            if !in_function {
+                self.encl = ent;
+            }
+            self.scan_macro_body(v, &params);
+            self.encl = saved;
+        }
+    }
+
+    /// Call shapes (`name(`) in a macro body, parameters and keywords aside.
+    pub(super) fn scan_macro_body(&mut self, v: Node<'t>, params: &[&str]) {
+        let text = self.text(v);
+        let b = text.as_bytes();
+        let mut i = 0;
+        let mut found = 0;
+        while i < b.len() && found < MAX_MACRO_REFS {
+            let ch = b[i];
+            if ch == b'"' || ch == b'\'' {
+                i += 1;
+                while i < b.len() && b[i] != ch {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                continue;
+            }
+            if ch == b'/' && b.get(i + 1) == Some(&b'*') {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            if ch.is_ascii_digit() {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
+                {
+                    i += 1;
+                }
+                continue;
+            }
+            if ch.is_ascii_alphabetic() || ch == b'_' {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                if matches!(
+                    word,
+                    "__attribute__" | "__declspec" | "_Pragma" | "__pragma"
+                ) {
+                    break;
+                }
+                let preceded_by_hash = start > 0 && b[start - 1] == b'#';
+                if preceded_by_hash || params.contains(&word) || is_c_keyword(word) {
+                    continue;
+                }
+                let mut j = i;
+                while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                    j += 1;
+                }
+                // Only call shapes: every identifier of every macro body would double the
+                // references of a kernel-size tree for little use.
+                if b.get(j) == Some(&b'(') {
+                    let s = self.intern(word);
+                    self.push_ref(RefKind::Call, 0, 0, s, Sym::EMPTY, Sym::EMPTY, v);
+                    found += 1;
+                }
+                continue;
+            }
+            i += 1;
+        }
+    }
+
+    pub(super) fn preproc_if(&mut self, c: &mut TreeCursor<'t>, mode: Mode) {
+        let n = c.node();
+        // `#ifndef X_H` whose first definition is `#define X_H` is an include guard.
+        let guard = n.kind() == "preproc_ifdef"
+            && n.child(0).is_some_and(|k| self.text(k) == "#ifndef")
+            && n.child_by_field_id(self.t.f_name).is_some_and(|name| {
+                (0..n.named_child_count().min(4))
+                    .filter_map(|i| n.named_child(i as u32))
+                    .find(|ch| self.t.of(ch) == K::PreprocDef)
+                    .and_then(|d| d.child_by_field_id(self.t.f_name))
+                    .is_some_and(|d| self.text(d) == self.text(name))
+            });
+        if !guard {
+            self.cond_depth += 1;
+            self.preproc_if_children(c, mode);
+            self.cond_depth -= 1;
+            return;
+        }
+        // The guard's own name is not worth an EXPANDS edge.
+        if c.goto_first_child() {
+            loop {
+                if c.field_id().map(|x| x.get()) != Some(self.t.f_name) {
+                    self.visit(c, mode);
+                }
+                if !c.goto_next_sibling() {
+                    break;
+                }
+            }
+            c.goto_parent();
+        }
+        if !guard {
+            self.cond_depth -= 1;
+        }
+    }
+
+    pub(super) fn preproc_if_children(&mut self, c: &mut TreeCursor<'t>, mode: Mode) {
+        if !c.goto_first_child() {
+            return;
+        }
+        loop {
+            let fid = c.field_id().map(|x| x.get());
+            if fid == Some(self.t.f_name) || c.field_name() == Some("condition") {
+                self.visit(c, Mode::Cond);
+            } else {
+                self.visit(c, mode);
+            }
+            if !c.goto_next_sibling() {
+                break;
+            }
+        }
+        c.goto_parent();
+    }
+
+    pub(super) fn read(&mut self, n: Node<'t>) {
+        let s = self.intern_node(n);
+        if self.local_type(s).is_none() {
+            self.push_ref(RefKind::Read, 0, 0, s, Sym::EMPTY, Sym::EMPTY, n);
+        }
+    }
+
+    /// The receiver of `arg.field` / `arg->field`: (flags, recv).
+    pub(super) fn receiver(&mut self, arg: Option<Node<'t>>) -> (u8, Sym) {
+        let mut cur = match arg {
+            Some(a) => a,
+            None => return (0, Sym::EMPTY),
+        };
+        for _ in 0..4 {
+            match self.t.of(&cur) {
+                K::This => return (ref_bits::THIS, Sym::EMPTY),
+                K::Identifier => {
+                    let s = self.intern_node(cur);
+                    return match self.local_type(s) {
+                        Some(t) => (0, t),
+                        None => (ref_bits::RECV_IS_NAME, s),
+                    };
+                }
+                K::ParenthesizedExpression => match cur.named_child(0) {
+                    Some(x) => cur = x,
+                    None => break,
+                },
+                K::PointerExpression => match cur.child_by_field_id(self.t.f_argument) {
+                    Some(x) => cur = x,
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        (0, Sym::EMPTY)
+    }
+
+    pub(super) fn call(&mut self, c: &mut TreeCursor<'t>, mode: Mode) {
+        let n = c.node();
+        let arity = n
+            .child_by_field_id(self.t.f_arguments)
+            .map(|a| a.named_child_count().min(255) as u8)
+            .unwrap_or(0);
+        let Some(func) = n.child_by_field_id(self.t.f_function) else {
+            return self.children(c, Mode::Body);
+        };
+        let fk = self.t.of(&func);
+        let c_dynamic = if self.cpp { 0 } else { ref_bits::DYNAMIC };
+        // Whether the callee node's subtree still needs a walk for the names it reads.
+        let mut walk_func = false;
+        let mut walk_member_arg = false;
+        match fk {
+            K::Identifier if is_c_keyword(self.text(func)) => {}
+            K::Identifier => {
+                let s = self.intern_node(func);
+                let flags = if self.local_type(s).is_some() {
+                    ref_bits::LOCAL | ref_bits::DYNAMIC
+                } else {
+                    0
+                };
+                self.push_ref(RefKind::Call, flags, arity, s, Sym::EMPTY, Sym::EMPTY, func);
+            }
+            K::QualifiedIdentifier | K::TemplateFunction => {
+                let mut q = String::new();
+                let last = self.split_name(func, &mut q);
+                if !is_c_keyword(last) {
+                    let (name, qual) = (self.intern(last), self.intern(&q));
+                    self.push_ref(RefKind::Call, 0, arity, name, qual, Sym::EMPTY, func);
+                }
+                walk_func = fk == K::TemplateFunction
+                    || func
+                        .child_by_field_id(self.t.f_name)
+                        .is_some_and(|x| self.t.of(&x) == K::TemplateFunction);
+            }
+            K::FieldExpression => {
+                let field = func.child_by_field_id(self.t.f_field);
+                let arg = func.child_by_field_id(self.t.f_argument);
+                let (rflags, recv) = self.receiver(arg);
+                if let Some(fl) = field {
+                    let mut q = String::new();
+                    let last = self.split_name(fl, &mut q);
+                    let name = self.intern(last);
+                    let qual = self.intern(&q);
+                    self.push_ref(
+                        RefKind::Call,
+                        rflags | ref_bits::MEMBER | c_dynamic,
+                        arity,
+                        name,
+                        qual,
+                        recv,
+                        fl,
+                    );
+                }
+                walk_member_arg = true;
+            }
+            _ => {
+                // `(*fp)(x)`, `(p->cb)(x)`, `table[i](x)`: a call through a pointer.
+                let mut cur = func;
+                for _ in 0..4 {
+                    match self.t.of(&cur) {
+                        K::ParenthesizedExpression => match cur.named_child(0) {
+                            Some(x) => cur = x,
+                            None => break,
+                        },
+                        K::PointerExpression => match cur.child_by_field_id(self.t.f_argument) {
+                            Some(x) => cur = x,
+                            None => break,
+                        },
+                        _ => break,
+                    }
+                }
+                match self.t.of(&cur) {
+                    K::Identifier => {
+                        let s = self.intern_node(cur);
+                        let local = if self.local_type(s).is_some() {
+                            ref_bits::LOCAL
+                        } else {
+                            0
+                        };
+                        self.push_ref(
+                            RefKind::Call,
+                            ref_bits::DYNAMIC | local,
+                            arity,
+                            s,
+                            Sym::EMPTY,
+                            Sym::EMPTY,
+                            cur,
+                        );
+                    }
+                    K::FieldExpression => {
+                        let field = cur.child_by_field_id(self.t.f_field);
+                        let (rflags, recv) =
+                            self.receiver(cur.child_by_field_id(self.t.f_argument));
+                        if let Some(fl) = field {
+                            let name = self.intern_node(fl);
+                            self.push_ref(
+                                RefKind::Call,
+                                rflags | ref_bits::MEMBER | ref_bits::DYNAMIC,
+                                arity,
+                                name,
+                                Sym::EMPTY,
+                                recv,
+                                fl,
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+                walk_func = true;
+            }
+        }
+        let _ = mode;
+        if c.goto_first_child() {
+            loop {
+                let fid = c.field_id().map(|x| x.get());
+                if fid == Some(self.t.f_function) {
+                    if walk_func {
+                        self.children(c, Mode::Body);
+                    } else if walk_member_arg && c.goto_first_child() {
+                        loop {
+                            if c.field_id().map(|x| x.get()) == Some(self.t.f_argument) {
+                                self.visit(c, Mode::Body);
+                            }
+                            if !c.goto_next_sibling() {
+                                break;
+                            }
+                        }
+                        c.goto_parent();
+                    }
+                } else {
+                    self.visit(c, Mode::Body);
+                }
+                if !c.goto_next_sibling() {
+                    break;
+                }
+            }
+            c.goto_parent();
+        }
+    }
+
+    /// The target of a write: a global identifier, or a member with a known receiver.
+    pub(super) fn write_target(&mut self, c: &mut TreeCursor<'t>) {
+        let n = c.node();
+        match self.t.of(&n) {
+            K::Identifier => {
+                let s = self.intern_node(n);
+                if self.local_type(s).is_none() {
+                    self.push_ref(RefKind::Write, 0, 0, s, Sym::EMPTY, Sym::EMPTY, n);
+                }
+            }
+            K::FieldExpression => {
+                let (rflags, recv) = self.receiver(n.child_by_field_id(self.t.f_argument));
+                if let Some(fl) = n.child_by_field_id(self.t.f_field)
+                    && (!recv.is_empty() || rflags & ref_bits::THIS != 0)
+                {
+                    let name = self.intern_node(fl);
+                    self.push_ref(
+                        RefKind::Write,
+                        rflags | ref_bits::MEMBER,
+                        0,
+                        name,
+                        Sym::EMPTY,
+                        recv,
+                        fl,
+                    );
+                }
+                self.children(c, Mode::Body);
+            }
+            _ => self.visit(c, Mode::Body),
+        }
+    }
+
+    pub(super) fn assignment(&mut self, c: &mut TreeCursor<'t>) {
+        if c.goto_first_child() {
+            loop {
+                if c.field_id().map(|x| x.get()) == Some(self.t.f_left) {
+                    self.write_target(c);
+                } else {
+                    self.visit(c, Mode::Body);
+                }
+                if !c.goto_next_sibling() {
+                    break;
+                }
+            }
+            c.goto_parent();
+        }
+    }
+
+    pub(super) fn update(&mut self, c: &mut TreeCursor<'t>) {
+        if c.goto_first_child() {
+            loop {
+                if c.field_id().map(|x| x.get()) == Some(self.t.f_argument) {
+                    self.write_target(c);
+                } else {
+                    self.visit(c, Mode::Body);
+                }
+                if !c.goto_next_sibling() {
+                    break;
+                }
+            }
+            c.goto_parent();
+        }
+    }
+
+    /// Walks a misparsed "definition" inside a body as plain code: its parts are
+    /// expressions and statements, not declarations.
+    pub(super) fn statement_soup(&mut self, c: &mut TreeCursor<'t>) {
+        if c.goto_first_child() {
+            loop {
+                let n = c.node();
+                match self.t.of(&n) {
+                    K::FunctionDeclarator | K::ParameterList | K::ParameterDeclaration => {
+                        self.statement_soup(c)
+                    }
+                    K::Identifier if c.field_id().map(|x| x.get()) == Some(self.t.f_declarator) => {
+                    }
+                    _ => self.visit(c, Mode::Body),
+                }
+                if !c.goto_next_sibling() {
+                    break;
+                }
+            }
+            c.goto_parent();
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The artifact seen through BQL's [`PropertyAccess`]: the documented node and
+//! relationship properties of a code graph, read in place from the mmap'd columns.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use batho_lang::{PropertyAccess, Value};
+use batho_schema::NodeFlags;
+use batho_storage::{Artifact, EdgeIdx, NodeIdx};
+
+/// Node property names, in the order `properties()` reports them.
+pub const NODE_PROPERTIES: &[&str] = &[
+    "id",
+    "name",
+    "qualified_name",
+    "kind",
+    "file",
+    "start_line",
+    "end_line",
+    "start_byte",
+    "end_byte",
+    "signature",
+    "content_hash",
+    "is_exported",
+    "is_static",
+    "community",
+    "language",
+];
+
+/// Relationship property names.
+pub const REL_PROPERTIES: &[&str] = &["type", "roles", "confidence", "strategy", "file", "line"];
+
+/// An [`Artifact`] as a BQL graph (a newtype because both the trait and the store type
+/// live in other crates).
+#[derive(Clone, Copy, Debug)]
+pub struct ArtifactGraph<'a>(pub &'a Artifact);
+
+/// Confidences are stored as `f32`; widening `0.85f32` gives `0.8500000238…`, which would
+/// make `r.confidence = 0.85` false. Rounding to 6 decimals restores the written value.
+fn widen(c: f32) -> f64 {
+    (f64::from(c) * 1e6).round() / 1e6
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+fn int(v: impl Into<i64>) -> Value {
+    Value::Int(v.into())
+}
+
+impl ArtifactGraph<'_> {
+    fn in_nodes(&self, node: u32) -> bool {
+        node < self.0.node_count()
+    }
+
+    fn in_edges(&self, rel: u32) -> bool {
+        rel < self.0.edge_count()
+    }
+}
+
+impl PropertyAccess for ArtifactGraph<'_> {
+    fn node_prop(&self, node: u32, key: &str) -> Value {
+        if !self.in_nodes(node) {
+            return Value::Null;
+        }
+        let n = self.0.node(NodeIdx(node));
+        match key {
+            "id" => Value::String(n.id().into_owned()),
+            "name" => n.name().into(),
+            "qualified_name" => n.qualified_name().into(),
+            "kind" => n.kind().name().into(),
+            "file" => n.file().into(),
+            "start_line" => int(n.start_line()),
+            "end_line" => int(n.end_line()),
+            "start_byte" => Value::Int(i64::try_from(n.start_byte()).unwrap_or(i64::MAX)),
+            "end_byte" => Value::Int(i64::try_from(n.end_byte()).unwrap_or(i64::MAX)),
+            "signature" => n.signature().into(),
+            "content_hash" => Value::String(hex(&n.content_hash())),
+            "is_exported" => Value::Bool(n.flags().contains(NodeFlags::EXPORTED)),
+            "is_static" => Value::Bool(n.flags().contains(NodeFlags::STATIC)),
+            "community" => int(n.community()),
+            "language" => n.language().name().into(),
+            _ => Value::Null,
+        }
+    }
+
+    fn rel_prop(&self, rel: u32, key: &str) -> Value {
+        if !self.in_edges(rel) {
+            return Value::Null;
+        }
+        let e = self.0.edge(EdgeIdx(rel));
+        match key {
+            "type" => e.rel().name().into(),
+            "roles" => int(e.roles().0),
+            "confidence" => Value::Float(widen(e.confidence())),
+            "strategy" => e.strategy().name().into(),
+            "file" => e.file().into(),
+            "line" => int(e.line()),
+            _ => Value::Null,
+        }
+    }
+
+    fn node_labels(&self, node: u32) -> Vec<String> {
+        if !self.in_nodes(node) {
+            return Vec::new();
+        }
+        vec![self.0.node(NodeIdx(node)).kind().name().to_string()]
+    }
+
+    fn rel_type(&self, rel: u32) -> String {
+        self.0.edge(EdgeIdx(rel)).rel().name().to_string()
+    }
+
+    fn rel_endpoints(&self, rel: u32) -> (u32, u32) {
+        let e = self.0.edge(EdgeIdx(rel));
+        (e.src().0, e.dst().0)
+    }
+
+    fn node_properties(&self, node: u32) -> BTreeMap<String, Value> {
+        NODE_PROPERTIES
+            .iter()
+            .map(|k| (k.to_string(), self.node_prop(node, k)))
+            .collect()
+    }
+
+    fn rel_properties(&self, rel: u32) -> BTreeMap<String, Value> {
+        REL_PROPERTIES
+            .iter()
+            .map(|k| (k.to_string(), self.rel_prop(rel, k)))
+            .collect()
+    }
+
+    fn rel_roles(&self, rel: u32) -> u8 {
+        if !self.in_edges(rel) {
+            return 0;
+        }
+        self.0.edge(EdgeIdx(rel)).roles().0
+    }
+}

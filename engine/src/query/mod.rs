@@ -1,0 +1,624 @@
+//! BQL query execution over a code-graph [`Artifact`], and the embedding API used by the
+//! CLI, the REPL and the MCP server.
+//!
+//! [`Database::open`] maps the current generation of a `.batho` store; [`Database::query`]
+//! compiles BQL with `batho-lang` (cached per query text), plans it physically
+//! (`physical`) and runs pull-based operators (`exec`, `expand`) under [`Limits`]. A
+//! bound that is hit is always reported: a result-row cap marks the result
+//! [`QueryResult::truncated`]; work, memory, time and cancellation stop the query with
+//! [`QueryError::LimitExceeded`]. [`render`] formats results as a table, JSON, JSON
+//! Lines or CSV.
+//!
+//! ```no_run
+//! use std::collections::BTreeMap;
+//! use batho_engine::query::{Database, Value};
+//! let db = Database::open(std::path::Path::new("."))?;
+//! let mut params = BTreeMap::new();
+//! params.insert("name".to_string(), Value::from("main"));
+//! let res = db.query("MATCH (c)-[:CALLS]->(f {name: $name}) RETURN c.id", &params)?;
+//! for row in &res.rows {
+//!     println!("{}", row[0]);
+//! }
+//! # Ok::<(), batho_engine::query::QueryError>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod exec;
+mod expand;
+pub mod graph;
+mod physical;
+mod procs;
+pub mod render;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use batho_lang::ast::Mode;
+use batho_lang::{CompileError, Compiled, Diagnostic, Schema};
+use batho_storage::{Artifact, StorageError};
+
+pub use batho_lang::Value;
+pub use graph::ArtifactGraph;
+
+use exec::{Ctx, ExecError};
+use physical::{Builder, Flags};
+
+/// The resource bounds of one query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most result rows returned; more mark the result truncated.
+    pub max_rows: usize,
+    /// Most units of work (nodes scanned, edges followed, rows materialised).
+    pub max_work: u64,
+    /// Most rows held at once by sorting, aggregation, DISTINCT and join build sides.
+    pub max_intermediate_rows: usize,
+    /// Wall-clock budget; `None` for none.
+    pub timeout: Option<Duration>,
+}
+
+impl Default for Limits {
+    /// Server defaults: 100k rows, 50M work units, 2M held rows, 10 s.
+    fn default() -> Self {
+        Limits {
+            max_rows: 100_000,
+            max_work: 50_000_000,
+            max_intermediate_rows: 2_000_000,
+            timeout: Some(Duration::from_secs(10)),
+        }
+    }
+}
+
+/// Which bound stopped a query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// [`Limits::max_rows`] result rows were returned and more existed.
+    Rows {
+        /// The limit.
+        limit: usize,
+    },
+    /// [`Limits::max_work`] was exhausted.
+    Work {
+        /// The limit.
+        limit: u64,
+    },
+    /// [`Limits::max_intermediate_rows`] was exceeded.
+    Memory {
+        /// The limit.
+        limit: usize,
+    },
+    /// [`Limits::timeout`] passed.
+    Timeout {
+        /// The limit.
+        limit: Duration,
+    },
+    /// The cancel flag was raised.
+    Cancelled,
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Rows { limit } => write!(f, "result truncated at {limit} rows"),
+            Bound::Work { limit } => write!(
+                f,
+                "query exceeded its work budget of {limit} steps (add a label, a type, a LIMIT or a shorter hop range)"
+            ),
+            Bound::Memory { limit } => {
+                write!(f, "query held more than {limit} intermediate rows")
+            }
+            Bound::Timeout { limit } => write!(f, "query timed out after {limit:?}"),
+            Bound::Cancelled => f.write_str("query cancelled"),
+        }
+    }
+}
+
+/// How to run one query.
+#[derive(Clone, Debug)]
+pub struct QueryOptions {
+    /// Resource bounds.
+    pub limits: Limits,
+    /// Raised by another thread to stop the query.
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Profile even without the `PROFILE` keyword.
+    pub profile: bool,
+    /// Use indexes, pushdown, top-k and visited-set BFS (on by default; off runs the naive
+    /// equivalent of every operator, for testing).
+    pub optimize: bool,
+}
+
+impl Default for QueryOptions {
+    fn default() -> Self {
+        QueryOptions {
+            limits: Limits::default(),
+            cancel: None,
+            profile: false,
+            optimize: true,
+        }
+    }
+}
+
+/// Per-operator statistics of a PROFILE run, in plan (pre-order) order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OperatorProfile {
+    /// Operator name and arguments, indented by depth (EXPLAIN text).
+    pub operator: String,
+    /// Physical choice.
+    pub detail: String,
+    /// Rows it produced.
+    pub rows: u64,
+    /// Time spent in it and below.
+    pub time: Duration,
+}
+
+/// Counters of one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueryStats {
+    /// Work units spent.
+    pub work: u64,
+    /// Wall time from query text to rows.
+    pub elapsed: Duration,
+}
+
+/// Rows of a query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryResult {
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// Rows, each with one value per column.
+    pub rows: Vec<Vec<Value>>,
+    /// Set when [`Limits::max_rows`] cut the result short.
+    pub truncated: Option<Bound>,
+    /// Counters.
+    pub stats: QueryStats,
+    /// PROFILE output.
+    pub profile: Option<Vec<OperatorProfile>>,
+    /// EXPLAIN (and PROFILE) plan text: logical operators with their physical choices.
+    pub plan: Option<String>,
+}
+
+/// Why a query (or opening a database) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The query does not parse, check or plan; one diagnostic per problem.
+    #[error("{}", render_diags(.diagnostics))]
+    Compile {
+        /// Located problems with carets and suggestions.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// Evaluation failed (type error, missing parameter, overflow...).
+    #[error("{diagnostic}")]
+    Eval {
+        /// The located problem.
+        diagnostic: Diagnostic,
+    },
+    /// A write clause on a read-only code graph.
+    #[error(
+        "code-graph artifacts are read-only: {clause} is not allowed (rebuild with `batho build` to change the graph)"
+    )]
+    ReadOnly {
+        /// The offending clause.
+        clause: String,
+    },
+    /// Something this engine does not provide (an unknown procedure...).
+    #[error("{message}")]
+    Unsupported {
+        /// What.
+        message: String,
+    },
+    /// A bound stopped the query.
+    #[error("{bound}")]
+    LimitExceeded {
+        /// Which one.
+        bound: Bound,
+    },
+    /// No artifact at the path.
+    #[error("no Batho artifact at {}: run `batho build` first", .path.display())]
+    NoArtifact {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The store could not be read.
+    #[error("cannot read the artifact: {0}")]
+    Storage(#[from] StorageError),
+}
+
+fn render_diags(d: &[Diagnostic]) -> String {
+    d.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+impl QueryError {
+    /// Whether the query itself is at fault (CLI exit code 1) rather than the artifact or
+    /// the environment (exit code 2).
+    pub fn is_query_error(&self) -> bool {
+        !matches!(self, QueryError::NoArtifact { .. } | QueryError::Storage(_))
+    }
+
+    /// The diagnostics of a compile or evaluation error.
+    pub fn diagnostics(&self) -> Vec<&Diagnostic> {
+        match self {
+            QueryError::Compile { diagnostics } => diagnostics.iter().collect(),
+            QueryError::Eval { diagnostic } => vec![diagnostic],
+            _ => Vec::new(),
+        }
+    }
+
+    fn from_compile(text: &str, e: CompileError) -> Self {
+        let diagnostics = match e {
+            CompileError::Parse(p) => vec![p.diagnostic],
+            CompileError::Check(c) => c.0.into_iter().map(|e| e.diagnostic).collect(),
+            CompileError::Plan(p) => vec![Diagnostic::new(text, p.span, p.message, None)],
+            other => vec![Diagnostic::new(
+                text,
+                batho_lang::Span::default(),
+                other.to_string(),
+                None,
+            )],
+        };
+        QueryError::Compile { diagnostics }
+    }
+
+    fn from_exec(text: &str, e: ExecError) -> Self {
+        match e {
+            ExecError::Eval(e) => QueryError::Eval {
+                diagnostic: e.diagnostic(text),
+            },
+            ExecError::Bound(bound) => QueryError::LimitExceeded { bound },
+            ExecError::Unsupported(message) => QueryError::Unsupported { message },
+        }
+    }
+}
+
+/// Most distinct query texts kept compiled.
+const PLAN_CACHE_CAPACITY: usize = 512;
+
+/// An open code-graph artifact plus a cache of compiled queries. `Send + Sync`: share it
+/// between threads behind an `Arc` (use a lock around it only to call [`Database::refresh`]).
+#[derive(Debug)]
+pub struct Database {
+    dir: PathBuf,
+    artifact: Artifact,
+    schema: Schema,
+    cache: Mutex<HashMap<String, Arc<Vec<Compiled>>>>,
+}
+
+/// Resolves a repository root (with `.batho/` inside) or a `.batho` directory itself.
+fn store_dir(path: &Path) -> PathBuf {
+    let inner = path.join(".batho");
+    if inner.is_dir() {
+        inner
+    } else {
+        path.to_path_buf()
+    }
+}
+
+fn open_artifact(dir: &Path) -> Result<Artifact, QueryError> {
+    Artifact::open(dir).map_err(|e| match e {
+        StorageError::NoArtifact { .. } => QueryError::NoArtifact {
+            path: dir.to_path_buf(),
+        },
+        e => QueryError::Storage(e),
+    })
+}
+
+impl Database {
+    /// Opens the current generation under `path` (a repository root or a `.batho` dir).
+    pub fn open(path: &Path) -> Result<Database, QueryError> {
+        let dir = store_dir(path);
+        if !dir.is_dir() {
+            return Err(QueryError::NoArtifact {
+                path: path.to_path_buf(),
+            });
+        }
+        let artifact = open_artifact(&dir)?;
+        Ok(Database {
+            dir,
+            artifact,
+            schema: Schema::code_graph(),
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The mapped artifact.
+    pub fn artifact(&self) -> &Artifact {
+        &self.artifact
+    }
+
+    /// The generation being read.
+    pub fn generation(&self) -> u64 {
+        self.artifact.generation()
+    }
+
+    /// The schema queries are checked against.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The artifact as a BQL property graph (for rendering values).
+    pub fn graph(&self) -> ArtifactGraph<'_> {
+        ArtifactGraph(&self.artifact)
+    }
+
+    /// Switches to the newest committed generation; `true` when it changed.
+    pub fn refresh(&mut self) -> Result<bool, QueryError> {
+        let newer = open_artifact(&self.dir)?;
+        if newer.generation() == self.artifact.generation() {
+            return Ok(false);
+        }
+        self.artifact = newer;
+        Ok(true)
+    }
+
+    fn compile(&self, text: &str) -> Result<Arc<Vec<Compiled>>, QueryError> {
+        if let Ok(cache) = self.cache.lock()
+            && let Some(c) = cache.get(text)
+        {
+            return Ok(c.clone());
+        }
+        let compiled = Arc::new(
+            batho_lang::compile(text, &self.schema)
+                .map_err(|e| QueryError::from_compile(text, e))?,
+        );
+        if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= PLAN_CACHE_CAPACITY {
+                cache.clear();
+            }
+            cache.insert(text.to_string(), compiled.clone());
+        }
+        Ok(compiled)
+    }
+
+    /// Runs `text` with default options.
+    pub fn query(
+        &self,
+        text: &str,
+        params: &BTreeMap<String, Value>,
+    ) -> Result<QueryResult, QueryError> {
+        self.query_with(text, params, &QueryOptions::default())
+    }
+
+    /// Runs `text` with explicit limits, cancel flag and profiling. With several
+    /// statements, each runs in turn and the last one's result is returned.
+    pub fn query_with(
+        &self,
+        text: &str,
+        params: &BTreeMap<String, Value>,
+        opts: &QueryOptions,
+    ) -> Result<QueryResult, QueryError> {
+        let start = Instant::now();
+        let compiled = self.compile(text)?;
+        run_all(&self.artifact, text, &compiled, params, opts, start)
+    }
+
+    /// Compiles `text` once for repeated execution.
+    pub fn prepare(&self, text: &str) -> Result<Prepared<'_>, QueryError> {
+        Ok(Prepared {
+            db: self,
+            text: text.to_string(),
+            compiled: self.compile(text)?,
+        })
+    }
+}
+
+/// A compiled query bound to its database.
+#[derive(Debug, Clone)]
+pub struct Prepared<'d> {
+    db: &'d Database,
+    text: String,
+    compiled: Arc<Vec<Compiled>>,
+}
+
+impl Prepared<'_> {
+    /// The result columns of the (last) statement.
+    pub fn columns(&self) -> Vec<String> {
+        self.compiled
+            .last()
+            .map(|c| c.plan.columns.clone())
+            .unwrap_or_default()
+    }
+
+    /// The parameter names the query uses.
+    pub fn parameters(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .compiled
+            .iter()
+            .flat_map(|c| c.plan.parameters())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Runs it with default options.
+    pub fn execute(&self, params: &BTreeMap<String, Value>) -> Result<QueryResult, QueryError> {
+        self.execute_with(params, &QueryOptions::default())
+    }
+
+    /// Runs it with explicit options.
+    pub fn execute_with(
+        &self,
+        params: &BTreeMap<String, Value>,
+        opts: &QueryOptions,
+    ) -> Result<QueryResult, QueryError> {
+        run_all(
+            &self.db.artifact,
+            &self.text,
+            &self.compiled,
+            params,
+            opts,
+            Instant::now(),
+        )
+    }
+}
+
+fn run_all(
+    art: &Artifact,
+    text: &str,
+    compiled: &[Compiled],
+    params: &BTreeMap<String, Value>,
+    opts: &QueryOptions,
+    start: Instant,
+) -> Result<QueryResult, QueryError> {
+    let mut last = None;
+    for c in compiled {
+        last = Some(run_one(art, text, c, params, opts, start)?);
+    }
+    last.ok_or_else(|| QueryError::Compile {
+        diagnostics: vec![Diagnostic::new(
+            text,
+            batho_lang::Span::default(),
+            "the query is empty",
+            None,
+        )],
+    })
+}
+
+fn write_clause(p: &batho_lang::plan::LogicalPlan) -> Option<&'static str> {
+    use batho_lang::plan::LogicalPlan as L;
+    match p {
+        L::Create { .. } => Some("CREATE"),
+        L::Merge { .. } => Some("MERGE"),
+        L::SetProperties { .. } => Some("SET"),
+        L::Delete { .. } => Some("DELETE"),
+        L::Remove { .. } => Some("REMOVE"),
+        _ => p.children().into_iter().find_map(write_clause),
+    }
+}
+
+fn run_one(
+    art: &Artifact,
+    text: &str,
+    c: &Compiled,
+    params: &BTreeMap<String, Value>,
+    opts: &QueryOptions,
+    start: Instant,
+) -> Result<QueryResult, QueryError> {
+    let plan = &c.plan;
+    if plan.writes {
+        return Err(QueryError::ReadOnly {
+            clause: write_clause(&plan.root).unwrap_or("a write").to_string(),
+        });
+    }
+    let profile = opts.profile || plan.mode == Mode::Profile;
+    let flags = Flags {
+        optimize: opts.optimize,
+        profile,
+    };
+    let graph = ArtifactGraph(art);
+    let mut builder = Builder::new(art, flags, &plan.root);
+    let built = builder
+        .build(&plan.root, &[])
+        .map_err(|e| QueryError::from_exec(text, e))?;
+    let logical = plan.root.to_string();
+    let plan_text = |extra: &dyn Fn(usize) -> String| -> String {
+        logical
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let note = builder.notes.get(i).map(String::as_str).unwrap_or("");
+                let x = extra(i);
+                match (note.is_empty(), x.is_empty()) {
+                    (true, true) => l.to_string(),
+                    (false, true) => format!("{l}  [{note}]"),
+                    (true, false) => format!("{l}  {{{x}}}"),
+                    (false, false) => format!("{l}  [{note}] {{{x}}}"),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    if plan.mode == Mode::Explain {
+        let text = plan_text(&|_| String::new());
+        return Ok(QueryResult {
+            columns: vec!["plan".to_string()],
+            rows: text.lines().map(|l| vec![Value::from(l)]).collect(),
+            truncated: None,
+            stats: QueryStats {
+                work: 0,
+                elapsed: start.elapsed(),
+            },
+            profile: None,
+            plan: Some(text),
+        });
+    }
+    let ctx = Ctx::new(art, &graph, params, opts.limits, opts.cancel.clone());
+    let picks: Vec<usize> = plan
+        .columns
+        .iter()
+        .map(|c| built.cols.iter().position(|x| x == c))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| QueryError::Unsupported {
+            message: "internal planner error: a result column is not produced".into(),
+        })?;
+    let mut op = built.op;
+    let mut rows = Vec::new();
+    let mut truncated = None;
+    let result: Result<(), ExecError> = (|| {
+        ctx.check()?;
+        op.open(&ctx, &[])?;
+        while let Some(mut row) = op.next(&ctx)? {
+            if rows.len() >= opts.limits.max_rows {
+                truncated = Some(Bound::Rows {
+                    limit: opts.limits.max_rows,
+                });
+                break;
+            }
+            let out: Vec<Value> =
+                if picks.len() == row.len() && picks.iter().enumerate().all(|(i, &p)| i == p) {
+                    row
+                } else {
+                    picks
+                        .iter()
+                        .map(|&p| std::mem::replace(&mut row[p], Value::Null))
+                        .collect()
+                };
+            rows.push(out);
+        }
+        Ok(())
+    })();
+    result.map_err(|e| QueryError::from_exec(text, e))?;
+    let work = ctx.work_done();
+    drop(op);
+    let (profile_out, plan_out) = if profile {
+        let ops: Vec<OperatorProfile> = logical
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let counter = builder.counters.get(i);
+                OperatorProfile {
+                    operator: l.to_string(),
+                    detail: builder.notes.get(i).cloned().unwrap_or_default(),
+                    rows: counter.map_or(0, |c| c.rows.get()),
+                    time: Duration::from_nanos(counter.map_or(0, |c| c.nanos.get())),
+                }
+            })
+            .collect();
+        let text = plan_text(&|i| {
+            ops.get(i)
+                .map(|o| format!("rows={} time={:?}", o.rows, o.time))
+                .unwrap_or_default()
+        });
+        (Some(ops), Some(text))
+    } else {
+        (None, None)
+    };
+    Ok(QueryResult {
+        columns: plan.columns.clone(),
+        rows,
+        truncated,
+        stats: QueryStats {
+            work,
+            elapsed: start.elapsed(),
+        },
+        profile: profile_out,
+        plan: plan_out,
+    })
+}

@@ -1,0 +1,692 @@
+//! Physical planning: maps each [`LogicalPlan`] operator onto an executable operator and
+//! records, per operator, which access path it uses (for EXPLAIN).
+//!
+//! Choices made here: kind bitmaps for labelled scans; the sorted id/name indexes for
+//! seeks; CSR adjacency filtered by relation type for expansions, with `has_role(r, …)`
+//! conjuncts of a filter directly above pushed into the expansion as role bitmaps;
+//! breadth-first search with a visited set for variable-length expansions whose paths are
+//! never observed and whose endpoints are deduplicated above; top-k heaps for
+//! `ORDER BY … LIMIT`. [`Flags::optimize`] off turns every choice into its naive
+//! equivalent, which the differential tests compare against.
+
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use batho_lang::ast::{BinaryOp, Direction, Expr, ExprKind, Literal};
+use batho_lang::eval::AggregateFunc;
+use batho_lang::plan::{LogicalPlan, SeekKey};
+use batho_schema::{NodeKind, RelType, Roles};
+use batho_storage::Artifact;
+
+use super::exec::*;
+use super::expand::*;
+
+/// Planner switches.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flags {
+    pub(crate) optimize: bool,
+    pub(crate) profile: bool,
+}
+
+pub(crate) struct Builder<'a> {
+    art: &'a Artifact,
+    flags: Flags,
+    /// Physical notes per operator, in EXPLAIN (pre-order) order.
+    pub(crate) notes: Vec<String>,
+    /// PROFILE counters, same order.
+    pub(crate) counters: Vec<Rc<Counter>>,
+    endpoint_only: HashSet<usize>,
+}
+
+pub(crate) struct Built<'a> {
+    pub(crate) op: BoxOp<'a>,
+    pub(crate) cols: Vec<String>,
+}
+
+fn internal(msg: String) -> ExecError {
+    ExecError::Unsupported(format!("internal planner error: {msg}"))
+}
+
+fn pos(cols: &[String], name: &str) -> R<usize> {
+    cols.iter()
+        .position(|c| c == name)
+        .ok_or_else(|| internal(format!("column `{name}` is not produced below its use")))
+}
+
+fn addr(p: &LogicalPlan) -> usize {
+    p as *const LogicalPlan as usize
+}
+
+fn kinds_of(labels: &[String]) -> Vec<NodeKind> {
+    labels
+        .iter()
+        .filter_map(|l| NodeKind::from_name(l))
+        .collect()
+}
+
+fn type_mask(types: &[String]) -> Option<u32> {
+    if types.is_empty() {
+        return None;
+    }
+    Some(
+        types
+            .iter()
+            .filter_map(|t| RelType::from_name_or_alias(t))
+            .fold(0u32, |m, t| m | (1u32 << u32::from(t.code().min(31)))),
+    )
+}
+
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::And, a, b) => {
+            let mut v = conjuncts(a);
+            v.extend(conjuncts(b));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// The roles a predicate requires of relationship column `rel` through top-level
+/// `has_role(rel, 'Name')` (or `… = true`) conjuncts.
+fn required_roles(pred: &Expr, rel: &str) -> Vec<Roles> {
+    let mut out = Vec::new();
+    for c in conjuncts(pred) {
+        let call = match &c.kind {
+            ExprKind::Binary(BinaryOp::Eq, a, b)
+                if matches!(b.kind, ExprKind::Literal(Literal::Bool(true))) =>
+            {
+                a.as_ref()
+            }
+            _ => c,
+        };
+        if let ExprKind::Call { name, args, .. } = &call.kind
+            && name.name.eq_ignore_ascii_case("has_role")
+            && let [a, b] = args.as_slice()
+            && matches!(&a.kind, ExprKind::Variable(v) if v == rel)
+            && let ExprKind::Literal(Literal::String(role)) = &b.kind
+            && let Some(r) = Roles::from_name(role)
+        {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Marks variable-length expansions that may run as a visited-set BFS: below a
+/// `Distinct` (or an aggregation whose aggregates ignore duplicates) through only
+/// `Project`/`Filter` operators that never read the relationship list (at least one
+/// operator must drop it), directed, `min <= 1`, not `into`.
+fn mark_endpoint_only(p: &LogicalPlan, out: &mut HashSet<usize>) {
+    let start = match p {
+        LogicalPlan::Distinct { input } => Some((input.as_ref(), HashSet::new(), false)),
+        // Aggregates insensitive to duplicate rows (DISTINCT ones, min, max) behave
+        // like a DISTINCT below them; the aggregation drops the relationship column.
+        LogicalPlan::Aggregate {
+            input,
+            group_by,
+            aggregates,
+        } if aggregates.iter().all(|a| {
+            (a.distinct && a.func != AggregateFunc::CountStar)
+                || matches!(a.func, AggregateFunc::Min | AggregateFunc::Max)
+        }) =>
+        {
+            let mut used: HashSet<String> = HashSet::new();
+            for (e, _) in group_by {
+                used.extend(e.variables());
+            }
+            for a in aggregates {
+                if let Some(e) = &a.arg {
+                    used.extend(e.variables());
+                }
+            }
+            Some((input.as_ref(), used, true))
+        }
+        _ => None,
+    };
+    if let Some((input, mut used, mut projected)) = start {
+        let mut cur = input;
+        loop {
+            match cur {
+                LogicalPlan::Project { input, items } => {
+                    projected = true;
+                    for (e, _) in items {
+                        used.extend(e.variables());
+                    }
+                    cur = input;
+                }
+                LogicalPlan::Filter { input, predicate } => {
+                    used.extend(predicate.variables());
+                    cur = input;
+                }
+                LogicalPlan::Expand {
+                    rel,
+                    length: Some(h),
+                    into: false,
+                    direction,
+                    ..
+                } if projected
+                    && h.min <= 1
+                    && *direction != Direction::Both
+                    && !used.contains(rel) =>
+                {
+                    out.insert(addr(cur));
+                    break;
+                }
+                _ => break,
+            }
+        }
+    }
+    for c in p.children() {
+        mark_endpoint_only(c, out);
+    }
+}
+
+impl<'a> Builder<'a> {
+    pub(crate) fn new(art: &'a Artifact, flags: Flags, root: &LogicalPlan) -> Self {
+        let mut endpoint_only = HashSet::new();
+        if flags.optimize {
+            mark_endpoint_only(root, &mut endpoint_only);
+        }
+        Builder {
+            art,
+            flags,
+            notes: Vec::new(),
+            counters: Vec::new(),
+            endpoint_only,
+        }
+    }
+
+    /// Builds `lp`; `arg_cols` are the columns of the enclosing row its `Argument` sees.
+    pub(crate) fn build(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Built<'a>> {
+        self.build_with(lp, arg_cols, Vec::new())
+    }
+
+    fn build_with(
+        &mut self,
+        lp: &LogicalPlan,
+        arg_cols: &[String],
+        roles: Vec<Roles>,
+    ) -> R<Built<'a>> {
+        let me = self.notes.len();
+        self.notes.push(String::new());
+        let counter = Rc::new(Counter::default());
+        self.counters.push(counter.clone());
+        let (op, cols, note) = self.make(lp, arg_cols, roles)?;
+        self.notes[me] = note;
+        let op: BoxOp<'a> = if self.flags.profile {
+            Box::new(Profiled { inner: op, counter })
+        } else {
+            op
+        };
+        Ok(Built { op, cols })
+    }
+
+    fn filter(&self, types: &[String], roles: &[Roles]) -> EdgeFilter<'a> {
+        EdgeFilter {
+            types: type_mask(types),
+            roles: roles.iter().map(|r| self.art.edges_with_role(*r)).collect(),
+        }
+    }
+
+    fn filter_note(types: &[String], roles: &[Roles]) -> String {
+        let mut s = if types.is_empty() {
+            "all types".to_string()
+        } else {
+            format!("type {}", types.join("|"))
+        };
+        for r in roles {
+            s.push_str(&format!(
+                ", role bitmap {}",
+                r.names().collect::<Vec<_>>().join("")
+            ));
+        }
+        s
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn make(
+        &mut self,
+        lp: &LogicalPlan,
+        arg_cols: &[String],
+        roles: Vec<Roles>,
+    ) -> R<(BoxOp<'a>, Vec<String>, String)> {
+        let opt = self.flags.optimize;
+        Ok(match lp {
+            LogicalPlan::Argument { columns } => {
+                let picks = columns
+                    .iter()
+                    .map(|c| pos(arg_cols, c))
+                    .collect::<R<Vec<_>>>()?;
+                (
+                    Box::new(Argument { picks, row: None }),
+                    columns.clone(),
+                    String::new(),
+                )
+            }
+            LogicalPlan::NodeScan {
+                input, var, labels, ..
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let (source, note) = if labels.is_empty() {
+                    (ScanSource::All, "all nodes".to_string())
+                } else {
+                    let bms = kinds_of(labels)
+                        .into_iter()
+                        .map(|k| self.art.nodes_of_kind(k))
+                        .collect();
+                    (
+                        ScanSource::Kinds(bms),
+                        format!("kind bitmap {}", labels.join("|")),
+                    )
+                };
+                let mut cols = b.cols;
+                cols.push(var.clone());
+                let op = NodeScan {
+                    input: b.op,
+                    source,
+                    cur: None,
+                };
+                (Box::new(op), cols, note)
+            }
+            LogicalPlan::NodeSeek {
+                input,
+                var,
+                key,
+                value,
+                labels,
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let kinds = (!labels.is_empty())
+                    .then(|| kinds_of(labels).into_iter().map(|k| k.code()).collect());
+                let note = match (opt, key) {
+                    (false, _) => format!("full scan comparing {} (unoptimised)", key.property()),
+                    (true, SeekKey::Id) => "id index (binary search)".to_string(),
+                    (true, SeekKey::Name) => "name index (binary search)".to_string(),
+                };
+                let mut cols = b.cols.clone();
+                cols.push(var.clone());
+                let op = NodeSeek {
+                    input: b.op,
+                    cols: b.cols,
+                    key: *key,
+                    value: value.clone(),
+                    kinds,
+                    use_index: opt,
+                    cur: None,
+                };
+                (Box::new(op), cols, note)
+            }
+            LogicalPlan::Expand {
+                input,
+                from,
+                rel,
+                to,
+                direction,
+                types,
+                length,
+                into,
+                unique_with,
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let from_i = pos(&b.cols, from)?;
+                let into_i = if *into { Some(pos(&b.cols, to)?) } else { None };
+                let uw = unique_with
+                    .iter()
+                    .map(|c| pos(&b.cols, c))
+                    .collect::<R<Vec<_>>>()?;
+                let mut cols = b.cols;
+                cols.push(rel.clone());
+                if !into {
+                    cols.push(to.clone());
+                }
+                let csr = match direction {
+                    Direction::Outgoing => "out-CSR",
+                    Direction::Incoming => "in-CSR",
+                    Direction::Both => "out- and in-CSR",
+                };
+                match length {
+                    None => {
+                        let note = format!("{csr}, {}", Self::filter_note(types, &roles));
+                        let op = Expand {
+                            input: b.op,
+                            from: from_i,
+                            into: into_i,
+                            dir: *direction,
+                            filter: self.filter(types, &roles),
+                            unique_with: uw,
+                            buf: Vec::new(),
+                            pos: 0,
+                            row: None,
+                        };
+                        (Box::new(op), cols, note)
+                    }
+                    Some(h) => {
+                        let endpoints = self.endpoint_only.contains(&addr(lp));
+                        let note = format!(
+                            "{csr}, {}, {}",
+                            Self::filter_note(types, &[]),
+                            if endpoints {
+                                "BFS with a visited set (only distinct endpoints are used)"
+                            } else {
+                                "DFS over trails (relationship-unique per path)"
+                            }
+                        );
+                        let op = VarExpand {
+                            input: b.op,
+                            from: from_i,
+                            into: into_i,
+                            dir: *direction,
+                            filter: self.filter(types, &[]),
+                            unique_with: uw,
+                            min: h.min,
+                            max: h.max,
+                            endpoints_only: endpoints,
+                            state: None,
+                        };
+                        (Box::new(op), cols, note)
+                    }
+                }
+            }
+            LogicalPlan::ShortestPath {
+                input,
+                from,
+                to,
+                path,
+                rel,
+                direction,
+                types,
+                length,
+                all,
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let (fi, ti) = (pos(&b.cols, from)?, pos(&b.cols, to)?);
+                let mut cols = b.cols;
+                cols.push(path.clone());
+                cols.push(rel.clone());
+                let note = if *all {
+                    "bidirectional BFS keeping every parent, then enumeration"
+                } else {
+                    "bidirectional BFS"
+                };
+                let op = ShortestPath {
+                    input: b.op,
+                    from: fi,
+                    to: ti,
+                    dir: *direction,
+                    filter: self.filter(types, &[]),
+                    min: length.min,
+                    max: length.max,
+                    all: *all,
+                    out: Vec::new().into_iter(),
+                };
+                (Box::new(op), cols, note.to_string())
+            }
+            LogicalPlan::Filter { input, predicate } => {
+                let (push, note) = match input.as_ref() {
+                    LogicalPlan::Expand {
+                        rel, length: None, ..
+                    } if opt => {
+                        let r = required_roles(predicate, rel);
+                        let note = if r.is_empty() {
+                            String::new()
+                        } else {
+                            "role predicate pushed into the expansion below".to_string()
+                        };
+                        (r, note)
+                    }
+                    _ => (Vec::new(), String::new()),
+                };
+                let b = self.build_with(input, arg_cols, push)?;
+                let op = Filter {
+                    input: b.op,
+                    cols: b.cols.clone(),
+                    predicate: predicate.clone(),
+                };
+                (Box::new(op), b.cols, note)
+            }
+            LogicalPlan::Project { input, items } => {
+                let b = self.build(input, arg_cols)?;
+                let its = items
+                    .iter()
+                    .map(|(e, _)| match &e.kind {
+                        ExprKind::Variable(v) => match b.cols.iter().position(|c| c == v) {
+                            Some(i) => ProjItem::Column(i),
+                            None => ProjItem::Expr(e.clone()),
+                        },
+                        _ => ProjItem::Expr(e.clone()),
+                    })
+                    .collect();
+                let cols = items.iter().map(|(_, c)| c.clone()).collect();
+                let op = Project {
+                    input: b.op,
+                    cols: b.cols,
+                    items: its,
+                };
+                (Box::new(op), cols, String::new())
+            }
+            LogicalPlan::Aggregate {
+                input,
+                group_by,
+                aggregates,
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let cols = group_by
+                    .iter()
+                    .map(|(_, c)| c.clone())
+                    .chain(aggregates.iter().map(|a| a.column.clone()))
+                    .collect();
+                let op = Aggregate {
+                    input: b.op,
+                    cols: b.cols,
+                    group_by: group_by.iter().map(|(e, _)| e.clone()).collect(),
+                    aggregates: aggregates.clone(),
+                    out: Vec::new().into_iter(),
+                };
+                (Box::new(op), cols, "hash aggregation".to_string())
+            }
+            LogicalPlan::Distinct { input } => {
+                let b = self.build(input, arg_cols)?;
+                let op = Distinct {
+                    input: b.op,
+                    seen: HashSet::new(),
+                };
+                (Box::new(op), b.cols, "hash set, streaming".to_string())
+            }
+            LogicalPlan::Sort { input, keys } => {
+                let b = self.build(input, arg_cols)?;
+                let op = Sort {
+                    input: b.op,
+                    cols: b.cols.clone(),
+                    keys: keys.clone(),
+                    out: Vec::new().into_iter(),
+                };
+                (Box::new(op), b.cols, "full stable sort".to_string())
+            }
+            LogicalPlan::TopK { input, keys, limit } => {
+                let b = self.build(input, arg_cols)?;
+                if opt {
+                    let op = TopK {
+                        input: b.op,
+                        cols: b.cols.clone(),
+                        keys: keys.clone(),
+                        limit: limit.clone(),
+                        out: Vec::new().into_iter(),
+                    };
+                    (Box::new(op), b.cols, "bounded heap".to_string())
+                } else {
+                    let sort = Sort {
+                        input: b.op,
+                        cols: b.cols.clone(),
+                        keys: keys.clone(),
+                        out: Vec::new().into_iter(),
+                    };
+                    let op = Limit {
+                        input: Box::new(sort),
+                        count: limit.clone(),
+                        left: 0,
+                    };
+                    (
+                        Box::new(op),
+                        b.cols,
+                        "full sort then limit (unoptimised)".into(),
+                    )
+                }
+            }
+            LogicalPlan::Skip { input, count } => {
+                let b = self.build(input, arg_cols)?;
+                let op = Skip {
+                    input: b.op,
+                    count: count.clone(),
+                    left: 0,
+                };
+                (Box::new(op), b.cols, String::new())
+            }
+            LogicalPlan::Limit { input, count } => {
+                let b = self.build(input, arg_cols)?;
+                let op = Limit {
+                    input: b.op,
+                    count: count.clone(),
+                    left: 0,
+                };
+                (Box::new(op), b.cols, "stops its input early".to_string())
+            }
+            LogicalPlan::Unwind { input, expr, var } => {
+                let b = self.build(input, arg_cols)?;
+                let mut cols = b.cols.clone();
+                cols.push(var.clone());
+                let op = Unwind {
+                    input: b.op,
+                    cols: b.cols,
+                    expr: expr.clone(),
+                    cur: None,
+                };
+                (Box::new(op), cols, String::new())
+            }
+            LogicalPlan::ProcedureCall {
+                input,
+                procedure,
+                args,
+                yields,
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let mut cols = b.cols.clone();
+                cols.extend(yields.iter().map(|(_, c)| c.clone()));
+                let op = ProcedureCall {
+                    input: b.op,
+                    cols: b.cols,
+                    procedure: procedure.clone(),
+                    args: args.clone(),
+                    yields: yields.iter().map(|(f, _)| f.clone()).collect(),
+                    cur: None,
+                };
+                (Box::new(op), cols, String::new())
+            }
+            LogicalPlan::Optional {
+                input,
+                inner,
+                new_columns,
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let i = self.build(inner, &b.cols)?;
+                let mut cols = b.cols.clone();
+                let mut layout: Vec<Side> = (0..b.cols.len()).map(Side::Left).collect();
+                for c in new_columns {
+                    if !cols.contains(c) {
+                        cols.push(c.clone());
+                        layout.push(Side::Right(pos(&i.cols, c)?));
+                    }
+                }
+                let op = Optional {
+                    input: b.op,
+                    inner: i.op,
+                    layout,
+                    cur: None,
+                };
+                (Box::new(op), cols, "nested apply, nulls when empty".into())
+            }
+            LogicalPlan::CartesianProduct { left, right } => {
+                let l = self.build(left, arg_cols)?;
+                let r = self.build(right, &[])?;
+                let (cols, layout) = concat(&l.cols, &r.cols);
+                let op = Product {
+                    left: l.op,
+                    right: r.op,
+                    layout,
+                    right_rows: None,
+                    cur: None,
+                };
+                (Box::new(op), cols, "right side materialised once".into())
+            }
+            LogicalPlan::HashJoin {
+                left,
+                right,
+                left_keys,
+                right_keys,
+            } => {
+                let l = self.build(left, arg_cols)?;
+                let r = self.build(right, &[])?;
+                let (cols, layout) = concat(&l.cols, &r.cols);
+                let op = HashJoin {
+                    left: l.op,
+                    right: r.op,
+                    left_cols: l.cols,
+                    right_cols: r.cols,
+                    left_keys: left_keys.clone(),
+                    right_keys: right_keys.clone(),
+                    layout,
+                    table: None,
+                    cur: None,
+                };
+                (
+                    Box::new(op),
+                    cols,
+                    "build on the right, probe with the left".into(),
+                )
+            }
+            LogicalPlan::BindPath {
+                input,
+                var,
+                start,
+                rels,
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let s = pos(&b.cols, start)?;
+                let rs = rels
+                    .iter()
+                    .map(|r| pos(&b.cols, r))
+                    .collect::<R<Vec<_>>>()?;
+                let mut cols = b.cols;
+                cols.push(var.clone());
+                let op = BindPath {
+                    input: b.op,
+                    start: s,
+                    rels: rs,
+                };
+                (Box::new(op), cols, String::new())
+            }
+            LogicalPlan::Create { .. }
+            | LogicalPlan::Merge { .. }
+            | LogicalPlan::SetProperties { .. }
+            | LogicalPlan::Delete { .. }
+            | LogicalPlan::Remove { .. } => {
+                return Err(ExecError::Unsupported(format!(
+                    "{} needs a writable graph",
+                    lp.name()
+                )));
+            }
+        })
+    }
+}
+
+fn concat(l: &[String], r: &[String]) -> (Vec<String>, Vec<Side>) {
+    let mut cols = l.to_vec();
+    let mut layout: Vec<Side> = (0..l.len()).map(Side::Left).collect();
+    for (i, c) in r.iter().enumerate() {
+        if !cols.contains(c) {
+            cols.push(c.clone());
+            layout.push(Side::Right(i));
+        }
+    }
+    (cols, layout)
+}

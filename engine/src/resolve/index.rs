@@ -1,0 +1,301 @@
+//! Name indexes over all files' facts: compact sorted `(hash, file, entity)` tables (no
+//! per-name allocation), the include graph and translation-unit closures.
+
+use std::collections::HashMap;
+
+use batho_schema::{NodeFlags, NodeKind};
+
+use crate::extract::{FileFacts, Sym, entity_bits};
+
+pub(crate) fn hash_str(s: &str) -> u64 {
+    crate::extract::fx_hash(s.as_bytes())
+}
+
+/// An entity of the whole input: (file index, entity index).
+pub(crate) type Ent = (u32, u32);
+
+/// A multimap from a string to entities, stored as one sorted vector.
+#[derive(Default)]
+pub(crate) struct NameTable {
+    rows: Vec<(u64, u32, u32)>,
+}
+
+impl NameTable {
+    pub(crate) fn push(&mut self, key: &str, e: Ent) {
+        self.rows.push((hash_str(key), e.0, e.1));
+    }
+
+    pub(crate) fn finish(&mut self) {
+        self.rows.sort_unstable();
+        self.rows.dedup();
+    }
+
+    /// Entities whose key hashes like `key`; callers check the key itself.
+    pub(crate) fn get(&self, key: &str) -> impl Iterator<Item = Ent> + '_ {
+        let h = hash_str(key);
+        let start = self.rows.partition_point(|r| r.0 < h);
+        self.rows[start..]
+            .iter()
+            .take_while(move |r| r.0 == h)
+            .map(|r| (r.1, r.2))
+    }
+}
+
+/// Everything the resolver looks names up in.
+pub(crate) struct Index<'f> {
+    pub(crate) files: &'f [FileFacts],
+    /// Simple name → entities.
+    pub(crate) by_name: NameTable,
+    /// Qualified name of a class/struct/union → its members (methods and fields).
+    pub(crate) members: NameTable,
+    /// Path → file index.
+    pub(crate) by_path: HashMap<&'f str, u32>,
+    /// Resolved includes: file → included repo files.
+    pub(crate) includes: Vec<Vec<u32>>,
+    /// Per include: the resolved file, or `None` (external).
+    pub(crate) include_targets: Vec<Vec<Option<u32>>>,
+    closure_mark: Vec<u32>,
+    closure_epoch: u32,
+    closure_of: u32,
+    stack: Vec<u32>,
+}
+
+impl<'f> Index<'f> {
+    pub(crate) fn new(files: &'f [FileFacts], include_dirs: &[String]) -> Index<'f> {
+        let mut by_name = NameTable::default();
+        let mut members = NameTable::default();
+        for (fi, f) in files.iter().enumerate() {
+            for (ei, e) in f.entities.iter().enumerate() {
+                let ent = (fi as u32, ei as u32);
+                // Instance fields are only ever found through their class (`members`), and
+                // namespaces never by simple name; leaving them out keeps the candidate
+                // lists of common names (`dev`, `name`, `device`) short.
+                let via_name = match e.kind {
+                    NodeKind::Field => e.flags.contains(NodeFlags::STATIC),
+                    NodeKind::Namespace => false,
+                    _ => true,
+                };
+                if via_name {
+                    by_name.push(f.str(e.name), ent);
+                }
+                if matches!(e.kind, NodeKind::Method | NodeKind::Field) {
+                    let q = f.str(e.qual);
+                    if let Some(cut) = q.rfind("::") {
+                        members.push(&q[..cut], ent);
+                    }
+                }
+            }
+        }
+        by_name.finish();
+        members.finish();
+        let by_path: HashMap<&str, u32> = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.as_str(), i as u32))
+            .collect();
+        let mut idx = Index {
+            files,
+            by_name,
+            members,
+            by_path,
+            includes: vec![Vec::new(); files.len()],
+            include_targets: vec![Vec::new(); files.len()],
+            closure_mark: vec![0; files.len()],
+            closure_epoch: 0,
+            closure_of: u32::MAX,
+            stack: Vec::new(),
+        };
+        idx.resolve_includes(include_dirs);
+        idx
+    }
+
+    pub(crate) fn name(&self, e: Ent) -> &'f str {
+        let f = &self.files[e.0 as usize];
+        f.str(f.entities[e.1 as usize].name)
+    }
+
+    pub(crate) fn qual(&self, e: Ent) -> &'f str {
+        let f = &self.files[e.0 as usize];
+        f.str(f.entities[e.1 as usize].qual)
+    }
+
+    pub(crate) fn entity(&self, e: Ent) -> &'f crate::extract::Entity {
+        &self.files[e.0 as usize].entities[e.1 as usize]
+    }
+
+    pub(crate) fn sym(&self, file: u32, s: Sym) -> &'f str {
+        self.files[file as usize].str(s)
+    }
+
+    /// Entities named `name`. The rows of one 64-bit hash are taken as the name itself:
+    /// with a few million names a collision has a probability around 1e-6 per build, and
+    /// the string comparisons were most of the resolver's time on a kernel-size tree.
+    pub(crate) fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Ent> + 'a {
+        self.by_name.get(name)
+    }
+
+    /// Members of the class with qualified name `class_qual`.
+    pub(crate) fn members_of<'a>(&'a self, class_qual: &'a str) -> impl Iterator<Item = Ent> + 'a {
+        self.members.get(class_qual).filter(move |&e| {
+            let q = self.qual(e);
+            q.len() > class_qual.len() + 2
+                && q.starts_with(class_qual)
+                && q[class_qual.len()..].starts_with("::")
+        })
+    }
+
+    fn resolve_includes(&mut self, include_dirs: &[String]) {
+        let dirs: Vec<String> = include_dirs
+            .iter()
+            .map(|d| d.trim_end_matches('/').to_owned())
+            .collect();
+        // Every file under a directory named `include`, keyed by its path below it: one
+        // lookup per `#include` however many such directories the tree has.
+        let mut under_include: HashMap<&str, Vec<u32>> = HashMap::new();
+        let mut by_base: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (i, f) in self.files.iter().enumerate() {
+            let p = f.path.as_str();
+            let mut acc = 0;
+            for comp in p.split('/') {
+                acc += comp.len() + 1;
+                if comp == "include" && acc < p.len() {
+                    under_include.entry(&p[acc..]).or_default().push(i as u32);
+                }
+            }
+            let base = p.rsplit('/').next().unwrap_or(p);
+            by_base.entry(base).or_default().push(i as u32);
+        }
+        let common = |a: &str, b: &str| {
+            a.split('/')
+                .zip(b.split('/'))
+                .take_while(|(x, y)| x == y)
+                .count()
+        };
+        let mut buf = String::new();
+        for fi in 0..self.files.len() {
+            let f = &self.files[fi];
+            let dir = f.path.rfind('/').map_or("", |i| &f.path[..i]);
+            let mut targets = Vec::with_capacity(f.includes.len());
+            let mut edges = Vec::new();
+            for inc in &f.includes {
+                let path = f.str(inc.path);
+                let mut found = None;
+                let try_path = |base: &str, buf: &mut String| -> Option<u32> {
+                    normalize_join(base, path, buf);
+                    self.by_path.get(buf.as_str()).copied()
+                };
+                if !inc.system {
+                    found = try_path(dir, &mut buf).or_else(|| try_path("", &mut buf));
+                }
+                if found.is_none() {
+                    found = dirs.iter().find_map(|d| try_path(d, &mut buf));
+                }
+                if found.is_none() {
+                    normalize_join("", path, &mut buf);
+                    if let Some(c) = under_include.get(buf.as_str()) {
+                        // The include directory nearest to the including file wins
+                        // (`arch/x86/kernel/x.c` → `arch/x86/include/asm/…`), then the shallowest.
+                        found = c.iter().copied().max_by(|&x, &y| {
+                            let (px, py) =
+                                (&self.files[x as usize].path, &self.files[y as usize].path);
+                            common(&f.path, px)
+                                .cmp(&common(&f.path, py))
+                                .then(py.len().cmp(&px.len()))
+                                .then(py.cmp(px))
+                        });
+                    }
+                }
+                if found.is_none() && !inc.system {
+                    let base = path.rsplit('/').next().unwrap_or(path);
+                    if let Some(c) = by_base.get(base) {
+                        let suffix_ok = |&&i: &&u32| {
+                            let p = self.files[i as usize].path.as_str();
+                            p == path
+                                || (p.ends_with(path)
+                                    && p.as_bytes()[p.len() - path.len() - 1] == b'/')
+                        };
+                        let m: Vec<&u32> = c.iter().filter(suffix_ok).collect();
+                        if m.len() == 1 {
+                            found = Some(*m[0]);
+                        }
+                    }
+                }
+                if found == Some(fi as u32) {
+                    found = None;
+                }
+                if let Some(t) = found {
+                    edges.push(t);
+                }
+                targets.push(found);
+            }
+            edges.sort_unstable();
+            edges.dedup();
+            self.includes[fi] = edges;
+            self.include_targets[fi] = targets;
+        }
+    }
+
+    /// Makes `file`'s translation unit (the file and every repo header it reaches through
+    /// includes) the current closure; `in_closure` then answers in O(1).
+    pub(crate) fn set_closure(&mut self, file: u32) {
+        if self.closure_of == file {
+            return;
+        }
+        self.closure_of = file;
+        self.closure_epoch = self.closure_epoch.wrapping_add(1);
+        if self.closure_epoch == 0 {
+            self.closure_mark.iter_mut().for_each(|m| *m = 0);
+            self.closure_epoch = 1;
+        }
+        let epoch = self.closure_epoch;
+        self.stack.clear();
+        self.stack.push(file);
+        self.closure_mark[file as usize] = epoch;
+        while let Some(f) = self.stack.pop() {
+            for &t in &self.includes[f as usize] {
+                if self.closure_mark[t as usize] != epoch {
+                    self.closure_mark[t as usize] = epoch;
+                    self.stack.push(t);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn in_closure(&self, file: u32) -> bool {
+        self.closure_mark[file as usize] == self.closure_epoch
+    }
+
+    pub(crate) fn is_def(&self, e: Ent) -> bool {
+        !self.entity(e).flags.contains(NodeFlags::DECLARATION_ONLY)
+    }
+
+    pub(crate) fn is_static(&self, e: Ent) -> bool {
+        self.entity(e).flags.contains(NodeFlags::STATIC)
+    }
+
+    pub(crate) fn arity_ok(&self, e: Ent, arity: u8) -> bool {
+        let en = self.entity(e);
+        en.params == arity || (en.bits & entity_bits::VARIADIC != 0 && arity >= en.params)
+    }
+}
+
+/// `base/rel` with `.` and `..` removed, into `out`.
+pub(crate) fn normalize_join(base: &str, rel: &str, out: &mut String) {
+    out.clear();
+    let mut parts: Vec<&str> = Vec::new();
+    for comp in base.split('/').chain(rel.split('/')) {
+        match comp {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        out.push_str(p);
+    }
+}

@@ -1,0 +1,813 @@
+//! Resolution: links the names in every file's [`FileFacts`] to entities and builds the
+//! code graph (nodes, CONTAINS, INCLUDES, CALLS, REFERENCES, INHERITS, OVERRIDES, READS,
+//! WRITES, EXPANDS) in a [`GraphBuilder`].
+//!
+//! Lookups go through sorted name tables (see `index`), so resolution is
+//! O(references × candidates per name) with no per-name allocation. A call is looked up
+//! in tiers, first hit wins (see [`Strategy`] for the confidence of each):
+//!
+//! 1. C++: the caller's class (`scope_qualified`) and its bases (`parent_chain`), then its
+//!    enclosing namespaces (`scope_qualified`); `obj.m()`/`p->m()` through the declared
+//!    type of the object (`receiver_type`), plus every override of a virtual target
+//!    (role Dynamic).
+//! 2. A macro `#define`d unconditionally earlier in the caller's own file (EXPANDS; an
+//!    alias macro such as `#define ZSTD_isError ERR_isError` also yields the CALLS edge
+//!    of the name it stands for).
+//! 3. Definitions in the caller's translation unit: its own file (`exact_match`), then
+//!    repo headers reachable through `#include` (`import_map`). A `static` (also through
+//!    a macro such as `#define MEM_STATIC static inline`) is only visible there.
+//! 4. Macros of the translation unit (EXPANDS): they shadow functions defined elsewhere.
+//! 5. Non-static definitions anywhere: a unique one (`exact_match`); several are narrowed
+//!    by arity (Heuristic) and directory proximity (`parent_chain`, Heuristic), or all
+//!    kept (`ambiguous`, at most [`ResolveOptions::max_ambiguous`]).
+//! 6. Function-pointer globals (role Dynamic), other macros, prototypes (role
+//!    Declaration), libc names, and finally an `unresolved` stub.
+//!
+//! Member calls in C (`p->cb(x)`) go to the struct field with the Dynamic role. Types,
+//! reads and writes use tiers 3 and 5 on their own kinds.
+//! Definitions are preferred to declarations; an edge to a declaration-only entity carries
+//! the Declaration role. Calls of libc names the repository does not define go to an
+//! `External` stub `<std>:name` (SYSTEM flag, `stdlib_method`); other unresolved calls to
+//! `<external>:name` (`unresolved`). Unfound or system includes become `File`-kind stubs
+//! `<path>` with the SYSTEM flag.
+//!
+//! Determinism: files are sorted by path, everything else is visited in file order and
+//! candidate lists are sorted, so equal input gives an identical graph.
+
+mod index;
+mod refs;
+mod stdlib;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+
+use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
+use batho_storage::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
+
+use crate::extract::{FileFacts, IdBuild, NO_ENTITY, entity_bits};
+use index::{Ent, Index};
+
+/// Knobs of [`resolve`].
+#[derive(Clone, Debug)]
+pub struct ResolveOptions {
+    /// Extra include directories (repo-relative), searched after the including file's
+    /// directory and the repository root, before directories named `include`.
+    pub include_dirs: Vec<String>,
+    /// An ambiguous name with more candidates than this gets no edges (an `External`
+    /// stub instead): a call of `init` should not fan out to 300 definitions.
+    pub max_ambiguous: usize,
+}
+
+impl Default for ResolveOptions {
+    fn default() -> Self {
+        ResolveOptions {
+            include_dirs: Vec::new(),
+            max_ambiguous: 16,
+        }
+    }
+}
+
+/// Counters of one resolution.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResolveStats {
+    /// Files resolved.
+    pub files: u64,
+    /// Entities (nodes other than files and stubs).
+    pub entities: u64,
+    /// References examined.
+    pub refs: u64,
+    /// Parse errors summed over files.
+    pub parse_errors: u64,
+    /// Call references examined.
+    pub calls: u64,
+    /// Call references by the strategy that resolved them (index = strategy code).
+    pub calls_by_strategy: [u64; 9],
+    /// `#include` lines.
+    pub includes: u64,
+    /// Includes that found no repository file.
+    pub includes_external: u64,
+    /// External stub nodes created.
+    pub stubs: u64,
+    /// Edges created.
+    pub edges: u64,
+}
+
+/// The result of [`resolve`].
+pub struct Resolved {
+    /// The graph.
+    pub graph: GraphBuilder,
+    /// Counters.
+    pub stats: ResolveStats,
+}
+
+/// Resolves the facts of a whole repository into a graph. Files with the same path are
+/// kept once (the first).
+pub fn resolve(mut files: Vec<FileFacts>, opts: &ResolveOptions) -> Resolved {
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+    mark_macro_statics(&mut files);
+    let ix = Index::new(&files, &opts.include_dirs);
+    let mut r = R {
+        ix,
+        g: GraphBuilder::new(),
+        opts,
+        file_node: Vec::new(),
+        file_sid: Vec::new(),
+        kinds: files
+            .iter()
+            .map(|f| f.entities.iter().map(|e| e.kind).collect())
+            .collect(),
+        stubs: HashMap::new(),
+        seen: HashSet::default(),
+        bases_of: HashMap::new(),
+        derived_of: HashMap::new(),
+        stats: ResolveStats::default(),
+        cands: Vec::new(),
+        class_cache: HashMap::new(),
+    };
+    r.nodes();
+    r.structure();
+    for f in 0..files.len() as u32 {
+        r.refs_of(f);
+    }
+    r.stats.edges = r.g.edges.len() as u64;
+    Resolved {
+        graph: r.g,
+        stats: r.stats,
+    }
+}
+
+/// `MEM_STATIC U32 MEM_read32(…)` with `#define MEM_STATIC static inline`: the function
+/// is static although no `static` keyword is in sight.
+fn mark_macro_statics(files: &mut [FileFacts]) {
+    let mut names: HashSet<String> = HashSet::new();
+    for f in files.iter() {
+        for e in &f.entities {
+            if e.kind == NodeKind::Macro && e.bits & entity_bits::STATIC_MACRO != 0 {
+                names.insert(f.str(e.name).to_owned());
+            }
+        }
+    }
+    if names.is_empty() {
+        return;
+    }
+    for f in files.iter_mut() {
+        let mut hits = Vec::new();
+        for (i, e) in f.entities.iter().enumerate() {
+            if matches!(e.kind, NodeKind::Function | NodeKind::Variable)
+                && !e.flags.contains(NodeFlags::STATIC)
+            {
+                let sig = f.str(e.signature);
+                let first = sig
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("");
+                if names.contains(first) {
+                    hits.push(i);
+                }
+            }
+        }
+        for i in hits {
+            let e = &mut f.entities[i];
+            e.flags = NodeFlags((e.flags.0 | NodeFlags::STATIC.0) & !NodeFlags::EXPORTED.0);
+        }
+    }
+}
+
+struct R<'f, 'o> {
+    ix: Index<'f>,
+    g: GraphBuilder,
+    opts: &'o ResolveOptions,
+    /// Node of file i; entity j of file i is `file_node[i] + 1 + j`.
+    file_node: Vec<u32>,
+    file_sid: Vec<StrId>,
+    /// Effective node kind of each entity (out-of-line "methods" without a class are functions).
+    kinds: Vec<Vec<NodeKind>>,
+    stubs: HashMap<String, NodeIdx>,
+    seen: HashSet<(u32, u32, u8), IdBuild>,
+    /// Class qualified name → base class qualified names (resolved).
+    bases_of: HashMap<&'f str, Vec<&'f str>>,
+    derived_of: HashMap<&'f str, Vec<&'f str>>,
+    stats: ResolveStats,
+    cands: Vec<Ent>,
+    /// `find_classes` answers by written type name: receivers repeat the same few types.
+    class_cache: HashMap<String, Vec<&'f str>>,
+}
+
+fn is_header(path: &str) -> bool {
+    let ext = path.rsplit('.').next().unwrap_or("");
+    matches!(
+        ext,
+        "h" | "hh" | "hpp" | "hxx" | "inc" | "inl" | "tcc" | "ipp"
+    ) || !path.contains('.')
+}
+
+fn is_class_kind(k: NodeKind) -> bool {
+    matches!(k, NodeKind::Class | NodeKind::Struct | NodeKind::Union)
+}
+
+fn qual_matches(qual: &str, written: &str) -> bool {
+    qual == written
+        || (qual.len() > written.len() + 2
+            && qual.ends_with(written)
+            && qual[..qual.len() - written.len()].ends_with("::"))
+}
+
+fn scope_of(qual: &str) -> &str {
+    qual.rfind("::").map_or("", |i| &qual[..i])
+}
+
+impl<'f> R<'f, '_> {
+    fn files(&self) -> &'f [FileFacts] {
+        self.ix.files
+    }
+
+    fn node_of(&self, e: Ent) -> NodeIdx {
+        NodeIdx(self.file_node[e.0 as usize] + 1 + e.1)
+    }
+
+    fn kind(&self, e: Ent) -> NodeKind {
+        self.kinds[e.0 as usize][e.1 as usize]
+    }
+
+    // ----- nodes -------------------------------------------------------------------------
+
+    fn nodes(&mut self) {
+        let files = self.files();
+        // Out-of-line definitions whose scope names no class are namespace functions.
+        for (fi, f) in files.iter().enumerate() {
+            for (ei, e) in f.entities.iter().enumerate() {
+                if e.kind == NodeKind::Method && e.bits & entity_bits::OUT_OF_LINE != 0 {
+                    let scope = scope_of(f.str(e.qual));
+                    if self.find_classes(scope).is_empty() {
+                        self.kinds[fi][ei] = NodeKind::Function;
+                    }
+                }
+            }
+        }
+        let mut id = String::new();
+        for (fi, f) in files.iter().enumerate() {
+            let path = self.g.intern(&f.path);
+            self.file_sid.push(path);
+            let base = f.path.rsplit('/').next().unwrap_or(&f.path);
+            let name = self.g.intern(base);
+            let idx = self.g.add_node(NodeInput {
+                id: path,
+                name,
+                qualified_name: path,
+                kind: NodeKind::File,
+                file: path,
+                language: f.language,
+                start_line: 1,
+                end_line: f.lines,
+                start_byte: 0,
+                end_byte: f.bytes,
+                signature: StrId(0),
+                content_hash: [0; 32],
+                flags: NodeFlags(0),
+                community: 0,
+            });
+            self.file_node.push(idx.0);
+            self.stats.files += 1;
+            self.stats.parse_errors += u64::from(f.parse_errors);
+            // Disambiguation order: same qualified name → definitions first, then by start.
+            let mut order: Vec<u32> = (0..f.entities.len() as u32).collect();
+            order.sort_by(|&a, &b| {
+                let (ea, eb) = (&f.entities[a as usize], &f.entities[b as usize]);
+                f.str(ea.qual)
+                    .cmp(f.str(eb.qual))
+                    .then(
+                        ea.flags
+                            .contains(NodeFlags::DECLARATION_ONLY)
+                            .cmp(&eb.flags.contains(NodeFlags::DECLARATION_ONLY)),
+                    )
+                    .then(ea.start_byte.cmp(&eb.start_byte))
+                    .then(a.cmp(&b))
+            });
+            let mut suffix = vec![0u32; f.entities.len()];
+            let mut n = 0;
+            for (k, &i) in order.iter().enumerate() {
+                let same = k > 0
+                    && f.str(f.entities[order[k - 1] as usize].qual)
+                        == f.str(f.entities[i as usize].qual);
+                n = if same { n + 1 } else { 1 };
+                suffix[i as usize] = n;
+            }
+            for (ei, e) in f.entities.iter().enumerate() {
+                id.clear();
+                id.push_str(&f.path);
+                id.push(':');
+                id.push_str(f.str(e.qual));
+                if suffix[ei] > 1 {
+                    id.push('#');
+                    id.push_str(&suffix[ei].to_string());
+                }
+                let sid = self.g.intern(&id);
+                // Interning hashes the text: skip what is known to repeat or be empty.
+                let name = self.g.intern(f.str(e.name));
+                let qual = if e.qual == e.name {
+                    name
+                } else {
+                    self.g.intern(f.str(e.qual))
+                };
+                let signature = if e.signature.is_empty() {
+                    StrId(0)
+                } else {
+                    self.g.intern(f.str(e.signature))
+                };
+                self.g.add_node(NodeInput {
+                    id: sid,
+                    name,
+                    qualified_name: qual,
+                    kind: self.kinds[fi][ei],
+                    file: path,
+                    language: f.language,
+                    start_line: e.start_line,
+                    end_line: e.end_line,
+                    start_byte: u64::from(e.start_byte),
+                    end_byte: u64::from(e.end_byte),
+                    signature,
+                    content_hash: e.hash,
+                    flags: e.flags,
+                    community: 0,
+                });
+                self.stats.entities += 1;
+            }
+        }
+    }
+
+    fn stub(&mut self, id: &str, name: &str, kind: NodeKind, flags: NodeFlags) -> NodeIdx {
+        if let Some(&n) = self.stubs.get(id) {
+            return n;
+        }
+        let sid = self.g.intern(id);
+        let name = self.g.intern(name);
+        let n = self.g.add_node(NodeInput {
+            id: sid,
+            name,
+            qualified_name: name,
+            kind,
+            file: StrId(0),
+            language: Language::Unknown,
+            start_line: 0,
+            end_line: 0,
+            start_byte: 0,
+            end_byte: 0,
+            signature: StrId(0),
+            content_hash: [0; 32],
+            flags,
+            community: 0,
+        });
+        self.stubs.insert(id.to_owned(), n);
+        self.stats.stubs += 1;
+        n
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn edge(
+        &mut self,
+        src: NodeIdx,
+        dst: NodeIdx,
+        rel: RelType,
+        roles: Roles,
+        strategy: Strategy,
+        file: u32,
+        line: u32,
+    ) {
+        // CONTAINS edges are unique by construction; the set would only grow.
+        if rel != RelType::Contains && !self.seen.insert((src.0, dst.0, rel.code())) {
+            return;
+        }
+        self.g.add_edge(EdgeInput {
+            src,
+            dst,
+            rel,
+            roles,
+            confidence: strategy.confidence(),
+            strategy,
+            file: self.file_sid[file as usize],
+            line,
+        });
+    }
+
+    // ----- classes -----------------------------------------------------------------------
+
+    /// Qualified names of the classes/structs/unions a written type name may denote
+    /// (through one typedef), sorted and deduplicated.
+    fn find_classes(&mut self, written: &str) -> Vec<&'f str> {
+        if written.is_empty() {
+            return Vec::new();
+        }
+        if let Some(v) = self.class_cache.get(written) {
+            return v.clone();
+        }
+        let out = self.find_classes_uncached(written);
+        self.class_cache.insert(written.to_owned(), out.clone());
+        out
+    }
+
+    fn find_classes_uncached(&self, written: &str) -> Vec<&'f str> {
+        let mut out = Vec::new();
+        let last = written.rsplit("::").next().unwrap_or(written);
+        for e in self.ix.named(last) {
+            let k = self.ix.entity(e).kind;
+            if is_class_kind(k) && qual_matches(self.ix.qual(e), written) {
+                out.push(self.ix.qual(e));
+            }
+        }
+        if out.is_empty() {
+            for e in self.ix.named(last) {
+                let en = self.ix.entity(e);
+                if en.kind == NodeKind::Typedef && !en.type_name.is_empty() {
+                    let target = self.ix.sym(e.0, en.type_name);
+                    if target != last {
+                        for e2 in self.ix.named(target.rsplit("::").next().unwrap_or(target)) {
+                            if is_class_kind(self.ix.entity(e2).kind) {
+                                out.push(self.ix.qual(e2));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The class and its transitive bases, nearest first.
+    fn class_chain(&self, class: &'f str) -> Vec<&'f str> {
+        let mut out = vec![class];
+        let mut i = 0;
+        while i < out.len() && out.len() < 32 {
+            if let Some(bs) = self.bases_of.get(out[i]) {
+                for b in bs {
+                    if !out.contains(b) {
+                        out.push(b);
+                    }
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    fn derived_chain(&self, class: &'f str) -> Vec<&'f str> {
+        let mut out = vec![class];
+        let mut i = 0;
+        while i < out.len() && out.len() < 256 {
+            if let Some(ds) = self.derived_of.get(out[i]) {
+                for d in ds {
+                    if !out.contains(d) {
+                        out.push(d);
+                    }
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// CONTAINS, INCLUDES, INHERITS, OVERRIDES.
+    fn structure(&mut self) {
+        let files = self.files();
+        for (fi, f) in files.iter().enumerate() {
+            let fi = fi as u32;
+            let file_node = NodeIdx(self.file_node[fi as usize]);
+            for (ei, e) in f.entities.iter().enumerate() {
+                let me = self.node_of((fi, ei as u32));
+                let roles = if e.flags.contains(NodeFlags::DECLARATION_ONLY) {
+                    Roles::DECLARATION
+                } else {
+                    Roles::DEFINITION
+                };
+                let parent = if e.parent == NO_ENTITY {
+                    file_node
+                } else {
+                    self.node_of((fi, e.parent))
+                };
+                self.edge(
+                    parent,
+                    me,
+                    RelType::Contains,
+                    roles,
+                    Strategy::Direct,
+                    fi,
+                    e.start_line,
+                );
+                if self.kinds[fi as usize][ei] == NodeKind::Method
+                    && e.bits & entity_bits::OUT_OF_LINE != 0
+                {
+                    let scope = scope_of(f.str(e.qual));
+                    let classes = self.find_classes(scope);
+                    for c in classes.iter().take(self.opts.max_ambiguous) {
+                        let strategy = if classes.len() == 1 {
+                            Strategy::ScopeQualified
+                        } else {
+                            Strategy::Ambiguous
+                        };
+                        if let Some(ce) = self.class_entity(c) {
+                            let cn = self.node_of(ce);
+                            self.edge(cn, me, RelType::Contains, roles, strategy, fi, e.start_line);
+                        }
+                    }
+                }
+            }
+            for (ii, inc) in f.includes.iter().enumerate() {
+                self.stats.includes += 1;
+                match self.ix.include_targets[fi as usize][ii] {
+                    Some(t) => {
+                        let tn = NodeIdx(self.file_node[t as usize]);
+                        self.edge(
+                            file_node,
+                            tn,
+                            RelType::Includes,
+                            Roles::IMPORT,
+                            Strategy::Direct,
+                            fi,
+                            inc.line,
+                        );
+                    }
+                    None => {
+                        self.stats.includes_external += 1;
+                        let p = f.str(inc.path);
+                        let id = format!("<{p}>");
+                        let s = self.stub(&id, p, NodeKind::File, NodeFlags::SYSTEM);
+                        let strategy = if inc.system {
+                            Strategy::StdlibMethod
+                        } else {
+                            Strategy::Unresolved
+                        };
+                        self.edge(
+                            file_node,
+                            s,
+                            RelType::Includes,
+                            Roles::IMPORT,
+                            strategy,
+                            fi,
+                            inc.line,
+                        );
+                    }
+                }
+            }
+        }
+        // Inheritance.
+        for (fi, f) in files.iter().enumerate() {
+            let fi = fi as u32;
+            for b in &f.bases {
+                let me = self.node_of((fi, b.entity));
+                let my_qual = f.str(f.entities[b.entity as usize].qual);
+                let written = f.str(b.name);
+                let classes = self.find_classes(written);
+                if classes.is_empty() {
+                    let id = format!("<external>:{written}");
+                    let s = self.stub(&id, written, NodeKind::External, NodeFlags(0));
+                    self.edge(
+                        me,
+                        s,
+                        RelType::Inherits,
+                        Roles::NONE,
+                        Strategy::Unresolved,
+                        fi,
+                        b.line,
+                    );
+                    continue;
+                }
+                let strategy = if classes.len() == 1 {
+                    Strategy::ExactMatch
+                } else {
+                    Strategy::Ambiguous
+                };
+                for c in classes.iter().take(self.opts.max_ambiguous) {
+                    if *c == my_qual {
+                        continue;
+                    }
+                    if let Some(ce) = self.class_entity(c) {
+                        let cn = self.node_of(ce);
+                        self.edge(me, cn, RelType::Inherits, Roles::NONE, strategy, fi, b.line);
+                    }
+                    self.bases_of.entry(my_qual).or_default().push(c);
+                    self.derived_of.entry(c).or_default().push(my_qual);
+                }
+            }
+        }
+        for v in self
+            .bases_of
+            .values_mut()
+            .chain(self.derived_of.values_mut())
+        {
+            v.sort_unstable();
+            v.dedup();
+        }
+        // Overrides: a method of a derived class named like a virtual method of a base.
+        let mut classes: Vec<&'f str> = self.bases_of.keys().copied().collect();
+        classes.sort_unstable();
+        for class in classes {
+            let chain = self.class_chain(class);
+            let mine: Vec<Ent> = self
+                .ix
+                .members_of(class)
+                .filter(|&e| self.kind(e) == NodeKind::Method)
+                .collect();
+            for &m in &mine {
+                let name = self.ix.name(m);
+                for base in chain.iter().skip(1) {
+                    let targets: Vec<Ent> = self
+                        .ix
+                        .members_of(base)
+                        .filter(|&e| {
+                            self.kind(e) == NodeKind::Method
+                                && self.ix.name(e) == name
+                                && self.ix.entity(e).flags.contains(NodeFlags::VIRTUAL)
+                        })
+                        .collect();
+                    for t in targets {
+                        let (mn, tn) = (self.node_of(m), self.node_of(t));
+                        let line = self.ix.entity(m).start_line;
+                        self.edge(
+                            mn,
+                            tn,
+                            RelType::Overrides,
+                            Roles::NONE,
+                            Strategy::ExactMatch,
+                            m.0,
+                            line,
+                        );
+                    }
+                }
+            }
+        }
+        self.seen.clear();
+    }
+
+    /// The defining entity of a class qualified name (first definition in file order).
+    fn class_entity(&self, qual: &str) -> Option<Ent> {
+        let last = qual.rsplit("::").next().unwrap_or(qual);
+        self.ix
+            .named(last)
+            .find(|&e| is_class_kind(self.ix.entity(e).kind) && self.ix.qual(e) == qual)
+    }
+
+    // ----- lookup ------------------------------------------------------------------------
+
+    /// Narrows `self.cands` to what `file` can see; returns the strategy and whether a
+    /// heuristic tie-break was used. Empty `cands` on return means nothing visible.
+    fn visible(&mut self, file: u32, arity: Option<u8>) -> Option<(Strategy, bool)> {
+        self.visible_in(file, arity, false)
+    }
+
+    /// [`Self::visible`], stopping after the translation unit when `tu_only`.
+    fn visible_in(
+        &mut self,
+        file: u32,
+        arity: Option<u8>,
+        tu_only: bool,
+    ) -> Option<(Strategy, bool)> {
+        if self.cands.is_empty() {
+            return None;
+        }
+        let files = self.files();
+        // Narrows in place; leaves the candidates untouched when none would remain.
+        let pick = |r: &mut Self, keep: &dyn Fn(&R, Ent) -> bool| -> bool {
+            if !r.cands.iter().any(|&e| keep(r, e)) {
+                return false;
+            }
+            let mut v = std::mem::take(&mut r.cands);
+            v.retain(|&e| keep(r, e));
+            r.cands = v;
+            true
+        };
+        let narrow_arity = |r: &mut Self| {
+            if r.cands.len() > 1
+                && let Some(a) = arity
+            {
+                let v: Vec<Ent> = r
+                    .cands
+                    .iter()
+                    .copied()
+                    .filter(|&e| r.ix.arity_ok(e, a))
+                    .collect();
+                if !v.is_empty() {
+                    r.cands = v;
+                }
+            }
+        };
+        if pick(self, &|_, e| e.0 == file) {
+            narrow_arity(self);
+            return Some((
+                if self.cands.len() == 1 {
+                    Strategy::ExactMatch
+                } else {
+                    Strategy::Ambiguous
+                },
+                false,
+            ));
+        }
+        self.ix.set_closure(file);
+        if pick(self, &|r, e| r.ix.in_closure(e.0)) {
+            narrow_arity(self);
+            return Some((
+                if self.cands.len() == 1 {
+                    Strategy::ImportMap
+                } else {
+                    Strategy::Ambiguous
+                },
+                false,
+            ));
+        }
+        if tu_only {
+            self.cands.clear();
+            return None;
+        }
+        let internal = |r: &R, e: Ent| {
+            r.ix.is_static(e)
+                || (r.ix.entity(e).kind == NodeKind::Macro && !is_header(&files[e.0 as usize].path))
+        };
+        if pick(self, &|r, e| !internal(r, e)) {
+            if self.cands.len() == 1 {
+                return Some((Strategy::ExactMatch, false));
+            }
+            narrow_arity(self);
+            if self.cands.len() == 1 {
+                return Some((Strategy::ExactMatch, true));
+            }
+            // Nearest directory wins.
+            let here = files[file as usize].path.as_str();
+            let common = |p: &str| {
+                here.split('/')
+                    .zip(p.split('/'))
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            };
+            let best = self
+                .cands
+                .iter()
+                .map(|e| common(&files[e.0 as usize].path))
+                .max()
+                .unwrap_or(0);
+            let near: Vec<Ent> = self
+                .cands
+                .iter()
+                .copied()
+                .filter(|e| common(&files[e.0 as usize].path) == best)
+                .collect();
+            if near.len() == 1 && best > 0 {
+                self.cands = near;
+                return Some((Strategy::ParentChain, true));
+            }
+            if self.cands.len() > self.opts.max_ambiguous {
+                self.cands.clear();
+                return None;
+            }
+            return Some((Strategy::Ambiguous, false));
+        }
+        // Only statics of other files remain: a header's `static inline` reached through an
+        // include we could not resolve is still the likely target.
+
+        if pick(self, &|r, e| {
+            is_header(&files[e.0 as usize].path) && r.ix.entity(e).kind != NodeKind::Macro
+        }) && self.cands.len() == 1
+        {
+            return Some((Strategy::ImportMap, true));
+        }
+        self.cands.clear();
+        None
+    }
+
+    fn collect(&mut self, name: &str, qual: &str, pred: impl Fn(&R, Ent) -> bool) {
+        let mut v = std::mem::take(&mut self.cands);
+        v.clear();
+        v.extend(self.ix.named(name).filter(|&e| {
+            pred(self, e) && (qual.is_empty() || qual_matches(scope_of(self.ix.qual(e)), qual))
+        }));
+        self.cands = v;
+    }
+
+    fn emit_cands(
+        &mut self,
+        src: NodeIdx,
+        rel: RelType,
+        mut roles: Roles,
+        strat: (Strategy, bool),
+        f: u32,
+        line: u32,
+    ) {
+        if strat.1 {
+            roles |= Roles::HEURISTIC;
+        }
+        let cands = std::mem::take(&mut self.cands);
+        for &e in &cands {
+            let mut r = roles;
+            if !self.ix.is_def(e) {
+                r |= Roles::DECLARATION;
+            }
+            let dst = self.node_of(e);
+            self.edge(src, dst, rel, r, strat.0, f, line);
+        }
+        self.cands = cands;
+    }
+
+    // ----- references --------------------------------------------------------------------
+}

@@ -1,0 +1,302 @@
+//! Resolution tests on small in-memory repositories.
+
+use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles};
+
+use super::{ResolveOptions, Resolved, resolve};
+use crate::extract::Extractor;
+
+fn build(files: &[(&str, &str)]) -> Resolved {
+    let mut ex = Extractor::new().expect("grammars");
+    let facts = files
+        .iter()
+        .map(|(p, s)| {
+            let lang = if p.ends_with(".cpp") || p.ends_with(".hpp") {
+                Language::Cpp
+            } else {
+                Language::C
+            };
+            ex.extract(p, lang, s)
+        })
+        .collect();
+    resolve(facts, &ResolveOptions::default())
+}
+
+/// `src -REL-> dst strategy [roles]` for every edge of type `rel`, sorted.
+fn edges(r: &Resolved, rel: RelType) -> Vec<String> {
+    let g = &r.graph;
+    let mut v: Vec<String> = g
+        .edges
+        .iter()
+        .filter(|e| e.rel == rel)
+        .map(|e| {
+            let roles: Vec<&str> = e.roles.names().collect();
+            format!(
+                "{} -{}-> {} {}{}",
+                g.str(g.nodes[e.src.0 as usize].id),
+                rel,
+                g.str(g.nodes[e.dst.0 as usize].id),
+                e.strategy,
+                if roles.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", roles.join("|"))
+                }
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn node<'a>(r: &'a Resolved, id: &str) -> &'a batho_storage::input::NodeInput {
+    let g = &r.graph;
+    g.nodes
+        .iter()
+        .find(|n| g.str(n.id) == id)
+        .unwrap_or_else(|| panic!("no node {id}"))
+}
+
+#[test]
+fn same_name_statics_resolve_within_their_translation_unit() {
+    let r = build(&[
+        (
+            "a.c",
+            "static int helper(void) { return 1; }\nint fa(void) { return helper(); }\n",
+        ),
+        (
+            "b.c",
+            "static int helper(void) { return 2; }\nint fb(void) { return helper(); }\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&r, RelType::Calls),
+        [
+            "a.c:fa -CALLS-> a.c:helper exact_match",
+            "b.c:fb -CALLS-> b.c:helper exact_match"
+        ]
+    );
+}
+
+#[test]
+fn prototype_in_header_resolves_to_the_definition() {
+    let r = build(&[
+        (
+            "inc/util.h",
+            "int util(int x);\nstatic inline int twice(int x) { return 2 * x; }\n",
+        ),
+        (
+            "src/util.c",
+            "#include \"util.h\"\nint util(int x) { return x; }\n",
+        ),
+        (
+            "src/main.c",
+            "#include \"util.h\"\n#include <stdio.h>\nint main(void) { printf(\"%d\", util(twice(1))); return missing(); }\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&r, RelType::Calls),
+        [
+            "src/main.c:main -CALLS-> <external>:missing unresolved",
+            "src/main.c:main -CALLS-> <std>:printf stdlib_method",
+            "src/main.c:main -CALLS-> inc/util.h:twice import_map",
+            "src/main.c:main -CALLS-> src/util.c:util exact_match",
+        ]
+    );
+    assert_eq!(
+        edges(&r, RelType::Includes),
+        [
+            "src/main.c -INCLUDES-> <stdio.h> stdlib_method Import",
+            "src/main.c -INCLUDES-> inc/util.h direct Import",
+            "src/util.c -INCLUDES-> inc/util.h direct Import",
+        ]
+    );
+    let stdio = node(&r, "<stdio.h>");
+    assert_eq!(stdio.kind, NodeKind::File);
+    assert!(stdio.flags.contains(NodeFlags::SYSTEM));
+    assert!(node(&r, "<std>:printf").flags.contains(NodeFlags::SYSTEM));
+    assert_eq!(node(&r, "<external>:missing").kind, NodeKind::External);
+    let calls = r
+        .graph
+        .edges
+        .iter()
+        .find(|e| e.rel == RelType::Calls && e.strategy == batho_schema::Strategy::ExactMatch);
+    assert_eq!(calls.map(|e| (e.confidence, e.line)), Some((0.95, 3)));
+}
+
+#[test]
+fn duplicate_qualified_names_get_numbered_ids_definition_first() {
+    let r = build(&[(
+        "a.c",
+        "static int f(void);\nstatic int f(void) { return 0; }\nstruct stat { int x; };\nint stat(void) { return f(); }\n",
+    )]);
+    let g = &r.graph;
+    let ids: Vec<&str> = g.nodes.iter().map(|n| g.str(n.id)).collect();
+    assert_eq!(
+        ids,
+        [
+            "a.c",
+            "a.c:f#2",
+            "a.c:f",
+            "a.c:stat",
+            "a.c:stat::x",
+            "a.c:stat#2"
+        ]
+    );
+    assert_eq!(
+        edges(&r, RelType::Calls),
+        ["a.c:stat#2 -CALLS-> a.c:f exact_match"]
+    );
+}
+
+#[test]
+fn macros_are_expanded_not_called() {
+    let r = build(&[
+        (
+            "m.h",
+            "#define MAX(a, b) ((a) > (b) ? (a) : (b))\n#define ZSTD_isError ERR_isError\nunsigned ERR_isError(int c);\n",
+        ),
+        (
+            "e.c",
+            "#include \"m.h\"\nunsigned ERR_isError(int c) { return c < 0; }\n",
+        ),
+        (
+            "a.c",
+            "#include \"m.h\"\nint f(int x) { if (ZSTD_isError(x)) return 0; return MAX(x, 1); }\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&r, RelType::Calls),
+        ["a.c:f -CALLS-> e.c:ERR_isError exact_match"]
+    );
+    assert_eq!(
+        edges(&r, RelType::Expands),
+        [
+            "a.c:f -EXPANDS-> m.h:MAX import_map",
+            "a.c:f -EXPANDS-> m.h:ZSTD_isError import_map"
+        ]
+    );
+}
+
+#[test]
+fn callbacks_globals_and_ambiguity() {
+    let r = build(&[
+        ("x/a.c", "int dup(void) { return 1; }\n"),
+        ("y/b.c", "int dup(void) { return 2; }\n"),
+        (
+            "z/c.c",
+            "struct ops { int (*run)(int); };\nint counter;\nint go(struct ops *o) { counter = o->run(counter); return dup(); }\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&r, RelType::Calls),
+        [
+            "z/c.c:go -CALLS-> x/a.c:dup ambiguous",
+            "z/c.c:go -CALLS-> y/b.c:dup ambiguous",
+            "z/c.c:go -CALLS-> z/c.c:ops::run receiver_type Dynamic",
+        ]
+    );
+    assert_eq!(
+        edges(&r, RelType::Writes),
+        ["z/c.c:go -WRITES-> z/c.c:counter exact_match WriteAccess"]
+    );
+    assert_eq!(
+        edges(&r, RelType::Reads),
+        ["z/c.c:go -READS-> z/c.c:counter exact_match ReadAccess"]
+    );
+    assert_eq!(
+        edges(&r, RelType::References),
+        ["z/c.c:go -REFERENCES-> z/c.c:ops exact_match"]
+    );
+}
+
+#[test]
+fn cpp_scopes_receivers_and_virtual_dispatch() {
+    let hdr = r#"
+namespace app {
+class API Shape {
+ public:
+  virtual double area() const;
+  void describe();
+};
+class Circle : public Shape {
+ public:
+  double area() const override;
+};
+}
+"#;
+    let src = r#"
+#include "shape.hpp"
+namespace app {
+double Shape::area() const { return 0; }
+void Shape::describe() { area(); }
+double Circle::area() const { return 3.14; }
+}
+void use(app::Circle c, app::Shape *s) { c.area(); s->describe(); }
+"#;
+    let r = build(&[("shape.hpp", hdr), ("shape.cpp", src)]);
+    assert_eq!(
+        edges(&r, RelType::Calls),
+        [
+            "shape.cpp:app::Shape::describe -CALLS-> shape.cpp:app::Circle::area receiver_type Dynamic",
+            "shape.cpp:app::Shape::describe -CALLS-> shape.cpp:app::Shape::area scope_qualified",
+            "shape.cpp:use -CALLS-> shape.cpp:app::Circle::area receiver_type",
+            "shape.cpp:use -CALLS-> shape.cpp:app::Shape::describe receiver_type",
+        ]
+    );
+    assert_eq!(
+        edges(&r, RelType::Inherits),
+        ["shape.hpp:app::Circle -INHERITS-> shape.hpp:app::Shape exact_match"]
+    );
+    let ov = edges(&r, RelType::Overrides);
+    assert!(
+        ov.contains(
+            &"shape.cpp:app::Circle::area -OVERRIDES-> shape.hpp:app::Shape::area exact_match"
+                .to_owned()
+        ),
+        "{ov:?}"
+    );
+    let contains = edges(&r, RelType::Contains);
+    assert!(
+        contains.contains(&"shape.hpp:app::Shape -CONTAINS-> shape.cpp:app::Shape::describe scope_qualified Definition".to_owned()),
+        "{contains:?}"
+    );
+    assert!(contains.contains(
+        &"shape.cpp:app -CONTAINS-> shape.cpp:app::Shape::describe direct Definition".to_owned()
+    ));
+    assert_eq!(
+        node(&r, "shape.cpp:app::Shape::describe").kind,
+        NodeKind::Method
+    );
+    assert!(
+        node(&r, "shape.hpp:app::Shape::area")
+            .flags
+            .contains(NodeFlags::VIRTUAL)
+    );
+}
+
+#[test]
+fn output_is_deterministic_whatever_the_input_order() {
+    let files = [
+        (
+            "b.c",
+            "#include \"h.h\"\nint b(void) { return a() + helper(); }\n",
+        ),
+        (
+            "a.c",
+            "#include \"h.h\"\nint a(void) { return helper(); }\n",
+        ),
+        (
+            "h.h",
+            "static inline int helper(void) { return 1; }\nint a(void);\n",
+        ),
+    ];
+    let one = build(&files);
+    let mut rev = files;
+    rev.reverse();
+    let two = build(&rev);
+    assert_eq!(one.graph.nodes, two.graph.nodes);
+    assert_eq!(one.graph.edges, two.graph.edges);
+    assert_eq!(one.graph.strings(), two.graph.strings());
+    assert_eq!(one.stats, two.stats);
+    assert!(one.graph.edges.iter().all(|e| e.roles != Roles(255)));
+}

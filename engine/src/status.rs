@@ -1,0 +1,177 @@
+//! The state of a repository's artifact: ready, stale or missing, with its counts.
+//!
+//! Staleness is judged the cheap way a user would: a source file the build would index
+//! was modified after the last run started, or the set of source files changed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use batho_schema::{NodeKind, RelType};
+use batho_storage::{Artifact, RunRecord, StorageError, Store};
+
+use crate::build::artifact_dir;
+use crate::discover::{self, DiscoverOptions};
+
+/// Whether the artifact can be used and is current.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArtifactState {
+    /// Built, and no source file changed since.
+    Ready,
+    /// Built, but sources changed since the last run.
+    Stale,
+    /// Never built.
+    Missing,
+}
+
+impl ArtifactState {
+    /// Lower-case name, as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            ArtifactState::Ready => "ready",
+            ArtifactState::Stale => "stale",
+            ArtifactState::Missing => "missing",
+        }
+    }
+}
+
+/// The status of one repository's artifact.
+#[derive(Clone, Debug)]
+pub struct StatusReport {
+    /// Repository root.
+    pub root: PathBuf,
+    /// Ready, stale or missing.
+    pub state: ArtifactState,
+    /// Current generation (0 when missing).
+    pub generation: u64,
+    /// Nodes per kind.
+    pub node_kinds: BTreeMap<&'static str, u64>,
+    /// Edges per relation type.
+    pub relation_types: BTreeMap<&'static str, u64>,
+    /// Entities: nodes that are neither files nor external stubs.
+    pub entities: u64,
+    /// All edges.
+    pub relationships: u64,
+    /// Indexed source files.
+    pub files: u64,
+    /// The last run, if any.
+    pub last_run: Option<RunRecord>,
+    /// Bytes the artifact folder takes on disk.
+    pub size_on_disk: u64,
+    /// Source files changed, added or removed since the last run (at most a few, for display).
+    pub changed_files: Vec<String>,
+    /// How many source files changed, were added or removed in all.
+    pub changed_count: u64,
+    /// Problems found by a full verification, when one was asked for (`None` otherwise).
+    pub integrity: Option<Vec<String>>,
+}
+
+/// Reports the status of the artifact of the repository at `root`; with `verify`, also
+/// checks every structure and re-hashes every segment (slow on large artifacts).
+pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let dir = artifact_dir(&root);
+    let mut report = StatusReport {
+        root: root.clone(),
+        state: ArtifactState::Missing,
+        generation: 0,
+        node_kinds: BTreeMap::new(),
+        relation_types: BTreeMap::new(),
+        entities: 0,
+        relationships: 0,
+        files: 0,
+        last_run: None,
+        size_on_disk: 0,
+        changed_files: Vec::new(),
+        changed_count: 0,
+        integrity: None,
+    };
+    if !dir.is_dir() {
+        return Ok(report);
+    }
+    let artifact = match Artifact::open(&dir) {
+        Ok(a) => a,
+        Err(StorageError::NoArtifact { .. }) => return Ok(report),
+        Err(e) => return Err(e),
+    };
+    report.size_on_disk = Store::create_or_open(&dir)?.size_on_disk()?;
+    report.generation = artifact.generation();
+    for kind in NodeKind::ALL {
+        let n = artifact.nodes_of_kind(*kind).len();
+        if n > 0 {
+            report.node_kinds.insert(kind.name(), n);
+        }
+        if !matches!(kind, NodeKind::File | NodeKind::External) {
+            report.entities += n;
+        }
+    }
+    for rel in RelType::ALL {
+        let n = artifact.edges_of_rel(*rel).len();
+        if n > 0 {
+            report.relation_types.insert(rel.name(), n);
+        }
+    }
+    report.relationships = u64::from(artifact.edge_count());
+    report.last_run = artifact.last_run();
+    if verify {
+        let issues = artifact.verify(true);
+        report.integrity = Some(issues.iter().map(ToString::to_string).collect());
+    }
+    let indexed = indexed_files(&artifact);
+    report.files = indexed.len() as u64;
+
+    let since_ms = report.last_run.as_ref().map_or(0, |r| r.started_at_ms);
+    let changed = changed_files(&root, &indexed, since_ms);
+    report.changed_count = changed.len() as u64;
+    report.changed_files = changed.into_iter().take(20).collect();
+    report.state = if report.changed_count == 0 {
+        ArtifactState::Ready
+    } else {
+        ArtifactState::Stale
+    };
+    Ok(report)
+}
+
+/// Paths of the source files the artifact indexed (its non-system `File` nodes).
+fn indexed_files(artifact: &Artifact) -> BTreeSet<String> {
+    artifact
+        .nodes_of_kind(NodeKind::File)
+        .iter()
+        .map(|n| artifact.node(batho_storage::input::NodeIdx(n)))
+        .filter(|n| !n.flags().contains(batho_schema::NodeFlags::SYSTEM))
+        .map(|n| n.file().to_owned())
+        .collect()
+}
+
+/// Source files modified or added after `since_ms`, plus indexed files that are gone.
+fn changed_files(root: &Path, indexed: &BTreeSet<String>, since_ms: i64) -> Vec<String> {
+    let Ok(discovery) = discover::discover(root, &DiscoverOptions::default()) else {
+        return Vec::new();
+    };
+    let mut changed = Vec::new();
+    let mut seen = BTreeSet::new();
+    for f in &discovery.files {
+        seen.insert(f.rel_path.as_str());
+        let modified_ms = std::fs::metadata(&f.abs_path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_millis() as i64);
+        // A new file is caught by its mtime too: creating it (or checking it out) sets it.
+        if modified_ms > since_ms {
+            changed.push(f.rel_path.clone());
+        }
+    }
+    let skipped: BTreeSet<&str> = discovery
+        .skipped
+        .iter()
+        .map(|s| s.rel_path.as_str())
+        .collect();
+    for path in indexed {
+        if !seen.contains(path.as_str()) && !skipped.contains(path.as_str()) {
+            changed.push(path.clone());
+        }
+    }
+    changed.sort();
+    changed
+}

@@ -1,0 +1,596 @@
+//! Golden tests: every operator against a small hand-built code graph.
+
+#[path = "query_support.rs"]
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use batho_engine::query::render::{Format, render};
+use batho_engine::query::{Bound, Database, Limits, QueryError, QueryOptions, Value};
+
+fn db() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = support::golden(dir.path());
+    (dir, db)
+}
+
+/// Runs `q` and renders its rows as `a | b` lines (sorted unless `ordered`).
+fn run(db: &Database, q: &str, ordered: bool) -> String {
+    run_p(db, q, &BTreeMap::new(), ordered)
+}
+
+fn run_p(db: &Database, q: &str, params: &BTreeMap<String, Value>, ordered: bool) -> String {
+    let res = db.query(q, params).unwrap_or_else(|e| panic!("{q}\n{e}"));
+    let mut lines: Vec<String> = res
+        .rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .collect();
+    if !ordered {
+        lines.sort();
+    }
+    lines.join("\n")
+}
+
+#[test]
+fn seek_and_expand() {
+    let (_d, db) = db();
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (c)-[:CALLS]->(f:Function {name: 'luaD_call'}) RETURN c.name",
+            false
+        ),
+        "'helper'\n'main'\n'util'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (f {id: 'src/a.c:main'})-[r]->(x) RETURN type(r), x.name",
+            false
+        ),
+        "'CALLS' | 'helper'\n'CALLS' | 'luaD_call'\n'EXPANDS' | 'MAX'"
+    );
+    // Undirected, and a label that matches nothing.
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (v:Variable)-[r]-(x) RETURN type(r), x.name",
+            false
+        ),
+        "'CONTAINS' | 'b.c'\n'READS' | 'util'\n'WRITES' | 'luaD_call'"
+    );
+    assert_eq!(run(&db, "MATCH (n:Class) RETURN n", false), "");
+    let explain = db
+        .query(
+            "EXPLAIN MATCH (c)-[:CALLS]->(f:Function {name: 'luaD_call'}) RETURN c.id",
+            &BTreeMap::new(),
+        )
+        .expect("explain");
+    let plan = explain.plan.expect("plan text");
+    assert!(plan.contains("name index"), "{plan}");
+    assert!(plan.contains("in-CSR, type CALLS"), "{plan}");
+}
+
+#[test]
+fn scans_filters_projections() {
+    let (_d, db) = db();
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (n:Function) WHERE n.is_static RETURN n.name",
+            false
+        ),
+        "'helper'"
+    );
+    assert_eq!(run(&db, "MATCH (n) RETURN count(*)", false), "9");
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (n:Function|Macro) WHERE n.file ENDS WITH 'b.c' RETURN n.name ORDER BY n.name",
+            true
+        ),
+        "'MAX'\n'lonely'\n'luaD_call'\n'util'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (f:Function {name: 'main'}) RETURN f.kind, f.language, f.is_exported, f.content_hash",
+            false
+        ),
+        "'Function' | 'c' | true | '07070707070707070707070707070707'"
+    );
+}
+
+#[test]
+fn aggregates_sort_topk_skip_limit_distinct() {
+    let (_d, db) = db();
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (a)-[:CALLS]->(b) RETURN b.name AS n, count(*) AS c ORDER BY c DESC, n",
+            true
+        ),
+        "'luaD_call' | 3\n'util' | 2\n'helper' | 1"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (a)-[:CALLS]->(b) RETURN b.name ORDER BY b.name LIMIT 2",
+            true
+        ),
+        "'helper'\n'luaD_call'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (a)-[:CALLS]->(b) RETURN DISTINCT b.name ORDER BY b.name SKIP 1 LIMIT 1",
+            true
+        ),
+        "'luaD_call'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (a:Function) RETURN collect(a.name)[0..2] AS xs, min(a.start_line), max(a.name)",
+            false
+        ),
+        "['main', 'helper'] | 3 | 'util'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (a:Class) RETURN count(*), sum(a.start_line)",
+            false
+        ),
+        "0 | 0"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH ()-[r:CALLS]->() RETURN avg(r.confidence) > 0.5, min(r.strategy)",
+            false
+        ),
+        "true | 'ambiguous'"
+    );
+}
+
+#[test]
+fn variable_length_and_paths() {
+    let (_d, db) = db();
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (f {name: 'main'})-[:CALLS*1..3]->(g) RETURN DISTINCT g.name",
+            false
+        ),
+        "'helper'\n'luaD_call'\n'util'"
+    );
+    // Trails: main->helper->luaD_call->util, main->luaD_call->util->luaD_call, ...
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (f {name: 'main'})-[r:CALLS*3]->(g) RETURN g.name, size(r)",
+            false
+        ),
+        "'luaD_call' | 3\n'luaD_call' | 3\n'util' | 3"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (f {name: 'main'})-[:CALLS*0..1]->(g) RETURN g.name",
+            false
+        ),
+        "'helper'\n'luaD_call'\n'main'"
+    );
+    let explain = run(
+        &db,
+        "EXPLAIN MATCH (f {name: 'main'})-[:CALLS*1..3]->(g) RETURN DISTINCT g.name",
+        true,
+    );
+    assert!(explain.contains("BFS with a visited set"), "{explain}");
+    let q =
+        "MATCH (f {name: 'main'})-[:CALLS*1..3]->(g) RETURN count(DISTINCT g) AS n, min(g.name)";
+    assert_eq!(run(&db, q, false), "3 | 'helper'");
+    let explain = run(&db, &format!("EXPLAIN {q}"), true);
+    assert!(explain.contains("BFS with a visited set"), "{explain}");
+    let q = "MATCH (f {name: 'main'})-[:CALLS*1..3]->(g) RETURN count(g) AS n";
+    // Every trail counts: 2 of one hop, 3 of two, 3 of three.
+    assert_eq!(run(&db, q, false), "8");
+    let explain = run(&db, &format!("EXPLAIN {q}"), true);
+    assert!(explain.contains("DFS over trails"), "{explain}");
+    assert_eq!(
+        run(
+            &db,
+            "MATCH p = shortestPath((a {name: 'main'})-[:CALLS*..5]->(b {name: 'util'})) RETURN length(p), nodes(p)[0].name, nodes(p)[2].name",
+            false
+        ),
+        "2 | 'main' | 'util'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH p = allShortestPaths((a {name: 'main'})-[:CALLS*..5]->(b {name: 'util'})) RETURN nodes(p)[0].name, nodes(p)[1].name, nodes(p)[2].name",
+            false
+        ),
+        "'main' | 'helper' | 'util'\n'main' | 'luaD_call' | 'util'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH p = shortestPath((a {name: 'util'})-[:CALLS*..5]->(b {name: 'main'})) RETURN p",
+            false
+        ),
+        ""
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH p = (a {name: 'main'})-[:CALLS]->()-[:CALLS]->(b {name: 'util'}) RETURN nodes(p)[0].name, nodes(p)[1].name, nodes(p)[2].name",
+            false
+        ),
+        "'main' | 'helper' | 'util'\n'main' | 'luaD_call' | 'util'"
+    );
+}
+
+#[test]
+fn roles_are_pushed_down() {
+    let (_d, db) = db();
+    let q = "MATCH (a)-[r]->(v:Variable) WHERE has_role(r, 'WriteAccess') RETURN a.name";
+    assert_eq!(run(&db, q, false), "'luaD_call'");
+    let plan = run(&db, &format!("EXPLAIN {q}"), true);
+    assert!(plan.contains("role bitmap WriteAccess"), "{plan}");
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (a)-[r]->(v:Variable) WHERE has_role(r, 'ReadAccess') = false RETURN a.name",
+            false
+        ),
+        "'b.c'\n'luaD_call'"
+    );
+}
+
+#[test]
+fn unwind_optional_product_join_params() {
+    let (_d, db) = db();
+    let mut p = BTreeMap::new();
+    p.insert(
+        "ids".to_string(),
+        Value::List(vec![
+            "src/a.c:main".into(),
+            "nope".into(),
+            "src/b.c:util".into(),
+        ]),
+    );
+    assert_eq!(
+        run_p(
+            &db,
+            "UNWIND $ids AS id MATCH (n {id: id}) RETURN n.name",
+            &p,
+            true
+        ),
+        "'main'\n'util'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (f:Function) OPTIONAL MATCH (f)-[:READS]->(v) RETURN f.name, v.name",
+            false
+        ),
+        "'helper' | null\n'lonely' | null\n'luaD_call' | null\n'main' | null\n'util' | 'counter'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (a:File), (b:Macro) RETURN a.name, b.name",
+            false
+        ),
+        "'a.c' | 'MAX'\n'b.c' | 'MAX'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (a:Variable), (b:Macro) WHERE a.file = b.file RETURN a.name, b.name",
+            false
+        ),
+        "'counter' | 'MAX'"
+    );
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (a:Function), (b:Function) WHERE a.name = b.name AND a.id < b.id RETURN a.id",
+            false
+        ),
+        ""
+    );
+    let err = db
+        .query("MATCH (n {id: $missing}) RETURN n", &BTreeMap::new())
+        .expect_err("missing param");
+    assert!(
+        matches!(err, QueryError::Eval { .. }) && err.is_query_error(),
+        "{err}"
+    );
+}
+
+#[test]
+fn procedures() {
+    let (_d, db) = db();
+    assert_eq!(
+        run(
+            &db,
+            "CALL db.labels() YIELD label, count WHERE count > 0 RETURN label, count",
+            false
+        ),
+        "'File' | 2\n'Function' | 5\n'Macro' | 1\n'Variable' | 1"
+    );
+    assert!(run(&db, "CALL db.relationshipTypes()", false).contains("'CALLS' | 6"));
+    assert!(run(&db, "CALL db.propertyKeys()", false).contains("'relationship' | 'confidence'"));
+    assert!(run(&db, "CALL db.schema()", false).contains("'label' | 'Function' | 5"));
+    let runs = db
+        .query(
+            "CALL db.runs() YIELD id, status, nodes RETURN status, nodes",
+            &BTreeMap::new(),
+        )
+        .expect("runs");
+    assert_eq!(
+        runs.rows,
+        vec![vec![Value::from("completed"), Value::Int(9)]]
+    );
+}
+
+#[test]
+fn errors_are_typed() {
+    let (_d, db) = db();
+    let e = db
+        .query("MATCH (n:Functon) RETURN n", &BTreeMap::new())
+        .expect_err("bad label");
+    let QueryError::Compile { diagnostics } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(diagnostics[0].line, 1);
+    assert!(e.is_query_error());
+    let e = db
+        .query("CREATE (n:Function {id: 'x'})", &BTreeMap::new())
+        .expect_err("read-only");
+    assert!(matches!(e, QueryError::ReadOnly { .. }), "{e}");
+    assert!(e.to_string().contains("read-only"));
+    let e = Database::open(std::path::Path::new("/nonexistent/batho")).expect_err("no artifact");
+    assert!(!e.is_query_error());
+}
+
+#[test]
+fn bounds_are_reported() {
+    let (_d, db) = db();
+    let q = "MATCH (a)-[*]-(b) RETURN a, b";
+    let opts = QueryOptions {
+        limits: Limits {
+            max_rows: 5,
+            ..Limits::default()
+        },
+        ..QueryOptions::default()
+    };
+    let res = db.query_with(q, &BTreeMap::new(), &opts).expect("runs");
+    assert_eq!(res.rows.len(), 5);
+    assert_eq!(res.truncated, Some(Bound::Rows { limit: 5 }));
+    let opts = QueryOptions {
+        limits: Limits {
+            max_work: 1000,
+            ..Limits::default()
+        },
+        ..QueryOptions::default()
+    };
+    let e = db
+        .query_with("MATCH (a)-[*]-(b) RETURN count(*)", &BTreeMap::new(), &opts)
+        .expect_err("work");
+    assert!(
+        matches!(
+            e,
+            QueryError::LimitExceeded {
+                bound: Bound::Work { limit: 1000 }
+            }
+        ),
+        "{e}"
+    );
+    let cancel = Arc::new(AtomicBool::new(true));
+    let opts = QueryOptions {
+        cancel: Some(cancel),
+        ..QueryOptions::default()
+    };
+    let e = db
+        .query_with("MATCH (n) RETURN n", &BTreeMap::new(), &opts)
+        .expect_err("cancelled");
+    assert!(
+        matches!(
+            e,
+            QueryError::LimitExceeded {
+                bound: Bound::Cancelled
+            }
+        ),
+        "{e}"
+    );
+    let opts = QueryOptions {
+        limits: Limits {
+            timeout: Some(std::time::Duration::ZERO),
+            ..Limits::default()
+        },
+        ..QueryOptions::default()
+    };
+    let e = db
+        .query_with("MATCH (n) RETURN n", &BTreeMap::new(), &opts)
+        .expect_err("timeout");
+    assert!(
+        matches!(
+            e,
+            QueryError::LimitExceeded {
+                bound: Bound::Timeout { .. }
+            }
+        ),
+        "{e}"
+    );
+    // LIMIT stops the expansion: the work budget that a full run exceeds is enough.
+    let opts = QueryOptions {
+        limits: Limits {
+            max_work: 200,
+            ..Limits::default()
+        },
+        ..QueryOptions::default()
+    };
+    let res = db
+        .query_with(
+            "MATCH (a)-[*]-(b) RETURN a LIMIT 3",
+            &BTreeMap::new(),
+            &opts,
+        )
+        .expect("limit");
+    assert_eq!(res.rows.len(), 3);
+}
+
+#[test]
+fn profile_and_prepared() {
+    let (_d, db) = db();
+    let res = db
+        .query(
+            "PROFILE MATCH (a:Function)-[:CALLS]->(b) RETURN b.name",
+            &BTreeMap::new(),
+        )
+        .expect("profile");
+    assert_eq!(res.rows.len(), 6);
+    let prof = res.profile.expect("profile");
+    assert_eq!(prof[0].rows, 6);
+    assert!(res.plan.expect("text").contains("rows=6"));
+    let prep = db
+        .prepare("MATCH (f:Function {name: $n}) RETURN f.id")
+        .expect("prepare");
+    assert_eq!(prep.parameters(), ["n"]);
+    for (n, id) in [("main", "src/a.c:main"), ("util", "src/b.c:util")] {
+        let mut p = BTreeMap::new();
+        p.insert("n".to_string(), Value::from(n));
+        assert_eq!(
+            prep.execute(&p).expect("exec").rows,
+            vec![vec![Value::from(id)]]
+        );
+    }
+    assert_eq!(db.generation(), db.artifact().generation());
+}
+
+#[test]
+fn rendering() {
+    let (_d, db) = db();
+    let res = db
+        .query(
+            "MATCH (a {name: 'util'})-[r:READS]->(v) RETURN a.name AS name, r, 'x,\"y' AS s",
+            &BTreeMap::new(),
+        )
+        .expect("query");
+    let g = db.graph();
+    let table = render(&res, &g, Format::Table);
+    assert!(table.ends_with("(1 row)\n"), "{table}");
+    assert!(table.starts_with("name | r"), "{table}");
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&res, &g, Format::Json)).expect("json");
+    assert_eq!(json[0]["name"], "util");
+    assert_eq!(json[0]["r"]["_type"], "READS");
+    assert_eq!(json[0]["r"]["roles"], 8);
+    let jl = render(&res, &g, Format::JsonLines);
+    assert_eq!(jl.lines().count(), 1);
+    let csv = render(&res, &g, Format::Csv);
+    assert!(csv.starts_with("name,r,s\r\nutil,"), "{csv}");
+    assert!(csv.contains("\"x,\"\"y\""), "{csv}");
+    let res = db
+        .query("MATCH (a {name: 'main'}) RETURN a", &BTreeMap::new())
+        .expect("node");
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&res, &g, Format::Json)).expect("json");
+    assert_eq!(json[0]["a"]["_labels"][0], "Function");
+    assert_eq!(json[0]["a"]["id"], "src/a.c:main");
+}
+
+#[test]
+fn memory_bound_and_refresh() {
+    let (dir, mut db) = db();
+    let opts = QueryOptions {
+        limits: Limits {
+            max_intermediate_rows: 3,
+            ..Limits::default()
+        },
+        ..QueryOptions::default()
+    };
+    let e = db
+        .query_with(
+            "MATCH (n) RETURN n.name ORDER BY n.name",
+            &BTreeMap::new(),
+            &opts,
+        )
+        .expect_err("sort holds 9 rows");
+    assert!(
+        matches!(
+            e,
+            QueryError::LimitExceeded {
+                bound: Bound::Memory { limit: 3 }
+            }
+        ),
+        "{e}"
+    );
+    // TopK holds only k rows, so the same bound admits ORDER BY ... LIMIT 2.
+    let res = db
+        .query_with(
+            "MATCH (n) RETURN n.name ORDER BY n.name LIMIT 2",
+            &BTreeMap::new(),
+            &opts,
+        )
+        .expect("top-k");
+    assert_eq!(
+        res.rows,
+        vec![vec![Value::from("MAX")], vec![Value::from("a.c")]]
+    );
+
+    assert!(!db.refresh().expect("refresh"));
+    let before = db.generation();
+    let mut g = batho_storage::GraphBuilder::new();
+    support::node(
+        &mut g,
+        "x.c",
+        "only",
+        batho_schema::NodeKind::Function,
+        batho_schema::NodeFlags(0),
+    );
+    let store = batho_storage::Store::create_or_open(&dir.path().join(".batho")).expect("store");
+    store
+        .lock_writer()
+        .expect("lock")
+        .commit(&g, batho_storage::fuzzing::sample_run(&g))
+        .expect("commit");
+    assert!(db.refresh().expect("refresh"));
+    assert!(db.generation() > before);
+    assert_eq!(run(&db, "MATCH (n) RETURN n.name", false), "'only'");
+}
+
+#[test]
+fn database_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Database>();
+    let (_d, db) = db();
+    let db = Arc::new(db);
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                db.query("MATCH (n:Function) RETURN count(*)", &BTreeMap::new())
+                    .map(|r| r.rows)
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(
+            h.join().expect("thread").expect("query"),
+            vec![vec![Value::Int(5)]]
+        );
+    }
+}
