@@ -1,1 +1,77 @@
-fn main() {}
+//! `batho`: build, inspect and query Batho artifacts of C and C++ repositories.
+//!
+//! This binary only parses arguments and prints; every behaviour lives in `batho-engine`.
+//! Errors are printed as one line (plus a hint when there is one) with a non-zero exit code.
+
+mod build_cmd;
+mod mcp_cmd;
+mod output;
+mod query_cmd;
+mod status_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Batho: an embedded graph database for C and C++ code.
+#[derive(Parser, Debug)]
+#[command(name = "batho", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Index a repository into its artifact (<PATH>/.batho).
+    Build(build_cmd::BuildArgs),
+    /// Show the state of a repository's artifact: ready, stale or missing, with counts.
+    Status(status_cmd::StatusArgs),
+    /// Run BQL statements against a repository's artifact and print the results.
+    Query(query_cmd::QueryArgs),
+    /// Serve the MCP tools over stdio (for AI agents).
+    Mcp(mcp_cmd::McpArgs),
+}
+
+/// An error for people: a message, an optional hint, and the exit code to leave with.
+pub(crate) struct Failure {
+    pub message: String,
+    pub hint: Option<String>,
+    pub code: u8,
+}
+
+impl Failure {
+    pub(crate) fn new(message: impl Into<String>, hint: Option<&str>) -> Self {
+        Failure {
+            message: message.into(),
+            hint: hint.map(str::to_owned),
+            code: 1,
+        }
+    }
+}
+
+/// The repository a command works on: the given path, or the current directory.
+pub(crate) fn repo_path(path: Option<PathBuf>) -> PathBuf {
+    path.unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Build(args) => build_cmd::run(args),
+        Command::Status(args) => status_cmd::run(args),
+        Command::Query(args) => query_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            if let Some(hint) = f.hint {
+                eprintln!("hint: {hint}");
+            }
+            ExitCode::from(f.code)
+        }
+    }
+}

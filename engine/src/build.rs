@@ -17,7 +17,7 @@ use batho_storage::{RunKind, RunRecord, RunStatus, StorageError, Store};
 use crate::discover::{self, DiscoverOptions, SkipReason, SkippedFile};
 use crate::extract::{Extractor, FileFacts};
 use crate::resolve::{self, ResolveOptions};
-use crate::{git, source};
+use crate::{algo, git, source};
 
 /// The folder, inside a repository, that holds its artifact.
 pub const ARTIFACT_DIR: &str = ".batho";
@@ -57,6 +57,8 @@ pub enum BuildEvent {
     },
     /// All files are parsed; references are being resolved.
     Resolving,
+    /// Communities are being detected.
+    Communities,
     /// The graph is being written to the store.
     Writing,
 }
@@ -205,7 +207,12 @@ pub fn build(
 
     progress(BuildEvent::Resolving);
     let resolved = resolve::resolve(facts, &ResolveOptions::default());
-    let graph = resolved.graph;
+    let mut graph = resolved.graph;
+    progress(BuildEvent::Communities);
+    let communities = algo::communities(&graph);
+    for (node, community) in graph.nodes.iter_mut().zip(communities) {
+        node.community = community;
+    }
 
     let mut kinds = BTreeMap::new();
     let mut entities = 0;

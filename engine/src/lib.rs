@@ -1,5 +1,14 @@
-//! Batho's engine.
+//! Batho's engine: everything between a repository on disk and an answer to a query.
+//!
+//! It joins the store (`batho-storage`) and the language (`batho-lang`): `discover`,
+//! `source` and `git` find and read what to index; `extract` walks each file's
+//! tree-sitter syntax tree once into compact facts; `resolve` links those facts into a
+//! graph with the confidence tiers of the specification; `algo` holds graph algorithms
+//! (communities); `build` runs the whole pipeline and commits a generation; `status`
+//! reports on an artifact; `query` plans and executes BQL over an open artifact and is
+//! the API every front end (CLI, REPL, MCP server) uses.
 
+pub mod algo;
 pub mod build;
 pub mod discover;
 pub mod extract;

@@ -1,1 +1,20 @@
-//! The Batho MCP server: every tool compiles to a BQL query run by the engine.
+//! The Batho MCP server: a stdio Model Context Protocol server over registered code-graph
+//! artifacts. Every graph tool compiles to one or more BQL queries (with parameters) that
+//! run through [`batho_engine::query::Database`]; the query text travels back in
+//! `structuredContent.meta.query` so any answer can be reproduced in `batho-ql`.
+//!
+//! Modules: [`registry`] (repos under `$BATHO_HOME`, atomic writes), [`gating`] (which
+//! destructive tools are exposed), `state` (open databases, freshness per call), `tools`
+//! (one function per tool, markdown + JSON), `server` (the rmcp handler).
+
+#![warn(missing_docs)]
+
+mod error;
+pub mod gating;
+pub mod registry;
+mod server;
+mod state;
+mod tools;
+
+pub use error::{ServeError, ToolError};
+pub use server::{BathoServer, ServerOptions, serve_stdio, serve_stdio_blocking};

@@ -221,17 +221,27 @@ impl Roles {
 
     /// Parses one role name case-insensitively.
     pub fn from_name(name: &str) -> Option<Roles> {
-        Self::NAMED.iter().find(|(_, n)| n.eq_ignore_ascii_case(name)).map(|(r, _)| *r)
+        Self::NAMED
+            .iter()
+            .find(|(_, n)| n.eq_ignore_ascii_case(name))
+            .map(|(r, _)| *r)
     }
 
     /// The names of the set bits, lowest first.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
-        Self::NAMED.into_iter().filter(move |(r, _)| self.contains(*r)).map(|(_, n)| n)
+        Self::NAMED
+            .into_iter()
+            .filter(move |(r, _)| self.contains(*r))
+            .map(|(_, n)| n)
     }
 
     /// Comma-separated list of every valid role name, for error messages.
     pub fn valid_names() -> String {
-        Self::NAMED.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
+        Self::NAMED
+            .iter()
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -315,6 +325,9 @@ mod tests {
         assert_eq!(Roles::from_name("nope"), None);
         let r = Roles::DYNAMIC | Roles::READ_ACCESS;
         assert_eq!(r.names().collect::<Vec<_>>(), ["ReadAccess", "Dynamic"]);
-        assert_eq!(RelType::from_name_or_alias("imports"), Some(RelType::Includes));
+        assert_eq!(
+            RelType::from_name_or_alias("imports"),
+            Some(RelType::Includes)
+        );
     }
 }

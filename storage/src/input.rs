@@ -4,7 +4,10 @@
 //! segments. Strings are interned as they arrive so that a kernel-size graph (millions of
 //! nodes and edges) does not hold one heap allocation per field.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use foldhash::fast::FixedState;
+use hashbrown::HashTable;
 
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
 
@@ -71,14 +74,33 @@ pub struct EdgeInput {
 }
 
 /// Accumulates the nodes, edges and strings of one graph generation.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct GraphBuilder {
     strings: Vec<String>,
-    string_ids: HashMap<String, StrId>,
+    // Ids of `strings`, hashed by their text. The text is stored once (in `strings`): a
+    // kernel build interns tens of millions of strings, and a `HashMap<String, _>` would
+    // hold a second copy of each and hash it with SipHash.
+    string_ids: HashTable<StrId>,
     /// Nodes in insertion order; a node's index is its [`NodeIdx`].
     pub nodes: Vec<NodeInput>,
     /// Edges in any order; the writer sorts them into CSR order.
     pub edges: Vec<EdgeInput>,
+}
+
+/// A fixed-seed hash: interning must not depend on a random seed, so that builds stay
+/// reproducible (the ids themselves come from insertion order either way).
+fn string_hash(s: &str) -> u64 {
+    FixedState::with_seed(0x6261_7468_6f00_0001).hash_one(s)
+}
+
+impl std::fmt::Debug for GraphBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphBuilder")
+            .field("strings", &self.strings.len())
+            .field("nodes", &self.nodes.len())
+            .field("edges", &self.edges.len())
+            .finish()
+    }
 }
 
 impl GraphBuilder {
@@ -91,12 +113,16 @@ impl GraphBuilder {
 
     /// Interns `s`, returning the id of an equal string if one exists.
     pub fn intern(&mut self, s: &str) -> StrId {
-        if let Some(id) = self.string_ids.get(s) {
+        let hash = string_hash(s);
+        let strings = &self.strings;
+        if let Some(id) = self.string_ids.find(hash, |id| strings[id.0 as usize] == s) {
             return *id;
         }
         let id = StrId(u32::try_from(self.strings.len()).expect("more than 2^32 strings"));
         self.strings.push(s.to_owned());
-        self.string_ids.insert(s.to_owned(), id);
+        let strings = &self.strings;
+        self.string_ids
+            .insert_unique(hash, id, |id| string_hash(&strings[id.0 as usize]));
         id
     }
 

@@ -1,0 +1,53 @@
+//! `batho-ql [PATH]`: the interactive BQL shell. With a terminal on standard input it
+//! prompts, completes and colours; otherwise it runs the statements it reads (separated by
+//! `;`) and exits non-zero when any of them failed, so `batho-ql repo < queries.bql` works
+//! in scripts.
+
+#[path = "../repl/mod.rs"]
+mod repl;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: batho-ql [PATH]\n\nPATH is a repository root with a .batho artifact (default: the current directory).";
+
+fn main() -> ExitCode {
+    let mut path = None;
+    for arg in std::env::args_os().skip(1) {
+        match arg.to_str() {
+            Some("-h" | "--help") => {
+                println!("{USAGE}\n\n{}", repl::session::HELP);
+                return ExitCode::SUCCESS;
+            }
+            Some("-V" | "--version") => {
+                println!("batho-ql {}", env!("CARGO_PKG_VERSION"));
+                return ExitCode::SUCCESS;
+            }
+            Some(a) if a.starts_with('-') && a.len() > 1 => {
+                eprintln!("error: unknown option '{a}'\n{USAGE}");
+                return ExitCode::from(2);
+            }
+            _ if path.is_some() => {
+                eprintln!("error: more than one PATH given\n{USAGE}");
+                return ExitCode::from(2);
+            }
+            _ => path = Some(PathBuf::from(arg)),
+        }
+    }
+    let path = path.unwrap_or_else(|| PathBuf::from("."));
+    let code = if std::io::stdin().is_terminal() {
+        repl::interactive(&path)
+    } else {
+        let stdin = std::io::stdin();
+        let stdout = std::io::stdout();
+        let stderr = std::io::stderr();
+        repl::script(
+            &path,
+            &mut stdin.lock(),
+            &mut stdout.lock(),
+            &mut stderr.lock(),
+        )
+    };
+    ExitCode::from(code)
+}

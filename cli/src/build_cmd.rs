@@ -1,0 +1,122 @@
+//! `batho build`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use batho_engine::build::{self, BuildEvent, BuildOptions};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use crate::output::run_json;
+use crate::{Failure, repo_path};
+
+#[derive(Args, Debug)]
+pub(crate) struct BuildArgs {
+    /// Repository root (default: the current directory).
+    path: Option<PathBuf>,
+    /// Rebuild from scratch, replacing an existing artifact.
+    #[arg(long)]
+    full: bool,
+    /// Parser threads (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_workers: Option<u32>,
+    /// Skip (and report) files larger than this many KiB (default: 32768).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_file_size_kb: Option<u64>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
+    let root = repo_path(args.path);
+    let opts = BuildOptions {
+        full: args.full,
+        max_workers: args.max_workers.map(|n| n as usize),
+        max_file_size_kb: args.max_file_size_kb,
+    };
+    let bar = (std::io::stderr().is_terminal() && !args.json).then(|| {
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar.set_message("discovering");
+        bar
+    });
+    let progress = |event: BuildEvent| {
+        let Some(bar) = &bar else { return };
+        match event {
+            BuildEvent::Discovered { files, bytes } => {
+                bar.set_length(bytes);
+                bar.set_message(format!("parsing {files} files"));
+            }
+            BuildEvent::Parsed { bytes, .. } => bar.set_position(bytes),
+            BuildEvent::Resolving => bar.set_message("resolving references"),
+            BuildEvent::Communities => bar.set_message("detecting communities"),
+            BuildEvent::Writing => bar.set_message("writing the artifact"),
+        }
+    };
+    let result = build::build(&root, &opts, &progress);
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let report = result.map_err(|e| Failure::new(e.to_string(), e.hint()))?;
+
+    if args.json {
+        let value = json!({
+            "path": report.root,
+            "entities": report.entities,
+            "relationships": report.relationships,
+            "files": report.files,
+            "kinds": report.kinds,
+            "skipped": report.skipped.iter().map(|s| json!({"path": s.rel_path, "reason": s.reason.to_string()})).collect::<Vec<_>>(),
+            "lossy_files": report.lossy_files,
+            "files_with_syntax_errors": report.files_with_syntax_errors,
+            "source_bytes": report.source_bytes,
+            "bytes_written": report.bytes_written,
+            "run": run_json(&report.run),
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    for s in &report.skipped {
+        eprintln!("skipped {}: {}", s.rel_path, s.reason);
+    }
+    for f in &report.lossy_files {
+        eprintln!("decoded lossily (not valid UTF-8): {f}");
+    }
+    let kinds: Vec<String> = report
+        .kinds
+        .iter()
+        .map(|(k, n)| format!("{n} {}", k.to_lowercase()))
+        .collect();
+    println!("  {}", kinds.join(", "));
+    if report.files_with_syntax_errors > 0 {
+        println!(
+            "  {} files have syntax errors tree-sitter recovered from",
+            report.files_with_syntax_errors
+        );
+    }
+    println!(
+        "Built {}: {} entities, {} relationships, {} files in {}ms",
+        report.root.display(),
+        report.entities,
+        report.relationships,
+        report.files,
+        report.run.duration_ms
+    );
+    if !report.skipped.is_empty() {
+        println!("  {} files skipped (listed above)", report.skipped.len());
+    }
+    Ok(())
+}

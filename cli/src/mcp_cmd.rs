@@ -1,0 +1,36 @@
+//! `batho mcp`: serve the MCP tools over stdio (logs to stderr; stdout is the protocol).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::Failure;
+
+/// Serve the Batho MCP tools over stdio (newline-delimited JSON-RPC).
+#[derive(Args, Debug)]
+pub struct McpArgs {
+    /// Also serve this repository, as the default repo of the session (not persisted).
+    #[arg(long, value_name = "PATH")]
+    pub root: Option<PathBuf>,
+    /// Enable a gated tool (e.g. batho_build); repeatable.
+    #[arg(long = "enable-tool", value_name = "NAME")]
+    pub enable_tool: Vec<String>,
+    /// Do not watch repositories for changes.
+    #[arg(long)]
+    pub no_watch: bool,
+}
+
+pub fn run(args: McpArgs) -> Result<(), Failure> {
+    let opts = batho_mcp::ServerOptions {
+        root: args.root,
+        enable_tools: args.enable_tool,
+        no_watch: args.no_watch,
+        home: None,
+    };
+    batho_mcp::serve_stdio_blocking(opts).map_err(|e| {
+        Failure::new(
+            e.to_string(),
+            Some("check $BATHO_HOME/registry.json and the --root path"),
+        )
+    })
+}

@@ -1,0 +1,149 @@
+//! `batho query`: run BQL against a repository's artifact and print the results.
+//!
+//! Exit codes: 0 when every statement ran, 1 when a statement failed (its diagnostic is
+//! printed and the statements after it still run), 2 for a usage or artifact problem.
+
+// Shared with batho-ql, which also uses the helpers only a REPL needs.
+#[allow(dead_code)]
+#[path = "repl/script.rs"]
+mod script;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use batho_engine::query::{Database, QueryOptions};
+use clap::Args;
+
+use crate::{Failure, repo_path};
+
+#[derive(Args, Debug)]
+pub(crate) struct QueryArgs {
+    /// The query; several statements may be separated by `;`.
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    query: Option<String>,
+    /// Read the statements from FILE (`-` for standard input).
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// Repository root or `.batho` directory (default: the current directory).
+    #[arg(long)]
+    repo: Option<PathBuf>,
+    /// Output format: table, json, jsonl or csv.
+    #[arg(long, default_value = "table", value_parser = parse_format_arg)]
+    format: FormatArg,
+    /// A query parameter `name=value`; the value is JSON when it parses, else a string.
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE", value_parser = parse_param_arg)]
+    params: Vec<(String, batho_engine::query::Value)>,
+    /// Most result rows per statement before the result is marked truncated.
+    #[arg(long, value_name = "N")]
+    limit_rows: Option<usize>,
+    /// Wall-clock budget per statement in milliseconds (0: none).
+    #[arg(long, value_name = "MS")]
+    timeout_ms: Option<u64>,
+    /// Most units of work per statement.
+    #[arg(long, value_name = "N")]
+    max_work: Option<u64>,
+}
+
+/// `Format` wrapped so clap can hold it.
+#[derive(Clone, Copy, Debug)]
+struct FormatArg(batho_engine::query::render::Format);
+
+fn parse_format_arg(s: &str) -> Result<FormatArg, String> {
+    script::parse_format(s)
+        .map(FormatArg)
+        .ok_or_else(|| format!("unknown format '{s}' (expected table, json, jsonl or csv)"))
+}
+
+fn parse_param_arg(s: &str) -> Result<(String, batho_engine::query::Value), String> {
+    script::parse_param(s)
+}
+
+pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
+    let text = match (&args.query, &args.file) {
+        (Some(q), _) => q.clone(),
+        (None, Some(f)) if f.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                .map_err(|e| usage(format!("cannot read standard input: {e}")))?;
+            s
+        }
+        (None, Some(f)) => std::fs::read_to_string(f)
+            .map_err(|e| usage(format!("cannot read {}: {e}", f.display())))?,
+        (None, None) => return Err(usage("no query given".into())),
+    };
+    let statements = script::split_statements(&text);
+    if statements.is_empty() {
+        return Err(usage("the query is empty".into()));
+    }
+    let root = repo_path(args.repo);
+    let db = Database::open(&root).map_err(|e| Failure {
+        message: e.to_string(),
+        hint: Some(format!(
+            "run 'batho build {}' to index the repository first",
+            root.display()
+        )),
+        code: 2,
+    })?;
+    let mut opts = QueryOptions::default();
+    if let Some(n) = args.limit_rows {
+        opts.limits.max_rows = n;
+    }
+    if let Some(n) = args.max_work {
+        opts.limits.max_work = n;
+    }
+    if let Some(ms) = args.timeout_ms {
+        opts.limits.timeout = (ms > 0).then(|| Duration::from_millis(ms));
+    }
+    let params: BTreeMap<_, _> = args.params.into_iter().collect();
+
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut failed = 0usize;
+    let mut worst = 1u8;
+    for (i, stmt) in statements.iter().enumerate() {
+        match script::run_statement(&db, stmt, &params, &opts) {
+            Ok(res) => {
+                if i > 0 && args.format.0 == batho_engine::query::render::Format::Table {
+                    println!();
+                }
+                script::print_result(
+                    &db,
+                    &res,
+                    args.format.0,
+                    &mut stdout.lock(),
+                    &mut stderr.lock(),
+                )
+                .map_err(|e| usage(format!("cannot write the result: {e}")))?;
+            }
+            Err(e) => {
+                failed += 1;
+                if !e.is_query_error() {
+                    worst = 2;
+                }
+                eprintln!("{}", script::error_text(&e));
+            }
+        }
+    }
+    if failed == 0 {
+        return Ok(());
+    }
+    let message = if statements.len() == 1 {
+        "the query failed".to_string()
+    } else {
+        format!("{failed} of {} statements failed", statements.len())
+    };
+    Err(Failure {
+        message,
+        hint: None,
+        code: worst,
+    })
+}
+
+fn usage(message: String) -> Failure {
+    Failure {
+        message,
+        hint: None,
+        code: 2,
+    }
+}

@@ -1,0 +1,102 @@
+use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
+use batho_storage::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput};
+
+use super::{communities, community_names};
+
+fn node(g: &mut GraphBuilder, name: &str, kind: NodeKind) -> NodeIdx {
+    let id = g.intern(&format!("a.c:{name}"));
+    let nm = g.intern(name);
+    let file = g.intern("a.c");
+    let empty = g.intern("");
+    g.add_node(NodeInput {
+        id,
+        name: nm,
+        qualified_name: nm,
+        kind,
+        file,
+        language: Language::C,
+        start_line: 1,
+        end_line: 1,
+        start_byte: 0,
+        end_byte: 0,
+        signature: empty,
+        content_hash: [0; 32],
+        flags: NodeFlags::default(),
+        community: 0,
+    })
+}
+
+fn edge(g: &mut GraphBuilder, a: NodeIdx, b: NodeIdx, rel: RelType) {
+    let file = g.intern("a.c");
+    g.add_edge(EdgeInput {
+        src: a,
+        dst: b,
+        rel,
+        roles: Roles::default(),
+        confidence: 1.0,
+        strategy: Strategy::Direct,
+        file,
+        line: 1,
+    });
+}
+
+/// Two triangles joined by one edge, plus a file node and an isolated function.
+fn two_cliques() -> (GraphBuilder, Vec<NodeIdx>) {
+    let mut g = GraphBuilder::new();
+    let f = node(&mut g, "a.c", NodeKind::File);
+    let v: Vec<NodeIdx> = (0..6)
+        .map(|i| node(&mut g, &format!("f{i}"), NodeKind::Function))
+        .collect();
+    let lone = node(&mut g, "lone", NodeKind::Function);
+    for (a, b) in [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (2, 3)] {
+        edge(&mut g, v[a], v[b], RelType::Calls);
+    }
+    edge(&mut g, v[0], v[0], RelType::Calls);
+    // CONTAINS edges do not pull nodes together.
+    for x in &v {
+        edge(&mut g, f, *x, RelType::Contains);
+    }
+    let mut all = vec![f];
+    all.extend(v);
+    all.push(lone);
+    (g, all)
+}
+
+#[test]
+fn splits_two_cliques_deterministically() {
+    let (g, n) = two_cliques();
+    let c = communities(&g);
+    assert_eq!(c.len(), g.nodes.len());
+    assert_eq!(c[n[0].0 as usize], 0, "file nodes have no community");
+    let (a, b) = (c[n[1].0 as usize], c[n[4].0 as usize]);
+    assert_ne!(a, b);
+    for i in 1..=3 {
+        assert_eq!(c[n[i].0 as usize], a);
+    }
+    for i in 4..=6 {
+        assert_eq!(c[n[i].0 as usize], b);
+    }
+    let lone = c[n[7].0 as usize];
+    assert!(lone != a && lone != b && lone > 0);
+    assert_eq!(c, communities(&g), "same input, same output");
+    assert_eq!(c[n[1].0 as usize], 1, "ids follow node order from 1");
+}
+
+#[test]
+fn names_follow_highest_degree() {
+    let (g, n) = two_cliques();
+    let c = communities(&g);
+    let names = community_names(&g, &c);
+    assert_eq!(names[0], "");
+    // f2 and f3 carry the bridge, so they have the highest degree in their cliques.
+    assert_eq!(names[c[n[1].0 as usize] as usize], "f2");
+    assert_eq!(names[c[n[4].0 as usize] as usize], "f3");
+    assert_eq!(names[c[n[7].0 as usize] as usize], "lone");
+}
+
+#[test]
+fn empty_graph() {
+    let g = GraphBuilder::new();
+    assert!(communities(&g).is_empty());
+    assert!(community_names(&g, &[]).is_empty());
+}

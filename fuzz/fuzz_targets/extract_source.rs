@@ -1,0 +1,25 @@
+//! Arbitrary bytes as C and as C++ source: extraction and resolution must never panic,
+//! whatever the syntax (or lack of it).
+#![no_main]
+
+use batho_engine::extract::Extractor;
+use batho_engine::resolve::{ResolveOptions, resolve};
+use batho_schema::Language;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let Ok(mut extractor) = Extractor::new() else {
+        return;
+    };
+    let c = extractor.extract("src/fuzz.c", Language::C, &text);
+    let cpp = extractor.extract("src/fuzz.hpp", Language::Cpp, &text);
+    let resolved = resolve(vec![c, cpp], &ResolveOptions::default());
+    let n = resolved.graph.nodes.len();
+    for e in &resolved.graph.edges {
+        assert!(
+            (e.src.0 as usize) < n && (e.dst.0 as usize) < n,
+            "edge out of range"
+        );
+    }
+});

@@ -1,0 +1,79 @@
+//! The error shape every tool returns (`isError`, `Error: …` text, structured payload), and
+//! the errors of starting the server.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::json;
+
+/// A tool failure in the spec's shape.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// `CLIENT_ERROR` (bad input, unknown names) or `SERVER_ERROR` (storage, engine).
+    pub error_type: &'static str,
+    /// What went wrong.
+    pub message: String,
+    /// Whether the same call may succeed later unchanged.
+    pub retryable: bool,
+    /// What to do about it.
+    pub hint: Option<String>,
+}
+
+impl ToolError {
+    /// A problem with the request.
+    pub fn client(message: impl Into<String>) -> Self {
+        ToolError {
+            error_type: "CLIENT_ERROR",
+            message: message.into(),
+            retryable: false,
+            hint: None,
+        }
+    }
+
+    /// A problem on the server side.
+    pub fn server(message: impl Into<String>) -> Self {
+        ToolError {
+            error_type: "SERVER_ERROR",
+            message: message.into(),
+            retryable: true,
+            hint: None,
+        }
+    }
+
+    /// Adds a hint.
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The MCP result: `isError`, text `Error: …\nHint: …`, and the structured payload.
+    pub fn into_result(self) -> CallToolResult {
+        let mut text = format!("Error: {}", self.message);
+        if let Some(h) = &self.hint {
+            text.push_str("\nHint: ");
+            text.push_str(h);
+        }
+        let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+        r.structured_content = Some(json!({
+            "error": true,
+            "error_type": self.error_type,
+            "message": self.message,
+            "retryable": self.retryable,
+            "hint": self.hint,
+        }));
+        r
+    }
+}
+
+/// Why the server could not start or stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The registry or the configuration could not be read.
+    #[error("{0}")]
+    Config(String),
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The MCP transport failed.
+    #[error("MCP transport error: {0}")]
+    Transport(String),
+}

@@ -1,0 +1,206 @@
+//! Shared server state: the registry, the session repo from `--root`, and one open
+//! [`Database`] per repository, reopened when its manifest changes (one `stat` per call).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use batho_engine::query::{Database, QueryError, QueryResult, Value};
+
+use crate::error::ToolError;
+use crate::registry::{Registry, RepoEntry};
+
+/// What identifies one committed manifest on disk.
+type Stamp = (Option<SystemTime>, u64);
+
+fn manifest_stamp(path: &Path) -> Stamp {
+    match std::fs::metadata(path) {
+        Ok(m) => (m.modified().ok(), m.len()),
+        Err(_) => (None, 0),
+    }
+}
+
+/// The repos being served plus open databases.
+pub(crate) struct State {
+    pub registry: Mutex<Registry>,
+    /// The `--root` repo: served first (the default) for this session, not persisted.
+    pub session: Mutex<Option<RepoEntry>>,
+    dbs: Mutex<HashMap<PathBuf, (Arc<Database>, Stamp)>>,
+}
+
+/// One tool call's view of a repository: its entry, database, and the queries it ran.
+pub(crate) struct Ctx {
+    pub repo: RepoEntry,
+    pub db: Arc<Database>,
+    pub queries: Vec<String>,
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+impl State {
+    pub fn new(registry: Registry, session: Option<RepoEntry>) -> State {
+        State {
+            registry: Mutex::new(registry),
+            session: Mutex::new(session),
+            dbs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Every served repo, the session repo first.
+    pub fn repos(&self) -> Vec<RepoEntry> {
+        let mut out: Vec<RepoEntry> = self
+            .session
+            .lock()
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
+        if let Ok(reg) = self.registry.lock() {
+            for r in reg.repos() {
+                if !out.iter().any(|o| o.name == r.name) {
+                    out.push(r.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The repo named `name`, or the default one.
+    pub fn resolve(&self, name: Option<&str>) -> Result<RepoEntry, ToolError> {
+        let repos = self.repos();
+        if repos.is_empty() {
+            return Err(ToolError::client("No repos registered. Use add_repo to register a repo.")
+                .hint("add_repo(name=\"myapp\", path=\"/abs/path/to/repo\") after running 'batho build' there"));
+        }
+        match name.filter(|n| !n.is_empty()) {
+            None => Ok(repos[0].clone()),
+            Some(n) => repos.iter().find(|r| r.name == n).cloned().ok_or_else(|| {
+                let names: Vec<String> = repos.iter().map(|r| format!("'{}'", r.name)).collect();
+                ToolError::client(format!(
+                    "Repo '{n}' not found in registry. Available repos: [{}]",
+                    names.join(", ")
+                ))
+                .hint("call list_repos, or omit repo to use the default")
+            }),
+        }
+    }
+
+    /// The repo's database at its newest generation.
+    pub fn database(&self, repo: &RepoEntry) -> Result<Arc<Database>, ToolError> {
+        let dir = repo.path.join(".batho");
+        let manifest = dir.join("MANIFEST");
+        let stamp = manifest_stamp(&manifest);
+        if let Ok(dbs) = self.dbs.lock()
+            && let Some((db, s)) = dbs.get(&repo.path)
+            && *s == stamp
+            && stamp.0.is_some()
+        {
+            return Ok(db.clone());
+        }
+        let db = Database::open(&repo.path).map_err(|e| match e {
+            QueryError::NoArtifact { .. } => missing_artifact(&repo.path),
+            e => ToolError::server(format!("cannot open the artifact of '{}': {e}", repo.name))
+                .hint("run 'batho fix' on the repository, or rebuild it with 'batho build --full'"),
+        })?;
+        let db = Arc::new(db);
+        // The stamp is taken from the manifest the database actually read, so a commit
+        // racing with this open is seen by the next call.
+        let stamp = manifest_stamp(db.artifact().manifest_path());
+        if let Ok(mut dbs) = self.dbs.lock() {
+            dbs.insert(repo.path.clone(), (db.clone(), stamp));
+        }
+        Ok(db)
+    }
+
+    /// A context for one call on `repo` (or the default).
+    pub fn ctx(&self, repo: Option<&str>) -> Result<Ctx, ToolError> {
+        let repo = self.resolve(repo)?;
+        let db = self.database(&repo)?;
+        Ok(Ctx {
+            repo,
+            db,
+            queries: Vec::new(),
+            params: serde_json::Map::new(),
+        })
+    }
+}
+
+/// The spec's missing-artifact error.
+pub(crate) fn missing_artifact(path: &Path) -> ToolError {
+    ToolError::client(format!(
+        "No Batho artifact found at {}. Run 'batho build' first.",
+        path.display()
+    ))
+    .hint(format!("batho build {}", path.display()))
+}
+
+impl Ctx {
+    /// Runs `text` with `params`, recording both for `meta.query` / `meta.params`.
+    pub fn run(&mut self, text: &str, params: &[(&str, Value)]) -> Result<QueryResult, ToolError> {
+        let mut map = BTreeMap::new();
+        for (k, v) in params {
+            map.insert((*k).to_string(), v.clone());
+            let g = self.db.graph();
+            self.params.insert(
+                (*k).to_string(),
+                batho_engine::query::render::to_json(v, &g),
+            );
+        }
+        self.queries.push(text.to_string());
+        self.db.query(text, &map).map_err(|e| {
+            ToolError::server(format!("query failed: {e}")).hint(format!("the query was: {text}"))
+        })
+    }
+
+    /// `meta` common to every answer.
+    pub fn meta(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("repo".into(), self.repo.name.clone().into());
+        m.insert("artifact_generation".into(), self.db.generation().into());
+        let q = match self.queries.as_slice() {
+            [one] => serde_json::Value::from(one.clone()),
+            many => serde_json::Value::from(many.to_vec()),
+        };
+        m.insert("query".into(), q);
+        m.insert(
+            "params".into(),
+            serde_json::Value::Object(self.params.clone()),
+        );
+        m
+    }
+}
+
+/// Cell accessors for result rows.
+pub(crate) fn s(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Bool(b) => b.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+pub(crate) fn i(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        Value::Float(f) => *f as i64,
+        Value::Bool(b) => i64::from(*b),
+        _ => 0,
+    }
+}
+
+pub(crate) fn f(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => 0.0,
+    }
+}
+
+pub(crate) fn strs(v: &Value) -> Vec<String> {
+    match v {
+        Value::List(l) => l.iter().map(s).collect(),
+        Value::Null => Vec::new(),
+        other => vec![s(other)],
+    }
+}

@@ -1,0 +1,271 @@
+//! Tool arguments, as the spec names them; defaults appear in the JSON schemas.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+fn d_false() -> bool {
+    false
+}
+fn d_true() -> bool {
+    true
+}
+fn d_debounce() -> u64 {
+    2000
+}
+fn d_tokens() -> i64 {
+    25000
+}
+fn d_limit50() -> i64 {
+    50
+}
+fn d_limit25() -> i64 {
+    25
+}
+fn d_zero() -> i64 {
+    0
+}
+fn d_depth() -> i64 {
+    5
+}
+fn d_both() -> String {
+    "both".into()
+}
+fn d_outgoing() -> String {
+    "outgoing".into()
+}
+fn d_summary() -> String {
+    "summary".into()
+}
+fn d_concise() -> String {
+    "concise".into()
+}
+fn d_detailed() -> String {
+    "detailed".into()
+}
+
+/// No parameters.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
+/// add_repo
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AddRepoArgs {
+    /// Repo name (unique identifier in registry)
+    pub name: String,
+    /// Absolute path to the repository root
+    pub path: String,
+    /// Enable file watching for automatic re-indexing
+    #[serde(default = "d_false")]
+    pub watch: bool,
+    /// Debounce interval in milliseconds for file watch events
+    #[serde(default = "d_debounce")]
+    pub debounce_ms: u64,
+    /// Maximum file size in KB to index (null for default)
+    #[serde(default)]
+    pub max_file_size_kb: Option<u64>,
+}
+
+/// remove_repo
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RemoveRepoArgs {
+    /// Repo name to remove
+    pub name: String,
+}
+
+/// graph_overview
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct OverviewArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Output detail level: summary, concise, detailed
+    #[serde(default = "d_summary")]
+    pub response_format: String,
+    /// Token budget for markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
+}
+
+/// graph_query
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct QueryArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Filter entities by file path (a file, or a folder prefix such as "src/")
+    #[serde(default)]
+    pub file_path: Option<String>,
+    /// Filter by entity type (e.g. ["function", "struct"]); case-insensitive
+    #[serde(default)]
+    pub entity_types: Option<Vec<String>>,
+    /// Filter relationships by type (CALLS, INCLUDES/IMPORTS, CONTAINS, INHERITS, OVERRIDES, REFERENCES, READS, WRITES, EXPANDS)
+    #[serde(default)]
+    pub relation_types: Option<Vec<String>>,
+    /// Filter relationships by symbol role (OR semantics): Definition, Import, WriteAccess, ReadAccess, Generated, Declaration, Dynamic, Heuristic (case-insensitive)
+    #[serde(default)]
+    pub symbol_roles: Option<Vec<String>>,
+    /// Only relationships with confidence >= threshold (0.0-1.0)
+    #[serde(default)]
+    pub confidence_threshold: Option<f64>,
+    /// outgoing (entity is source), incoming (entity is target), both
+    #[serde(default = "d_both")]
+    pub relation_direction: String,
+    /// Regex matched against entity names (unanchored)
+    #[serde(default)]
+    pub name_pattern: Option<String>,
+    /// Output format: concise, detailed
+    #[serde(default = "d_concise")]
+    pub response_format: String,
+    /// Max entities to return
+    #[serde(default = "d_limit50")]
+    pub limit: i64,
+    /// Pagination offset
+    #[serde(default = "d_zero")]
+    pub offset: i64,
+    /// Token budget
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
+}
+
+/// get_entity
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EntityArgs {
+    /// Entity ID from previous query results (path:qualified_name)
+    pub entity_id: String,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Include source code snippet
+    #[serde(default = "d_false")]
+    pub include_source: bool,
+    /// Output format: summary, concise, detailed
+    #[serde(default = "d_detailed")]
+    pub response_format: String,
+    /// Token budget
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
+}
+
+/// trace_path
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TraceArgs {
+    /// Starting entity ID
+    pub source_entity_id: String,
+    /// Target entity ID
+    pub target_entity_id: String,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Maximum BFS depth (hops)
+    #[serde(default = "d_depth")]
+    pub max_depth: i64,
+    /// Only traverse these relationship types
+    #[serde(default)]
+    pub relation_types: Option<Vec<String>>,
+    /// Only traverse edges with one of these roles (OR semantics)
+    #[serde(default)]
+    pub symbol_roles: Option<Vec<String>>,
+    /// Only traverse edges with confidence >= threshold (0.0-1.0)
+    #[serde(default)]
+    pub confidence_threshold: Option<f64>,
+    /// outgoing (source->target), incoming (reverse BFS), both
+    #[serde(default = "d_outgoing")]
+    pub relation_direction: String,
+    /// Output format: concise, detailed
+    #[serde(default = "d_concise")]
+    pub response_format: String,
+}
+
+/// get_file_graph
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FileGraphArgs {
+    /// File path relative to repo root
+    pub file_path: String,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Include entities referenced from other files
+    #[serde(default = "d_true")]
+    pub include_cross_file_refs: bool,
+    /// Output format: concise, detailed
+    #[serde(default = "d_concise")]
+    pub response_format: String,
+    /// Token budget
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
+}
+
+/// file_connectivity
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ConnectivityArgs {
+    /// File path relative to repo root (forward slashes)
+    pub file_path: String,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// outgoing (files this file depends on), incoming (files that depend on it), both
+    #[serde(default = "d_both")]
+    pub direction: String,
+    /// Include stdlib/external references in the output
+    #[serde(default = "d_false")]
+    pub include_external: bool,
+    /// Only include edges with confidence >= threshold (0.0-1.0)
+    #[serde(default)]
+    pub min_confidence: Option<f64>,
+    /// Output format: concise, detailed
+    #[serde(default = "d_concise")]
+    pub response_format: String,
+    /// Token budget
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
+}
+
+/// search_entities
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchArgs {
+    /// Search query (substring, or a regex when it is one), case-insensitive
+    pub query: String,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Filter by entity type
+    #[serde(default)]
+    pub entity_types: Option<Vec<String>>,
+    /// Only entities that take part in relationships with one of these roles
+    #[serde(default)]
+    pub symbol_roles: Option<Vec<String>>,
+    /// Max results to return
+    #[serde(default = "d_limit25")]
+    pub limit: i64,
+    /// Output format: concise, detailed
+    #[serde(default = "d_concise")]
+    pub response_format: String,
+}
+
+/// batho_status
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct StatusArgs {
+    /// Repo name to check (omit for all registered repos)
+    #[serde(default)]
+    pub repo: Option<String>,
+}
+
+/// batho_build
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BuildArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Force full rebuild (replaces the existing artifact)
+    #[serde(default = "d_false")]
+    pub full: bool,
+    /// Max parallel workers for parsing (default: CPU count)
+    #[serde(default)]
+    pub max_workers: Option<u64>,
+    /// Skip files exceeding this size in KB (default: config default)
+    #[serde(default)]
+    pub max_file_size_kb: Option<u64>,
+    /// auto, in-memory, or arrow (accepted for compatibility; Batho has one backend)
+    #[serde(default)]
+    pub graph_backend: Option<String>,
+}

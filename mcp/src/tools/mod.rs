@@ -1,0 +1,266 @@
+//! The tools: argument types, validation shared by several tools, the token budget, and the
+//! dual output (markdown + structuredContent).
+
+pub(crate) mod admin;
+pub(crate) mod args;
+pub(crate) mod files;
+pub(crate) mod graph;
+
+use batho_schema::{NodeKind, RelType};
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value as Json};
+
+use crate::error::ToolError;
+
+/// A finished answer before the token budget is applied.
+pub(crate) struct Answer {
+    pub markdown: String,
+    pub structured: Map<String, Json>,
+    pub meta: Map<String, Json>,
+}
+
+/// Tokens as the spec estimates them: characters / 4, rounded up.
+pub(crate) fn tokens(text: &str) -> usize {
+    text.len().div_ceil(4)
+}
+
+impl Answer {
+    /// Applies `max_tokens` (cutting at a line boundary and appending `[truncated]`),
+    /// fills `meta.tokens_used` / `token_budget` / `truncated`, and builds the result.
+    pub fn finish(mut self, max_tokens: Option<i64>, hint: Option<String>) -> CallToolResult {
+        let mut truncated = false;
+        if let Some(budget) = max_tokens {
+            let budget = usize::try_from(budget.max(1)).unwrap_or(usize::MAX);
+            if tokens(&self.markdown) > budget {
+                let marker = "\n[truncated]";
+                let keep = (budget * 4).saturating_sub(marker.len() + 1);
+                let mut cut = keep.min(self.markdown.len());
+                while !self.markdown.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                if let Some(nl) = self.markdown[..cut].rfind('\n') {
+                    cut = nl;
+                }
+                self.markdown.truncate(cut);
+                self.markdown.push_str(marker);
+                if let Some(h) = &hint {
+                    self.markdown.push_str(" — ");
+                    self.markdown.push_str(h);
+                }
+                truncated = true;
+            }
+            self.meta.insert("token_budget".into(), budget.into());
+        }
+        self.meta
+            .insert("tokens_used".into(), tokens(&self.markdown).into());
+        self.meta.insert("truncated".into(), truncated.into());
+        if truncated && let Some(h) = hint {
+            self.meta.insert("hint".into(), h.into());
+        }
+        self.structured
+            .insert("meta".into(), Json::Object(self.meta));
+        let mut r = CallToolResult::success(vec![ContentBlock::text(self.markdown)]);
+        r.structured_content = Some(Json::Object(self.structured));
+        r
+    }
+}
+
+/// Output detail levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    Summary,
+    Concise,
+    Detailed,
+}
+
+pub(crate) fn format(v: Option<&str>, default: Format) -> Result<Format, ToolError> {
+    match v.map(|s| s.to_ascii_lowercase()).as_deref() {
+        None | Some("") => Ok(default),
+        Some("summary") => Ok(Format::Summary),
+        Some("concise") => Ok(Format::Concise),
+        Some("detailed") => Ok(Format::Detailed),
+        Some(other) => Err(ToolError::client(format!(
+            "Invalid response_format '{other}'. Valid: summary, concise, detailed"
+        ))),
+    }
+}
+
+/// The spec's role names, in bit order.
+pub(crate) const ROLES: [&str; 8] = [
+    "Definition",
+    "Import",
+    "WriteAccess",
+    "ReadAccess",
+    "Generated",
+    "Declaration",
+    "Dynamic",
+    "Heuristic",
+];
+
+/// Canonical role names (case-insensitive input).
+pub(crate) fn roles(input: &[String]) -> Result<Vec<&'static str>, ToolError> {
+    input
+        .iter()
+        .map(|r| {
+            ROLES
+                .iter()
+                .find(|c| c.eq_ignore_ascii_case(r.trim()))
+                .copied()
+                .ok_or_else(|| {
+                    ToolError::client(format!(
+                        "Invalid symbol role '{r}'. Valid roles: {}",
+                        ROLES.join(", ")
+                    ))
+                    .hint("role names are case-insensitive")
+                })
+        })
+        .collect()
+}
+
+/// Canonical relation type names; `IMPORTS` (the tools' name) means `INCLUDES`.
+pub(crate) fn rel_types(input: &[String]) -> Result<Vec<&'static str>, ToolError> {
+    input
+        .iter()
+        .map(|t| {
+            let t = t.trim();
+            if t.eq_ignore_ascii_case("imports") {
+                return Ok(RelType::Includes.name());
+            }
+            RelType::ALL
+                .iter()
+                .find(|r| r.name().eq_ignore_ascii_case(t))
+                .map(|r| r.name())
+                .ok_or_else(|| {
+                    let valid: Vec<&str> = RelType::ALL.iter().map(|r| r.name()).collect();
+                    ToolError::client(format!(
+                        "Invalid relation type '{t}'. Valid: {}",
+                        valid.join(", ")
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// Canonical node kind names (case-insensitive input).
+pub(crate) fn kinds(input: &[String]) -> Result<Vec<&'static str>, ToolError> {
+    input
+        .iter()
+        .map(|t| {
+            let t = t.trim();
+            NodeKind::ALL
+                .iter()
+                .find(|k| k.name().eq_ignore_ascii_case(t))
+                .map(|k| k.name())
+                .ok_or_else(|| {
+                    let valid: Vec<&str> = NodeKind::ALL.iter().map(|k| k.name()).collect();
+                    ToolError::client(format!(
+                        "Invalid entity type '{t}'. Valid: {}",
+                        valid.join(", ")
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// Validates a 0..=1 threshold; returns the value compared against (a hair lower, so a
+/// threshold of 0.85 keeps edges stored as the f32 0.84999996).
+pub(crate) fn threshold(name: &str, v: Option<f64>) -> Result<Option<f64>, ToolError> {
+    match v {
+        None => Ok(None),
+        Some(t) if (0.0..=1.0).contains(&t) => Ok(Some(t - 1e-6)),
+        Some(t) => Err(ToolError::client(format!(
+            "{name} must be between 0.0 and 1.0 inclusive, got {t}"
+        ))
+        .hint("use 0.85 for high-confidence edges only, or 0.0 to include everything")),
+    }
+}
+
+pub(crate) fn positive(name: &str, v: i64) -> Result<i64, ToolError> {
+    if v <= 0 {
+        return Err(ToolError::client(format!(
+            "{name} must be a positive integer, got {v}"
+        )));
+    }
+    Ok(v)
+}
+
+/// Direction of edges relative to an entity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Outgoing,
+    Incoming,
+    Both,
+}
+
+impl Direction {
+    pub fn parse(param: &str, v: Option<&str>, default: Direction) -> Result<Direction, ToolError> {
+        match v.map(|s| s.to_ascii_lowercase()).as_deref() {
+            None | Some("") => Ok(default),
+            Some("outgoing") => Ok(Direction::Outgoing),
+            Some("incoming") => Ok(Direction::Incoming),
+            Some("both") => Ok(Direction::Both),
+            Some(o) => Err(ToolError::client(format!(
+                "Invalid {param} '{o}'. Valid: outgoing, incoming, both"
+            ))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Outgoing => "outgoing",
+            Direction::Incoming => "incoming",
+            Direction::Both => "both",
+        }
+    }
+
+    /// The pattern arrows around a relationship: `(left, right)`.
+    pub fn arrows(self) -> (&'static str, &'static str) {
+        match self {
+            Direction::Outgoing => ("-", "->"),
+            Direction::Incoming => ("<-", "-"),
+            Direction::Both => ("-", "-"),
+        }
+    }
+}
+
+/// `:A|B` or empty.
+pub(crate) fn type_label(types: &[&str]) -> String {
+    if types.is_empty() {
+        String::new()
+    } else {
+        format!(":{}", types.join("|"))
+    }
+}
+
+/// A WHERE fragment for the relationship filters on `r` (empty when there are none).
+pub(crate) fn rel_filter(roles: &[&str], min_conf: Option<f64>) -> Vec<String> {
+    let mut w = Vec::new();
+    if !roles.is_empty() {
+        let any: Vec<String> = roles
+            .iter()
+            .map(|r| format!("has_role(r, '{r}')"))
+            .collect();
+        w.push(format!("({})", any.join(" OR ")));
+    }
+    if min_conf.is_some() {
+        w.push("r.confidence >= $min_confidence".into());
+    }
+    w
+}
+
+pub(crate) fn where_clause(parts: &[String]) -> String {
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", parts.join(" AND "))
+    }
+}
+
+/// `L12-30` (or `L12`).
+pub(crate) fn lines(start: i64, end: i64) -> String {
+    if end > start {
+        format!("L{start}-{end}")
+    } else {
+        format!("L{start}")
+    }
+}

@@ -1,0 +1,168 @@
+//! `batho build` and `batho status` driven as a user would, on the bundled example.
+
+mod common;
+
+use common::{arg, copy_repo, run, run_json, run_ok};
+
+#[test]
+fn build_then_status_on_the_demo() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    let stdout = run_ok(&["build", arg(&repo)]);
+    let last = stdout.lines().last().unwrap();
+    assert!(last.starts_with("Built "), "{stdout}");
+    assert!(
+        last.contains(" entities, ") && last.contains(" files in "),
+        "{last}"
+    );
+    assert!(
+        last.contains(" 7 files"),
+        "the demo has 7 source files: {last}"
+    );
+
+    let status = run_json(&["status", arg(&repo)]);
+    assert_eq!(status["state"], "ready");
+    assert_eq!(status["generation"], 1);
+    assert_eq!(status["files"], 7);
+    let kinds = &status["node_kinds"];
+    for (kind, at_least) in [
+        ("Function", 10),
+        ("Method", 6),
+        ("Class", 4),
+        ("Struct", 2),
+        ("Macro", 4),
+    ] {
+        let n = kinds[kind].as_u64().unwrap_or(0);
+        assert!(n >= at_least, "{kind}: {n} < {at_least} in {kinds}");
+    }
+    assert!(
+        status["relation_types"]["CALLS"].as_u64().unwrap() > 10,
+        "{status}"
+    );
+    assert!(
+        status["relation_types"]["INCLUDES"].as_u64().unwrap() >= 8,
+        "{status}"
+    );
+    assert_eq!(status["last_run"]["type"], "build");
+    assert_eq!(status["last_run"]["status"], "completed");
+    assert!(status["size_on_disk"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn second_build_needs_full_and_full_makes_a_new_generation() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let out = run(&["build", arg(&repo)]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("already exists"), "{stderr}");
+    assert!(
+        stderr.contains("batho patch") && stderr.contains("--full"),
+        "{stderr}"
+    );
+
+    let first = run_json(&["status", arg(&repo)]);
+    let report = run_json(&["build", "--full", arg(&repo)]);
+    assert_eq!(report["run"]["generation"], 2);
+    let second = run_json(&["status", arg(&repo)]);
+    assert_eq!(second["generation"], 2);
+    assert_eq!(
+        first["entities"], second["entities"],
+        "builds are deterministic"
+    );
+    assert_eq!(first["relationships"], second["relationships"]);
+}
+
+#[test]
+fn status_reports_missing_and_stale() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    let missing = run_json(&["status", arg(&repo)]);
+    assert_eq!(missing["state"], "missing");
+
+    run_ok(&["build", arg(&repo)]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(repo.join("src/extra.c"), "int extra(void) { return 1; }\n").unwrap();
+    let stale = run_json(&["status", arg(&repo)]);
+    assert_eq!(stale["state"], "stale");
+    assert!(
+        stale["changed_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "src/extra.c"),
+        "{stale}"
+    );
+}
+
+#[test]
+fn bad_inputs_are_skipped_and_reported_not_fatal() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    // A binary file with a C extension, a file that is not UTF-8, a file with a syntax error.
+    std::fs::write(repo.join("src/blob.c"), b"\x7fELF\x00\x00\x01\x02garbage").unwrap();
+    std::fs::write(
+        repo.join("src/latin1.c"),
+        b"/* caf\xe9 */ int latin(void) { return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("src/broken.c"),
+        "int broken(void) { return (1 + ; }\nint after(void) { return broken(); }\n",
+    )
+    .unwrap();
+    let report = run_json(&["build", arg(&repo)]);
+    let skipped = report["skipped"].as_array().unwrap();
+    assert!(
+        skipped.iter().any(|s| s["path"] == "src/blob.c"),
+        "{report}"
+    );
+    assert!(
+        report["lossy_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "src/latin1.c"),
+        "{report}"
+    );
+    assert!(
+        report["files_with_syntax_errors"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
+    assert_eq!(
+        report["files"], 9,
+        "7 demo files + latin1.c + broken.c: {report}"
+    );
+}
+
+#[test]
+fn size_limit_skips_and_reports_large_files() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    let big: String = (0..3000)
+        .map(|i| format!("int f{i}(void) {{ return {i}; }}\n"))
+        .collect();
+    std::fs::write(repo.join("src/big.c"), big).unwrap();
+    let report = run_json(&["build", "--max-file-size-kb", "16", arg(&repo)]);
+    let skipped = report["skipped"].as_array().unwrap();
+    let big = skipped
+        .iter()
+        .find(|s| s["path"] == "src/big.c")
+        .expect("big.c reported");
+    assert!(
+        big["reason"].as_str().unwrap().contains("over the limit"),
+        "{big}"
+    );
+
+    // Without the limit, the same file is indexed.
+    let report = run_json(&["build", "--full", arg(&repo)]);
+    assert!(report["skipped"].as_array().unwrap().is_empty(), "{report}");
+    assert!(report["kinds"]["Function"].as_u64().unwrap() >= 3000);
+}
+
+#[test]
+fn errors_are_one_line_with_a_nonzero_exit() {
+    let out = run(&["build", "/definitely/not/a/dir"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+
+    let out = run(&["build", "--max-workers", "0", "."]);
+    assert_eq!(out.status.code(), Some(2), "usage errors exit 2");
+}

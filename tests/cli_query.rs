@@ -1,0 +1,298 @@
+//! `batho query` driven as a user would, on a built copy of the bundled example: every
+//! output format with answers checked against examples/demo/src, parameters, scripts,
+//! bounds and the exit codes of failures.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{arg, copy_repo, run, run_ok};
+use expect_test::expect;
+
+/// A built copy of the demo.
+fn demo() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    (tmp, repo)
+}
+
+/// `shell.cpp` has the only call to `table_put`: `PutCommand::run` (line 24).
+const CALLERS: &str = "MATCH (c)-[:CALLS]->(f:Function {name: 'table_put'}) \
+                       RETURN c.name AS caller, c.qualified_name AS qualified, c.kind AS kind, c.file AS file";
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn table_of_the_callers_of_table_put() {
+    let (_tmp, repo) = demo();
+    let out = run_ok(&["query", "--repo", arg(&repo), CALLERS]);
+    expect![[r#"
+        caller | qualified             | kind   | file
+        -------+-----------------------+--------+--------------
+        run    | demo::PutCommand::run | Method | src/shell.cpp
+        (1 row)
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn json_jsonl_and_csv_carry_the_same_answer() {
+    let (_tmp, repo) = demo();
+    let json = run_ok(&["query", "--repo", arg(&repo), "--format", "json", CALLERS]);
+    let rows: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        rows,
+        serde_json::json!([{
+            "caller": "run", "qualified": "demo::PutCommand::run",
+            "kind": "Method", "file": "src/shell.cpp"
+        }])
+    );
+
+    let q = "MATCH (c)-[:CALLS]->(f:Function {name: 'table_get'}) RETURN c.qualified_name AS q ORDER BY q";
+    let jsonl = run_ok(&["query", "--repo", arg(&repo), "--format", "jsonl", q]);
+    let lines: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        vec![serde_json::json!({"q": "demo::GetCommand::run"})],
+        "{jsonl}"
+    );
+
+    // A whole node in JSON: its properties plus _id and _labels. (The header's declaration
+    // is a Function node too; the definition is the one in table.c.)
+    let node = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "--format",
+        "json",
+        "MATCH (f:Function {name: 'table_put'}) WHERE f.file = 'src/table.c' RETURN f",
+    ]);
+    let node: serde_json::Value = serde_json::from_str(&node).unwrap();
+    assert_eq!(node[0]["f"]["_labels"], serde_json::json!(["Function"]));
+    assert_eq!(node[0]["f"]["file"], "src/table.c");
+    assert_eq!(node[0]["f"]["start_line"], 75);
+
+    let csv = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "--format",
+        "csv",
+        "RETURN 'a,b' AS s, 'say \"hi\"' AS t, 3 AS n",
+    ]);
+    assert_eq!(
+        csv.replace("\r\n", "\n"),
+        "s,t,n\n\"a,b\",\"say \"\"hi\"\"\",3\n"
+    );
+}
+
+#[test]
+fn params_are_json_when_they_parse_and_text_otherwise() {
+    let (_tmp, repo) = demo();
+    let out = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "--format",
+        "json",
+        "--param",
+        "name=table_put",
+        "-p",
+        "n=41",
+        "-p",
+        "quoted=\"42\"",
+        "-p",
+        "l=[1,2]",
+        "MATCH (c)-[:CALLS]->(f {name: $name}) \
+         RETURN c.name AS caller, $n + 1 AS n, $quoted AS quoted, size($l) AS len",
+    ]);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        rows,
+        serde_json::json!([{"caller": "run", "n": 42, "quoted": "42", "len": 2}])
+    );
+}
+
+#[test]
+fn a_file_of_two_statements_prints_both_results() {
+    let (tmp, repo) = demo();
+    let file = tmp.path().join("q.bql");
+    std::fs::write(
+        &file,
+        "// the hash functions; both of them\n\
+         MATCH (f:Function) WHERE f.name STARTS WITH 'hash_' AND f.file = 'src/hash.c'\n\
+         RETURN f.name AS name ORDER BY name;\n\
+         RETURN 'x;y' AS s;\n",
+    )
+    .unwrap();
+    let out = run_ok(&["query", "--repo", arg(&repo), "-f", arg(&file)]);
+    expect![[r#"
+        name
+        ----------
+        hash_djb2
+        hash_fnv1a
+        (2 rows)
+
+        s
+        ---
+        x;y
+        (1 row)
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn query_errors_exit_1_with_a_located_diagnostic() {
+    let (tmp, repo) = demo();
+    let out = run(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "MATCH (n:Functon) RETURN n.name",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("unknown label `Functon`"), "{err}");
+    assert!(err.contains("line 1, column 10"), "{err}");
+    assert!(err.contains("1 | MATCH (n:Functon) RETURN n.name"), "{err}");
+    assert!(err.contains("  |          ^^^^^^^"), "{err}");
+    assert!(err.contains("did you mean Function?"), "{err}");
+    assert!(out.stdout.is_empty());
+
+    // In a script, positions are those of the file and the other statements still run.
+    let file = tmp.path().join("bad.bql");
+    std::fs::write(
+        &file,
+        "RETURN 1 AS one;\nRETURN 2 AS two;\nMATCH (n) RETRUN n;\nRETURN 3 AS three;\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "-f",
+        arg(&file),
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout, "{\"one\":1}\n{\"two\":2}\n{\"three\":3}\n");
+    let err = stderr(&out);
+    assert!(err.contains("line 3, column 11"), "{err}");
+    assert!(err.contains("1 of 4 statements failed"), "{err}");
+}
+
+#[test]
+fn usage_and_artifact_problems_exit_2() {
+    let (tmp, repo) = copy_repo("examples/demo");
+    let out = run(&["query", "--repo", arg(&repo), "RETURN 1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("no Batho artifact"), "{err}");
+    assert!(err.contains("hint: run 'batho build"), "{err}");
+
+    run_ok(&["build", arg(&repo)]);
+    for args in [
+        vec!["query", "--repo", arg(&repo), "--format", "xml", "RETURN 1"],
+        vec!["query", "--repo", arg(&repo)],
+        vec!["query", "--repo", arg(&repo), "-p", "novalue", "RETURN 1"],
+        vec!["query", "--repo", arg(&repo), "  ; // nothing"],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+    let missing = tmp.path().join("missing.bql");
+    let out = run(&["query", "--repo", arg(&repo), "-f", arg(&missing)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+}
+
+#[test]
+fn truncated_results_say_so_where_the_data_stays_parseable() {
+    let (_tmp, repo) = demo();
+    let q = "MATCH (f:Function) RETURN f.name AS name ORDER BY name";
+    let out = run(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "--format",
+        "json",
+        "--limit-rows",
+        "2",
+        q,
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    assert!(
+        stderr(&out).contains("result truncated at 2 rows"),
+        "{}",
+        stderr(&out)
+    );
+
+    let table = run_ok(&["query", "--repo", arg(&repo), "--limit-rows", "1", q]);
+    assert!(
+        table
+            .trim_end()
+            .ends_with("result truncated at 1 rows; raise it with --limit-rows or add a LIMIT"),
+        "{table}"
+    );
+
+    // A work budget that is too small is a query error.
+    let out = run(&["query", "--repo", arg(&repo), "--max-work", "3", q]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("work budget of 3"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn explain_and_profile_print_the_plan() {
+    let (_tmp, repo) = demo();
+    let out = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "EXPLAIN MATCH (f:Function) RETURN f.name",
+    ]);
+    assert!(out.starts_with("Project f.name"), "{out}");
+    assert!(out.contains("NodeScan (f:Function)"), "{out}");
+    let out = run(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "--format",
+        "csv",
+        "PROFILE MATCH (f:Function) RETURN count(*) AS n",
+    ]);
+    let plain = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "--format",
+        "csv",
+        "MATCH (f:Function) RETURN count(*) AS n",
+    ]);
+    let n: u64 = plain.lines().nth(1).unwrap().trim().parse().unwrap();
+    assert!(n >= 10, "the demo defines more than ten functions: {n}");
+    // The rows stay on stdout, the profiled plan goes to stderr.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),
+        format!("n\n{n}\n")
+    );
+    assert!(
+        stderr(&out).contains(&format!(
+            "NodeScan (f:Function)  [kind bitmap Function] {{rows={n} "
+        )),
+        "{}",
+        stderr(&out)
+    );
+}

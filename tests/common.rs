@@ -1,0 +1,77 @@
+//! Helpers shared by the integration tests: run the real `batho` binary on copies of
+//! repositories in temporary folders.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `batho` binary under test.
+pub fn batho() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_batho"))
+}
+
+/// Runs `batho ARGS` and returns its output.
+pub fn run(args: &[&str]) -> Output {
+    batho().args(args).output().expect("failed to start batho")
+}
+
+/// Runs `batho ARGS`, asserts success, and returns stdout.
+pub fn run_ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "batho {args:?} failed with {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs `batho ARGS --json` (ARGS must accept --json), asserts success, parses stdout.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let stdout = run_ok(&a);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Copies `src` (a folder of the workspace, e.g. `examples/demo`) into a fresh temp dir,
+/// leaving out any `.batho` artifact, and returns the temp dir and the copy's path.
+pub fn copy_repo(src: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("repo");
+    copy_dir(&workspace().join(src), &dst);
+    (tmp, dst)
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == ".batho" {
+            continue;
+        }
+        let ty = entry.file_type().unwrap();
+        if ty.is_dir() {
+            copy_dir(&entry.path(), &dst.join(&name));
+        } else if ty.is_file() {
+            std::fs::copy(entry.path(), dst.join(&name)).unwrap();
+        }
+    }
+}
+
+/// `path` as a `&str` argument.
+pub fn arg(path: &Path) -> &str {
+    path.to_str().expect("temp paths are UTF-8")
+}

@@ -1,0 +1,452 @@
+//! End-to-end tests of `batho mcp`: the real binary, spoken to over stdio with
+//! newline-delimited JSON-RPC, on a built copy of examples/demo.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+use serde_json::{Value, json};
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Client {
+    fn start(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
+        let mut cmd = common::batho();
+        cmd.arg("mcp").args(args).env("BATHO_HOME", home);
+        cmd.env_remove("BATHO_MCP_TOOLS_DISABLED")
+            .env_remove("BATHO_MCP_TOOLS_ENABLED");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start batho mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut c = Client {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        let init = c.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        );
+        assert_eq!(init["protocolVersion"], "2025-06-18");
+        assert!(
+            init["instructions"]
+                .as_str()
+                .unwrap()
+                .contains("trace_path")
+        );
+        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c
+    }
+
+    fn send(&mut self, v: Value) {
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "server closed stdout"
+            );
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                if let Some(r) = v.get("result") {
+                    return r.clone();
+                }
+                return v;
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": args}))
+    }
+
+    /// A successful call: `(markdown, structuredContent)`.
+    fn ok(&mut self, tool: &str, args: Value) -> (String, Value) {
+        let r = self.call(tool, args.clone());
+        assert_ne!(r["isError"], json!(true), "{tool}({args}) failed: {r}");
+        (
+            r["content"][0]["text"].as_str().unwrap().to_string(),
+            r["structuredContent"].clone(),
+        )
+    }
+
+    /// A failed call: `(text, structuredContent)`.
+    fn err(&mut self, tool: &str, args: Value) -> (String, Value) {
+        let r = self.call(tool, args.clone());
+        assert_eq!(r["isError"], json!(true), "{tool}({args}) should fail: {r}");
+        let sc = r["structuredContent"].clone();
+        assert_eq!(sc["error"], json!(true));
+        assert!(sc["error_type"].is_string() && sc["message"].is_string());
+        let text = r["content"][0]["text"].as_str().unwrap().to_string();
+        assert!(text.starts_with("Error: "), "{text}");
+        (text, sc)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A built copy of examples/demo, a BATHO_HOME, and a client with it registered as "demo".
+fn demo() -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    Client,
+) {
+    let (tmp, repo) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", repo.to_str().unwrap()]);
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &[], &[]);
+    c.ok(
+        "add_repo",
+        json!({"name": "demo", "path": repo.to_str().unwrap()}),
+    );
+    (tmp, home, repo, c)
+}
+
+#[test]
+fn tools_list_matches_the_spec_and_gating() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &[], &[]);
+    let list = c.request("tools/list", json!({}));
+    let tools = list["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "list_repos",
+            "add_repo",
+            "remove_repo",
+            "graph_overview",
+            "graph_query",
+            "get_entity",
+            "trace_path",
+            "get_file_graph",
+            "file_connectivity",
+            "search_entities",
+            "batho_status"
+        ]
+    );
+    let tool = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap().clone();
+    let gq = tool("graph_query");
+    let props = &gq["inputSchema"]["properties"];
+    assert_eq!(props["limit"]["default"], 50);
+    assert_eq!(props["offset"]["default"], 0);
+    assert_eq!(props["max_tokens"]["default"], 25000);
+    assert_eq!(props["relation_direction"]["default"], "both");
+    assert_eq!(props["response_format"]["default"], "concise");
+    assert_eq!(gq["annotations"]["readOnlyHint"], true);
+    assert_eq!(
+        tool("trace_path")["inputSchema"]["properties"]["relation_direction"]["default"],
+        "outgoing"
+    );
+    assert_eq!(
+        tool("trace_path")["inputSchema"]["properties"]["max_depth"]["default"],
+        5
+    );
+    assert_eq!(
+        tool("search_entities")["inputSchema"]["properties"]["limit"]["default"],
+        25
+    );
+    assert_eq!(
+        tool("graph_overview")["inputSchema"]["properties"]["response_format"]["default"],
+        "summary"
+    );
+    assert_eq!(
+        tool("get_file_graph")["inputSchema"]["properties"]["include_cross_file_refs"]["default"],
+        true
+    );
+    let req = |n: &str| tool(n)["inputSchema"]["required"].clone();
+    assert_eq!(req("get_entity"), json!(["entity_id"]));
+    assert_eq!(
+        req("trace_path"),
+        json!(["source_entity_id", "target_entity_id"])
+    );
+    assert_eq!(req("add_repo"), json!(["name", "path"]));
+    // Gated tools are absent and refuse to run.
+    let (text, _) = c.err("batho_build", json!({}));
+    assert!(text.contains("--enable-tool"), "{text}");
+    drop(c);
+
+    let mut c = Client::start(home.path(), &["--enable-tool", "batho_build"], &[]);
+    let list = c.request("tools/list", json!({}));
+    let b = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "batho_build")
+        .cloned()
+        .unwrap();
+    assert_eq!(b["annotations"]["destructiveHint"], true);
+    drop(c);
+
+    let mut c = Client::start(
+        home.path(),
+        &[],
+        &[("BATHO_MCP_TOOLS_DISABLED", "graph_query,trace_path")],
+    );
+    let list = c.request("tools/list", json!({}));
+    let n = list["tools"].as_array().unwrap().len();
+    assert_eq!(n, 9);
+    drop(c);
+
+    std::fs::write(
+        home.path().join("batho.yaml"),
+        "mcp:\n  tools:\n    enabled: [batho_build]\n",
+    )
+    .unwrap();
+    let mut c = Client::start(home.path(), &[], &[]);
+    let list = c.request("tools/list", json!({}));
+    assert!(
+        list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "batho_build")
+    );
+}
+
+#[test]
+fn registry_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &[], &[]);
+    let (t, _) = c.err("graph_overview", json!({}));
+    assert!(t.contains("No repos registered"), "{t}");
+    let (tmp, repo) = common::copy_repo("examples/demo");
+    let (t, sc) = c.err(
+        "add_repo",
+        json!({"name": "x", "path": repo.to_str().unwrap()}),
+    );
+    assert!(t.contains("No Batho artifact found"), "{t}");
+    assert!(sc["hint"].as_str().unwrap().contains("batho build"));
+    drop(tmp);
+    let (t, _) = c.err("remove_repo", json!({"name": "nope"}));
+    assert!(t.contains("not found"), "{t}");
+    // Malformed arguments are tool errors, and the server keeps serving.
+    let (t, _) = c.err("add_repo", json!({"name": 3}));
+    assert!(t.contains("invalid arguments"), "{t}");
+    let (md, sc) = c.ok("list_repos", json!({}));
+    assert!(md.contains("## Registered Repos"));
+    assert_eq!(sc["total"], 0);
+}
+
+#[test]
+fn graph_tools_on_demo() {
+    let (_tmp, home, repo, mut c) = demo();
+    let (md, sc) = c.ok("list_repos", json!({}));
+    assert!(md.contains("**demo**") && md.contains("✓ ready"), "{md}");
+    assert_eq!(sc["repos"][0]["has_artifact"], true);
+    assert!(
+        std::fs::read_to_string(home.path().join("registry.json"))
+            .unwrap()
+            .contains("\"demo\"")
+    );
+
+    let (md, sc) = c.ok("graph_overview", json!({}));
+    assert!(md.starts_with("# Codebase Overview"), "{md}");
+    assert!(sc["meta"]["tokens_used"].as_u64().unwrap() < 2000);
+    assert!(sc["meta"]["artifact_generation"].as_u64().unwrap() >= 1);
+    assert!(sc["meta"]["query"].is_array());
+
+    // Find a function through search, then its callers through graph_query.
+    let (md, sc) = c.ok("search_entities", json!({"query": "table_put"}));
+    assert!(md.starts_with("## Search Results"), "{md}");
+    // The header declaration and the definition are distinct entities; take the definition.
+    let id = sc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["file"] == "src/table.c")
+        .expect("definition found")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(id.ends_with(":table_put"), "{id}");
+
+    let (md, sc) = c.ok(
+        "get_entity",
+        json!({"entity_id": id, "include_source": true}),
+    );
+    assert!(md.contains("### Source"), "{md}");
+    let src = sc["entity"]["source"].as_str().unwrap();
+    let file = sc["entity"]["file"].as_str().unwrap();
+    let on_disk = std::fs::read_to_string(repo.join(file)).unwrap();
+    assert!(on_disk.contains(src.trim()), "source comes from the file");
+    assert!(src.contains("table_put"));
+    let callers: Vec<String> = sc["entity"]["relationships"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["direction"] == "incoming" && r["relation_type"] == "CALLS")
+        .map(|r| r["entity_id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!callers.is_empty(), "{sc}");
+
+    let (_, sc) = c.ok("graph_query", json!({"name_pattern": "^table_put$", "relation_types": ["CALLS"], "relation_direction": "incoming"}));
+    assert_eq!(sc["nodes"].as_array().unwrap().len(), 1);
+    let q_callers: Vec<String> = sc["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["source_id"].as_str().unwrap().to_string())
+        .collect();
+    let mut a = callers.clone();
+    a.sort();
+    let mut b = q_callers.clone();
+    b.sort();
+    b.dedup();
+    a.dedup();
+    assert_eq!(a, b);
+    assert_eq!(sc["applied_filters"]["relation_direction"], "incoming");
+    assert!(
+        sc["meta"]["query"].as_array().unwrap()[0]
+            .as_str()
+            .unwrap()
+            .contains("MATCH")
+    );
+
+    // A path from a caller to table_put.
+    let (md, sc) = c.ok(
+        "trace_path",
+        json!({"source_entity_id": b[0], "target_entity_id": id}),
+    );
+    assert!(
+        md.contains("## Path Trace") && md.contains("[CALLS]"),
+        "{md}"
+    );
+    assert!(sc["depth"].as_u64().unwrap() >= 1);
+    let (md, sc) = c.ok("trace_path", json!({"source_entity_id": id, "target_entity_id": b[0], "relation_direction": "incoming", "confidence_threshold": 0.5}));
+    assert_eq!(sc["found"], true, "{md}");
+
+    // File tools.
+    let (md, sc) = c.ok("get_file_graph", json!({"file_path": file}));
+    assert!(md.contains(&format!("## File Graph: {file}")));
+    assert!(
+        sc["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["id"] == json!(id))
+    );
+    let (md, sc) = c.ok("file_connectivity", json!({"file_path": file}));
+    assert!(md.contains("### Depended on by"), "{md}");
+    assert!(
+        !sc["file_dependencies"]["incoming"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{md}"
+    );
+
+    // Pagination and truncation.
+    let (md, sc) = c.ok("graph_query", json!({"limit": 2}));
+    assert_eq!(sc["pagination"]["has_more"], true);
+    assert!(md.contains("offset=2"));
+    let (_, sc2) = c.ok("graph_query", json!({"limit": 2, "offset": 2}));
+    assert_ne!(sc["nodes"][0], sc2["nodes"][0]);
+    let (md, sc) = c.ok(
+        "graph_overview",
+        json!({"response_format": "detailed", "max_tokens": 30}),
+    );
+    assert!(md.contains("[truncated]"), "{md}");
+    assert_eq!(sc["meta"]["truncated"], true);
+    assert_eq!(sc["meta"]["token_budget"], 30);
+
+    // Errors.
+    let (t, sc) = c.err("get_entity", json!({"entity_id": "nope.c:nothing"}));
+    assert!(
+        t.starts_with("Error: Entity not found: nope.c:nothing"),
+        "{t}"
+    );
+    assert_eq!(sc["error_type"], "CLIENT_ERROR");
+    let (t, _) = c.err("get_file_graph", json!({"file_path": "src/none.c"}));
+    assert!(t.contains("File not indexed: src/none.c"), "{t}");
+    let (t, _) = c.err("graph_query", json!({"name_pattern": "foo("}));
+    assert!(t.contains("Invalid regex"), "{t}");
+    let (t, _) = c.err("graph_query", json!({"symbol_roles": ["Writer"]}));
+    assert!(t.contains("WriteAccess") && t.contains("Heuristic"), "{t}");
+    let (t, _) = c.err("graph_query", json!({"confidence_threshold": 1.5}));
+    assert!(t.contains("between 0.0 and 1.0"), "{t}");
+    let (t, _) = c.err("graph_query", json!({"limit": 0}));
+    assert!(t.contains("positive"), "{t}");
+    let (t, _) = c.err("graph_query", json!({"repo": "other"}));
+    assert!(t.contains("Available repos: ['demo']"), "{t}");
+
+    // Freshness: a rebuild is served without a restart.
+    let generation = sc["meta"]["artifact_generation"].clone();
+    let (_, before) = c.ok("batho_status", json!({}));
+    common::run_ok(&["build", "--full", repo.to_str().unwrap()]);
+    let (_, after) = c.ok("graph_overview", json!({}));
+    assert_ne!(
+        after["meta"]["artifact_generation"],
+        before["repos"][0]["artifact_generation"]
+    );
+    let _ = generation;
+}
+
+#[test]
+fn markdown_snapshots() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (md, _) = c.ok(
+        "trace_path",
+        json!({"source_entity_id": "src/main.cpp:main", "target_entity_id": "src/table.c:table_put"}),
+    );
+    expect_test::expect![[r#"
+        ## Path Trace
+          src/main.cpp:main
+          → [CALLS] src/shell.cpp:demo::Shell::execute
+          → [CALLS] src/shell.cpp:demo::PutCommand::run
+          → [CALLS] src/table.c:table_put
+
+        Depth: 3 hops
+    "#]]
+    .assert_eq(&md);
+    let (md, _) = c.ok("search_entities", json!({"query": "table_put"}));
+    expect_test::expect![[r#"
+        ## Search Results (2 matches, showing 2)
+        - table_put [function] include/demo/table.h:L26
+        - table_put [function] src/table.c:L75-96
+    "#]]
+    .assert_eq(&md);
+    let (md, _) = c.ok("file_connectivity", json!({"file_path": "src/table.c"}));
+    expect_test::expect![[r#"
+        ## File Connectivity: src/table.c
+
+        ### Depends on (3 files)
+        - `include/demo/hash.h` — imports×1 (via hash.h)
+        - `include/demo/table.h` — calls×2, expands×2, imports×1, refs×22, writes×12 (via TABLE_LOAD_OK, TABLE_MIN_BUCKETS, buckets, count, …)
+        - `src/hash.c` — refs×1 (via hash_fnv1a)
+
+        ### Depended on by (1 files)
+        - `src/shell.cpp` — calls×4 (via Shell, run, ~Shell)
+
+        3 outgoing · 1 incoming · 0 unresolved · generation 1
+    "#]].assert_eq(&md);
+}

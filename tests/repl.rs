@@ -1,0 +1,129 @@
+//! `batho-ql` fed through a pipe, as a script would use it: statements over several lines,
+//! `:` commands, an error in the middle, and the exit code.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::{arg, copy_repo, run_ok};
+
+fn batho_ql(path: &Path, input: &str, home: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_batho-ql"))
+        .arg(path)
+        .env("BATHO_HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("failed to start batho-ql");
+    // batho-ql may exit before reading everything (no artifact, :quit): a closed pipe is fine.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_piped_session_runs_everything_and_reports_the_failure() {
+    let (tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let input = "\
+MATCH (c)-[:CALLS]->(f:Function {name: 'table_put'})
+RETURN c.qualified_name AS caller;
+:param name=table_get
+:params
+:format json
+MATCH (c)-[:CALLS]->(f {name: $name}) RETURN c.qualified_name AS caller;
+MATCH (n:Functon) RETURN n;
+:explain MATCH (f:Function) RETURN f.name
+:format csv
+RETURN 'a;b' AS s; RETURN 2 AS two
+";
+    let out = batho_ql(&repo, input, tmp.path());
+    let stdout = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let expected = r#"caller
+---------------------
+demo::PutCommand::run
+(1 row)
+$name = 'table_get'
+[
+  {
+    "caller": "demo::GetCommand::run"
+  }
+]
+[
+  {
+    "plan": "Project f.name AS `f.name`"
+  },
+  {
+    "plan": "  NodeScan (f:Function)  [kind bitmap Function]"
+  },
+  {
+    "plan": "    Argument"
+  }
+]
+s
+a;b
+two
+2
+"#;
+    assert_eq!(stdout, expected);
+    assert!(stderr.contains("unknown label `Functon`"), "{stderr}");
+    assert!(stderr.contains("did you mean Function?"), "{stderr}");
+    // No prompt, no colour when not on a terminal.
+    assert!(
+        !stdout.contains("bql>") && !stdout.contains('\x1b'),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_clean_session_exits_0_and_quit_stops_reading() {
+    let (tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let out = batho_ql(
+        &repo,
+        ":schema\n:quit\nMATCH (n:Nope) RETURN n;\n",
+        tmp.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("relationshipType | CALLS"), "{stdout}");
+    assert!(stdout.contains("label            | Method"), "{stdout}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn unknown_commands_and_missing_artifacts_fail() {
+    let (tmp, repo) = copy_repo("examples/demo");
+    let out = batho_ql(&repo, "RETURN 1;\n", tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("batho build"));
+
+    run_ok(&["build", arg(&repo)]);
+    let out = batho_ql(
+        &repo,
+        ":frobnicate\n:format xml\nRETURN 1 AS one;\n",
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown command ':frobnicate'"), "{stderr}");
+    assert!(stderr.contains("unknown format 'xml'"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("one"));
+}
