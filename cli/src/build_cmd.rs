@@ -81,6 +81,7 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
             "files_with_syntax_errors": report.files_with_syntax_errors,
             "source_bytes": report.source_bytes,
             "bytes_written": report.bytes_written,
+            "phases_ms": report.phases,
             "run": run_json(&report.run),
         });
         println!(

@@ -88,6 +88,23 @@ pub struct BuildReport {
     pub source_bytes: u64,
     /// Bytes the commit wrote to the store.
     pub bytes_written: u64,
+    /// Where the time went.
+    pub phases: PhaseTimes,
+}
+
+/// Wall time of each phase of a build, in milliseconds.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct PhaseTimes {
+    /// Finding the files.
+    pub discover_ms: u64,
+    /// Reading and parsing them, and extracting facts (in parallel).
+    pub extract_ms: u64,
+    /// Resolving references into the graph.
+    pub resolve_ms: u64,
+    /// Detecting communities.
+    pub communities_ms: u64,
+    /// Writing and committing the generation.
+    pub write_ms: u64,
 }
 
 /// Why a build did not happen.
@@ -163,6 +180,10 @@ pub fn build(
         },
     )?;
     let total_bytes = discovery.files.iter().map(|f| f.size).sum();
+    let mut phases = PhaseTimes {
+        discover_ms: started.elapsed().as_millis() as u64,
+        ..PhaseTimes::default()
+    };
     progress(BuildEvent::Discovered {
         files: discovery.files.len(),
         bytes: total_bytes,
@@ -179,7 +200,9 @@ pub fn build(
         ..DiscoverOptions::default()
     }
     .max_bytes();
+    let mark = Instant::now();
     let parsed = extract_all(&discovery.files, workers, limit, progress)?;
+    phases.extract_ms = mark.elapsed().as_millis() as u64;
 
     let mut skipped = discovery.skipped;
     let mut lossy_files = Vec::new();
@@ -206,9 +229,12 @@ pub fn build(
     let file_count = facts.len() as u64;
 
     progress(BuildEvent::Resolving);
+    let mark = Instant::now();
     let resolved = resolve::resolve(facts, &ResolveOptions::default());
     let mut graph = resolved.graph;
+    phases.resolve_ms = mark.elapsed().as_millis() as u64;
     progress(BuildEvent::Communities);
+    let mark = Instant::now();
     let communities = algo::communities(&graph);
     for (node, community) in graph.nodes.iter_mut().zip(communities) {
         node.community = community;
@@ -224,7 +250,9 @@ pub fn build(
     }
     let relationships = graph.edges.len() as u64;
 
+    phases.communities_ms = mark.elapsed().as_millis() as u64;
     progress(BuildEvent::Writing);
+    let mark = Instant::now();
     let head = git::read_head(&root);
     let generation = store.generations()?.last().copied().unwrap_or(0) + 1;
     let run = RunRecord {
@@ -244,6 +272,7 @@ pub fn build(
         message: String::new(),
     };
     let commit = writer.commit(&graph, run.clone())?;
+    phases.write_ms = mark.elapsed().as_millis() as u64;
     let run = RunRecord {
         generation: commit.generation,
         ..run
@@ -260,6 +289,7 @@ pub fn build(
         files_with_syntax_errors,
         source_bytes: total_bytes,
         bytes_written: commit.bytes_written,
+        phases,
     })
 }
 

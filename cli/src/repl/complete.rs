@@ -5,52 +5,8 @@
 use batho_lang::Schema;
 use batho_lang::functions::FUNCTIONS;
 
-/// BQL keywords offered for completion and highlighted.
-///
-/// `batho-lang` keeps its keyword list crate-private (it is used for typo suggestions), so
-/// the REPL keeps this copy of it; `keywords_are_known_to_the_parser` checks that the
-/// clause keywords really are reserved.
-pub const KEYWORDS: &[&str] = &[
-    "MATCH",
-    "OPTIONAL",
-    "WHERE",
-    "RETURN",
-    "WITH",
-    "UNWIND",
-    "AS",
-    "ORDER",
-    "BY",
-    "SKIP",
-    "LIMIT",
-    "ASC",
-    "DESC",
-    "DISTINCT",
-    "AND",
-    "OR",
-    "XOR",
-    "NOT",
-    "IN",
-    "STARTS",
-    "ENDS",
-    "CONTAINS",
-    "IS",
-    "NULL",
-    "TRUE",
-    "FALSE",
-    "CALL",
-    "YIELD",
-    "CREATE",
-    "MERGE",
-    "ON",
-    "SET",
-    "DELETE",
-    "DETACH",
-    "REMOVE",
-    "EXPLAIN",
-    "PROFILE",
-    "shortestPath",
-    "allShortestPaths",
-];
+/// BQL keywords offered for completion and highlighted: the parser's own list.
+pub use batho_lang::parse::KEYWORDS;
 
 /// The REPL's `:` commands.
 pub const COMMANDS: &[&str] = &[

@@ -9,8 +9,9 @@ use super::{ParseError, ParseErrorKind};
 use crate::ast::Span;
 use crate::diag::{Diagnostic, closest};
 
-/// Keywords a typo is compared against.
-pub(crate) const KEYWORDS: &[&str] = &[
+/// Every BQL keyword: typos are compared against them, and front ends complete and
+/// highlight them.
+pub const KEYWORDS: &[&str] = &[
     "MATCH",
     "OPTIONAL",
     "WHERE",

@@ -14,7 +14,7 @@ use batho_grammar::{Pair, Rule};
 use crate::ast::*;
 use crate::diag::Diagnostic;
 
-pub(crate) use errors::KEYWORDS;
+pub use errors::KEYWORDS;
 
 /// Largest accepted query text.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
