@@ -10,8 +10,8 @@ use serde_json::{Map, Value as Json, json};
 use super::args::{ConnectivityArgs, FileGraphArgs, TraceArgs};
 use super::graph::entity_not_found;
 use super::{
-    Answer, Direction, Format, format, lines, positive, rel_filter, rel_types, roles, threshold,
-    type_label, where_clause,
+    Answer, Direction, Format, format, lines, positive, rel_filter, rel_types, relation_filters,
+    roles, threshold, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State, f, i, s, strs};
@@ -117,16 +117,13 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
     structured.insert("path".into(), Json::Array(path));
     structured.insert("depth".into(), hops.into());
     let mut applied = Map::new();
-    if !rtypes.is_empty() {
-        applied.insert("relation_types".into(), json!(rtypes));
-    }
-    if !role_names.is_empty() {
-        applied.insert("symbol_roles".into(), json!(role_names));
-    }
-    if let Some(t) = a.confidence_threshold {
-        applied.insert("confidence_threshold".into(), json!(t));
-    }
-    applied.insert("relation_direction".into(), dir.name().into());
+    relation_filters(
+        &mut applied,
+        &rtypes,
+        &role_names,
+        a.confidence_threshold,
+        dir,
+    );
     applied.insert("max_depth".into(), depth.into());
     structured.insert("applied_filters".into(), Json::Object(applied));
     let meta = cx.meta();

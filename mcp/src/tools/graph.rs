@@ -8,8 +8,8 @@ use serde_json::{Map, Value as Json, json};
 
 use super::args::{EntityArgs, OverviewArgs, QueryArgs, SearchArgs};
 use super::{
-    Answer, Direction, Format, format, kinds, lines, positive, rel_filter, rel_types, roles,
-    threshold, type_label, where_clause,
+    Answer, Direction, Format, format, kinds, lines, positive, rel_filter, rel_types,
+    relation_filters, roles, threshold, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{State, f, i, s, strs};
@@ -350,16 +350,13 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
     if !types.is_empty() {
         applied.insert("entity_types".into(), json!(types));
     }
-    if !rtypes.is_empty() {
-        applied.insert("relation_types".into(), json!(rtypes));
-    }
-    if !role_names.is_empty() {
-        applied.insert("symbol_roles".into(), json!(role_names));
-    }
-    if let Some(t) = a.confidence_threshold {
-        applied.insert("confidence_threshold".into(), json!(t));
-    }
-    applied.insert("relation_direction".into(), dir.name().into());
+    relation_filters(
+        &mut applied,
+        &rtypes,
+        &role_names,
+        a.confidence_threshold,
+        dir,
+    );
     if let Some(p) = &a.name_pattern {
         applied.insert("name_pattern".into(), p.clone().into());
     }

@@ -248,6 +248,27 @@ pub(crate) fn rel_filter(roles: &[&str], min_conf: Option<f64>) -> Vec<String> {
     w
 }
 
+/// Echoes the relationship filters that graph_query and trace_path share into
+/// `applied_filters`; only the filters that were given appear, the direction always does.
+pub(crate) fn relation_filters(
+    applied: &mut Map<String, Json>,
+    rel_types: &[&str],
+    roles: &[&str],
+    threshold: Option<f64>,
+    dir: Direction,
+) {
+    if !rel_types.is_empty() {
+        applied.insert("relation_types".into(), rel_types.into());
+    }
+    if !roles.is_empty() {
+        applied.insert("symbol_roles".into(), roles.into());
+    }
+    if let Some(t) = threshold {
+        applied.insert("confidence_threshold".into(), t.into());
+    }
+    applied.insert("relation_direction".into(), dir.name().into());
+}
+
 pub(crate) fn where_clause(parts: &[String]) -> String {
     if parts.is_empty() {
         String::new()
