@@ -10,8 +10,8 @@ use serde_json::{Map, Value as Json, json};
 use super::args::{ConnectivityArgs, FileGraphArgs, TraceArgs};
 use super::graph::entity_not_found;
 use super::{
-    Answer, Direction, Format, format, lines, positive, rel_filter, rel_types, relation_filters,
-    roles, threshold, type_label, where_clause,
+    Answer, Direction, Format, RelationFilters, format, lines, positive, rel_filter,
+    relation_filters, threshold, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State, f, i, s, strs};
@@ -38,12 +38,16 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
             "max_depth must be at most 20, got {depth}"
         )));
     }
-    let rtypes = rel_types(a.relation_types.as_deref().unwrap_or_default())?;
-    let role_names = roles(a.symbol_roles.as_deref().unwrap_or_default())?;
-    let min_conf = threshold("confidence_threshold", a.confidence_threshold)?;
-    let dir = Direction::parse(
-        "relation_direction",
-        Some(&a.relation_direction),
+    let RelationFilters {
+        rel_types: rtypes,
+        roles: role_names,
+        min_conf,
+        dir,
+    } = RelationFilters::parse(
+        a.relation_types.as_deref(),
+        a.symbol_roles.as_deref(),
+        a.confidence_threshold,
+        &a.relation_direction,
         Direction::Outgoing,
     )?;
     let mut cx = st.ctx(a.repo.as_deref())?;

@@ -8,8 +8,8 @@ use serde_json::{Map, Value as Json, json};
 
 use super::args::{EntityArgs, OverviewArgs, QueryArgs, SearchArgs};
 use super::{
-    Answer, Direction, Format, format, kinds, lines, positive, rel_filter, rel_types,
-    relation_filters, roles, threshold, type_label, where_clause,
+    Answer, Direction, Format, RelationFilters, format, kinds, lines, positive, rel_filter,
+    relation_filters, roles, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{State, f, i, s, strs};
@@ -200,12 +200,16 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
         )));
     }
     let types = kinds(a.entity_types.as_deref().unwrap_or_default())?;
-    let rtypes = rel_types(a.relation_types.as_deref().unwrap_or_default())?;
-    let role_names = roles(a.symbol_roles.as_deref().unwrap_or_default())?;
-    let min_conf = threshold("confidence_threshold", a.confidence_threshold)?;
-    let dir = Direction::parse(
-        "relation_direction",
-        Some(&a.relation_direction),
+    let RelationFilters {
+        rel_types: rtypes,
+        roles: role_names,
+        min_conf,
+        dir,
+    } = RelationFilters::parse(
+        a.relation_types.as_deref(),
+        a.symbol_roles.as_deref(),
+        a.confidence_threshold,
+        &a.relation_direction,
         Direction::Both,
     )?;
     if let Some(p) = &a.name_pattern {

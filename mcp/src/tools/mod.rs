@@ -248,6 +248,36 @@ pub(crate) fn rel_filter(roles: &[&str], min_conf: Option<f64>) -> Vec<String> {
     w
 }
 
+/// The relationship filters graph_query and trace_path share, validated.
+pub(crate) struct RelationFilters {
+    /// Canonical relation type names (empty: any).
+    pub rel_types: Vec<&'static str>,
+    /// Canonical role names (empty: any).
+    pub roles: Vec<&'static str>,
+    /// Minimum confidence, already checked to lie in 0..=1.
+    pub min_conf: Option<f64>,
+    /// Edge direction.
+    pub dir: Direction,
+}
+
+impl RelationFilters {
+    /// Validates the four shared parameters; `default_dir` differs per tool (spec).
+    pub(crate) fn parse(
+        relation_types: Option<&[String]>,
+        symbol_roles: Option<&[String]>,
+        confidence_threshold: Option<f64>,
+        relation_direction: &str,
+        default_dir: Direction,
+    ) -> Result<RelationFilters, ToolError> {
+        Ok(RelationFilters {
+            rel_types: rel_types(relation_types.unwrap_or_default())?,
+            roles: roles(symbol_roles.unwrap_or_default())?,
+            min_conf: threshold("confidence_threshold", confidence_threshold)?,
+            dir: Direction::parse("relation_direction", Some(relation_direction), default_dir)?,
+        })
+    }
+}
+
 /// Echoes the relationship filters that graph_query and trace_path share into
 /// `applied_filters`; only the filters that were given appear, the direction always does.
 pub(crate) fn relation_filters(
