@@ -13,7 +13,8 @@ use batho_storage::GraphBuilder;
 use proptest::prelude::*;
 
 const KINDS: [NodeKind; 3] = [NodeKind::Function, NodeKind::Macro, NodeKind::Variable];
-const NAMES: [&str; 3] = ["a", "b", "c"];
+/// "a" is a prefix of "ab": prefix seeks (`STARTS WITH`, `=~`) must return both.
+const NAMES: [&str; 3] = ["a", "ab", "b"];
 const RELS: [RelType; 2] = [RelType::Calls, RelType::Reads];
 const ROLES: [Roles; 3] = [Roles::NONE, Roles::READ_ACCESS, Roles::WRITE_ACCESS];
 
@@ -84,7 +85,7 @@ fn spec() -> impl Strategy<Value = Spec> {
             proptest::collection::vec(proptest::option::of(0usize..3), k + 1),
             proptest::option::of(0usize..3),
             proptest::collection::vec(rel_spec(), k),
-            0u8..5,
+            0u8..7,
             0u8..5,
             proptest::option::weighted(0.3, 0usize..7),
             proptest::bool::weighted(0.3),
@@ -147,6 +148,8 @@ fn text(s: &Spec) -> String {
         1 => q.push_str(&format!(" WHERE x{last}.name = 'a'")),
         2 => q.push_str(&format!(" WHERE x0.start_line < x{last}.start_line")),
         3 if s.rels[0].var.is_none() => q.push_str(" WHERE has_role(r1, 'ReadAccess')"),
+        4 => q.push_str(&format!(" WHERE x{last}.name STARTS WITH 'a'")),
+        5 => q.push_str(" WHERE x0.name =~ 'a.+'"),
         _ => {}
     }
     q.push_str(&match s.ret {
@@ -242,6 +245,8 @@ fn reference(g: &G, s: &Spec) -> Vec<Vec<Value>> {
         1 => g.nodes[ns[last]].1 == 0,
         2 => ns[0] < ns[last],
         3 if s.rels[0].var.is_none() => g.edges[rs[0][0]].3 == 1,
+        4 => NAMES[g.nodes[ns[last]].1].starts_with('a'),
+        5 => g.nodes[ns[0]].1 == 1,
         _ => true,
     };
     // (x0, x_last) per result row; x_last is None for an unmatched OPTIONAL MATCH.

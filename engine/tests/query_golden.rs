@@ -278,6 +278,16 @@ fn unwind_optional_product_join_params() {
         ),
         "'main'\n'util'"
     );
+    // A projection that keeps a column and computes from it in the same WITH.
+    assert_eq!(
+        run(
+            &db,
+            "MATCH (f:Function {name: 'main'}) WITH f, [f.name, f.file] AS l, f AS g \
+             UNWIND range(0, size(l) - 1) AS i RETURN l[i], g.name, f.name",
+            false
+        ),
+        "'main' | 'main' | 'main'\n'src/a.c' | 'main' | 'main'"
+    );
     assert_eq!(
         run(
             &db,

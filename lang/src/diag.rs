@@ -63,6 +63,18 @@ impl Diagnostic {
     }
 }
 
+impl Diagnostic {
+    /// This diagnostic, for a statement that was cut out of `source` at byte `offset`:
+    /// the span moves by `offset`, and line, column and line text are those of `source`.
+    pub fn relocated(&self, source: &str, offset: usize) -> Diagnostic {
+        let span = Span {
+            start: self.span.start.saturating_add(offset),
+            end: self.span.end.saturating_add(offset),
+        };
+        Diagnostic::new(source, span, self.message.clone(), self.suggestion.clone())
+    }
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let gutter = self.line.to_string();

@@ -337,3 +337,44 @@ fn plans_are_data() {
         )
     );
 }
+
+#[test]
+fn name_prefix_seeks() {
+    // STARTS WITH is answered by the prefix range alone; a regex keeps its filter.
+    check(
+        "MATCH (f:Function) WHERE f.name STARTS WITH 'mutex_' RETURN count(*)",
+        expect![[r#"
+            columns: count(*)
+            Aggregate keys [] aggregates [count(*) AS `count(*)`]
+              NodeSeek (f:Function) name STARTS WITH 'mutex_'
+                Argument"#]],
+    );
+    check(
+        "MATCH (f:Function) WHERE f.name =~ 'mutex_(un)?lock.*' RETURN count(*)",
+        expect![[r#"
+            columns: count(*)
+            Aggregate keys [] aggregates [count(*) AS `count(*)`]
+              Filter (f.name =~ 'mutex_(un)?lock.*')
+                NodeSeek (f:Function) name STARTS WITH 'mutex_'
+                  Argument"#]],
+    );
+    // An equality on the name is preferred over a prefix; no literal prefix, no seek.
+    check(
+        "MATCH (f) WHERE f.name =~ 'lua_.*' AND f.name = 'lua_call' AND f.file =~ '(?i)x.*' RETURN f",
+        expect![[r#"
+            columns: f
+            Project f
+              Filter ((f.name =~ 'lua_.*') AND (f.file =~ '(?i)x.*'))
+                NodeSeek (f) name = 'lua_call'
+                  Argument"#]],
+    );
+    check(
+        "MATCH (f) WHERE f.name =~ '(?i)lua_.*' OR f.name STARTS WITH 'x' RETURN f",
+        expect![[r#"
+            columns: f
+            Project f
+              Filter ((f.name =~ '(?i)lua_.*') OR (f.name STARTS WITH 'x'))
+                NodeScan (f)
+                  Argument"#]],
+    );
+}

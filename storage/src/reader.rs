@@ -555,6 +555,37 @@ impl Artifact {
         range.map(move |k| NodeIdx(ix.get32(self.np(), k)))
     }
 
+    /// Every node whose simple name starts with `prefix`, ordered by name. The dictionary
+    /// is sorted by bytes, so the names with a prefix are one run of string ids, and the
+    /// name index (sorted by string id) holds their nodes as one range: two binary searches.
+    pub fn lookup_name_prefix<'a>(
+        &'a self,
+        prefix: &str,
+    ) -> impl Iterator<Item = NodeIdx> + use<'a> {
+        let p = prefix.as_bytes();
+        let first = self.partition_strings(|s| s < p);
+        let end = self.partition_strings(|s| s < p || s.starts_with(p));
+        let (ix, key) = (&self.nodes.name_index, &self.nodes.name);
+        let range =
+            self.lower_bound(ix, key, u64::from(first))..self.lower_bound(ix, key, u64::from(end));
+        range.map(move |k| NodeIdx(ix.get32(self.np(), k)))
+    }
+
+    /// The first string id for which `before` is false (`before` must hold for a prefix of
+    /// the sorted dictionary and fail for the rest).
+    fn partition_strings(&self, before: impl Fn(&[u8]) -> bool) -> u32 {
+        let (mut lo, mut hi) = (0u32, self.string_count());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before(self.string_bytes(StrId(mid))) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     fn csr_range(&self, col: &UIntCol, n: NodeIdx) -> std::ops::Range<u32> {
         if n.0 >= self.n {
             return 0..0;

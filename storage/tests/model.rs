@@ -283,6 +283,20 @@ fn check(g: &GraphBuilder, a: &Artifact) {
             "lookup_name({name:?})"
         );
     }
+    // Every prefix of every name (and one that matches nothing): the prefix range holds
+    // exactly the nodes whose name starts with it.
+    for name in by_name.keys() {
+        for (cut, _) in name.char_indices().chain([(name.len(), ' ')]) {
+            let prefix = &name[..cut];
+            let mut got: Vec<u32> = a.lookup_name_prefix(prefix).map(|x| x.0).collect();
+            got.sort_unstable();
+            let want: Vec<u32> = (0..g.nodes.len() as u32)
+                .filter(|&i| g.str(g.nodes[i as usize].name).starts_with(prefix))
+                .collect();
+            assert_eq!(got, want, "lookup_name_prefix({prefix:?})");
+        }
+    }
+    assert_eq!(a.lookup_name_prefix("\u{10FFFF}").count(), 0);
     assert_eq!(a.lookup_id("\u{10FFFF}not there"), None);
     assert_eq!(a.lookup_name("\u{10FFFF}not there").count(), 0);
 

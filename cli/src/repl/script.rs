@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use batho_engine::query::render::{self, Format};
 use batho_engine::query::{Bound, Database, QueryError, QueryResult, Value};
@@ -122,11 +123,28 @@ pub fn lex(text: &str) -> Vec<(Tok, std::ops::Range<usize>)> {
 /// One statement cut out of a script.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Statement {
-    /// The statement with everything before it in the script blanked to spaces (newlines
-    /// kept), so diagnostics report lines and columns of the whole script.
+    /// The statement as written (between its `;`s), run as is: the same text gives the
+    /// same plan-cache entry wherever it appears in a script.
     pub text: String,
     /// The statement alone, trimmed.
     pub body: String,
+    /// The whole script, shared by its statements, so diagnostics can report lines and
+    /// columns of the script rather than of the statement.
+    pub script: Arc<str>,
+    /// Byte offset of `text` in `script`.
+    pub offset: usize,
+}
+
+impl Statement {
+    /// A statement that is a whole script by itself.
+    pub fn whole(text: &str) -> Statement {
+        Statement {
+            text: text.to_string(),
+            body: text.trim().to_string(),
+            script: Arc::from(text),
+            offset: 0,
+        }
+    }
 }
 
 /// Splits a script at the `;` that are not inside strings, quoted names or comments.
@@ -135,15 +153,14 @@ pub fn split_statements(script: &str) -> Vec<Statement> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut meaningful = false;
+    let shared: Arc<str> = Arc::from(script);
     let mut push = |start: usize, end: usize, meaningful: bool| {
         if meaningful {
-            let blank: String = script[..start]
-                .chars()
-                .map(|c| if c == '\n' { '\n' } else { ' ' })
-                .collect();
             out.push(Statement {
-                text: format!("{blank}{}", &script[start..end]),
+                text: script[start..end].to_string(),
                 body: script[start..end].trim().to_string(),
+                script: Arc::clone(&shared),
+                offset: start,
             });
         }
     };
@@ -299,6 +316,7 @@ pub fn run_statement(
     opts: &batho_engine::query::QueryOptions,
 ) -> Result<QueryResult, QueryError> {
     db.query_with(&stmt.text, params, opts)
+        .map_err(|e| e.relocated(&stmt.script, stmt.offset))
 }
 
 #[cfg(test)]
@@ -326,8 +344,9 @@ mod tests {
     #[test]
     fn statement_text_keeps_script_positions() {
         let parts = split_statements("RETURN 1;\nRETURN  x;");
-        assert_eq!(parts[1].text, "         \nRETURN  x");
-        assert_eq!(parts[1].text.len(), "RETURN 1;\nRETURN  x".len());
+        assert_eq!(parts[1].text, "\nRETURN  x");
+        assert_eq!(parts[1].offset, "RETURN 1;".len());
+        assert_eq!(&parts[1].script[parts[1].offset..][..10], "\nRETURN  x");
     }
 
     #[test]

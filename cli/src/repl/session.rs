@@ -202,11 +202,7 @@ impl Session {
     }
 
     fn run_text(&mut self, text: &str, out: &mut dyn Write, err: &mut dyn Write) -> bool {
-        let stmt = Statement {
-            text: text.to_string(),
-            body: text.to_string(),
-        };
-        self.run(&stmt, out, err)
+        self.run(&Statement::whole(text), out, err)
     }
 
     /// Runs one statement and prints its result or error; `true` when it worked.

@@ -279,25 +279,27 @@ impl<'a> Operator<'a> for Project<'a> {
         let Some(mut row) = self.input.next(ctx)? else {
             return Ok(None);
         };
+        // Expressions first, while every input column is intact; then columns are moved
+        // (not cloned) out of the row, except a column copied twice.
         let mut out = Vec::with_capacity(self.items.len());
         for it in &self.items {
             out.push(match it {
-                ProjItem::Column(i) => {
-                    std::mem::replace(row.get_mut(*i).unwrap_or(&mut Value::Null), Value::Null)
-                }
+                ProjItem::Column(_) => Value::Null,
                 ProjItem::Expr(e) => ctx.eval(e, &self.cols, &row)?,
             });
         }
-        // A column copied twice was moved out by its first use: fill the repeats.
         for (k, it) in self.items.iter().enumerate() {
-            if let ProjItem::Column(i) = it
-                && let Some(first) = self
+            if let ProjItem::Column(i) = it {
+                let first = self
                     .items
                     .iter()
-                    .position(|x| matches!(x, ProjItem::Column(j) if j == i))
-                && first < k
-            {
-                out[k] = out[first].clone();
+                    .position(|x| matches!(x, ProjItem::Column(j) if j == i));
+                out[k] = match first {
+                    Some(first) if first < k => out[first].clone(),
+                    _ => {
+                        std::mem::replace(row.get_mut(*i).unwrap_or(&mut Value::Null), Value::Null)
+                    }
+                };
             }
         }
         Ok(Some(out))

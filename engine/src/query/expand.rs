@@ -125,7 +125,7 @@ impl<'a> Operator<'a> for NodeScan<'a> {
     }
 }
 
-/// Looks nodes up by `id` or `name` through the sorted indexes (or, unoptimised, by a
+/// Looks nodes up by `id`, `name` or name prefix through the sorted indexes (or, unoptimised, by a
 /// full scan comparing the property).
 pub(crate) struct NodeSeek<'a> {
     pub(crate) input: BoxOp<'a>,
@@ -149,6 +149,7 @@ impl NodeSeek<'_> {
             match self.key {
                 SeekKey::Id => art.lookup_id(s).map(|n| n.0).into_iter().collect(),
                 SeekKey::Name => art.lookup_name(s).map(|n| n.0).collect(),
+                SeekKey::NamePrefix => art.lookup_name_prefix(s).map(|n| n.0).collect(),
             }
         } else {
             let mut out = Vec::new();
@@ -158,6 +159,7 @@ impl NodeSeek<'_> {
                 let hit = match self.key {
                     SeekKey::Id => node.id_is(s),
                     SeekKey::Name => node.name() == s,
+                    SeekKey::NamePrefix => node.name().starts_with(s.as_str()),
                 };
                 if hit {
                     out.push(n);

@@ -251,6 +251,23 @@ impl QueryError {
         }
     }
 
+    /// This error for a statement cut out of a script at byte `offset`: diagnostics point
+    /// into `script` (see [`Diagnostic::relocated`]).
+    pub fn relocated(self, script: &str, offset: usize) -> Self {
+        match self {
+            QueryError::Compile { diagnostics } => QueryError::Compile {
+                diagnostics: diagnostics
+                    .iter()
+                    .map(|d| d.relocated(script, offset))
+                    .collect(),
+            },
+            QueryError::Eval { diagnostic } => QueryError::Eval {
+                diagnostic: diagnostic.relocated(script, offset),
+            },
+            other => other,
+        }
+    }
+
     fn from_compile(text: &str, e: CompileError) -> Self {
         let diagnostics = match e {
             CompileError::Parse(p) => vec![p.diagnostic],

@@ -300,9 +300,13 @@ impl<'a> Builder<'a> {
                 let kinds = (!labels.is_empty())
                     .then(|| kinds_of(labels).into_iter().map(|k| k.code()).collect());
                 let note = match (opt, key) {
+                    (false, SeekKey::NamePrefix) => {
+                        "full scan comparing name prefixes (unoptimised)".to_string()
+                    }
                     (false, _) => format!("full scan comparing {} (unoptimised)", key.property()),
                     (true, SeekKey::Id) => "id index (binary search)".to_string(),
                     (true, SeekKey::Name) => "name index (binary search)".to_string(),
+                    (true, SeekKey::NamePrefix) => "name index (prefix range)".to_string(),
                 };
                 let mut cols = b.cols.clone();
                 cols.push(var.clone());

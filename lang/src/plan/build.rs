@@ -263,6 +263,44 @@ fn ready(e: &Expr, bound: &[String]) -> bool {
     e.variables().iter().all(|v| bound.contains(v))
 }
 
+/// Selectivity order of seeks, most selective (unique ids) first.
+fn seek_rank(key: SeekKey) -> u8 {
+    match key {
+        SeekKey::Id => 0,
+        SeekKey::Name => 1,
+        SeekKey::NamePrefix => 2,
+    }
+}
+
+/// A seek found among the pending predicates.
+struct Seek {
+    /// Index of the predicate in `pending`.
+    pending: usize,
+    /// The seek returns exactly the rows the predicate keeps, so it can be dropped.
+    exact: bool,
+    key: SeekKey,
+    value: Expr,
+}
+
+/// The text every whole-string match of `pattern` starts with, if it is not empty: the
+/// longest common prefix of the pattern's prefix literals, cut to a character boundary.
+/// `None` for invalid patterns (the filter reports those) and case-insensitive ones.
+pub(crate) fn regex_literal_prefix(pattern: &str) -> Option<String> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::ParserBuilder::new()
+        .nest_limit(64)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    let lcp = seq.longest_common_prefix()?;
+    let valid = match std::str::from_utf8(lcp) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(&lcp[..e.valid_up_to()]).ok()?,
+    };
+    (!valid.is_empty()).then(|| valid.to_owned())
+}
+
 /// Rebuilds `e`, replacing every sub-expression whose canonical text is a key of `map`
 /// by a reference to the mapped column.
 pub(super) fn rewrite(e: &Expr, map: &[(String, String)]) -> Expr {
@@ -416,34 +454,57 @@ impl Planner<'_> {
         ))
     }
 
-    /// The seek usable for `node`: an equality on its `id` (preferred) or `name` with a
-    /// value computable from `bound`. Returns the pending index, key and value.
-    fn find_seek(node: &str, bound: &[String], pending: &[Expr]) -> Option<(usize, SeekKey, Expr)> {
-        let mut best: Option<(usize, SeekKey, Expr)> = None;
+    /// The seek usable for `node`, best first: an equality on its `id`, an equality on its
+    /// `name`, then a name prefix (`STARTS WITH`, or the literal prefix of a `=~` pattern),
+    /// with a value computable from `bound`. Returns the pending index, whether the seek
+    /// fully answers that predicate (so it can be dropped), the key and the value.
+    fn find_seek(node: &str, bound: &[String], pending: &[Expr]) -> Option<Seek> {
+        let mut best: Option<Seek> = None;
         for (i, e) in pending.iter().enumerate() {
-            let ExprKind::Binary(BinaryOp::Eq, a, b) = &e.kind else {
+            let ExprKind::Binary(op, a, b) = &e.kind else {
                 continue;
             };
-            for (prop, value) in [(a, b), (b, a)] {
+            let sides: &[(&Expr, &Expr)] = match op {
+                BinaryOp::Eq => &[(a, b), (b, a)],
+                BinaryOp::StartsWith | BinaryOp::Regex => &[(a, b)],
+                _ => continue,
+            };
+            for &(prop, value) in sides {
                 let ExprKind::Property(base, key) = &prop.kind else {
                     continue;
                 };
                 if !matches!(&base.kind, ExprKind::Variable(v) if v == node) {
                     continue;
                 }
-                let k = match key.name.as_str() {
-                    "id" => SeekKey::Id,
-                    "name" => SeekKey::Name,
+                let seek = match (op, key.name.as_str()) {
+                    (BinaryOp::Eq, "id") => (SeekKey::Id, value.clone(), true),
+                    (BinaryOp::Eq, "name") => (SeekKey::Name, value.clone(), true),
+                    (BinaryOp::StartsWith, "name") => (SeekKey::NamePrefix, value.clone(), true),
+                    (BinaryOp::Regex, "name") => {
+                        let ExprKind::Literal(Literal::String(pattern)) = &value.kind else {
+                            continue;
+                        };
+                        let Some(prefix) = regex_literal_prefix(pattern) else {
+                            continue;
+                        };
+                        let lit = Expr::new(ExprKind::Literal(Literal::String(prefix)), value.span);
+                        (SeekKey::NamePrefix, lit, false)
+                    }
                     _ => continue,
                 };
-                if !ready(value, bound) || contains_aggregate(value) {
+                if !ready(&seek.1, bound) || contains_aggregate(&seek.1) {
                     continue;
                 }
                 if best
                     .as_ref()
-                    .is_none_or(|(_, bk, _)| *bk == SeekKey::Name && k == SeekKey::Id)
+                    .is_none_or(|b| seek_rank(seek.0) < seek_rank(b.key))
                 {
-                    best = Some((i, k, (**value).clone()));
+                    best = Some(Seek {
+                        pending: i,
+                        exact: seek.2,
+                        key: seek.0,
+                        value: seek.1,
+                    });
                 }
             }
         }
@@ -466,13 +527,15 @@ impl Planner<'_> {
             pending.extend(Self::label_test(node, span));
         }
         let op = match Self::find_seek(&node.name, bound, pending) {
-            Some((i, key, value)) => {
-                pending.remove(i);
+            Some(seek) => {
+                if seek.exact {
+                    pending.remove(seek.pending);
+                }
                 LogicalPlan::NodeSeek {
                     input: Box::new(cur),
                     var: node.name.clone(),
-                    key,
-                    value,
+                    key: seek.key,
+                    value: seek.value,
                     labels,
                 }
             }
@@ -658,9 +721,14 @@ impl Planner<'_> {
             .iter()
             .position(|n| bound.contains(&n.name))
             .or_else(|| {
-                part.nodes
-                    .iter()
-                    .position(|n| Self::find_seek(&n.name, bound, pending).is_some())
+                // The most selective seek: an id, then a name, then a name prefix.
+                (0..part.nodes.len())
+                    .filter_map(|i| {
+                        let seek = Self::find_seek(&part.nodes[i].name, bound, pending)?;
+                        Some((seek_rank(seek.key), i))
+                    })
+                    .min()
+                    .map(|(_, i)| i)
             })
             .or_else(|| part.nodes.iter().position(|n| !n.labels.is_empty()))
             .unwrap_or(0);

@@ -100,7 +100,11 @@ pub(crate) fn describe(p: &LogicalPlan) -> String {
             s.push('(');
             var(&mut s, v);
             labels(&mut s, l);
-            let _ = write!(s, ") {} = {}", key.property(), expr_to_string(value));
+            let op = match key {
+                SeekKey::Id | SeekKey::Name => "=",
+                SeekKey::NamePrefix => "STARTS WITH",
+            };
+            let _ = write!(s, ") {} {op} {}", key.property(), expr_to_string(value));
         }
         LogicalPlan::Expand {
             from,

@@ -48,6 +48,10 @@ pub enum SeekKey {
     Id,
     /// The `name` property (not unique).
     Name,
+    /// Names starting with the value: a range of the sorted name index. Planned for
+    /// `STARTS WITH` and for `=~` patterns with a literal prefix (the regex itself stays
+    /// as a filter above the seek).
+    NamePrefix,
 }
 
 impl SeekKey {
@@ -55,7 +59,7 @@ impl SeekKey {
     pub fn property(self) -> &'static str {
         match self {
             SeekKey::Id => "id",
-            SeekKey::Name => "name",
+            SeekKey::Name | SeekKey::NamePrefix => "name",
         }
     }
 }
