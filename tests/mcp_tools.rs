@@ -450,3 +450,105 @@ fn markdown_snapshots() {
         3 outgoing · 1 incoming · 0 unresolved · generation 1
     "#]].assert_eq(&md);
 }
+
+#[test]
+fn batho_build_serves_the_new_generation_without_a_restart() {
+    let (tmp, repo) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", repo.to_str().unwrap()]);
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &["--enable-tool", "batho_build"], &[]);
+    c.ok(
+        "add_repo",
+        json!({"name": "demo", "path": repo.to_str().unwrap()}),
+    );
+    let (_, sc) = c.ok("search_entities", json!({"query": "fresh_counter"}));
+    assert_eq!(sc["results"].as_array().unwrap().len(), 0, "{sc}");
+    let before = sc["meta"]["artifact_generation"].as_u64().unwrap();
+
+    // An edit, then a build through the tool: an existing artifact needs full=true.
+    let table = repo.join("src/table.c");
+    let mut text = std::fs::read_to_string(&table).unwrap();
+    text.push_str("\nint fresh_counter(void) { return 42; }\n");
+    std::fs::write(&table, text).unwrap();
+    let (t, sc) = c.err("batho_build", json!({"repo": "demo"}));
+    assert!(
+        sc["hint"].as_str().unwrap_or("").contains("full=true"),
+        "{t} {sc}"
+    );
+    let (md, sc) = c.ok("batho_build", json!({"repo": "demo", "full": true}));
+    assert!(md.starts_with("## Build Complete: demo"), "{md}");
+    let built = sc["build"]["artifact_generation"].as_u64().unwrap();
+    assert!(built > before, "{sc}");
+
+    // The next call sees the new generation: no restart.
+    let (md, sc) = c.ok("search_entities", json!({"query": "fresh_counter"}));
+    assert!(md.contains("fresh_counter"), "{md}");
+    assert_eq!(sc["meta"]["artifact_generation"].as_u64().unwrap(), built);
+    drop(tmp);
+}
+
+#[test]
+fn watched_repos_are_reindexed_after_changes_settle() {
+    let (tmp, repo) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", repo.to_str().unwrap()]);
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &[], &[]);
+    let (md, sc) = c.ok(
+        "add_repo",
+        json!({"name": "demo", "path": repo.to_str().unwrap(), "watch": true, "debounce_ms": 300}),
+    );
+    assert!(md.contains("Watching"), "{md}");
+    assert_eq!(sc["watching"], true);
+    let (_, sc) = c.ok("batho_status", json!({"repo": "demo"}));
+    let before = sc["repos"][0]["artifact_generation"].as_u64().unwrap();
+
+    let table = repo.join("src/table.c");
+    let mut text = std::fs::read_to_string(&table).unwrap();
+    text.push_str("\nint watched_counter(void) { return 7; }\n");
+    std::fs::write(&table, text).unwrap();
+    // A file the build ignores changes nothing.
+    std::fs::write(repo.join("notes.txt"), "not source").unwrap();
+
+    let started = std::time::Instant::now();
+    let mut saw_stale = false;
+    loop {
+        let (md, sc) = c.ok("search_entities", json!({"query": "watched_counter"}));
+        if sc["meta"]["stale"]["pending_files"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f == "src/table.c"))
+        {
+            assert!(md.starts_with("> Stale: 1 changed file(s)"), "{md}");
+            saw_stale = true;
+        }
+        if md.contains("watched_counter [function] src/table.c") {
+            assert!(sc["meta"]["artifact_generation"].as_u64().unwrap() > before);
+            assert!(sc["meta"].get("stale").is_none(), "{sc}");
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the edit was never re-indexed: {md}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        saw_stale,
+        "answers before the re-index carry the staleness notice"
+    );
+    let (md, sc) = c.ok("batho_status", json!({"repo": "demo"}));
+    assert_eq!(sc["repos"][0]["watcher"]["state"], "watching", "{md}");
+    assert_eq!(sc["repos"][0]["watcher"]["reindexed"], 1, "{md}");
+
+    // --no-watch: registered, but not watched.
+    let mut c = Client::start(home.path(), &["--no-watch"], &[]);
+    let (md, sc) = c.ok(
+        "add_repo",
+        json!({"name": "demo", "path": repo.to_str().unwrap(), "watch": true}),
+    );
+    assert!(
+        md.contains("not started (the server runs with --no-watch)"),
+        "{md}"
+    );
+    assert_eq!(sc["watching"], false);
+    drop(tmp);
+}

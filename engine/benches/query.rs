@@ -4,7 +4,8 @@
 //!
 //! Run: `cargo bench -p batho-engine --bench query`. Pass `-- <path>` to measure an
 //! existing artifact instead (a repo root or `.batho` dir), and `-- <path> <name>` to
-//! start from the function called `<name>` instead of `luaD_call`.
+//! start from the function called `<name>` instead of `luaD_call` (the regex query
+//! matches the first six characters of `<name>` followed by `.*`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -110,7 +111,7 @@ fn main() {
     none.insert("name".to_string(), Value::from(name.as_str()));
     measure(
         &db,
-        "callers of luaD_call",
+        "callers",
         "MATCH (c)-[:CALLS]->(f:Function {name: $name}) RETURN c.id",
         &none,
     );
@@ -118,6 +119,15 @@ fn main() {
         &db,
         "distinct callees <= 3 hops",
         "MATCH (f:Function {name: $name})-[:CALLS*1..3]->(g) RETURN DISTINCT g.id",
+        &none,
+    );
+    // A regex over every function name: answered from the name index's prefix range.
+    let prefix: String = name.chars().take(6).collect();
+    let regex_count = format!("MATCH (f:Function) WHERE f.name =~ '{prefix}.*' RETURN count(*)");
+    measure(
+        &db,
+        &format!("regex count '{prefix}.*'"),
+        &regex_count,
         &none,
     );
     // The target: a node 3 hops away if there is one, else 2, else 1.

@@ -604,3 +604,33 @@ fn database_is_send_and_sync() {
         );
     }
 }
+
+#[test]
+fn regex_parameters_seek_their_literal_prefix() {
+    let (_d, db) = db();
+    let q = "MATCH (f:Function) WHERE f.name =~ $p RETURN f.name ORDER BY f.name";
+    for optimize in [true, false] {
+        let opts = QueryOptions {
+            optimize,
+            ..QueryOptions::default()
+        };
+        for (p, want) in [
+            ("lu.*", vec!["luaD_call"]),
+            ("(?:^he).*", vec!["helper"]),
+            ("(?i)MAIN|util", vec!["main", "util"]),
+            ("x.*", vec![]),
+        ] {
+            let params = BTreeMap::from([("p".to_string(), Value::from(p))]);
+            let res = db.query_with(q, &params, &opts).expect("query");
+            let got: Vec<Value> = res.rows.into_iter().map(|mut r| r.remove(0)).collect();
+            let want: Vec<Value> = want.into_iter().map(Value::from).collect();
+            assert_eq!(got, want, "{p} optimize={optimize}");
+        }
+    }
+    let plan = db
+        .query(&format!("EXPLAIN {q}"), &BTreeMap::new())
+        .expect("explain")
+        .plan
+        .expect("plan");
+    assert!(plan.contains("NodeSeek (f:Function) name =~ $p"), "{plan}");
+}

@@ -5,7 +5,8 @@
 //!
 //! Modules: [`registry`] (repos under `$BATHO_HOME`, atomic writes), [`gating`] (which
 //! destructive tools are exposed), `state` (open databases, freshness per call), `tools`
-//! (one function per tool, markdown + JSON), `server` (the rmcp handler).
+//! (one function per tool, markdown + JSON), `server` (the rmcp handler), `watch` (re-index
+//! watched repos after their sources change).
 
 #![warn(missing_docs)]
 
@@ -15,6 +16,7 @@ pub mod registry;
 mod server;
 mod state;
 mod tools;
+mod watch;
 
 pub use error::{ServeError, ToolError};
 pub use server::{BathoServer, ServerOptions, serve_stdio, serve_stdio_blocking};

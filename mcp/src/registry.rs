@@ -16,7 +16,7 @@ pub struct RepoEntry {
     pub name: String,
     /// Absolute repository root.
     pub path: PathBuf,
-    /// File watching asked for (recorded; re-indexing on change is not implemented yet).
+    /// Re-index the repo after its sources change (see the `watch` module).
     #[serde(default)]
     pub watch: bool,
     /// Debounce for file watch events, in milliseconds.

@@ -26,7 +26,7 @@ pub struct ServerOptions {
     pub root: Option<PathBuf>,
     /// Tools enabled with `--enable-tool`.
     pub enable_tools: Vec<String>,
-    /// `--no-watch` (file watching is not implemented yet, so this changes nothing today).
+    /// `--no-watch`: do not watch any repository (answers may then go stale).
     pub no_watch: bool,
     /// Overrides `$BATHO_HOME`.
     pub home: Option<PathBuf>,
@@ -139,6 +139,12 @@ fn defs() -> Vec<ToolDef> {
     ]
 }
 
+/// A warning for the person running the server: logs go to stderr, never stdout (the
+/// MCP channel).
+fn tracing_warn(message: &str) {
+    eprintln!("batho mcp: warning: {message}");
+}
+
 fn decode<T: DeserializeOwned>(
     args: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<T, ToolError> {
@@ -184,8 +190,14 @@ impl BathoServer {
         };
         gating.apply_env();
         gating.enable(opts.enable_tools.iter().map(String::as_str));
+        let state = Arc::new(State::new(registry, session, opts.no_watch));
+        for repo in state.repos() {
+            if let Some(Err(e)) = state.watch(&repo) {
+                tracing_warn(&format!("not watching '{}': {e}", repo.name));
+            }
+        }
         Ok(BathoServer {
-            state: Arc::new(State::new(registry, session)),
+            state,
             gating: Arc::new(gating),
         })
     }

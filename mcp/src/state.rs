@@ -10,6 +10,7 @@ use batho_engine::query::{Database, QueryError, QueryResult, Value};
 
 use crate::error::ToolError;
 use crate::registry::{Registry, RepoEntry};
+use crate::watch::Watchers;
 
 /// What identifies one committed manifest on disk.
 type Stamp = (Option<SystemTime>, u64);
@@ -27,23 +28,46 @@ pub(crate) struct State {
     /// The `--root` repo: served first (the default) for this session, not persisted.
     pub session: Mutex<Option<RepoEntry>>,
     dbs: Mutex<HashMap<PathBuf, (Arc<Database>, Stamp)>>,
+    /// File watchers of the watched repos.
+    pub watchers: Watchers,
+    /// `--no-watch`: never watch, whatever the registry says.
+    pub no_watch: bool,
 }
 
 /// One tool call's view of a repository: its entry, database, and the queries it ran.
 pub(crate) struct Ctx {
     pub repo: RepoEntry,
     pub db: Arc<Database>,
+    /// Changed source files the watcher has not re-indexed yet.
+    pub stale: Vec<String>,
     pub queries: Vec<String>,
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 impl State {
-    pub fn new(registry: Registry, session: Option<RepoEntry>) -> State {
+    pub fn new(registry: Registry, session: Option<RepoEntry>, no_watch: bool) -> State {
         State {
             registry: Mutex::new(registry),
             session: Mutex::new(session),
             dbs: Mutex::new(HashMap::new()),
+            watchers: Watchers::default(),
+            no_watch,
         }
+    }
+
+    /// Starts the watcher of `repo` if it asks for one and watching is allowed; the
+    /// outcome as a short phrase for answers (`None` when not watched).
+    pub fn watch(&self, repo: &RepoEntry) -> Option<Result<(), String>> {
+        if !repo.watch {
+            return None;
+        }
+        if self.no_watch {
+            return Some(Err("the server runs with --no-watch".into()));
+        }
+        Some(
+            self.watchers
+                .start(&repo.path, repo.debounce_ms, repo.max_file_size_kb),
+        )
     }
 
     /// Every served repo, the session repo first.
@@ -114,13 +138,37 @@ impl State {
     pub fn ctx(&self, repo: Option<&str>) -> Result<Ctx, ToolError> {
         let repo = self.resolve(repo)?;
         let db = self.database(&repo)?;
+        let stale = self
+            .watchers
+            .report(&repo.path)
+            .map(|w| w.pending)
+            .unwrap_or_default();
         Ok(Ctx {
             repo,
             db,
+            stale,
             queries: Vec::new(),
             params: serde_json::Map::new(),
         })
     }
+}
+
+/// The staleness notice of an answer served while changed files wait to be re-indexed.
+pub(crate) fn stale_notice(files: &[String]) -> String {
+    const NAMED: usize = 5;
+    let mut named = files
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if files.len() > NAMED {
+        named.push_str(&format!(", and {} more", files.len() - NAMED));
+    }
+    format!(
+        "Stale: {} changed file(s) not re-indexed yet ({named}); re-indexing runs once changes settle.",
+        files.len()
+    )
 }
 
 /// The spec's missing-artifact error.
@@ -164,6 +212,18 @@ impl Ctx {
             "params".into(),
             serde_json::Value::Object(self.params.clone()),
         );
+        if !self.stale.is_empty() {
+            const SHOWN: usize = 20;
+            let shown: Vec<&String> = self.stale.iter().take(SHOWN).collect();
+            m.insert(
+                "stale".into(),
+                serde_json::json!({
+                    "pending_count": self.stale.len(),
+                    "pending_files": shown,
+                    "notice": stale_notice(&self.stale),
+                }),
+            );
+        }
         m
     }
 }

@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet};
 
 use batho_lang::Value;
 use batho_lang::ast::{Direction, Expr};
-use batho_lang::plan::SeekKey;
+use batho_lang::plan::{SeekKey, regex_literal_prefix};
+use batho_schema::NodeKind;
 use batho_storage::{Artifact, EdgeIdx, NodeIdx, RoaringBitmap};
 
 use super::exec::{BoxOp, Ctx, ExecError, Operator, R, Row};
@@ -150,6 +151,21 @@ impl NodeSeek<'_> {
                 SeekKey::Id => art.lookup_id(s).map(|n| n.0).into_iter().collect(),
                 SeekKey::Name => art.lookup_name(s).map(|n| n.0).collect(),
                 SeekKey::NamePrefix => art.lookup_name_prefix(s).map(|n| n.0).collect(),
+                SeekKey::NameRegex => match regex_literal_prefix(s) {
+                    Some(prefix) => art.lookup_name_prefix(&prefix).map(|n| n.0).collect(),
+                    // No prefix: every candidate, from the kind bitmaps when there are
+                    // labels (the regex filter above decides).
+                    None => match &self.kinds {
+                        Some(kinds) => {
+                            let mut all = RoaringBitmap::new();
+                            for k in kinds.iter().filter_map(|&c| NodeKind::from_code(c)) {
+                                all |= art.nodes_of_kind(k);
+                            }
+                            all.iter().collect()
+                        }
+                        None => (0..art.node_count()).collect(),
+                    },
+                },
             }
         } else {
             let mut out = Vec::new();
@@ -160,6 +176,8 @@ impl NodeSeek<'_> {
                     SeekKey::Id => node.id_is(s),
                     SeekKey::Name => node.name() == s,
                     SeekKey::NamePrefix => node.name().starts_with(s.as_str()),
+                    // The regex itself is the filter above; the naive seek keeps all.
+                    SeekKey::NameRegex => true,
                 };
                 if hit {
                     out.push(n);

@@ -300,6 +300,7 @@ impl<'a> Builder<'a> {
                 let kinds = (!labels.is_empty())
                     .then(|| kinds_of(labels).into_iter().map(|k| k.code()).collect());
                 let note = match (opt, key) {
+                    (false, SeekKey::NameRegex) => "all nodes (unoptimised)".to_string(),
                     (false, SeekKey::NamePrefix) => {
                         "full scan comparing name prefixes (unoptimised)".to_string()
                     }
@@ -307,6 +308,10 @@ impl<'a> Builder<'a> {
                     (true, SeekKey::Id) => "id index (binary search)".to_string(),
                     (true, SeekKey::Name) => "name index (binary search)".to_string(),
                     (true, SeekKey::NamePrefix) => "name index (prefix range)".to_string(),
+                    (true, SeekKey::NameRegex) => {
+                        "name index (range of the regex's literal prefix; scan without one)"
+                            .to_string()
+                    }
                 };
                 let mut cols = b.cols.clone();
                 cols.push(var.clone());

@@ -269,6 +269,7 @@ fn seek_rank(key: SeekKey) -> u8 {
         SeekKey::Id => 0,
         SeekKey::Name => 1,
         SeekKey::NamePrefix => 2,
+        SeekKey::NameRegex => 3,
     }
 }
 
@@ -285,7 +286,7 @@ struct Seek {
 /// The text every whole-string match of `pattern` starts with, if it is not empty: the
 /// longest common prefix of the pattern's prefix literals, cut to a character boundary.
 /// `None` for invalid patterns (the filter reports those) and case-insensitive ones.
-pub(crate) fn regex_literal_prefix(pattern: &str) -> Option<String> {
+pub fn regex_literal_prefix(pattern: &str) -> Option<String> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
     let hir = regex_syntax::ParserBuilder::new()
         .nest_limit(64)
@@ -480,16 +481,18 @@ impl Planner<'_> {
                     (BinaryOp::Eq, "id") => (SeekKey::Id, value.clone(), true),
                     (BinaryOp::Eq, "name") => (SeekKey::Name, value.clone(), true),
                     (BinaryOp::StartsWith, "name") => (SeekKey::NamePrefix, value.clone(), true),
-                    (BinaryOp::Regex, "name") => {
-                        let ExprKind::Literal(Literal::String(pattern)) = &value.kind else {
-                            continue;
-                        };
-                        let Some(prefix) = regex_literal_prefix(pattern) else {
-                            continue;
-                        };
-                        let lit = Expr::new(ExprKind::Literal(Literal::String(prefix)), value.span);
-                        (SeekKey::NamePrefix, lit, false)
-                    }
+                    (BinaryOp::Regex, "name") => match &value.kind {
+                        ExprKind::Literal(Literal::String(pattern)) => {
+                            let Some(prefix) = regex_literal_prefix(pattern) else {
+                                continue;
+                            };
+                            let lit =
+                                Expr::new(ExprKind::Literal(Literal::String(prefix)), value.span);
+                            (SeekKey::NamePrefix, lit, false)
+                        }
+                        ExprKind::Parameter(_) => (SeekKey::NameRegex, value.clone(), false),
+                        _ => continue,
+                    },
                     _ => continue,
                 };
                 if !ready(&seek.1, bound) || contains_aggregate(&seek.1) {

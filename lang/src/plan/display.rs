@@ -103,6 +103,7 @@ pub(crate) fn describe(p: &LogicalPlan) -> String {
             let op = match key {
                 SeekKey::Id | SeekKey::Name => "=",
                 SeekKey::NamePrefix => "STARTS WITH",
+                SeekKey::NameRegex => "=~",
             };
             let _ = write!(s, ") {} {op} {}", key.property(), expr_to_string(value));
         }

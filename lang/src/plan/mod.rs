@@ -23,7 +23,7 @@ mod columns;
 mod display;
 mod project;
 
-pub use build::{PlanError, plan};
+pub use build::{PlanError, plan, regex_literal_prefix};
 
 use crate::ast::{Direction, Expr, Mode, PatternPart, RemoveItem, SetItem};
 use crate::eval::AggregateFunc;
@@ -49,9 +49,13 @@ pub enum SeekKey {
     /// The `name` property (not unique).
     Name,
     /// Names starting with the value: a range of the sorted name index. Planned for
-    /// `STARTS WITH` and for `=~` patterns with a literal prefix (the regex itself stays
+    /// `STARTS WITH` and for `=~` literals with a literal prefix (the regex itself stays
     /// as a filter above the seek).
     NamePrefix,
+    /// Names matching the regex given as the value (a parameter, known only when the plan
+    /// runs): the executor seeks the range of the pattern's literal prefix
+    /// ([`regex_literal_prefix`]), or scans when it has none. The regex stays as a filter.
+    NameRegex,
 }
 
 impl SeekKey {
@@ -59,7 +63,7 @@ impl SeekKey {
     pub fn property(self) -> &'static str {
         match self {
             SeekKey::Id => "id",
-            SeekKey::Name | SeekKey::NamePrefix => "name",
+            SeekKey::Name | SeekKey::NamePrefix | SeekKey::NameRegex => "name",
         }
     }
 }

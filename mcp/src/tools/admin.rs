@@ -110,17 +110,36 @@ pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<CallToolResult, Too
     st.registry
         .lock()
         .map_err(|_| ToolError::server("registry lock poisoned"))?
-        .upsert(entry)
+        .upsert(entry.clone())
         .map_err(|e| ToolError::server(e.to_string()))?;
-    let md = format!(
+    // Re-registering without watch stops a watcher started earlier.
+    if !entry.watch {
+        st.watchers.stop(&path);
+    }
+    let watching = st.watch(&entry);
+    let mut md = format!(
         "## Repo Registered\n\n- **{name}** — {}\n- Entities: {n}\n- Artifact: ✓ ready\n",
         path.display()
     );
+    match &watching {
+        Some(Ok(())) => {
+            let _ = writeln!(
+                md,
+                "- Watching: re-indexed {} ms after changes settle",
+                entry.debounce_ms
+            );
+        }
+        Some(Err(e)) => {
+            let _ = writeln!(md, "- Watching: not started ({e})");
+        }
+        None => {}
+    }
     let mut structured = Map::new();
     structured.insert("name".into(), name.into());
     structured.insert("path".into(), json!(path));
     structured.insert("entity_count".into(), n.into());
     structured.insert("has_artifact".into(), true.into());
+    structured.insert("watching".into(), matches!(watching, Some(Ok(()))).into());
     Ok(Answer {
         markdown: md,
         structured,
@@ -130,6 +149,9 @@ pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<CallToolResult, Too
 }
 
 pub(crate) fn remove_repo(st: &State, a: RemoveRepoArgs) -> Result<CallToolResult, ToolError> {
+    if let Some(repo) = st.repos().into_iter().find(|r| r.name == a.name) {
+        st.watchers.stop(&repo.path);
+    }
     let mut removed = st
         .registry
         .lock()
@@ -204,14 +226,37 @@ pub(crate) fn batho_status(st: &State, a: StatusArgs) -> Result<CallToolResult, 
                         rep.changed_files.join(", ")
                     );
                 }
-                let _ = writeln!(md, "- watcher: inactive");
+                let watch = st.watchers.report(&r.path);
+                let watcher = match &watch {
+                    None => json!({"state": "inactive", "pending_changes": 0}),
+                    Some(w) => json!({"state": w.state, "pending_changes": w.pending.len(),
+                        "pending_files": w.pending.iter().take(20).collect::<Vec<_>>(),
+                        "reindexed": w.reindexed, "last_error": w.last_error}),
+                };
+                match &watch {
+                    None => {
+                        let _ = writeln!(md, "- watcher: inactive");
+                    }
+                    Some(w) => {
+                        let _ = writeln!(
+                            md,
+                            "- watcher: {} ({} pending changes, {} re-index runs)",
+                            w.state,
+                            w.pending.len(),
+                            w.reindexed
+                        );
+                        if let Some(e) = &w.last_error {
+                            let _ = writeln!(md, "- watcher error: {e}");
+                        }
+                    }
+                }
                 out.push(json!({
                     "name": r.name, "path": r.path, "status": rep.state.name(),
                     "artifact_generation": rep.generation, "entity_count": rep.entities,
                     "relationship_count": rep.relationships, "file_count": rep.files,
                     "last_run_id": run.map(|r| r.uuid.clone()),
                     "changed_files": rep.changed_count,
-                    "watcher": {"state": "inactive", "pending_changes": 0},
+                    "watcher": watcher,
                 }));
             }
             Err(e) => {

@@ -231,7 +231,7 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
     }
     if let Some(p) = &a.name_pattern {
         node_where.push("n.name =~ $name_pattern".into());
-        params.push(("name_pattern", Value::from(format!(".*(?:{p}).*"))));
+        params.push(("name_pattern", Value::from(whole_name_pattern(p))));
     }
     if let Some(c) = min_conf {
         params.push(("min_confidence", Value::Float(c)));
@@ -658,4 +658,50 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
         meta,
     }
     .finish(Some(25_000), None))
+}
+
+/// `name_pattern` matches anywhere in a name, BQL's `=~` the whole name, so the pattern is
+/// wrapped. A pattern anchored at the start (`^mutex_lock$`) keeps its literal prefix in
+/// front, which lets the planner seek that range of the name index instead of scanning.
+fn whole_name_pattern(p: &str) -> String {
+    let anchored = regex_syntax::parse(p).is_ok_and(|h| {
+        h.properties()
+            .look_set_prefix()
+            .contains(regex_syntax::hir::Look::Start)
+    });
+    if anchored {
+        format!("(?:{p}).*")
+    } else {
+        format!(".*(?:{p}).*")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::whole_name_pattern;
+
+    #[test]
+    fn anchored_name_patterns_keep_their_prefix_in_front() {
+        assert_eq!(whole_name_pattern("^mutex_lock$"), "(?:^mutex_lock$).*");
+        assert_eq!(whole_name_pattern("mutex"), ".*(?:mutex).*");
+        // `^a|b` is anchored only on one side; `(?m)^` also matches after a newline.
+        assert_eq!(whole_name_pattern("^a|b"), ".*(?:^a|b).*");
+        assert_eq!(whole_name_pattern("(?m)^a"), ".*(?:(?m)^a).*");
+        // The wrapped pattern matches exactly the names the search pattern finds.
+        for p in ["^mutex_lock$", "^lua_", "mutex", "^a|b", "(?m)^a"] {
+            let search = regex::Regex::new(p).unwrap();
+            let whole = regex::Regex::new(&format!("^(?:{})$", whole_name_pattern(p))).unwrap();
+            for name in [
+                "mutex_lock",
+                "mutex_lock_nested",
+                "lua_call",
+                "xa",
+                "ab",
+                "b",
+                "a",
+            ] {
+                assert_eq!(search.is_match(name), whole.is_match(name), "{p} on {name}");
+            }
+        }
+    }
 }

@@ -28,6 +28,14 @@ impl Answer {
     /// Applies `max_tokens` (cutting at a line boundary and appending `[truncated]`),
     /// fills `meta.tokens_used` / `token_budget` / `truncated`, and builds the result.
     pub fn finish(mut self, max_tokens: Option<i64>, hint: Option<String>) -> CallToolResult {
+        if let Some(notice) = self
+            .meta
+            .get("stale")
+            .and_then(|s| s.get("notice"))
+            .and_then(Json::as_str)
+        {
+            self.markdown = format!("> {notice}\n\n{}", self.markdown);
+        }
         let mut truncated = false;
         if let Some(budget) = max_tokens {
             let budget = usize::try_from(budget.max(1)).unwrap_or(usize::MAX);

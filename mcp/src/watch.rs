@@ -1,0 +1,292 @@
+//! File watching: a repository registered with `watch` is re-indexed after its sources
+//! change and settle, so agents are not served a stale graph.
+//!
+//! One `notify` watcher and one worker thread per watched repository. The watcher's
+//! callback only records which source files changed (so answers can name them at once)
+//! and wakes the worker; the worker waits until no event arrived for `debounce_ms`, then
+//! asks [`batho_engine::status`] whether the sources really differ from the artifact
+//! (which applies the build's own ignore rules, so ignored files and the artifact's own
+//! writes never cause a rebuild) and rebuilds only if they do. On start the worker does
+//! the same once, catching up with edits made while nobody watched.
+//!
+//! Re-indexing is a full build today; patches that re-extract only the changed files will
+//! take its place without changing this module's contract.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Component, Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use batho_engine::build::{BuildOptions, build};
+use batho_engine::discover::is_source_extension;
+use batho_engine::status::{ArtifactState, status};
+use notify::event::{MetadataKind, ModifyKind};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+
+/// What one repository's watcher is doing, for `batho_status`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WatchReport {
+    /// `watching` (idle), `pending` (changes waiting to settle) or `indexing`.
+    pub state: &'static str,
+    /// Changed source files (relative paths) not yet in the artifact.
+    pub pending: Vec<String>,
+    /// Re-index runs finished since the watcher started.
+    pub reindexed: u64,
+    /// The last re-index failure, if the last attempt failed.
+    pub last_error: Option<String>,
+}
+
+#[derive(Default)]
+struct Shared {
+    pending: BTreeSet<String>,
+    indexing: bool,
+    reindexed: u64,
+    last_error: Option<String>,
+}
+
+struct Watch {
+    /// Dropping the watcher closes the worker's channel, which ends the worker.
+    _watcher: RecommendedWatcher,
+    shared: Arc<Mutex<Shared>>,
+}
+
+/// The watchers of every watched repository, keyed by repository root.
+#[derive(Default)]
+pub(crate) struct Watchers {
+    map: Mutex<HashMap<PathBuf, Watch>>,
+}
+
+impl Watchers {
+    /// Starts watching `root` (no-op if it is watched already).
+    pub fn start(
+        &self,
+        root: &Path,
+        debounce_ms: u64,
+        max_file_size_kb: Option<u64>,
+    ) -> Result<(), String> {
+        let mut map = self.map.lock().map_err(|_| "watcher registry poisoned")?;
+        if map.contains_key(root) {
+            return Ok(());
+        }
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let (tx, rx) = mpsc::channel::<()>();
+        let (cb_root, cb_shared) = (root.to_path_buf(), Arc::clone(&shared));
+        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            let Ok(event) = res else {
+                // Lost events (queue overflow): let the worker re-check everything.
+                let _ = tx.send(());
+                return;
+            };
+            if !changes_content(&event.kind) {
+                return;
+            }
+            let changed: Vec<String> = event
+                .paths
+                .iter()
+                .filter_map(|p| relevant(&cb_root, p))
+                .collect();
+            if changed.is_empty() {
+                return;
+            }
+            if let Ok(mut s) = cb_shared.lock() {
+                s.pending.extend(changed);
+            }
+            let _ = tx.send(());
+        })
+        .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
+        watcher
+            .watch(root, RecursiveMode::Recursive)
+            .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
+        let (w_root, w_shared) = (root.to_path_buf(), Arc::clone(&shared));
+        let debounce = Duration::from_millis(debounce_ms.max(1));
+        std::thread::Builder::new()
+            .name("batho-watch".into())
+            .spawn(move || worker(&w_root, debounce, max_file_size_kb, &w_shared, &rx))
+            .map_err(|e| format!("cannot start the watcher thread: {e}"))?;
+        map.insert(
+            root.to_path_buf(),
+            Watch {
+                _watcher: watcher,
+                shared,
+            },
+        );
+        Ok(())
+    }
+
+    /// Stops watching `root`.
+    pub fn stop(&self, root: &Path) {
+        if let Ok(mut map) = self.map.lock() {
+            map.remove(root);
+        }
+    }
+
+    /// The watcher's state for `root`, `None` when it is not watched.
+    pub fn report(&self, root: &Path) -> Option<WatchReport> {
+        let map = self.map.lock().ok()?;
+        let s = map.get(root)?.shared.lock().ok()?;
+        Some(WatchReport {
+            state: if s.indexing {
+                "indexing"
+            } else if s.pending.is_empty() {
+                "watching"
+            } else {
+                "pending"
+            },
+            pending: s.pending.iter().cloned().collect(),
+            reindexed: s.reindexed,
+            last_error: s.last_error.clone(),
+        })
+    }
+}
+
+/// Whether an event can change what the build reads. Reads are not changes: the watcher's
+/// own status check and re-index open every source, and must not wake it again.
+fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Create(_) | EventKind::Remove(_) | EventKind::Any => true,
+        EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => false,
+        EventKind::Modify(_) => true,
+        EventKind::Access(_) | EventKind::Other => false,
+    }
+}
+
+/// The repository-relative path of a changed file the build would index, if `path` is
+/// one: C/C++ sources outside `.batho/`, `.git/` and hidden folders.
+fn relevant(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let hidden = rel.components().any(|c| match c {
+        Component::Normal(name) => name.as_encoded_bytes().first() == Some(&b'.'),
+        _ => true,
+    });
+    let ext = rel.extension()?.to_str()?;
+    if hidden || !is_source_extension(ext) {
+        return None;
+    }
+    Some(rel.to_string_lossy().replace('\\', "/"))
+}
+
+/// First wait before retrying a failed re-index (the writer lock held by another build,
+/// a missing artifact); doubled on each failure up to [`RETRY_MAX`].
+const RETRY_MIN: Duration = Duration::from_secs(2);
+const RETRY_MAX: Duration = Duration::from_secs(60);
+
+fn worker(
+    root: &Path,
+    debounce: Duration,
+    max_file_size_kb: Option<u64>,
+    shared: &Mutex<Shared>,
+    rx: &mpsc::Receiver<()>,
+) {
+    // Catch up with edits made while nobody watched.
+    let mut retry = (!reindex(root, max_file_size_kb, shared)).then_some(RETRY_MIN);
+    loop {
+        let woke = match retry {
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(wait) => rx.recv_timeout(wait),
+        };
+        match woke {
+            // Settle: wait until the files have been quiet for the whole debounce.
+            Ok(()) => loop {
+                match rx.recv_timeout(debounce) {
+                    Ok(()) => continue,
+                    Err(RecvTimeoutError::Timeout) => break,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            },
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        retry = if reindex(root, max_file_size_kb, shared) {
+            None
+        } else {
+            Some(retry.map_or(RETRY_MIN, |d| (d * 2).min(RETRY_MAX)))
+        };
+    }
+}
+
+/// Brings the artifact up to date if the sources changed; `false` when that failed.
+fn reindex(root: &Path, max_file_size_kb: Option<u64>, shared: &Mutex<Shared>) -> bool {
+    let snapshot = match shared.lock() {
+        Ok(mut s) => {
+            s.indexing = true;
+            s.pending.clone()
+        }
+        Err(_) => return false,
+    };
+    let outcome = match status(root, false) {
+        Ok(rep) if rep.state == ArtifactState::Stale => {
+            let opts = BuildOptions {
+                full: true,
+                max_workers: None,
+                max_file_size_kb,
+            };
+            build(root, &opts, &|_| {})
+                .map(|_| true)
+                .map_err(|e| match e.hint() {
+                    Some(h) => format!("{e} ({h})"),
+                    None => e.to_string(),
+                })
+        }
+        Ok(rep) if rep.state == ArtifactState::Missing => {
+            Err("no artifact yet: run 'batho build' once; the watcher keeps it fresh".into())
+        }
+        Ok(_) => Ok(false),
+        Err(e) => Err(e.to_string()),
+    };
+    let ok = outcome.is_ok();
+    if let Ok(mut s) = shared.lock() {
+        s.indexing = false;
+        match outcome {
+            Ok(rebuilt) => {
+                // Files changed again during the build stay pending: their events woke
+                // the worker again, and the next round picks them up.
+                for f in &snapshot {
+                    s.pending.remove(f);
+                }
+                s.reindexed += u64::from(rebuilt);
+                s.last_error = None;
+            }
+            Err(e) => s.last_error = Some(e),
+        }
+    }
+    ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{changes_content, relevant};
+    use notify::EventKind;
+    use notify::event::{AccessKind, CreateKind, DataChange, MetadataKind, ModifyKind};
+    use std::path::Path;
+
+    #[test]
+    fn reads_are_not_changes() {
+        assert!(!changes_content(&EventKind::Access(AccessKind::Any)));
+        assert!(!changes_content(&EventKind::Modify(ModifyKind::Metadata(
+            MetadataKind::AccessTime
+        ))));
+        assert!(changes_content(&EventKind::Modify(ModifyKind::Data(
+            DataChange::Content
+        ))));
+        assert!(changes_content(&EventKind::Create(CreateKind::File)));
+    }
+
+    #[test]
+    fn only_sources_the_build_would_see_are_relevant() {
+        let root = Path::new("/r");
+        assert_eq!(
+            relevant(root, Path::new("/r/src/a.c")),
+            Some("src/a.c".into())
+        );
+        assert_eq!(
+            relevant(root, Path::new("/r/inc/x.HPP")),
+            Some("inc/x.HPP".into())
+        );
+        assert_eq!(relevant(root, Path::new("/r/.batho/MANIFEST")), None);
+        assert_eq!(relevant(root, Path::new("/r/.batho/segments/a.c")), None);
+        assert_eq!(relevant(root, Path::new("/r/.git/index")), None);
+        assert_eq!(relevant(root, Path::new("/r/README.md")), None);
+        assert_eq!(relevant(root, Path::new("/elsewhere/a.c")), None);
+    }
+}
