@@ -4,9 +4,12 @@
 //! Errors are printed as one line (plus a hint when there is one) with a non-zero exit code.
 
 mod build_cmd;
+mod fix_cmd;
+mod gc_cmd;
 mod mcp_cmd;
 mod output;
 mod query_cmd;
+mod runs_cmd;
 mod status_cmd;
 
 use std::path::PathBuf;
@@ -32,6 +35,12 @@ enum Command {
     Query(query_cmd::QueryArgs),
     /// Serve the MCP tools over stdio (for AI agents).
     Mcp(mcp_cmd::McpArgs),
+    /// List the run history (builds, patches, repairs), newest first.
+    Runs(runs_cmd::RunsArgs),
+    /// Verify the artifact in phases and repair what can be repaired.
+    Fix(fix_cmd::FixArgs),
+    /// Garbage collection: space use, pruning runs, reclaiming files.
+    Gc(gc_cmd::GcArgs),
 }
 
 /// An error for people: a message, an optional hint, and the exit code to leave with.
@@ -63,6 +72,9 @@ fn main() -> ExitCode {
         Command::Status(args) => status_cmd::run(args),
         Command::Query(args) => query_cmd::run(args),
         Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Runs(args) => runs_cmd::run(args),
+        Command::Fix(args) => fix_cmd::run(args),
+        Command::Gc(args) => gc_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,17 +13,22 @@
 //! [`manifest`] (rkyv manifest, run records), `writer` (graph → segments), `store`
 //! (directory, lock, commit), `reader` (artifact open and lookups), `refs` (node and edge
 //! views), `bitmaps` (lazy roaring), `verify` (structural checks), `convert` (artifact →
-//! builder), [`fuzzing`] (entry points for fuzz targets).
+//! builder), [`fuzzing`] (entry points for fuzz targets), [`fix`] (phased verification and
+//! repair), [`gc`] (space use, run pruning, reclaiming files), [`audit`] (the hash-chained
+//! log of destructive maintenance).
 
 #![warn(missing_docs, unreachable_pub)]
 #![deny(clippy::host_endian_bytes)]
 
+pub mod audit;
 mod bitmaps;
 mod column;
 mod convert;
 mod error;
+pub mod fix;
 pub mod format;
 pub mod fuzzing;
+pub mod gc;
 pub mod input;
 pub mod manifest;
 mod reader;
@@ -42,5 +47,5 @@ pub use reader::{Artifact, EdgeIdx};
 pub use refs::{EdgeRef, NodeRef};
 pub use roaring::RoaringBitmap;
 pub use store::{CommitInfo, Store, WriterLock};
-pub use verify::Issue;
+pub use verify::{Issue, VerifyPart};
 pub use writer::CONTENT_HASH_LEN;

@@ -67,7 +67,7 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StorageError
     move |e| StorageError::io(path, e)
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -75,7 +75,7 @@ fn now_ms() -> i64 {
 
 /// Makes the creations and renames in `dir` durable. Only Unix lets a directory be opened
 /// and fsynced; elsewhere the rename itself is what the platform offers.
-fn sync_dir(dir: &Path) -> Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     if cfg!(unix) {
         File::open(dir)
             .and_then(|f| f.sync_all())
@@ -90,7 +90,7 @@ fn tmp_name(name: &str) -> String {
 }
 
 /// Writes `bytes` to a temporary file in `dir`, fsyncs it and returns its path.
-fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
+pub(crate) fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
     let tmp = dir.join(tmp_name(name));
     let mut f = OpenOptions::new()
         .write(true)
@@ -293,6 +293,34 @@ impl WriterLock<'_> {
             runs,
         };
         self.publish(&body, &mut |_| false).map(|_| ())
+    }
+
+    /// Publishes a new generation with the given layers and run history, plus `run` (with
+    /// its generation set) when given: `gc prune` drops runs, `fix` makes an older
+    /// generation's layers current again. Returns the new generation.
+    pub(crate) fn publish_manifest(
+        &mut self,
+        layers: Vec<Layer>,
+        mut runs: Vec<RunRecord>,
+        run: Option<RunRecord>,
+    ) -> Result<u64> {
+        // A damaged MANIFEST must not block `fix`: the generation also counts past every
+        // manifest file, so it is never reused either way.
+        let prev = self.store.current_manifest().ok().flatten();
+        let generation = self.next_generation(prev.as_ref())?;
+        if let Some(mut run) = run {
+            run.generation = generation;
+            runs.push(run);
+        }
+        let body = ManifestBody {
+            generation,
+            db_uuid: self.store.db_uuid,
+            created_at_ms: now_ms(),
+            layers,
+            runs,
+        };
+        self.publish(&body, &mut |_| false)?;
+        Ok(generation)
     }
 
     fn next_generation(&self, prev: Option<&ManifestBody>) -> Result<u64> {

@@ -50,34 +50,80 @@ impl Report {
     }
 }
 
+/// An independent part of [`Artifact::verify`]; parts can run on separate threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VerifyPart {
+    /// blake3 of every segment against its name.
+    Hashes,
+    /// Side tables (exceptions, sparse ranks) of every integer column.
+    Columns,
+    /// String table order and UTF-8.
+    Strings,
+    /// Node columns, codes, string ids and the id/name indexes.
+    Nodes,
+    /// Out-CSR order, targets, source hints, the in-CSR permutation.
+    Edges,
+    /// Every bitmap against the columns it is derived from.
+    Bitmaps,
+}
+
+impl VerifyPart {
+    /// The structural parts (everything but [`VerifyPart::Hashes`]).
+    pub const STRUCTURE: [VerifyPart; 5] = [
+        VerifyPart::Columns,
+        VerifyPart::Strings,
+        VerifyPart::Nodes,
+        VerifyPart::Edges,
+        VerifyPart::Bitmaps,
+    ];
+}
+
 impl Artifact {
     /// Checks the whole artifact structurally; with `deep`, also re-hashes every segment.
     /// An empty result means the artifact is sound.
     pub fn verify(&self, deep: bool) -> Vec<Issue> {
-        let mut r = Report { issues: Vec::new() };
+        let mut out = Vec::new();
         if deep {
-            for s in &self.segs {
-                if blake3::hash(&s.map).as_bytes() != &s.hash {
-                    r.add(
-                        &s.path.display().to_string(),
-                        format!(
-                            "{} segment content does not match its blake3 name",
-                            s.kind.name()
-                        ),
-                    );
+            out.extend(self.verify_part(VerifyPart::Hashes));
+        }
+        for part in VerifyPart::STRUCTURE {
+            out.extend(self.verify_part(part));
+        }
+        out
+    }
+
+    /// Runs one part of [`Artifact::verify`].
+    pub fn verify_part(&self, part: VerifyPart) -> Vec<Issue> {
+        let mut r = Report { issues: Vec::new() };
+        match part {
+            VerifyPart::Hashes => self.verify_hashes(&mut r),
+            VerifyPart::Columns => {
+                for (name, col, p) in self.all_uint_columns() {
+                    if let Some(d) = col.check_exceptions(p) {
+                        r.add(name, d);
+                    }
                 }
             }
+            VerifyPart::Strings => self.verify_strings(&mut r),
+            VerifyPart::Nodes => self.verify_nodes(&mut r),
+            VerifyPart::Edges => self.verify_edges(&mut r),
+            VerifyPart::Bitmaps => self.verify_bitmaps(&mut r),
         }
-        for (name, col, p) in self.all_uint_columns() {
-            if let Some(d) = col.check_exceptions(p) {
-                r.add(name, d);
+        r.issues
+    }
+
+    fn verify_hashes(&self, r: &mut Report) {
+        for s in &self.segs {
+            if blake3::hash(&s.map).as_bytes() != &s.hash {
+                r.add(
+                    &s.path.display().to_string(),
+                    format!(
+                        "{} segment content does not match its blake3 name",
+                        s.kind.name()
+                    ),
+                );
             }
         }
-        self.verify_strings(&mut r);
-        self.verify_nodes(&mut r);
-        self.verify_edges(&mut r);
-        self.verify_bitmaps(&mut r);
-        r.issues
     }
 
     fn all_uint_columns(&self) -> Vec<(&'static str, &UIntCol, &[u8])> {

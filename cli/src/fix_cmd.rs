@@ -1,0 +1,219 @@
+//! `batho fix`: verify the artifact in phases and repair what can be derived.
+
+use std::path::PathBuf;
+
+use batho_storage::fix::{self, FixOptions, FixOutcome, FixReport, FixTarget, phase_name};
+use clap::{Args, ValueEnum};
+
+use crate::Failure;
+use crate::output::human_bytes;
+use crate::runs_cmd::{batho_dir, storage_failure};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Target {
+    All,
+    Blobs,
+    Graph,
+    State,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+    Csv,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct FixArgs {
+    /// Repository root or its `.batho` folder (default: the current directory).
+    path: Option<PathBuf>,
+    /// Also re-hash every segment and re-derive every index and bitmap (reads everything).
+    #[arg(long)]
+    deep: bool,
+    /// Report what is wrong and what would be repaired; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// What to check: all phases, blobs (3), graph (4) or state (1 and 2).
+    #[arg(long, value_enum, default_value_t = Target::All)]
+    target: Target,
+    /// Run only this phase: 1 bundle, 2 state, 3 blobs, 4 graph.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=4))]
+    phase: Option<u8>,
+    /// Spread hashing and verification over every core.
+    #[arg(long)]
+    parallel: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub(crate) fn run(args: FixArgs) -> Result<(), Failure> {
+    let dir = batho_dir(args.path);
+    let opts = FixOptions {
+        deep: args.deep,
+        dry_run: args.dry_run,
+        target: match args.target {
+            Target::All => FixTarget::All,
+            Target::Blobs => FixTarget::Blobs,
+            Target::Graph => FixTarget::Graph,
+            Target::State => FixTarget::State,
+        },
+        phase: args.phase,
+        parallel: args.parallel,
+    };
+    let report = fix::fix(&dir, &opts).map_err(|e| storage_failure(&e, &dir))?;
+    match args.format {
+        Format::Text => print_text(&report),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
+        Format::Csv => print_csv(&report),
+    }
+    verdict(&report)
+}
+
+fn verdict(report: &FixReport) -> Result<(), Failure> {
+    let code = report.outcome.exit_code();
+    if code == 0 {
+        return Ok(());
+    }
+    let problems = report
+        .remaining
+        .iter()
+        .filter(|f| f.severity >= fix::Severity::Error)
+        .count();
+    let (message, hint) = match (report.outcome, report.options.dry_run) {
+        (FixOutcome::Critical, _) => (
+            "the artifact is unusable".to_owned(),
+            "run 'batho build --full' to rebuild it",
+        ),
+        (_, true) => (
+            format!("{problems} problems found (dry run: nothing was changed)"),
+            "run 'batho fix' without --dry-run to repair what can be repaired",
+        ),
+        _ => (
+            format!("{problems} problems remain after repair"),
+            "see the report above; 'batho build --full' rebuilds the artifact from source",
+        ),
+    };
+    Err(Failure {
+        message,
+        hint: Some(hint.into()),
+        code,
+    })
+}
+
+fn print_text(r: &FixReport) {
+    let mode = match (r.options.deep, r.options.dry_run) {
+        (false, false) => "quick",
+        (true, false) => "deep",
+        (false, true) => "quick, dry run",
+        (true, true) => "deep, dry run",
+    };
+    let phases: Vec<String> = r
+        .phases
+        .iter()
+        .map(|p| format!("{p} {}", phase_name(*p)))
+        .collect();
+    println!(
+        "fix {} ({mode}): phases {}",
+        r.dir.display(),
+        phases.join(", ")
+    );
+    for f in &r.findings {
+        println!(
+            "  [{}] phase {} {}: {}",
+            f.severity.name(),
+            f.phase,
+            f.what,
+            f.detail
+        );
+        if let Some(rep) = &f.repair
+            && r.options.dry_run
+        {
+            println!("      would: {rep}");
+        }
+    }
+    for rep in &r.repairs {
+        println!(
+            "  repaired (phase {}, {}): {}",
+            rep.phase, rep.action, rep.detail
+        );
+    }
+    if !r.repairs.is_empty() {
+        for f in &r.remaining {
+            println!(
+                "  still [{}] phase {} {}: {}",
+                f.severity.name(),
+                f.phase,
+                f.what,
+                f.detail
+            );
+        }
+    }
+    let generation = match (r.generation_before, r.generation_after) {
+        (Some(a), Some(b)) if a != b => format!("generation {a} -> {b}"),
+        (_, Some(b)) => format!("generation {b}"),
+        _ => "no generation".into(),
+    };
+    let hashed = if r.options.deep {
+        format!(", {} re-hashed", human_bytes(r.bytes_hashed))
+    } else {
+        String::new()
+    };
+    println!(
+        "result: {} ({generation}; {} segments checked{hashed}; {} audit entries; {} ms)",
+        r.outcome.name(),
+        r.segments_checked,
+        r.audit.len(),
+        r.elapsed_ms
+    );
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+fn print_csv(r: &FixReport) {
+    println!("record,phase,severity,what,detail,action");
+    let row = |record: &str, phase: u8, sev: &str, what: &str, detail: &str, action: &str| {
+        println!(
+            "{record},{phase},{sev},{},{},{}",
+            csv_field(what),
+            csv_field(detail),
+            csv_field(action)
+        );
+    };
+    for f in &r.findings {
+        row(
+            "finding",
+            f.phase,
+            f.severity.name(),
+            &f.what,
+            &f.detail,
+            f.repair.as_deref().unwrap_or(""),
+        );
+    }
+    for rep in &r.repairs {
+        row("repair", rep.phase, "", "", &rep.detail, &rep.action);
+    }
+    if !r.repairs.is_empty() {
+        for f in &r.remaining {
+            row(
+                "remaining",
+                f.phase,
+                f.severity.name(),
+                &f.what,
+                &f.detail,
+                "",
+            );
+        }
+    }
+    row("result", 0, r.outcome.name(), "", "", "");
+}

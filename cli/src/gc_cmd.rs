@@ -1,0 +1,168 @@
+//! `batho gc`: space use, pruning the run history, reclaiming unneeded files.
+
+use std::path::PathBuf;
+
+use batho_storage::gc::{self, PruneOptions};
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use crate::Failure;
+use crate::output::{human_bytes, run_json};
+use crate::runs_cmd::{batho_dir, storage_failure};
+
+#[derive(Args, Debug)]
+pub(crate) struct GcArgs {
+    #[command(subcommand)]
+    action: GcAction,
+}
+
+#[derive(Subcommand, Debug)]
+enum GcAction {
+    /// Sizes, generations, runs and reclaimable bytes.
+    Status {
+        /// Repository root or its `.batho` folder (default: the current directory).
+        path: Option<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove runs from the history (the run of the current generation is always kept).
+    Prune {
+        /// Repository root or its `.batho` folder (default: the current directory).
+        path: Option<PathBuf>,
+        /// Remove runs that ended more than N days ago.
+        #[arg(long, value_name = "N", required_unless_present = "run")]
+        older_than_days: Option<u64>,
+        /// Remove this run.
+        #[arg(long, value_name = "UUID", conflicts_with = "older_than_days")]
+        run: Option<String>,
+        /// Show what would be removed; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete manifests and segments no retained run or the current generation needs.
+    Reclaim {
+        /// Repository root or its `.batho` folder (default: the current directory).
+        path: Option<PathBuf>,
+        /// Show what would be deleted; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn print_json(v: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+}
+
+pub(crate) fn run(args: GcArgs) -> Result<(), Failure> {
+    match args.action {
+        GcAction::Status { path, json } => {
+            let dir = batho_dir(path);
+            let s = gc::status(&dir).map_err(|e| storage_failure(&e, &dir))?;
+            if json {
+                print_json(&serde_json::to_value(&s).unwrap_or_default());
+                return Ok(());
+            }
+            println!(
+                "{}: generation {}, {} generations on disk, {} runs",
+                dir.display(),
+                s.current_generation,
+                s.generations.len(),
+                s.runs
+            );
+            println!(
+                "  segments:  {} files, {} (current generation: {})",
+                s.segment_files,
+                human_bytes(s.segment_bytes),
+                human_bytes(s.live_bytes)
+            );
+            println!(
+                "  manifests: {} files, {}",
+                s.manifest_files,
+                human_bytes(s.manifest_bytes)
+            );
+            println!("  total:     {}", human_bytes(s.total_bytes));
+            println!(
+                "  reclaimable: {} ({:.1}%): {} generations, {} segments, {} leftover files",
+                human_bytes(s.reclaimable_bytes),
+                s.fragmentation * 100.0,
+                s.reclaimable_generations.len(),
+                s.reclaimable_segments,
+                s.leftover_files
+            );
+            Ok(())
+        }
+        GcAction::Prune {
+            path,
+            older_than_days,
+            run,
+            dry_run,
+            json,
+        } => {
+            let dir = batho_dir(path);
+            let opts = PruneOptions {
+                older_than_days,
+                run,
+                dry_run,
+            };
+            let r = gc::prune(&dir, &opts).map_err(|e| storage_failure(&e, &dir))?;
+            if json {
+                print_json(&json!({
+                    "dry_run": r.dry_run,
+                    "runs_pruned": r.pruned.len(),
+                    "pruned": r.pruned.iter().map(run_json).collect::<Vec<_>>(),
+                    "remaining_runs": r.remaining,
+                    "generation": r.generation,
+                    "audit": r.audit,
+                }));
+                return Ok(());
+            }
+            let verb = if r.dry_run { "would prune" } else { "pruned" };
+            println!(
+                "{verb} {} runs; {} runs remain",
+                r.pruned.len(),
+                r.remaining
+            );
+            for run in &r.pruned {
+                println!("  {} (generation {})", run.uuid, run.generation);
+            }
+            if let Some(g) = r.generation {
+                println!("history published as generation {g}; 'batho gc reclaim' frees the space");
+            }
+            Ok(())
+        }
+        GcAction::Reclaim {
+            path,
+            dry_run,
+            json,
+        } => {
+            let dir = batho_dir(path);
+            let r = gc::reclaim(&dir, dry_run).map_err(|e| storage_failure(&e, &dir))?;
+            if json {
+                print_json(&serde_json::to_value(&r).unwrap_or_default());
+                return Ok(());
+            }
+            let verb = if r.dry_run { "would free" } else { "freed" };
+            println!(
+                "{verb} {}: {} manifests, {} segments, {} leftover files",
+                human_bytes(r.bytes),
+                r.manifests.len(),
+                r.segments.len(),
+                r.leftovers.len()
+            );
+            if !r.manifests.is_empty() {
+                let g: Vec<String> = r.manifests.iter().map(u64::to_string).collect();
+                println!("  generations: {}", g.join(", "));
+            }
+            let g: Vec<String> = r.remaining_generations.iter().map(u64::to_string).collect();
+            println!("  generations kept: {}", g.join(", "));
+            Ok(())
+        }
+    }
+}

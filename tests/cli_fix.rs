@@ -1,0 +1,355 @@
+//! `batho fix` driven as a user would: a clean artifact, options and formats, exit codes,
+//! and the corruption test (flip bytes in every kind of file of the artifact; a dry run
+//! must detect each one, `fix` must repair each derivable one, after which the artifact
+//! opens and `fix --deep` reports it clean).
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use batho_storage::format::{SegmentKind, bitmaps_col, edges_col, names, nodes_col, strings_col};
+use batho_storage::manifest::{self, ManifestBody};
+use common::{arg, copy_repo, run, run_ok};
+use serde_json::Value;
+
+/// The demo built twice, the second time with one more function, so the two generations
+/// share no segment.
+fn two_generations() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let f = repo.join("src/hash.c");
+    let mut text = fs::read_to_string(&f).unwrap();
+    text.push_str("\nint fix_test_extra(int x) { return x + 1; }\n");
+    fs::write(&f, text).unwrap();
+    run_ok(&["build", "--full", arg(&repo)]);
+    (tmp, repo)
+}
+
+/// Runs `batho fix ARGS --format json` and returns (exit code, report).
+fn fix_json(repo: &Path, extra: &[&str]) -> (i32, Value) {
+    let mut a = vec!["fix", arg(repo), "--format", "json"];
+    a.extend_from_slice(extra);
+    let out = run(&a);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
+    (out.status.code().unwrap_or(-1), v)
+}
+
+fn current(dir: &Path) -> ManifestBody {
+    let p = dir.join(names::MANIFEST);
+    manifest::decode(&fs::read(&p).unwrap(), &p).unwrap()
+}
+
+fn segment(dir: &Path, kind: SegmentKind) -> PathBuf {
+    let m = current(dir);
+    let s = m.layers[0]
+        .segments
+        .iter()
+        .find(|s| s.kind == kind as u8)
+        .unwrap();
+    dir.join(names::SEGMENTS_DIR).join(s.file_name())
+}
+
+/// File offset and length of the data of column `id` in a segment file (docs/format.md §2.2).
+fn column(bytes: &[u8], id: u32) -> (usize, usize) {
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
+    for c in 0..u32_at(64) as usize {
+        let e = 64 + 8 + 64 * c;
+        if u32_at(e) == id {
+            return (64 + u64_at(e + 24), u64_at(e + 32));
+        }
+    }
+    panic!("no column {id}");
+}
+
+fn flip(path: &Path, pos: usize) {
+    let mut b = fs::read(path).unwrap();
+    let pos = pos.min(b.len() - 1);
+    b[pos] ^= 0x5a;
+    fs::write(path, b).unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let _ = fs::remove_dir_all(to);
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// How a damaged file is expected to come out of `fix`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Expect {
+    /// Restored to exactly the original bytes, same generation.
+    Identical,
+    /// Repaired (the artifact verifies clean), possibly as another generation.
+    Repaired,
+    /// Not derivable: reported, left as it is, exit 1.
+    Reported,
+}
+
+#[test]
+fn every_kind_of_damage_is_detected_and_every_derivable_one_repaired() {
+    let (_tmp, repo) = two_generations();
+    let dir = repo.join(".batho");
+    // An audit log to damage: one entry from a repair.
+    fs::write(dir.join("MANIFEST.tmp-0000"), b"leftover").unwrap();
+    let (code, _) = fix_json(&repo, &[]);
+    assert_eq!(code, 0);
+    assert!(dir.join("audit.log").is_file());
+    let pristine = repo.parent().unwrap().join("pristine");
+    copy_dir(&dir, &pristine);
+
+    type Damage = Box<dyn Fn(&Path) -> PathBuf>;
+    let col = |kind: SegmentKind, id: u32| -> Damage {
+        Box::new(move |d: &Path| {
+            let p = segment(d, kind);
+            let (off, len) = column(&fs::read(&p).unwrap(), id);
+            flip(&p, off + len / 2);
+            p
+        })
+    };
+    let at = |rel: &'static str, pos: usize| -> Damage {
+        Box::new(move |d: &Path| {
+            let p = d.join(rel);
+            flip(&p, pos);
+            p
+        })
+    };
+    let header = |kind: SegmentKind| -> Damage {
+        Box::new(move |d: &Path| {
+            let p = segment(d, kind);
+            flip(&p, 20);
+            p
+        })
+    };
+    let cases: Vec<(&str, Damage, Expect)> = vec![
+        ("MANIFEST body", at("MANIFEST", 90), Expect::Identical),
+        ("MANIFEST header", at("MANIFEST", 3), Expect::Identical),
+        (
+            "current manifest copy",
+            at("manifests/00000000000000000002.manifest", 80),
+            Expect::Identical,
+        ),
+        (
+            "older manifest copy",
+            at("manifests/00000000000000000001.manifest", 80),
+            Expect::Repaired,
+        ),
+        ("DBID", at("DBID", 20), Expect::Identical),
+        (
+            "strings header",
+            header(SegmentKind::Strings),
+            Expect::Identical,
+        ),
+        (
+            "nodes header",
+            header(SegmentKind::Nodes),
+            Expect::Identical,
+        ),
+        (
+            "edges header",
+            header(SegmentKind::Edges),
+            Expect::Identical,
+        ),
+        (
+            "bitmaps header",
+            header(SegmentKind::Bitmaps),
+            Expect::Identical,
+        ),
+        (
+            "nodes name index",
+            col(SegmentKind::Nodes, nodes_col::NAME_INDEX),
+            Expect::Identical,
+        ),
+        (
+            "nodes id index",
+            col(SegmentKind::Nodes, nodes_col::ID_INDEX),
+            Expect::Identical,
+        ),
+        (
+            "edges in-CSR",
+            col(SegmentKind::Edges, edges_col::IN_PERM),
+            Expect::Identical,
+        ),
+        (
+            "bitmaps data",
+            col(SegmentKind::Bitmaps, bitmaps_col::DATA),
+            Expect::Identical,
+        ),
+        (
+            "strings bytes",
+            col(SegmentKind::Strings, strings_col::BYTES),
+            Expect::Repaired,
+        ),
+        (
+            "nodes start lines",
+            col(SegmentKind::Nodes, nodes_col::START_LINE),
+            Expect::Repaired,
+        ),
+        (
+            "edges lines",
+            col(SegmentKind::Edges, edges_col::LINE),
+            Expect::Repaired,
+        ),
+        (
+            "edges targets",
+            col(SegmentKind::Edges, edges_col::DST),
+            Expect::Repaired,
+        ),
+        ("audit log", at("audit.log", 40), Expect::Reported),
+    ];
+    for (name, damage, expect) in &cases {
+        copy_dir(&pristine, &dir);
+        let file = damage(&dir);
+        let damaged = fs::read(&file).unwrap();
+
+        let (code, dry) = fix_json(&repo, &["--deep", "--dry-run"]);
+        assert_eq!(code, 1, "{name}: a dry run must report the damage: {dry:#}");
+        assert!(
+            dry["remaining"].as_array().is_some_and(|r| !r.is_empty()),
+            "{name}: {dry:#}"
+        );
+        assert_eq!(
+            fs::read(&file).unwrap(),
+            damaged,
+            "{name}: a dry run changes nothing"
+        );
+
+        let (code, done) = fix_json(&repo, &["--deep"]);
+        if *expect == Expect::Reported {
+            assert_eq!(code, 1, "{name}: {done:#}");
+            assert_eq!(
+                fs::read(&file).unwrap(),
+                damaged,
+                "{name}: left as evidence"
+            );
+            continue;
+        }
+        assert_eq!(code, 0, "{name}: {done:#}");
+        assert_eq!(done["outcome"], "repaired", "{name}: {done:#}");
+        assert!(
+            !done["audit"].as_array().unwrap().is_empty(),
+            "{name}: repairs are logged"
+        );
+        if *expect == Expect::Identical {
+            let orig = fs::read(pristine.join(file.strip_prefix(&dir).unwrap())).unwrap();
+            assert_eq!(fs::read(&file).unwrap(), orig, "{name}: restored exactly");
+        }
+        let (code, again) = fix_json(&repo, &["--deep"]);
+        assert_eq!(code, 0, "{name}: {again:#}");
+        assert_eq!(again["outcome"], "clean", "{name}: {again:#}");
+        let out = run_ok(&[
+            "query",
+            "--repo",
+            arg(&repo),
+            "--format",
+            "json",
+            "MATCH (f:Function) RETURN count(f) AS n",
+        ]);
+        assert!(
+            out.contains("\"n\""),
+            "{name}: the artifact answers queries: {out}"
+        );
+    }
+}
+
+#[test]
+fn the_text_report_of_a_dry_run() {
+    let (_tmp, repo) = two_generations();
+    flip(&repo.join(".batho/MANIFEST"), 90);
+    fs::write(repo.join(".batho/segments/abc.seg.tmp-1"), b"x").unwrap();
+    let out = run(&["fix", arg(&repo), "--dry-run"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout)
+        .replace(repo.to_str().unwrap(), "<REPO>")
+        .lines()
+        .map(|l| match l.find("; 0 audit entries;") {
+            Some(i) => format!("{}; <ms>)", &l[..i + "; 0 audit entries".len()]),
+            None => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    expect_test::expect![[r#"
+        fix <REPO>/.batho (quick, dry run): phases 1 bundle, 2 state, 3 blobs, 4 graph
+          [error] phase 1 MANIFEST: manifest body checksum mismatch (MANIFEST)
+              would: restore MANIFEST from the newest intact generation manifest (generation 2 or older)
+          [warning] phase 2 segments/abc.seg.tmp-1: leftover of an interrupted write (1 bytes)
+              would: delete it
+        result: errors (generation 2; 8 segments checked; 0 audit entries; <ms>)"#]]
+    .assert_eq(&text);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 problems found (dry run: nothing was changed)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn formats_phases_and_exit_codes() {
+    let (_tmp, repo) = two_generations();
+    let csv = run_ok(&["fix", arg(&repo), "--deep", "--parallel", "--format", "csv"]);
+    assert_eq!(
+        csv,
+        "record,phase,severity,what,detail,action\nresult,0,clean,,,\n"
+    );
+    let (code, v) = fix_json(&repo, &["--target", "state"]);
+    assert_eq!((code, v["phases"].clone()), (0, serde_json::json!([1, 2])));
+    let (_, v) = fix_json(&repo, &["--phase", "3", "--deep"]);
+    assert_eq!(v["phases"], serde_json::json!([3]));
+    assert_eq!(v["segments_checked"], 8);
+    assert!(v["bytes_hashed"].as_u64().unwrap() > 0);
+    assert_eq!(
+        run(&["fix", arg(&repo), "--phase", "5"]).status.code(),
+        Some(2),
+        "usage error"
+    );
+
+    // No artifact at all: critical.
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(&["fix", arg(empty.path())]);
+    assert_eq!(out.status.code(), Some(2));
+    // Every manifest damaged: critical too.
+    let dir = repo.join(".batho");
+    flip(&dir.join("MANIFEST"), 90);
+    for g in ["00000000000000000001", "00000000000000000002"] {
+        flip(&dir.join(format!("manifests/{g}.manifest")), 90);
+    }
+    let (code, v) = fix_json(&repo, &[]);
+    assert_eq!(code, 2, "{v:#}");
+    assert_eq!(v["outcome"], "critical");
+}
+
+#[test]
+fn runs_lists_the_history_newest_first() {
+    let (_tmp, repo) = two_generations();
+    let v = common::run_json(&["runs", arg(&repo)]);
+    assert_eq!(v["total"], 2);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["generation"], 2);
+    assert_eq!(runs[1]["generation"], 1);
+    assert_eq!(runs[0]["type"], "build");
+    assert_eq!(runs[0]["status"], "completed");
+    assert!(runs[0]["node_count"].as_u64().unwrap() > runs[1]["node_count"].as_u64().unwrap());
+    let text = run_ok(&["runs", arg(&repo), "--limit", "1"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("RUN "), "{text}");
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[1].contains(runs[0]["run_id"].as_str().unwrap()));
+    assert_eq!(lines[2], "(1 of 2 runs shown; --limit N for more)");
+    // The .batho folder itself is accepted as PATH.
+    let v = common::run_json(&["runs", arg(&repo.join(".batho"))]);
+    assert_eq!(v["total"], 2);
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(&["runs", arg(empty.path())]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("batho build"));
+}
