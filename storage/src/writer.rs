@@ -49,12 +49,14 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
         )));
     }
     let ns = g.strings().len();
-    let check_str = |s: crate::input::StrId, what: &str| {
+    // The description is only formatted for the error: this runs for every node and edge.
+    let check_str = |s: crate::input::StrId, what: &dyn Fn() -> String| {
         if (s.0 as usize) < ns {
             Ok(())
         } else {
             Err(invalid(format!(
-                "{what} refers to unknown string id {}",
+                "{} refers to unknown string id {}",
+                what(),
                 s.0
             )))
         }
@@ -67,7 +69,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
             (nd.file, "file"),
             (nd.signature, "signature"),
         ] {
-            check_str(s, &format!("node {i} {w}"))?;
+            check_str(s, &|| format!("node {i} {w}"))?;
         }
     }
     for (i, ed) in g.edges.iter().enumerate() {
@@ -77,7 +79,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
                 ed.src.0, ed.dst.0
             )));
         }
-        check_str(ed.file, &format!("edge {i} file"))?;
+        check_str(ed.file, &|| format!("edge {i} file"))?;
     }
 
     // Strings: keep the referenced ones (plus ""), sorted by bytes.
@@ -116,6 +118,9 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
             remap[*old as usize] = (sorted.len() - 1) as u32;
         }
     }
+    // Peak memory is reached while the edges are encoded: nothing that is only needed for
+    // an earlier segment may still be alive then (a kernel has millions of strings).
+    drop((order, used));
     if u32::try_from(sorted.len()).is_err() {
         return Err(invalid("more than 2^32 distinct strings".into()));
     }
@@ -131,7 +136,8 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     }
     strings.add_uint(strings_col::OFFSETS, offsets.len(), |i| offsets[i]);
     strings.add_bytes(strings_col::BYTES, &bytes);
-    drop((offsets, bytes));
+    drop((offsets, bytes, sorted));
+    let strings = strings.finish(SegmentKind::Strings as u8, db_uuid);
 
     // Nodes.
     let nodes = &g.nodes;
@@ -140,9 +146,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
         let x = &nodes[i];
         u64::from(x.kind.code()) | u64::from(x.flags.0) << 8 | u64::from(x.language.code()) << 16
     };
-    let mut node_palette: Vec<u64> = (0..n).map(node_type).collect();
-    node_palette.sort_unstable();
-    node_palette.dedup();
+    let node_palette = palette_of((0..n).map(node_type));
     nw.add_uint(nodes_col::TYPE, n, |i| {
         node_palette
             .binary_search(&node_type(i))
@@ -194,6 +198,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     idx.sort_unstable_by_key(|&i| (remap[nodes[i as usize].name.0 as usize], i));
     nw.add_uint(nodes_col::NAME_INDEX, n, |i| u64::from(idx[i]));
     drop(idx);
+    let nw = nw.finish(SegmentKind::Nodes as u8, db_uuid);
 
     // Edges in (src, rel, dst) order; the original index breaks ties so the order is
     // deterministic for parallel edges.
@@ -217,9 +222,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
             | u64::from(x.strategy.code()) << 16
             | u64::from(x.confidence.to_bits()) << 32
     };
-    let mut palette: Vec<u64> = edges.iter().map(edge_type).collect();
-    palette.sort_unstable();
-    palette.dedup();
+    let palette = palette_of(edges.iter().map(edge_type));
     let mut ew = SegmentWriter::default();
     ew.add_uint(edges_col::OUT_OFFSETS, n + 1, |i| out_off[i]);
     ew.add_uint(edges_col::DST, e, |k| u64::from(ed(k).dst.0));
@@ -261,32 +264,55 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     ew.add_uint(edges_col::IN_OFFSETS, n + 1, |i| in_off[i]);
     ew.add_uint(edges_col::IN_PERM, e, |k| u64::from(perm[k]));
     drop((perm, in_off, out_off));
+    let ew = ew.finish(SegmentKind::Edges as u8, db_uuid);
 
-    // Bitmaps.
-    let mut kinds = vec![RoaringBitmap::new(); NodeKind::ALL.len()];
-    let mut files: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
+    // Bitmaps. Members arrive in ascending order and are appended in batches: a single
+    // push into a bitmap container first scans it for its maximum.
+    let mut kinds: Vec<BitmapBuild> = (0..NodeKind::ALL.len())
+        .map(|_| BitmapBuild::default())
+        .collect();
+    let mut file_rows: BTreeMap<u32, BitmapBuild> = BTreeMap::new();
     for (i, nd) in nodes.iter().enumerate() {
-        kinds[usize::from(nd.kind.code())].try_push(i as u32).ok();
+        if let Some(b) = kinds.get_mut(usize::from(nd.kind.code())) {
+            b.push(i as u32)?;
+        }
         if !g.str(nd.file).is_empty() {
-            files
+            file_rows
                 .entry(remap[nd.file.0 as usize])
                 .or_default()
-                .try_push(i as u32)
-                .ok();
+                .push(i as u32)?;
         }
     }
-    let mut rels = vec![RoaringBitmap::new(); RelType::ALL.len()];
-    let mut roles = vec![RoaringBitmap::new(); Roles::NAMED.len()];
+    let mut rels: Vec<BitmapBuild> = (0..RelType::ALL.len())
+        .map(|_| BitmapBuild::default())
+        .collect();
+    let mut roles: Vec<BitmapBuild> = (0..Roles::NAMED.len())
+        .map(|_| BitmapBuild::default())
+        .collect();
     for k in 0..e {
         let x = ed(k);
-        rels[usize::from(x.rel.code())].try_push(k as u32).ok();
-        for (b, bm) in roles.iter_mut().enumerate() {
-            if x.roles.0 & (1 << b) != 0 {
-                let _ = bm.try_push(k as u32);
+        if let Some(b) = rels.get_mut(usize::from(x.rel.code())) {
+            b.push(k as u32)?;
+        }
+        for (bit, b) in roles.iter_mut().enumerate() {
+            if x.roles.0 & (1 << bit) != 0 {
+                b.push(k as u32)?;
             }
         }
     }
     drop(eo);
+    let finish = |v: Vec<BitmapBuild>| {
+        v.into_iter()
+            .map(BitmapBuild::finish)
+            .collect::<Result<Vec<_>>>()
+    };
+    let kinds = finish(kinds)?;
+    let rels = finish(rels)?;
+    let roles = finish(roles)?;
+    let files: BTreeMap<u32, RoaringBitmap> = file_rows
+        .into_iter()
+        .map(|(k, b)| Ok((k, b.finish()?)))
+        .collect::<Result<_>>()?;
     let mut data = Vec::new();
     let mut put = |bms: &[&RoaringBitmap]| -> Result<Vec<u64>> {
         let mut offs = vec![data.len() as u64];
@@ -314,18 +340,9 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
 
     Ok(BuiltLayer {
         segments: vec![
-            (
-                SegmentKind::Strings,
-                strings.finish(SegmentKind::Strings as u8, db_uuid),
-            ),
-            (
-                SegmentKind::Nodes,
-                nw.finish(SegmentKind::Nodes as u8, db_uuid),
-            ),
-            (
-                SegmentKind::Edges,
-                ew.finish(SegmentKind::Edges as u8, db_uuid),
-            ),
+            (SegmentKind::Strings, strings),
+            (SegmentKind::Nodes, nw),
+            (SegmentKind::Edges, ew),
             (
                 SegmentKind::Bitmaps,
                 bw.finish(SegmentKind::Bitmaps as u8, db_uuid),
@@ -334,6 +351,46 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
         node_count: n as u64,
         edge_count: e as u64,
     })
+}
+
+/// The distinct values of `values`, ascending. A graph has a few dozen distinct node and
+/// edge types: a set avoids sorting one value per node or edge (millions on a kernel).
+fn palette_of(values: impl Iterator<Item = u64>) -> Vec<u64> {
+    let set: std::collections::HashSet<u64> = values.collect();
+    let mut v: Vec<u64> = set.into_iter().collect();
+    v.sort_unstable();
+    v
+}
+
+/// A bitmap filled in ascending order through a small buffer.
+#[derive(Default)]
+struct BitmapBuild {
+    bitmap: RoaringBitmap,
+    pending: Vec<u32>,
+}
+
+impl BitmapBuild {
+    const BATCH: usize = 4096;
+
+    fn push(&mut self, v: u32) -> Result<()> {
+        self.pending.push(v);
+        if self.pending.len() >= Self::BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.bitmap
+            .append(self.pending.drain(..))
+            .map_err(|e| invalid(format!("bitmap members out of order: {e}")))?;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<RoaringBitmap> {
+        self.flush()?;
+        Ok(self.bitmap)
+    }
 }
 
 #[cfg(test)]

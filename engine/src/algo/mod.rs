@@ -3,8 +3,11 @@
 //! [`communities`] is deterministic Louvain modularity clustering: nodes are visited in
 //! index order, ties go to the smallest community id, and there is no randomness, so the
 //! same graph always yields the same communities (artifacts stay reproducible).
-
-use std::collections::HashMap;
+//!
+//! The graph is held in CSR form and every per-node tally goes through dense scratch
+//! arrays (reset through a list of touched slots), so a sweep allocates nothing; sums are
+//! accumulated in a fixed order (neighbours in ascending id), which keeps the floating
+//! point results, and so the communities, independent of any hashing.
 
 use batho_schema::{NodeKind, RelType};
 use batho_storage::input::GraphBuilder;
@@ -22,60 +25,102 @@ const MAX_SWEEPS: usize = 32;
 /// Most aggregation levels.
 const MAX_LEVELS: usize = 16;
 
-/// An undirected weighted graph in adjacency-list form (self loops allowed).
+/// An undirected weighted graph in CSR form (self loops allowed, stored once): the
+/// neighbours of `v` are `adj[off[v]..off[v + 1]]`, in ascending neighbour order.
 struct WGraph {
-    adj: Vec<Vec<(u32, f64)>>,
+    off: Vec<usize>,
+    adj: Vec<(u32, f64)>,
 }
 
 impl WGraph {
+    fn len(&self) -> usize {
+        self.off.len() - 1
+    }
+
+    fn nbrs(&self, v: usize) -> &[(u32, f64)] {
+        &self.adj[self.off[v]..self.off[v + 1]]
+    }
+
     fn degree(&self, v: usize) -> f64 {
-        self.adj[v]
+        self.nbrs(v)
             .iter()
             .map(|&(u, w)| if u as usize == v { 2.0 * w } else { w })
             .sum()
     }
 }
 
+/// Per-key weight tallies with first-touch order, reset in O(touched).
+struct Tally {
+    weight: Vec<f64>,
+    present: Vec<bool>,
+    touched: Vec<u32>,
+}
+
+impl Tally {
+    fn new(n: usize) -> Tally {
+        Tally {
+            weight: vec![0.0; n],
+            present: vec![false; n],
+            touched: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, key: u32, w: f64) {
+        let k = key as usize;
+        if self.present[k] {
+            self.weight[k] += w;
+        } else {
+            self.present[k] = true;
+            self.weight[k] = w;
+            self.touched.push(key);
+        }
+    }
+
+    fn get(&self, key: u32) -> Option<f64> {
+        let k = key as usize;
+        self.present[k].then(|| self.weight[k])
+    }
+
+    fn clear(&mut self) {
+        for &k in &self.touched {
+            self.present[k as usize] = false;
+        }
+        self.touched.clear();
+    }
+}
+
 /// One Louvain level: local moves until no node improves modularity. Returns the
 /// community of each node, renumbered densely in order of first appearance.
 fn local_moves(g: &WGraph, m2: f64) -> (Vec<u32>, bool) {
-    let n = g.adj.len();
+    let n = g.len();
     let mut comm: Vec<u32> = (0..n as u32).collect();
     let deg: Vec<f64> = (0..n).map(|v| g.degree(v)).collect();
     let mut tot: Vec<f64> = deg.clone();
+    let mut links = Tally::new(n);
     let mut moved_any = false;
     for _ in 0..MAX_SWEEPS {
         let mut moved = false;
         for v in 0..n {
             let cv = comm[v] as usize;
             // Weights from v to each neighbouring community, in first-seen order.
-            let mut links: Vec<(u32, f64)> = Vec::new();
-            let mut pos: HashMap<u32, usize> = HashMap::new();
-            for &(u, w) in &g.adj[v] {
-                if u as usize == v {
-                    continue;
-                }
-                let c = comm[u as usize];
-                match pos.get(&c) {
-                    Some(&k) => links[k].1 += w,
-                    None => {
-                        pos.insert(c, links.len());
-                        links.push((c, w));
-                    }
+            for &(u, w) in g.nbrs(v) {
+                if u as usize != v {
+                    links.add(comm[u as usize], w);
                 }
             }
             tot[cv] -= deg[v];
-            let own = pos.get(&(cv as u32)).map_or(0.0, |&k| links[k].1);
+            let own = links.get(cv as u32).unwrap_or(0.0);
             let gain = |k_in: f64, c: usize| k_in - tot[c] * deg[v] / m2;
             let mut best = cv as u32;
             let mut best_gain = gain(own, cv);
-            for &(c, k_in) in &links {
-                let gn = gain(k_in, c as usize);
+            for &c in &links.touched {
+                let gn = gain(links.weight[c as usize], c as usize);
                 if gn > best_gain + 1e-12 || ((gn - best_gain).abs() <= 1e-12 && c < best) {
                     best = c;
                     best_gain = gn;
                 }
             }
+            links.clear();
             tot[best as usize] += deg[v];
             if best as usize != cv {
                 comm[v] = best;
@@ -87,12 +132,57 @@ fn local_moves(g: &WGraph, m2: f64) -> (Vec<u32>, bool) {
             break;
         }
     }
-    let mut renum: HashMap<u32, u32> = HashMap::new();
+    let mut renum = vec![u32::MAX; n];
+    let mut next = 0u32;
     for c in comm.iter_mut() {
-        let next = renum.len() as u32;
-        *c = *renum.entry(*c).or_insert(next);
+        let slot = &mut renum[*c as usize];
+        if *slot == u32::MAX {
+            *slot = next;
+            next += 1;
+        }
+        *c = *slot;
     }
     (comm, moved_any)
+}
+
+/// The graph of communities: one node per community, edge weights summed (internal
+/// edges become self loops). `k` is the number of communities.
+fn aggregate(g: &WGraph, comm: &[u32], k: usize) -> WGraph {
+    // Members of each community in ascending node order (counting sort).
+    let mut start = vec![0usize; k + 1];
+    for &c in comm {
+        start[c as usize + 1] += 1;
+    }
+    for c in 0..k {
+        start[c + 1] += start[c];
+    }
+    let mut fill = start.clone();
+    let mut order = vec![0u32; comm.len()];
+    for (v, &c) in comm.iter().enumerate() {
+        order[fill[c as usize]] = v as u32;
+        fill[c as usize] += 1;
+    }
+    let mut tally = Tally::new(k);
+    let mut off = Vec::with_capacity(k + 1);
+    off.push(0);
+    let mut adj = Vec::new();
+    for c in 0..k {
+        for &v in &order[start[c]..start[c + 1]] {
+            for &(u, w) in g.nbrs(v as usize) {
+                tally.add(comm[u as usize], w);
+            }
+        }
+        let from = adj.len();
+        for &d in &tally.touched {
+            let w = tally.weight[d as usize];
+            // Each internal edge was seen from both ends.
+            adj.push((d, if d as usize == c { w / 2.0 } else { w }));
+        }
+        adj[from..].sort_by_key(|x| x.0);
+        tally.clear();
+        off.push(adj.len());
+    }
+    WGraph { off, adj }
 }
 
 /// One community id per node of `graph` (ids start at 1; 0 is left for file nodes and
@@ -101,43 +191,59 @@ fn local_moves(g: &WGraph, m2: f64) -> (Vec<u32>, bool) {
 /// their own.
 pub fn communities(graph: &GraphBuilder) -> Vec<u32> {
     let n = graph.nodes.len();
-    let member: Vec<bool> = graph
-        .nodes
-        .iter()
-        .map(|nd| !matches!(nd.kind, NodeKind::File | NodeKind::External))
-        .collect();
     // Dense ids for member nodes, in node order.
     let mut dense = vec![u32::MAX; n];
     let mut members = Vec::new();
-    for (i, m) in member.iter().enumerate() {
-        if *m {
+    for (i, nd) in graph.nodes.iter().enumerate() {
+        if !matches!(nd.kind, NodeKind::File | NodeKind::External) {
             dense[i] = members.len() as u32;
             members.push(i);
         }
     }
-    let mut weights: HashMap<(u32, u32), f64> = HashMap::new();
-    for e in &graph.edges {
-        if !COMMUNITY_RELS.contains(&e.rel) {
-            continue;
+    let mut pairs: Vec<(u32, u32)> = graph
+        .edges
+        .iter()
+        .filter(|e| COMMUNITY_RELS.contains(&e.rel))
+        .filter_map(|e| {
+            let (a, b) = (dense[e.src.0 as usize], dense[e.dst.0 as usize]);
+            (a != u32::MAX && b != u32::MAX && a != b).then(|| (a.min(b), a.max(b)))
+        })
+        .collect();
+    pairs.sort_unstable();
+    // Parallel edges become one edge weighted by their count.
+    let mut weighted: Vec<(u32, u32, f64)> = Vec::new();
+    for &(a, b) in &pairs {
+        match weighted.last_mut() {
+            Some(last) if last.0 == a && last.1 == b => last.2 += 1.0,
+            _ => weighted.push((a, b, 1.0)),
         }
-        let (a, b) = (dense[e.src.0 as usize], dense[e.dst.0 as usize]);
-        if a == u32::MAX || b == u32::MAX || a == b {
-            continue;
-        }
-        *weights.entry((a.min(b), a.max(b))).or_default() += 1.0;
     }
-    let mut pairs: Vec<((u32, u32), f64)> = weights.into_iter().collect();
-    pairs.sort_by_key(|p| p.0);
-    let mut g = WGraph {
-        adj: vec![Vec::new(); members.len()],
-    };
-    for &((a, b), w) in &pairs {
-        g.adj[a as usize].push((b, w));
-        g.adj[b as usize].push((a, w));
+    drop(pairs);
+    let nm = members.len();
+    // CSR in ascending neighbour order: (x, v) pairs with x < v come before (v, y).
+    let mut off = vec![0usize; nm + 1];
+    for &(a, b, _) in &weighted {
+        off[a as usize + 1] += 1;
+        off[b as usize + 1] += 1;
     }
-    let m2: f64 = pairs.iter().map(|p| 2.0 * p.1).sum();
+    for v in 0..nm {
+        off[v + 1] += off[v];
+    }
+    let mut fill = off.clone();
+    let mut adj = vec![(0u32, 0.0f64); off[nm]];
+    for &(a, b, w) in &weighted {
+        adj[fill[a as usize]] = (b, w);
+        fill[a as usize] += 1;
+        adj[fill[b as usize]] = (a, w);
+        fill[b as usize] += 1;
+    }
+    let mut g = WGraph { off, adj };
+    // Neighbours must be ascending: a row gets its (x, v) entries in ascending x (pairs
+    // are sorted by their first element) before its (v, y) entries in ascending y.
+    let m2: f64 = weighted.iter().map(|p| 2.0 * p.2).sum();
+    drop(weighted);
     // node (dense) -> community at the current level.
-    let mut assign: Vec<u32> = (0..members.len() as u32).collect();
+    let mut assign: Vec<u32> = (0..nm as u32).collect();
     if m2 > 0.0 {
         for _ in 0..MAX_LEVELS {
             let (comm, moved) = local_moves(&g, m2);
@@ -148,45 +254,23 @@ pub fn communities(graph: &GraphBuilder) -> Vec<u32> {
                 *a = comm[*a as usize];
             }
             let k = comm.iter().max().map_or(0, |m| *m as usize + 1);
-            let mut agg: Vec<HashMap<u32, f64>> = vec![HashMap::new(); k];
-            for (v, nbrs) in g.adj.iter().enumerate() {
-                for &(u, w) in nbrs {
-                    *agg[comm[v] as usize].entry(comm[u as usize]).or_default() += w;
-                }
-            }
-            g = WGraph {
-                adj: agg
-                    .into_iter()
-                    .enumerate()
-                    .map(|(c, m)| {
-                        let mut l: Vec<(u32, f64)> = m
-                            .into_iter()
-                            // Each internal edge was seen from both ends.
-                            .map(|(d, w)| {
-                                if d as usize == c {
-                                    (d, w / 2.0)
-                                } else {
-                                    (d, w)
-                                }
-                            })
-                            .collect();
-                        l.sort_by_key(|x| x.0);
-                        l
-                    })
-                    .collect(),
-            };
+            g = aggregate(&g, &comm, k);
         }
     }
     // Renumber by first member in node order, from 1.
-    let mut renum: HashMap<u32, u32> = HashMap::new();
+    let mut renum = vec![0u32; nm];
+    let mut next = 0u32;
     let mut out = vec![0u32; n];
     for (d, &i) in members.iter().enumerate() {
-        let next = renum.len() as u32 + 1;
-        out[i] = *renum.entry(assign[d]).or_insert(next);
+        let slot = &mut renum[assign[d] as usize];
+        if *slot == 0 {
+            next += 1;
+            *slot = next;
+        }
+        out[i] = *slot;
     }
     out
 }
-
 /// A name for each community id in `comms` (as returned by [`communities`]): the name of
 /// its member with the highest degree over the community relation types (ties: the
 /// lowest node index). Index 0 of the result is the empty name of "no community".

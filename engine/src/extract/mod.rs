@@ -309,3 +309,8 @@ pub(crate) use walk::IdBuild;
 pub(crate) fn fx_hash(b: &[u8]) -> u64 {
     walk::fx_bytes(0, b)
 }
+
+/// [`fx_hash`] of `b` chained after a previous hash `h` (keys made of two strings).
+pub(crate) fn fx_hash_from(h: u64, b: &[u8]) -> u64 {
+    walk::fx_bytes(h, b)
+}

@@ -20,9 +20,18 @@ pub(crate) struct NameTable {
     rows: Vec<(u64, u32, u32)>,
 }
 
+/// The key of a (class, member name) pair in [`Index::member_names`].
+fn member_key(class_qual: &str, name: &str) -> u64 {
+    crate::extract::fx_hash_from(hash_str(class_qual), name.as_bytes())
+}
+
 impl NameTable {
     pub(crate) fn push(&mut self, key: &str, e: Ent) {
-        self.rows.push((hash_str(key), e.0, e.1));
+        self.push_hash(hash_str(key), e);
+    }
+
+    fn push_hash(&mut self, h: u64, e: Ent) {
+        self.rows.push((h, e.0, e.1));
     }
 
     pub(crate) fn finish(&mut self) {
@@ -32,7 +41,10 @@ impl NameTable {
 
     /// Entities whose key hashes like `key`; callers check the key itself.
     pub(crate) fn get(&self, key: &str) -> impl Iterator<Item = Ent> + '_ {
-        let h = hash_str(key);
+        self.get_hash(hash_str(key))
+    }
+
+    fn get_hash(&self, h: u64) -> impl Iterator<Item = Ent> + '_ {
         let start = self.rows.partition_point(|r| r.0 < h);
         self.rows[start..]
             .iter()
@@ -48,22 +60,22 @@ pub(crate) struct Index<'f> {
     pub(crate) by_name: NameTable,
     /// Qualified name of a class/struct/union → its members (methods and fields).
     pub(crate) members: NameTable,
+    /// (Class qualified name, member simple name) → those members: virtual dispatch and
+    /// member calls look one name up in classes with hundreds of members.
+    member_names: NameTable,
     /// Path → file index.
     pub(crate) by_path: HashMap<&'f str, u32>,
     /// Resolved includes: file → included repo files.
     pub(crate) includes: Vec<Vec<u32>>,
     /// Per include: the resolved file, or `None` (external).
     pub(crate) include_targets: Vec<Vec<Option<u32>>>,
-    closure_mark: Vec<u32>,
-    closure_epoch: u32,
-    closure_of: u32,
-    stack: Vec<u32>,
 }
 
 impl<'f> Index<'f> {
     pub(crate) fn new(files: &'f [FileFacts], include_dirs: &[String]) -> Index<'f> {
         let mut by_name = NameTable::default();
         let mut members = NameTable::default();
+        let mut member_names = NameTable::default();
         for (fi, f) in files.iter().enumerate() {
             for (ei, e) in f.entities.iter().enumerate() {
                 let ent = (fi as u32, ei as u32);
@@ -82,12 +94,14 @@ impl<'f> Index<'f> {
                     let q = f.str(e.qual);
                     if let Some(cut) = q.rfind("::") {
                         members.push(&q[..cut], ent);
+                        member_names.push_hash(member_key(&q[..cut], f.str(e.name)), ent);
                     }
                 }
             }
         }
         by_name.finish();
         members.finish();
+        member_names.finish();
         let by_path: HashMap<&str, u32> = files
             .iter()
             .enumerate()
@@ -97,13 +111,10 @@ impl<'f> Index<'f> {
             files,
             by_name,
             members,
+            member_names,
             by_path,
             includes: vec![Vec::new(); files.len()],
             include_targets: vec![Vec::new(); files.len()],
-            closure_mark: vec![0; files.len()],
-            closure_epoch: 0,
-            closure_of: u32::MAX,
-            stack: Vec::new(),
         };
         idx.resolve_includes(include_dirs);
         idx
@@ -142,6 +153,24 @@ impl<'f> Index<'f> {
                 && q.starts_with(class_qual)
                 && q[class_qual.len()..].starts_with("::")
         })
+    }
+
+    /// Members of the class with qualified name `class_qual` named `name`, in the order of
+    /// [`Self::members_of`].
+    pub(crate) fn members_named<'a>(
+        &'a self,
+        class_qual: &'a str,
+        name: &'a str,
+    ) -> impl Iterator<Item = Ent> + 'a {
+        self.member_names
+            .get_hash(member_key(class_qual, name))
+            .filter(move |&e| {
+                let q = self.qual(e);
+                self.name(e) == name
+                    && q.len() > class_qual.len() + 2
+                    && q.starts_with(class_qual)
+                    && q[class_qual.len()..].starts_with("::")
+            })
     }
 
     fn resolve_includes(&mut self, include_dirs: &[String]) {
@@ -235,36 +264,6 @@ impl<'f> Index<'f> {
         }
     }
 
-    /// Makes `file`'s translation unit (the file and every repo header it reaches through
-    /// includes) the current closure; `in_closure` then answers in O(1).
-    pub(crate) fn set_closure(&mut self, file: u32) {
-        if self.closure_of == file {
-            return;
-        }
-        self.closure_of = file;
-        self.closure_epoch = self.closure_epoch.wrapping_add(1);
-        if self.closure_epoch == 0 {
-            self.closure_mark.iter_mut().for_each(|m| *m = 0);
-            self.closure_epoch = 1;
-        }
-        let epoch = self.closure_epoch;
-        self.stack.clear();
-        self.stack.push(file);
-        self.closure_mark[file as usize] = epoch;
-        while let Some(f) = self.stack.pop() {
-            for &t in &self.includes[f as usize] {
-                if self.closure_mark[t as usize] != epoch {
-                    self.closure_mark[t as usize] = epoch;
-                    self.stack.push(t);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn in_closure(&self, file: u32) -> bool {
-        self.closure_mark[file as usize] == self.closure_epoch
-    }
-
     pub(crate) fn is_def(&self, e: Ent) -> bool {
         !self.entity(e).flags.contains(NodeFlags::DECLARATION_ONLY)
     }
@@ -276,6 +275,58 @@ impl<'f> Index<'f> {
     pub(crate) fn arity_ok(&self, e: Ent, arity: u8) -> bool {
         let en = self.entity(e);
         en.params == arity || (en.bits & entity_bits::VARIADIC != 0 && arity >= en.params)
+    }
+}
+
+/// The translation unit of one file (the file and every repo header it reaches through
+/// includes), as a mark per file. Each resolver thread owns one: the index it reads is
+/// shared and immutable.
+#[derive(Default)]
+pub(crate) struct Closure {
+    mark: Vec<u32>,
+    epoch: u32,
+    of: u32,
+    stack: Vec<u32>,
+}
+
+impl Closure {
+    pub(crate) fn new(files: usize) -> Closure {
+        Closure {
+            mark: vec![0; files],
+            epoch: 0,
+            of: u32::MAX,
+            stack: Vec::new(),
+        }
+    }
+
+    /// Makes `file`'s translation unit the current closure; `contains` then answers in O(1).
+    pub(crate) fn set(&mut self, ix: &Index<'_>, file: u32) {
+        if self.of == file {
+            return;
+        }
+        self.of = file;
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        self.stack.clear();
+        self.stack.push(file);
+        self.mark[file as usize] = epoch;
+        while let Some(f) = self.stack.pop() {
+            for &t in &ix.includes[f as usize] {
+                if self.mark[t as usize] != epoch {
+                    self.mark[t as usize] = epoch;
+                    self.stack.push(t);
+                }
+            }
+        }
+    }
+
+    /// Whether `file` is in the current closure.
+    pub(crate) fn contains(&self, file: u32) -> bool {
+        self.mark[file as usize] == self.epoch
     }
 }
 

@@ -33,7 +33,13 @@
 //!
 //! Determinism: files are sorted by path, everything else is visited in file order and
 //! candidate lists are sorted, so equal input gives an identical graph.
+//!
+//! Parallelism: once the name tables, the nodes and the structural edges exist (one
+//! thread), the references of the files are resolved on [`ResolveOptions::threads`]
+//! threads that share those tables read-only; their per-file output is merged in file
+//! order (see `emit`), so the graph is the same for every thread count.
 
+mod emit;
 mod index;
 mod refs;
 mod stdlib;
@@ -42,12 +48,13 @@ mod stdlib;
 mod tests;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 
-use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
-use batho_storage::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
+use batho_schema::{NodeFlags, NodeKind, RelType, Roles, Strategy};
+use batho_storage::input::{EdgeInput, GraphBuilder, NodeIdx, StrId};
 
-use crate::extract::{FileFacts, IdBuild, NO_ENTITY, entity_bits};
-use index::{Ent, Index};
+use crate::extract::{FileFacts, IdBuild, NO_ENTITY, Ref, entity_bits};
+use index::{Closure, Ent, Index};
 
 /// Knobs of [`resolve`].
 #[derive(Clone, Debug)]
@@ -58,6 +65,8 @@ pub struct ResolveOptions {
     /// An ambiguous name with more candidates than this gets no edges (an `External`
     /// stub instead): a call of `init` should not fan out to 300 definitions.
     pub max_ambiguous: usize,
+    /// Threads that resolve references (0: one per core). The graph does not depend on it.
+    pub threads: usize,
 }
 
 impl Default for ResolveOptions {
@@ -65,6 +74,7 @@ impl Default for ResolveOptions {
         ResolveOptions {
             include_dirs: Vec::new(),
             max_ambiguous: 16,
+            threads: 0,
         }
     }
 }
@@ -108,34 +118,43 @@ pub fn resolve(mut files: Vec<FileFacts>, opts: &ResolveOptions) -> Resolved {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
     mark_macro_statics(&mut files);
+    // References are taken out of the facts so that each file's can be freed as soon as
+    // they are resolved: on a kernel-size tree they are a third of the facts' memory.
+    let refs: Vec<Mutex<Vec<Ref>>> = files
+        .iter_mut()
+        .map(|f| Mutex::new(std::mem::take(&mut f.refs)))
+        .collect();
     let ix = Index::new(&files, &opts.include_dirs);
-    let mut r = R {
-        ix,
-        g: GraphBuilder::new(),
-        opts,
-        file_node: Vec::new(),
-        file_sid: Vec::new(),
-        kinds: files
-            .iter()
-            .map(|f| f.entities.iter().map(|e| e.kind).collect())
-            .collect(),
-        stubs: HashMap::new(),
-        seen: HashSet::default(),
-        bases_of: HashMap::new(),
-        derived_of: HashMap::new(),
-        stats: ResolveStats::default(),
-        cands: Vec::new(),
-        class_cache: HashMap::new(),
-    };
-    r.nodes();
+    let mut stats = ResolveStats::default();
+    let mut sink = emit::Sink::new();
+    let sh = emit::Shared::new(ix, opts, &mut sink.g, &mut stats);
+    let mut r = R::new(&sh, opts);
     r.structure();
-    for f in 0..files.len() as u32 {
-        r.refs_of(f);
-    }
-    r.stats.edges = r.g.edges.len() as u64;
+    sink.merge(r.out.take());
+    stats.absorb(&r.stats);
+    drop(r);
+    emit::refs_all(&sh, opts, &refs, &mut sink, &mut stats);
+    stats.stubs = sink.stubs;
+    stats.edges = sink.g.edges.len() as u64;
     Resolved {
-        graph: r.g,
-        stats: r.stats,
+        graph: sink.g,
+        stats,
+    }
+}
+
+impl ResolveStats {
+    /// Adds the counters of one part of the work (a thread's share of the files).
+    fn absorb(&mut self, o: &ResolveStats) {
+        self.files += o.files;
+        self.entities += o.entities;
+        self.refs += o.refs;
+        self.parse_errors += o.parse_errors;
+        self.calls += o.calls;
+        for (a, b) in self.calls_by_strategy.iter_mut().zip(o.calls_by_strategy) {
+            *a += b;
+        }
+        self.includes += o.includes;
+        self.includes_external += o.includes_external;
     }
 }
 
@@ -176,20 +195,22 @@ fn mark_macro_statics(files: &mut [FileFacts]) {
     }
 }
 
-struct R<'f, 'o> {
-    ix: Index<'f>,
-    g: GraphBuilder,
-    opts: &'o ResolveOptions,
+/// One resolver: read-only views of the shared tables plus its own scratch state and
+/// output buffer. Threads each own one, so they never write to anything shared.
+struct R<'s, 'f> {
+    ix: &'s Index<'f>,
+    opts: &'s ResolveOptions,
     /// Node of file i; entity j of file i is `file_node[i] + 1 + j`.
-    file_node: Vec<u32>,
-    file_sid: Vec<StrId>,
+    file_node: &'s [u32],
+    file_sid: &'s [StrId],
     /// Effective node kind of each entity (out-of-line "methods" without a class are functions).
-    kinds: Vec<Vec<NodeKind>>,
-    stubs: HashMap<String, NodeIdx>,
-    seen: HashSet<(u32, u32, u8), IdBuild>,
+    kinds: &'s [Vec<NodeKind>],
     /// Class qualified name → base class qualified names (resolved).
-    bases_of: HashMap<&'f str, Vec<&'f str>>,
-    derived_of: HashMap<&'f str, Vec<&'f str>>,
+    bases_of: &'s HashMap<&'f str, Vec<&'f str>>,
+    derived_of: &'s HashMap<&'f str, Vec<&'f str>>,
+    closure: Closure,
+    out: emit::Out,
+    seen: HashSet<(u32, u32, u8), IdBuild>,
     stats: ResolveStats,
     cands: Vec<Ent>,
     /// `find_classes` answers by written type name: receivers repeat the same few types.
@@ -219,7 +240,56 @@ fn scope_of(qual: &str) -> &str {
     qual.rfind("::").map_or("", |i| &qual[..i])
 }
 
-impl<'f> R<'f, '_> {
+/// Qualified names of the classes/structs/unions a written type name may denote (through
+/// one typedef), sorted and deduplicated.
+pub(super) fn find_classes_in<'f>(ix: &Index<'f>, written: &str) -> Vec<&'f str> {
+    let mut out = Vec::new();
+    let last = written.rsplit("::").next().unwrap_or(written);
+    for e in ix.named(last) {
+        let k = ix.entity(e).kind;
+        if is_class_kind(k) && qual_matches(ix.qual(e), written) {
+            out.push(ix.qual(e));
+        }
+    }
+    if out.is_empty() {
+        for e in ix.named(last) {
+            let en = ix.entity(e);
+            if en.kind == NodeKind::Typedef && !en.type_name.is_empty() {
+                let target = ix.sym(e.0, en.type_name);
+                if target != last {
+                    for e2 in ix.named(target.rsplit("::").next().unwrap_or(target)) {
+                        if is_class_kind(ix.entity(e2).kind) {
+                            out.push(ix.qual(e2));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+impl<'s, 'f> R<'s, 'f> {
+    fn new(sh: &'s emit::Shared<'f>, opts: &'s ResolveOptions) -> R<'s, 'f> {
+        R {
+            ix: &sh.ix,
+            opts,
+            file_node: &sh.file_node,
+            file_sid: &sh.file_sid,
+            kinds: &sh.kinds,
+            bases_of: &sh.bases_of,
+            derived_of: &sh.derived_of,
+            closure: Closure::new(sh.ix.files.len()),
+            out: emit::Out::default(),
+            seen: HashSet::default(),
+            stats: ResolveStats::default(),
+            cands: Vec::new(),
+            class_cache: HashMap::new(),
+        }
+    }
+
     fn files(&self) -> &'f [FileFacts] {
         self.ix.files
     }
@@ -232,137 +302,8 @@ impl<'f> R<'f, '_> {
         self.kinds[e.0 as usize][e.1 as usize]
     }
 
-    // ----- nodes -------------------------------------------------------------------------
-
-    fn nodes(&mut self) {
-        let files = self.files();
-        // Out-of-line definitions whose scope names no class are namespace functions.
-        for (fi, f) in files.iter().enumerate() {
-            for (ei, e) in f.entities.iter().enumerate() {
-                if e.kind == NodeKind::Method && e.bits & entity_bits::OUT_OF_LINE != 0 {
-                    let scope = scope_of(f.str(e.qual));
-                    if self.find_classes(scope).is_empty() {
-                        self.kinds[fi][ei] = NodeKind::Function;
-                    }
-                }
-            }
-        }
-        let mut id = String::new();
-        for (fi, f) in files.iter().enumerate() {
-            let path = self.g.intern(&f.path);
-            self.file_sid.push(path);
-            let base = f.path.rsplit('/').next().unwrap_or(&f.path);
-            let name = self.g.intern(base);
-            let idx = self.g.add_node(NodeInput {
-                id: path,
-                name,
-                qualified_name: path,
-                kind: NodeKind::File,
-                file: path,
-                language: f.language,
-                start_line: 1,
-                end_line: f.lines,
-                start_byte: 0,
-                end_byte: f.bytes,
-                signature: StrId(0),
-                content_hash: [0; 32],
-                flags: NodeFlags(0),
-                community: 0,
-            });
-            self.file_node.push(idx.0);
-            self.stats.files += 1;
-            self.stats.parse_errors += u64::from(f.parse_errors);
-            // Disambiguation order: same qualified name → definitions first, then by start.
-            let mut order: Vec<u32> = (0..f.entities.len() as u32).collect();
-            order.sort_by(|&a, &b| {
-                let (ea, eb) = (&f.entities[a as usize], &f.entities[b as usize]);
-                f.str(ea.qual)
-                    .cmp(f.str(eb.qual))
-                    .then(
-                        ea.flags
-                            .contains(NodeFlags::DECLARATION_ONLY)
-                            .cmp(&eb.flags.contains(NodeFlags::DECLARATION_ONLY)),
-                    )
-                    .then(ea.start_byte.cmp(&eb.start_byte))
-                    .then(a.cmp(&b))
-            });
-            let mut suffix = vec![0u32; f.entities.len()];
-            let mut n = 0;
-            for (k, &i) in order.iter().enumerate() {
-                let same = k > 0
-                    && f.str(f.entities[order[k - 1] as usize].qual)
-                        == f.str(f.entities[i as usize].qual);
-                n = if same { n + 1 } else { 1 };
-                suffix[i as usize] = n;
-            }
-            for (ei, e) in f.entities.iter().enumerate() {
-                id.clear();
-                id.push_str(&f.path);
-                id.push(':');
-                id.push_str(f.str(e.qual));
-                if suffix[ei] > 1 {
-                    id.push('#');
-                    id.push_str(&suffix[ei].to_string());
-                }
-                let sid = self.g.intern(&id);
-                // Interning hashes the text: skip what is known to repeat or be empty.
-                let name = self.g.intern(f.str(e.name));
-                let qual = if e.qual == e.name {
-                    name
-                } else {
-                    self.g.intern(f.str(e.qual))
-                };
-                let signature = if e.signature.is_empty() {
-                    StrId(0)
-                } else {
-                    self.g.intern(f.str(e.signature))
-                };
-                self.g.add_node(NodeInput {
-                    id: sid,
-                    name,
-                    qualified_name: qual,
-                    kind: self.kinds[fi][ei],
-                    file: path,
-                    language: f.language,
-                    start_line: e.start_line,
-                    end_line: e.end_line,
-                    start_byte: u64::from(e.start_byte),
-                    end_byte: u64::from(e.end_byte),
-                    signature,
-                    content_hash: e.hash,
-                    flags: e.flags,
-                    community: 0,
-                });
-                self.stats.entities += 1;
-            }
-        }
-    }
-
     fn stub(&mut self, id: &str, name: &str, kind: NodeKind, flags: NodeFlags) -> NodeIdx {
-        if let Some(&n) = self.stubs.get(id) {
-            return n;
-        }
-        let sid = self.g.intern(id);
-        let name = self.g.intern(name);
-        let n = self.g.add_node(NodeInput {
-            id: sid,
-            name,
-            qualified_name: name,
-            kind,
-            file: StrId(0),
-            language: Language::Unknown,
-            start_line: 0,
-            end_line: 0,
-            start_byte: 0,
-            end_byte: 0,
-            signature: StrId(0),
-            content_hash: [0; 32],
-            flags,
-            community: 0,
-        });
-        self.stubs.insert(id.to_owned(), n);
-        self.stats.stubs += 1;
-        n
+        self.out.stub(id, name, kind, flags)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -380,7 +321,7 @@ impl<'f> R<'f, '_> {
         if rel != RelType::Contains && !self.seen.insert((src.0, dst.0, rel.code())) {
             return;
         }
-        self.g.add_edge(EdgeInput {
+        self.out.edges.push(EdgeInput {
             src,
             dst,
             rel,
@@ -409,32 +350,7 @@ impl<'f> R<'f, '_> {
     }
 
     fn find_classes_uncached(&self, written: &str) -> Vec<&'f str> {
-        let mut out = Vec::new();
-        let last = written.rsplit("::").next().unwrap_or(written);
-        for e in self.ix.named(last) {
-            let k = self.ix.entity(e).kind;
-            if is_class_kind(k) && qual_matches(self.ix.qual(e), written) {
-                out.push(self.ix.qual(e));
-            }
-        }
-        if out.is_empty() {
-            for e in self.ix.named(last) {
-                let en = self.ix.entity(e);
-                if en.kind == NodeKind::Typedef && !en.type_name.is_empty() {
-                    let target = self.ix.sym(e.0, en.type_name);
-                    if target != last {
-                        for e2 in self.ix.named(target.rsplit("::").next().unwrap_or(target)) {
-                            if is_class_kind(self.ix.entity(e2).kind) {
-                                out.push(self.ix.qual(e2));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
+        find_classes_in(self.ix, written)
     }
 
     /// The class and its transitive bases, nearest first.
@@ -588,18 +504,8 @@ impl<'f> R<'f, '_> {
                         let cn = self.node_of(ce);
                         self.edge(me, cn, RelType::Inherits, Roles::NONE, strategy, fi, b.line);
                     }
-                    self.bases_of.entry(my_qual).or_default().push(c);
-                    self.derived_of.entry(c).or_default().push(my_qual);
                 }
             }
-        }
-        for v in self
-            .bases_of
-            .values_mut()
-            .chain(self.derived_of.values_mut())
-        {
-            v.sort_unstable();
-            v.dedup();
         }
         // Overrides: a method of a derived class named like a virtual method of a base.
         let mut classes: Vec<&'f str> = self.bases_of.keys().copied().collect();
@@ -616,10 +522,9 @@ impl<'f> R<'f, '_> {
                 for base in chain.iter().skip(1) {
                     let targets: Vec<Ent> = self
                         .ix
-                        .members_of(base)
+                        .members_named(base, name)
                         .filter(|&e| {
                             self.kind(e) == NodeKind::Method
-                                && self.ix.name(e) == name
                                 && self.ix.entity(e).flags.contains(NodeFlags::VIRTUAL)
                         })
                         .collect();
@@ -705,8 +610,8 @@ impl<'f> R<'f, '_> {
                 false,
             ));
         }
-        self.ix.set_closure(file);
-        if pick(self, &|r, e| r.ix.in_closure(e.0)) {
+        self.closure.set(self.ix, file);
+        if pick(self, &|r, e| r.closure.contains(e.0)) {
             narrow_arity(self);
             return Some((
                 if self.cands.len() == 1 {

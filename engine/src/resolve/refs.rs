@@ -10,8 +10,9 @@ use super::index::Ent;
 use super::{R, scope_of, stdlib};
 use crate::extract::{NO_ENTITY, Ref, RefKind, entity_bits, ref_bits};
 
-impl<'f> R<'f, '_> {
-    pub(super) fn refs_of(&mut self, f: u32) {
+impl<'f> R<'_, 'f> {
+    /// Resolves `refs`, the references of file `f`.
+    pub(super) fn refs_of(&mut self, f: u32, refs: &[Ref]) {
         let facts = &self.files()[f as usize];
         // `clear` keeps (and memsets) the capacity one huge file grew: start small again.
         if self.seen.capacity() > 1 << 12 {
@@ -19,7 +20,7 @@ impl<'f> R<'f, '_> {
         } else {
             self.seen.clear();
         }
-        for r in &facts.refs {
+        for r in refs {
             self.stats.refs += 1;
             let src = if r.enclosing == NO_ENTITY {
                 NodeIdx(self.file_node[f as usize])
@@ -73,8 +74,8 @@ impl<'f> R<'f, '_> {
             for c in self.class_chain(class) {
                 if let Some(fe) = self
                     .ix
-                    .members_of(c)
-                    .find(|&e| self.kind(e) == NodeKind::Field && self.ix.name(e) == recv)
+                    .members_named(c, recv)
+                    .find(|&e| self.kind(e) == NodeKind::Field)
                 {
                     let t = self.ix.sym(fe.0, self.ix.entity(fe).type_name);
                     return if t.is_empty() { None } else { Some(t) };
@@ -99,8 +100,8 @@ impl<'f> R<'f, '_> {
         for (i, c) in chain.iter().enumerate() {
             let mut v: Vec<Ent> = self
                 .ix
-                .members_of(c)
-                .filter(|&e| kinds.contains(&self.kind(e)) && self.ix.name(e) == name)
+                .members_named(c, name)
+                .filter(|&e| kinds.contains(&self.kind(e)))
                 .collect();
             if !v.is_empty() {
                 if v.iter().any(|&e| self.ix.is_def(e)) {
@@ -326,9 +327,10 @@ impl<'f> R<'f, '_> {
         f: u32,
         line: u32,
     ) {
-        let is_virtual = self.ix.members_of(class).any(|e| {
-            self.ix.name(e) == name && self.ix.entity(e).flags.contains(NodeFlags::VIRTUAL)
-        });
+        let is_virtual = self
+            .ix
+            .members_named(class, name)
+            .any(|e| self.ix.entity(e).flags.contains(NodeFlags::VIRTUAL));
         if !is_virtual
             && !target
                 .iter()
@@ -339,8 +341,8 @@ impl<'f> R<'f, '_> {
         for d in self.derived_chain(class).into_iter().skip(1) {
             let mut v: Vec<Ent> = self
                 .ix
-                .members_of(d)
-                .filter(|&e| self.kind(e) == NodeKind::Method && self.ix.name(e) == name)
+                .members_named(d, name)
+                .filter(|&e| self.kind(e) == NodeKind::Method)
                 .collect();
             if v.iter().any(|&e| self.ix.is_def(e)) {
                 v.retain(|&e| self.ix.is_def(e));

@@ -300,3 +300,62 @@ fn output_is_deterministic_whatever_the_input_order() {
     assert_eq!(one.stats, two.stats);
     assert!(one.graph.edges.iter().all(|e| e.roles != Roles(255)));
 }
+
+/// Enough files for several work chunks, with stubs first met in different files, shared
+/// libc stubs, virtual dispatch across files and same-named statics: the graph must not
+/// depend on how many threads resolve it.
+#[test]
+fn the_graph_is_the_same_for_every_thread_count() {
+    let mut srcs = vec![(
+        "base.hpp".to_string(),
+        "struct Base { virtual int run(int x) = 0; virtual ~Base(); int field; };\n\
+         int shared(int);\n"
+            .to_string(),
+    )];
+    for i in 0..300 {
+        srcs.push((
+            format!("d{}/f{i}.cpp", i % 7),
+            format!(
+                "#include \"../base.hpp\"\n#include <vector>\n\
+                 static int local(int a) {{ return a + {i}; }}\n\
+                 struct D{i} : Base {{ int run(int x) override {{ return local(x) + shared(x); }} }};\n\
+                 int call{i}(Base *b) {{ printf(\"%d\", b->run({i})); ext_{m}({i}); \
+                 b->field = 1; return missing_{i}() + local(2); }}\n",
+                m = i % 13
+            ),
+        ));
+    }
+    let files: Vec<(&str, &str)> = srcs.iter().map(|(p, s)| (p.as_str(), s.as_str())).collect();
+    let mut ex = Extractor::new().expect("grammars");
+    let facts: Vec<_> = files
+        .iter()
+        .map(|(p, s)| ex.extract(p, Language::Cpp, s))
+        .collect();
+    let run = |threads| {
+        resolve(
+            facts.clone(),
+            &ResolveOptions {
+                threads,
+                ..ResolveOptions::default()
+            },
+        )
+    };
+    let one = run(1);
+    assert!(
+        one.stats.stubs > 20,
+        "the fixture makes stubs: {:?}",
+        one.stats
+    );
+    assert!(edges(&one, RelType::Calls).len() > 900);
+    for threads in [2, 3, 8] {
+        let many = run(threads);
+        assert_eq!(one.graph.nodes, many.graph.nodes, "{threads} threads");
+        assert_eq!(one.graph.edges, many.graph.edges, "{threads} threads");
+        assert_eq!(
+            one.graph.strings(),
+            many.graph.strings(),
+            "{threads} threads"
+        );
+        assert_eq!(one.stats, many.stats, "{threads} threads");
+    }
+}

@@ -1,0 +1,405 @@
+//! How resolution fills the graph: the tables every resolver thread reads ([`Shared`]),
+//! the node pass, the per-thread output buffers ([`Out`]) and their ordered merge into
+//! the [`GraphBuilder`] ([`Sink`]), and the parallel reference pass ([`refs_all`]).
+//!
+//! Determinism: a thread never creates a node or interns a string. It records the edges of
+//! one file in a buffer whose external stubs are file-local placeholders; the buffers are
+//! merged strictly in file order, and the merge creates each stub node (and interns its
+//! strings) at its first use in that order, which is exactly the order a single thread
+//! would have used. The graph is therefore byte-identical whatever the thread count.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use batho_schema::{Language, NodeFlags, NodeKind};
+use batho_storage::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
+
+use super::index::Index;
+use super::{R, ResolveOptions, ResolveStats, find_classes_in, scope_of};
+use crate::extract::{Ref, entity_bits};
+
+/// Takes (and so frees after use) the references of file `f`.
+fn take_refs(refs: &[Mutex<Vec<Ref>>], f: usize) -> Vec<Ref> {
+    refs.get(f).map_or_else(Vec::new, |m| {
+        std::mem::take(&mut *m.lock().unwrap_or_else(|p| p.into_inner()))
+    })
+}
+
+/// Marks a [`NodeIdx`] in an [`Out`] buffer as a placeholder for the buffer's n-th stub.
+/// Real node indices stay below it: a graph of 2^31 nodes would not fit in memory anyway.
+const LOCAL_STUB: u32 = 1 << 31;
+
+/// The read-only tables of a resolution, built once before any edge is made.
+pub(super) struct Shared<'f> {
+    pub(super) ix: Index<'f>,
+    /// Node of file i; entity j of file i is `file_node[i] + 1 + j`.
+    pub(super) file_node: Vec<u32>,
+    /// Interned path of file i.
+    pub(super) file_sid: Vec<StrId>,
+    /// Effective node kind of each entity (out-of-line "methods" without a class are functions).
+    pub(super) kinds: Vec<Vec<NodeKind>>,
+    /// Class qualified name → base class qualified names (resolved), sorted.
+    pub(super) bases_of: HashMap<&'f str, Vec<&'f str>>,
+    /// Class qualified name → directly derived class qualified names, sorted.
+    pub(super) derived_of: HashMap<&'f str, Vec<&'f str>>,
+}
+
+impl<'f> Shared<'f> {
+    /// Computes the tables and adds every file and entity node to `g` (in file order, each
+    /// file followed by its entities).
+    pub(super) fn new(
+        ix: Index<'f>,
+        opts: &ResolveOptions,
+        g: &mut GraphBuilder,
+        stats: &mut ResolveStats,
+    ) -> Shared<'f> {
+        let files = ix.files;
+        let mut cache: HashMap<&'f str, Vec<&'f str>> = HashMap::new();
+        let mut classes = |written: &'f str| -> Vec<&'f str> {
+            if written.is_empty() {
+                return Vec::new();
+            }
+            cache
+                .entry(written)
+                .or_insert_with(|| find_classes_in(&ix, written))
+                .clone()
+        };
+        // Out-of-line definitions whose scope names no class are namespace functions.
+        let mut kinds: Vec<Vec<NodeKind>> = files
+            .iter()
+            .map(|f| f.entities.iter().map(|e| e.kind).collect())
+            .collect();
+        for (fi, f) in files.iter().enumerate() {
+            for (ei, e) in f.entities.iter().enumerate() {
+                if e.kind == NodeKind::Method && e.bits & entity_bits::OUT_OF_LINE != 0 {
+                    let scope = scope_of(f.str(e.qual));
+                    if classes(scope).is_empty() {
+                        kinds[fi][ei] = NodeKind::Function;
+                    }
+                }
+            }
+        }
+        // Inheritance, as the structure pass links it (self-inheritance left out).
+        let mut bases_of: HashMap<&'f str, Vec<&'f str>> = HashMap::new();
+        let mut derived_of: HashMap<&'f str, Vec<&'f str>> = HashMap::new();
+        for f in files {
+            for b in &f.bases {
+                let my_qual = f.str(f.entities[b.entity as usize].qual);
+                for c in classes(f.str(b.name)).into_iter().take(opts.max_ambiguous) {
+                    if c != my_qual {
+                        bases_of.entry(my_qual).or_default().push(c);
+                        derived_of.entry(c).or_default().push(my_qual);
+                    }
+                }
+            }
+        }
+        for v in bases_of.values_mut().chain(derived_of.values_mut()) {
+            v.sort_unstable();
+            v.dedup();
+        }
+        let (file_node, file_sid) = add_nodes(files, &kinds, g, stats);
+        Shared {
+            ix,
+            file_node,
+            file_sid,
+            kinds,
+            bases_of,
+            derived_of,
+        }
+    }
+}
+
+/// Adds a node per file and per entity; returns each file's node and interned path.
+fn add_nodes(
+    files: &[crate::extract::FileFacts],
+    kinds: &[Vec<NodeKind>],
+    g: &mut GraphBuilder,
+    stats: &mut ResolveStats,
+) -> (Vec<u32>, Vec<StrId>) {
+    let mut file_node = Vec::with_capacity(files.len());
+    let mut file_sid = Vec::with_capacity(files.len());
+    let mut id = String::new();
+    let mut order: Vec<u32> = Vec::new();
+    let mut suffix: Vec<u32> = Vec::new();
+    for (fi, f) in files.iter().enumerate() {
+        let path = g.intern(&f.path);
+        file_sid.push(path);
+        let base = f.path.rsplit('/').next().unwrap_or(&f.path);
+        let name = g.intern(base);
+        let idx = g.add_node(NodeInput {
+            id: path,
+            name,
+            qualified_name: path,
+            kind: NodeKind::File,
+            file: path,
+            language: f.language,
+            start_line: 1,
+            end_line: f.lines,
+            start_byte: 0,
+            end_byte: f.bytes,
+            signature: StrId(0),
+            content_hash: [0; 32],
+            flags: NodeFlags(0),
+            community: 0,
+        });
+        file_node.push(idx.0);
+        stats.files += 1;
+        stats.parse_errors += u64::from(f.parse_errors);
+        // Disambiguation order: same qualified name → definitions first, then by start.
+        order.clear();
+        order.extend(0..f.entities.len() as u32);
+        order.sort_by(|&a, &b| {
+            let (ea, eb) = (&f.entities[a as usize], &f.entities[b as usize]);
+            f.str(ea.qual)
+                .cmp(f.str(eb.qual))
+                .then(
+                    ea.flags
+                        .contains(NodeFlags::DECLARATION_ONLY)
+                        .cmp(&eb.flags.contains(NodeFlags::DECLARATION_ONLY)),
+                )
+                .then(ea.start_byte.cmp(&eb.start_byte))
+                .then(a.cmp(&b))
+        });
+        suffix.clear();
+        suffix.resize(f.entities.len(), 0);
+        let mut n = 0;
+        for (k, &i) in order.iter().enumerate() {
+            let same = k > 0
+                && f.str(f.entities[order[k - 1] as usize].qual)
+                    == f.str(f.entities[i as usize].qual);
+            n = if same { n + 1 } else { 1 };
+            suffix[i as usize] = n;
+        }
+        for (ei, e) in f.entities.iter().enumerate() {
+            id.clear();
+            id.push_str(&f.path);
+            id.push(':');
+            id.push_str(f.str(e.qual));
+            if suffix[ei] > 1 {
+                use std::fmt::Write;
+                let _ = write!(id, "#{}", suffix[ei]);
+            }
+            let sid = g.intern(&id);
+            // Interning hashes the text: skip what is known to repeat or be empty.
+            let name = g.intern(f.str(e.name));
+            let qual = if e.qual == e.name {
+                name
+            } else {
+                g.intern(f.str(e.qual))
+            };
+            let signature = if e.signature.is_empty() {
+                StrId(0)
+            } else {
+                g.intern(f.str(e.signature))
+            };
+            g.add_node(NodeInput {
+                id: sid,
+                name,
+                qualified_name: qual,
+                kind: kinds[fi][ei],
+                file: path,
+                language: f.language,
+                start_line: e.start_line,
+                end_line: e.end_line,
+                start_byte: u64::from(e.start_byte),
+                end_byte: u64::from(e.end_byte),
+                signature,
+                content_hash: e.hash,
+                flags: e.flags,
+                community: 0,
+            });
+            stats.entities += 1;
+        }
+    }
+    (file_node, file_sid)
+}
+
+/// An external stub a resolver asked for.
+struct StubReq {
+    id: String,
+    name: String,
+    kind: NodeKind,
+    flags: NodeFlags,
+}
+
+/// One resolver's output since its last [`Out::take`]: edges whose stub ends are
+/// placeholders for `stubs`.
+#[derive(Default)]
+pub(super) struct Out {
+    pub(super) edges: Vec<EdgeInput>,
+    stubs: Vec<StubReq>,
+    stub_ix: HashMap<String, u32>,
+}
+
+/// What [`Out::take`] hands to the merge.
+pub(super) struct Batch {
+    edges: Vec<EdgeInput>,
+    stubs: Vec<StubReq>,
+}
+
+impl Out {
+    /// The placeholder node of the stub with id `id` (one per id within a batch).
+    pub(super) fn stub(
+        &mut self,
+        id: &str,
+        name: &str,
+        kind: NodeKind,
+        flags: NodeFlags,
+    ) -> NodeIdx {
+        if let Some(&i) = self.stub_ix.get(id) {
+            return NodeIdx(LOCAL_STUB | i);
+        }
+        let i = self.stubs.len() as u32;
+        self.stubs.push(StubReq {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            kind,
+            flags,
+        });
+        self.stub_ix.insert(id.to_owned(), i);
+        NodeIdx(LOCAL_STUB | i)
+    }
+
+    /// Ends the current batch.
+    pub(super) fn take(&mut self) -> Batch {
+        self.stub_ix.clear();
+        Batch {
+            edges: std::mem::take(&mut self.edges),
+            stubs: std::mem::take(&mut self.stubs),
+        }
+    }
+}
+
+/// The graph being built and the stubs it already has.
+pub(super) struct Sink {
+    pub(super) g: GraphBuilder,
+    by_id: HashMap<String, NodeIdx>,
+    /// Stub nodes created.
+    pub(super) stubs: u64,
+}
+
+impl Sink {
+    pub(super) fn new() -> Sink {
+        Sink {
+            g: GraphBuilder::new(),
+            by_id: HashMap::new(),
+            stubs: 0,
+        }
+    }
+
+    /// Appends a batch: creates its stubs that do not exist yet (in the batch's order),
+    /// then its edges with placeholders replaced.
+    pub(super) fn merge(&mut self, batch: Batch) {
+        let mut map = Vec::with_capacity(batch.stubs.len());
+        for s in batch.stubs {
+            let n = match self.by_id.get(&s.id) {
+                Some(&n) => n,
+                None => {
+                    let sid = self.g.intern(&s.id);
+                    let name = self.g.intern(&s.name);
+                    let n = self.g.add_node(NodeInput {
+                        id: sid,
+                        name,
+                        qualified_name: name,
+                        kind: s.kind,
+                        file: StrId(0),
+                        language: Language::Unknown,
+                        start_line: 0,
+                        end_line: 0,
+                        start_byte: 0,
+                        end_byte: 0,
+                        signature: StrId(0),
+                        content_hash: [0; 32],
+                        flags: s.flags,
+                        community: 0,
+                    });
+                    debug_assert!(n.0 < LOCAL_STUB, "node index collides with placeholders");
+                    self.by_id.insert(s.id, n);
+                    self.stubs += 1;
+                    n
+                }
+            };
+            map.push(n);
+        }
+        let real = |n: NodeIdx| {
+            if n.0 & LOCAL_STUB != 0 {
+                map[(n.0 & !LOCAL_STUB) as usize]
+            } else {
+                n
+            }
+        };
+        self.g.edges.reserve(batch.edges.len());
+        for mut e in batch.edges {
+            e.src = real(e.src);
+            e.dst = real(e.dst);
+            self.g.add_edge(e);
+        }
+    }
+}
+
+/// Resolves the references of every file on `opts.threads` threads, merging the
+/// per-file batches in file order.
+pub(super) fn refs_all(
+    sh: &Shared<'_>,
+    opts: &ResolveOptions,
+    refs: &[Mutex<Vec<Ref>>],
+    sink: &mut Sink,
+    stats: &mut ResolveStats,
+) {
+    let n = sh.ix.files.len();
+    let threads = match opts.threads {
+        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
+        t => t,
+    }
+    .clamp(1, n.max(1));
+    let mut workers: Vec<R<'_, '_>> = (0..threads).map(|_| R::new(sh, opts)).collect();
+    if threads == 1 {
+        let r = &mut workers[0];
+        for f in 0..n {
+            r.refs_of(f as u32, &take_refs(refs, f));
+            sink.merge(r.out.take());
+        }
+    } else {
+        // Files are handed out in chunks so that at most one chunk of edges waits in
+        // buffers at a time (a kernel-size tree has millions of edges).
+        let chunk = (n / (threads * 8)).clamp(64, 4096);
+        let mut start = 0;
+        while start < n {
+            let end = (start + chunk).min(n);
+            let next = AtomicUsize::new(start);
+            let mut done: Vec<(usize, Batch)> = std::thread::scope(|s| {
+                let handles: Vec<_> = workers
+                    .iter_mut()
+                    .map(|r| {
+                        let next = &next;
+                        s.spawn(move || {
+                            let mut mine = Vec::new();
+                            loop {
+                                let f = next.fetch_add(1, Ordering::Relaxed);
+                                if f >= end {
+                                    break;
+                                }
+                                r.refs_of(f as u32, &take_refs(refs, f));
+                                mine.push((f, r.out.take()));
+                            }
+                            mine
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            });
+            done.sort_unstable_by_key(|d| d.0);
+            for (_, batch) in done {
+                sink.merge(batch);
+            }
+            start = end;
+        }
+    }
+    for r in &workers {
+        stats.absorb(&r.stats);
+    }
+}
