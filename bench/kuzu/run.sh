@@ -6,8 +6,8 @@
 # CORPORA holds lua-5.4.9 (from /work/shared/corpora/get-corpora.sh); SCRATCH receives the
 # exported CSVs, the Kùzu database, the query scripts and the hyperfine JSON. Environment:
 #   BATHO        the batho binary (default: target/release/batho of this workspace)
-#   QUERY_BENCH  the engine's `query` bench binary (target/release/deps/query-<hash>, made
-#                by `cargo bench -p batho-engine --bench query --no-run`); found by glob if unset
+#   BQL_LATENCY  the in-process BQL timer (default target/release/bql_latency, from
+#                `cargo build --release -p batho-bench`)
 #   KUZU_VENV    the venv holding kuzu==0.11.3 (default /work/kuzu-venv; created if missing)
 #   RUNS         in-process runs per Kùzu query (default 500, after 50 warm-up runs)
 # Needs hyperfine (Debian: apt-get install -y hyperfine) for the whole-process figures.
@@ -85,42 +85,17 @@ echo "== Kùzu in-process ($RUNS runs after warm-up, one connection)"
 cat ours.txt
 if diff ours.txt kuzu.txt; then echo "results: equal"; else echo "MISMATCH: results differ (above)"; fi
 
-echo "== BQL in-process (engine bench harness, plan cache warm, 2000 runs)"
-if [ -z "${QUERY_BENCH:-}" ]; then
-    QUERY_BENCH=$(ls -t "$ROOT"/target*/release/deps/query-* 2>/dev/null | grep -v '\.d$' | head -1 || true)
-fi
-if [ -n "$QUERY_BENCH" ] && [ -x "$QUERY_BENCH" ]; then
-    echo "($QUERY_BENCH)"
-    "$QUERY_BENCH" --bench "$REPO" luaD_call | sed 's/^/luaD_call:  /'
-    "$QUERY_BENCH" --bench "$REPO" lua_pcallk | sed 's/^/lua_pcallk: /'
+echo "== BQL in-process (bql_latency: the exact texts above, 2000 runs, plan cache warm and cold)"
+# Cold: every run's text differs by a trailing comment, so it is parsed, checked and planned
+# again: the counterpart of Kùzu's execute(text). Warm: the plan cache hit of a repeated text.
+BQL_LATENCY=${BQL_LATENCY:-$ROOT/target/release/bql_latency}
+if [ -x "$BQL_LATENCY" ]; then
+    "$BQL_LATENCY" "$REPO" callers.bql name=luaD_call | sed 's/^/callers:  /'
+    "$BQL_LATENCY" "$REPO" callees3.bql name=lua_pcallk | sed 's/^/callees3: /'
+    "$BQL_LATENCY" "$REPO" shortest.bql src=lua_pcallk dst=luaH_resize | sed 's/^/shortest: /'
 else
-    echo "no query bench binary: build it with cargo bench -p batho-engine --bench query --no-run"
+    echo "no bql_latency binary: build it with cargo build --release -p batho-bench"
 fi
-
-# The exact three queries in-process without the bench harness: one `batho query -f`
-# process runs N copies of a statement, and (median(N=41) - median(N=1)) / 40 is the cost of
-# one more statement. Each statement's text is prefixed by the earlier ones blanked to
-# spaces (for diagnostics' line numbers), so the texts differ and every copy misses the plan
-# cache: this is parse + plan + execute + CSV printing, the counterpart of Kùzu's
-# execute(text). `RETURN 1` gives the fixed per-statement cost.
-echo "== BQL in-process, plan cache cold (script of N statements, N = 1 and 41)"
-echo 'RETURN 1' > ret.bql
-PARAMS[ret]=""
-cmds=()
-for n in ret callers callees3 shortest; do
-    for k in 1 41; do
-        for _ in $(seq $k); do tr '\n' ' ' < $n.bql; echo ';'; done > $n.x$k.bql
-        cmds+=("$BATHO query --repo $REPO --format csv ${PARAMS[$n]} -f $SCRATCH/$n.x$k.bql")
-    done
-done
-hyperfine -N --warmup 3 --min-runs 100 --export-json slope.json --output=null "${cmds[@]}" > slope.txt 2>&1
-"$PY" - <<'EOF'
-import json
-r = json.load(open("slope.json"))["results"]
-for i in range(0, len(r), 2):
-    name = r[i]["command"].split()[-1].rsplit("/", 1)[-1].split(".")[0]
-    print(f"{name:<10} {(r[i + 1]['median'] - r[i]['median']) / 40 * 1e3:.3f} ms per statement")
-EOF
 
 echo "== whole process (hyperfine, median of >= 50 runs)"
 cmds=()

@@ -111,7 +111,7 @@ pub(crate) fn run(args: StatusArgs) -> Result<(), Failure> {
         for f in &report.changed_files {
             println!("    {f}");
         }
-        println!("  run 'batho patch' or 'batho build --full' to bring it up to date");
+        println!("  run 'batho build --full' to bring it up to date");
     }
     verdict(&report)
 }

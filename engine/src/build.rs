@@ -135,9 +135,7 @@ impl BuildError {
     /// An actionable hint for people, when there is one.
     pub fn hint(&self) -> Option<&'static str> {
         match self {
-            BuildError::ArtifactExists(_) => {
-                Some("run 'batho patch' to update it, or 'batho build --full' to rebuild it")
-            }
+            BuildError::ArtifactExists(_) => Some("rebuild it with 'batho build --full'"),
             BuildError::Storage(StorageError::Locked { .. }) => {
                 Some("another build or patch is running on this repository; wait for it")
             }
