@@ -634,3 +634,61 @@ fn regex_parameters_seek_their_literal_prefix() {
         .expect("plan");
     assert!(plan.contains("NodeSeek (f:Function) name =~ $p"), "{plan}");
 }
+
+#[test]
+fn communities_procedure_counts_and_names_each_community() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut g = batho_storage::GraphBuilder::new();
+    let none = batho_schema::NodeFlags(0);
+    let f = |g: &mut batho_storage::GraphBuilder, file: &str, name: &str, c: u32| {
+        let n = support::node(g, file, name, batho_schema::NodeKind::Function, none);
+        g.nodes[n.0 as usize].community = c;
+        n
+    };
+    // Community 1: hub (called by a and b) over two files; community 2: c and d; e alone.
+    let hub = f(&mut g, "src/x.c", "hub", 1);
+    let a = f(&mut g, "src/x.c", "a", 1);
+    let b = f(&mut g, "src/y.c", "b", 1);
+    let c = f(&mut g, "src/z.c", "c", 2);
+    let d = f(&mut g, "src/z.c", "d", 2);
+    f(&mut g, "src/z.c", "e", 0);
+    let calls = |g: &mut batho_storage::GraphBuilder, s, t| {
+        support::edge(
+            g,
+            s,
+            t,
+            batho_schema::RelType::Calls,
+            batho_schema::Roles::NONE,
+            batho_schema::Strategy::Direct,
+        )
+    };
+    calls(&mut g, a, hub);
+    calls(&mut g, b, hub);
+    calls(&mut g, d, c);
+    let db = support::commit(dir.path(), &g);
+    let res = db
+        .query(
+            "CALL db.communities() YIELD community, entities, files, central, central_id \
+             RETURN community, entities, files, central, central_id ORDER BY community",
+            &BTreeMap::new(),
+        )
+        .expect("query");
+    let rows: Vec<String> = res
+        .rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "1 3 2 'hub' 'src/x.c:hub'",
+            // c and d have degree 1 each: the lower node index wins.
+            "2 2 1 'c' 'src/z.c:c'",
+        ]
+    );
+}

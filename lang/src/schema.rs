@@ -311,6 +311,17 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
                 ("edges", Any),
             ],
         ),
+        ProcedureSig::new(
+            "db.communities",
+            (0, 0),
+            &[
+                ("community", Any),
+                ("entities", Any),
+                ("files", Any),
+                ("central", Any),
+                ("central_id", Any),
+            ],
+        ),
         ProcedureSig::new("algo.pagerank", (0, 3), &[("node", Node), ("score", Any)]),
     ]
 }

@@ -13,7 +13,7 @@ use batho_schema::{NodeKind, RelType};
 use batho_storage::input::GraphBuilder;
 
 /// Relation types that make two entities belong together.
-const COMMUNITY_RELS: [RelType; 4] = [
+pub(crate) const COMMUNITY_RELS: [RelType; 4] = [
     RelType::Calls,
     RelType::Includes,
     RelType::References,

@@ -44,26 +44,19 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         &[],
     )?;
     let comm_limit: i64 = if fmt == Format::Detailed { 50 } else { 10 };
+    // Each community with its most connected member, computed in one pass by the engine.
     let comms = cx.run(
-        "MATCH (n) WHERE n.community > 0 AND NOT n:File AND NOT n:External \
-         RETURN n.community AS community, count(*) AS entities, count(DISTINCT n.file) AS files \
+        "CALL db.communities() YIELD community, entities, files, central \
+         RETURN community, entities, files, central \
          ORDER BY entities DESC, community LIMIT $limit",
         &[("limit", Value::Int(comm_limit))],
     )?;
-    // Each community is named after its most connected member.
-    let mut names: std::collections::HashMap<i64, String> = std::collections::HashMap::new();
-    if !comms.rows.is_empty() {
-        let ids = Value::List(comms.rows.iter().map(|r| r[0].clone()).collect());
-        let central = cx.run(
-            "MATCH (n)-[r:CALLS|INCLUDES|REFERENCES|INHERITS]-() WHERE n.community IN $ids \
-             WITH n.community AS community, n.name AS name, count(r) AS degree \
-             RETURN community, name, degree ORDER BY community, degree DESC, name",
-            &[("ids", ids)],
-        )?;
-        for r in &central.rows {
-            names.entry(i(&r[0])).or_insert_with(|| s(&r[1]));
-        }
-    }
+    let names: std::collections::HashMap<i64, String> = comms
+        .rows
+        .iter()
+        .filter(|r| !s(&r[3]).is_empty())
+        .map(|r| (i(&r[0]), s(&r[3])))
+        .collect();
     let file_limit: i64 = match fmt {
         Format::Summary => 0,
         Format::Concise => 30,
