@@ -499,8 +499,14 @@ fn watched_repos_are_reindexed_after_changes_settle() {
     );
     assert!(md.contains("Watching"), "{md}");
     assert_eq!(sc["watching"], true);
-    let (_, sc) = c.ok("batho_status", json!({"repo": "demo"}));
-    let before = sc["repos"][0]["artifact_generation"].as_u64().unwrap();
+    // The watch is set up off the caller's thread: wait until it is in place.
+    let before = loop {
+        let (_, sc) = c.ok("batho_status", json!({"repo": "demo"}));
+        if sc["repos"][0]["watcher"]["state"] == "watching" {
+            break sc["repos"][0]["artifact_generation"].as_u64().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
 
     let table = repo.join("src/table.c");
     let mut text = std::fs::read_to_string(&table).unwrap();

@@ -27,7 +27,8 @@ use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 /// What one repository's watcher is doing, for `batho_status`.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct WatchReport {
-    /// `watching` (idle), `pending` (changes waiting to settle) or `indexing`.
+    /// `starting` (setting up the watch), `watching` (idle), `pending` (changes waiting
+    /// to settle) or `indexing`.
     pub state: &'static str,
     /// Changed source files (relative paths) not yet in the artifact.
     pub pending: Vec<String>,
@@ -40,15 +41,32 @@ pub(crate) struct WatchReport {
 #[derive(Default)]
 struct Shared {
     pending: BTreeSet<String>,
+    /// The recursive watch is being set up (one inotify watch per folder: hundreds of
+    /// milliseconds on a kernel tree, so it never runs on the caller's thread).
+    starting: bool,
     indexing: bool,
     reindexed: u64,
     last_error: Option<String>,
 }
 
+/// What wakes a worker.
+enum Wake {
+    /// A source file changed (or events were lost).
+    Changed,
+    /// The repo is no longer watched.
+    Stop,
+}
+
 struct Watch {
-    /// Dropping the watcher closes the worker's channel, which ends the worker.
-    _watcher: RecommendedWatcher,
+    wake: mpsc::Sender<Wake>,
     shared: Arc<Mutex<Shared>>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        // The worker drops its notify watcher and ends.
+        let _ = self.wake.send(Wake::Stop);
+    }
 }
 
 /// The watchers of every watched repository, keyed by repository root.
@@ -58,7 +76,8 @@ pub(crate) struct Watchers {
 }
 
 impl Watchers {
-    /// Starts watching `root` (no-op if it is watched already).
+    /// Starts watching `root` (no-op if it is watched already). Returns at once: the
+    /// watch is set up on the worker thread, and a failure there shows in [`Self::report`].
     pub fn start(
         &self,
         root: &Path,
@@ -69,48 +88,34 @@ impl Watchers {
         if map.contains_key(root) {
             return Ok(());
         }
-        let shared = Arc::new(Mutex::new(Shared::default()));
-        let (tx, rx) = mpsc::channel::<()>();
-        let (cb_root, cb_shared) = (root.to_path_buf(), Arc::clone(&shared));
-        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            let Ok(event) = res else {
-                // Lost events (queue overflow): let the worker re-check everything.
-                let _ = tx.send(());
-                return;
-            };
-            if !changes_content(&event.kind) {
-                return;
-            }
-            let changed: Vec<String> = event
-                .paths
-                .iter()
-                .filter_map(|p| relevant(&cb_root, p))
-                .collect();
-            if changed.is_empty() {
-                return;
-            }
-            if let Ok(mut s) = cb_shared.lock() {
-                s.pending.extend(changed);
-            }
-            let _ = tx.send(());
-        })
-        .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
-        watcher
-            .watch(root, RecursiveMode::Recursive)
-            .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
-        let (w_root, w_shared) = (root.to_path_buf(), Arc::clone(&shared));
+        let shared = Arc::new(Mutex::new(Shared {
+            starting: true,
+            ..Shared::default()
+        }));
+        let (wake, rx) = mpsc::channel::<Wake>();
+        let (w_root, w_shared, w_wake) = (root.to_path_buf(), Arc::clone(&shared), wake.clone());
         let debounce = Duration::from_millis(debounce_ms.max(1));
         std::thread::Builder::new()
             .name("batho-watch".into())
-            .spawn(move || worker(&w_root, debounce, max_file_size_kb, &w_shared, &rx))
+            .spawn(move || {
+                let watcher = match watch_tree(&w_root, &w_shared, w_wake) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        if let Ok(mut s) = w_shared.lock() {
+                            s.starting = false;
+                            s.last_error = Some(e);
+                        }
+                        return;
+                    }
+                };
+                if let Ok(mut s) = w_shared.lock() {
+                    s.starting = false;
+                }
+                worker(&w_root, debounce, max_file_size_kb, &w_shared, &rx);
+                drop(watcher);
+            })
             .map_err(|e| format!("cannot start the watcher thread: {e}"))?;
-        map.insert(
-            root.to_path_buf(),
-            Watch {
-                _watcher: watcher,
-                shared,
-            },
-        );
+        map.insert(root.to_path_buf(), Watch { wake, shared });
         Ok(())
     }
 
@@ -126,7 +131,9 @@ impl Watchers {
         let map = self.map.lock().ok()?;
         let s = map.get(root)?.shared.lock().ok()?;
         Some(WatchReport {
-            state: if s.indexing {
+            state: if s.starting {
+                "starting"
+            } else if s.indexing {
                 "indexing"
             } else if s.pending.is_empty() {
                 "watching"
@@ -138,6 +145,43 @@ impl Watchers {
             last_error: s.last_error.clone(),
         })
     }
+}
+
+/// A recursive notify watch on `root` whose events record changed sources in `shared`
+/// and wake the worker.
+fn watch_tree(
+    root: &Path,
+    shared: &Arc<Mutex<Shared>>,
+    wake: mpsc::Sender<Wake>,
+) -> Result<RecommendedWatcher, String> {
+    let (cb_root, cb_shared) = (root.to_path_buf(), Arc::clone(shared));
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let Ok(event) = res else {
+            // Lost events (queue overflow): let the worker re-check everything.
+            let _ = wake.send(Wake::Changed);
+            return;
+        };
+        if !changes_content(&event.kind) {
+            return;
+        }
+        let changed: Vec<String> = event
+            .paths
+            .iter()
+            .filter_map(|p| relevant(&cb_root, p))
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        if let Ok(mut s) = cb_shared.lock() {
+            s.pending.extend(changed);
+        }
+        let _ = wake.send(Wake::Changed);
+    })
+    .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
+    watcher
+        .watch(root, RecursiveMode::Recursive)
+        .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
+    Ok(watcher)
 }
 
 /// Whether an event can change what the build reads. Reads are not changes: the watcher's
@@ -176,9 +220,10 @@ fn worker(
     debounce: Duration,
     max_file_size_kb: Option<u64>,
     shared: &Mutex<Shared>,
-    rx: &mpsc::Receiver<()>,
+    rx: &mpsc::Receiver<Wake>,
 ) {
-    // Catch up with edits made while nobody watched.
+    // Catch up with edits made while nobody watched (the watch is already in place, so
+    // nothing changed after this check goes unseen).
     let mut retry = (!reindex(root, max_file_size_kb, shared)).then_some(RETRY_MIN);
     loop {
         let woke = match retry {
@@ -187,15 +232,15 @@ fn worker(
         };
         match woke {
             // Settle: wait until the files have been quiet for the whole debounce.
-            Ok(()) => loop {
+            Ok(Wake::Changed) => loop {
                 match rx.recv_timeout(debounce) {
-                    Ok(()) => continue,
+                    Ok(Wake::Changed) => continue,
                     Err(RecvTimeoutError::Timeout) => break,
-                    Err(RecvTimeoutError::Disconnected) => return,
+                    Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                 }
             },
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return,
+            Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
         }
         retry = if reindex(root, max_file_size_kb, shared) {
             None
