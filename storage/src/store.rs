@@ -279,20 +279,13 @@ impl WriterLock<'_> {
 
     /// Records a run that produced no graph (failed or empty): a new generation whose
     /// layers are those of the current one.
-    pub fn record_run(&mut self, mut run: RunRecord) -> Result<()> {
-        let prev = self.store.current_manifest()?;
-        let generation = self.next_generation(prev.as_ref())?;
-        run.generation = generation;
-        let (layers, mut runs) = prev.map(|m| (m.layers, m.runs)).unwrap_or_default();
-        runs.push(run);
-        let body = ManifestBody {
-            generation,
-            db_uuid: self.store.db_uuid,
-            created_at_ms: now_ms(),
-            layers,
-            runs,
-        };
-        self.publish(&body, &mut |_| false).map(|_| ())
+    pub fn record_run(&mut self, run: RunRecord) -> Result<()> {
+        let (layers, runs) = self
+            .store
+            .current_manifest()?
+            .map(|m| (m.layers, m.runs))
+            .unwrap_or_default();
+        self.publish_manifest(layers, runs, Some(run)).map(|_| ())
     }
 
     /// Publishes a new generation with the given layers and run history, plus `run` (with
