@@ -131,6 +131,10 @@ fn demo() -> (
     (tmp, home, repo, c)
 }
 
+fn tool_of(tools: &[Value], name: &str) -> Value {
+    tools.iter().find(|t| t["name"] == name).unwrap().clone()
+}
+
 #[test]
 fn tools_list_matches_the_spec_and_gating() {
     let home = tempfile::tempdir().unwrap();
@@ -151,8 +155,18 @@ fn tools_list_matches_the_spec_and_gating() {
             "get_file_graph",
             "file_connectivity",
             "search_entities",
-            "batho_status"
+            "batho_status",
+            "batho_list_runs",
+            "batho_fix"
         ]
+    );
+    assert_eq!(
+        tool_of(tools, "batho_fix")["annotations"]["destructiveHint"],
+        true
+    );
+    assert_eq!(
+        tool_of(tools, "batho_list_runs")["inputSchema"]["properties"]["limit"]["default"],
+        20
     );
     let tool = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap().clone();
     let gq = tool("graph_query");
@@ -214,7 +228,7 @@ fn tools_list_matches_the_spec_and_gating() {
     );
     let list = c.request("tools/list", json!({}));
     let n = list["tools"].as_array().unwrap().len();
-    assert_eq!(n, 9);
+    assert_eq!(n, 11);
     drop(c);
 
     std::fs::write(
@@ -560,4 +574,48 @@ fn watched_repos_are_reindexed_after_changes_settle() {
     );
     assert_eq!(sc["watching"], false);
     drop(tmp);
+}
+
+#[test]
+fn runs_and_fix_tools() {
+    let (_tmp, _home, repo, mut c) = demo();
+    let (md, sc) = c.ok("batho_list_runs", json!({"limit": 5}));
+    assert!(
+        md.starts_with("## Runs: demo (1 shown, newest first)"),
+        "{md}"
+    );
+    assert_eq!(sc["runs"][0]["type"], "build");
+    assert_eq!(sc["runs"][0]["status"], "completed");
+    assert!(
+        sc["meta"]["query"]
+            .as_str()
+            .unwrap()
+            .starts_with("CALL db.runs($limit)")
+    );
+    let (t, _) = c.err("batho_list_runs", json!({"limit": 0}));
+    assert!(t.contains("limit"), "{t}");
+
+    let (md, sc) = c.ok("batho_fix", json!({"deep": true, "dry_run": true}));
+    assert!(md.starts_with("## Fix: demo — clean"), "{md}");
+    assert_eq!(sc["exit_code"], 0);
+    let (t, _) = c.err("batho_fix", json!({"target": "everything"}));
+    assert!(t.contains("Valid: all, blobs, graph, state"), "{t}");
+    let (t, _) = c.err("batho_fix", json!({"phase": 9}));
+    assert!(t.contains("between 1 and 4"), "{t}");
+
+    // A leftover temp file is found by a dry run and set aside by a real one.
+    let leftover = repo.join(".batho/segments/x.seg.tmp-crash");
+    std::fs::write(&leftover, b"half a segment").unwrap();
+    let (md, _) = c.ok("batho_fix", json!({"dry_run": true}));
+    assert!(
+        md.contains("### Findings") && md.contains("would repair"),
+        "{md}"
+    );
+    assert!(leftover.exists(), "a dry run changes nothing");
+    let (md, _) = c.ok("batho_fix", json!({}));
+    assert!(md.contains("### Repairs"), "{md}");
+    assert!(!leftover.exists());
+    let (md, sc) = c.ok("batho_fix", json!({}));
+    assert!(md.starts_with("## Fix: demo — clean"), "{md}");
+    assert_eq!(sc["exit_code"], 0);
 }

@@ -50,28 +50,6 @@ pub(crate) fn storage_failure(e: &StorageError, dir: &Path) -> Failure {
     }
 }
 
-/// Milliseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS` (UTC).
-pub(crate) fn utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 fn run_value(r: &RunRecord) -> Value {
     let mut v = run_json(r);
     if let Value::Object(o) = &mut v {
@@ -140,7 +118,7 @@ pub(crate) fn run(args: RunsArgs) -> Result<(), Failure> {
             r.uuid,
             run_kind_name(r.kind),
             run_status_name(r.status),
-            utc(r.started_at_ms),
+            batho_engine::status::utc_timestamp(r.started_at_ms),
             r.duration_ms,
             r.generation,
             commit,
@@ -160,16 +138,4 @@ pub(crate) fn run(args: RunsArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::utc;
-
-    #[test]
-    fn timestamps_are_utc_calendar_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00");
-        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
-        assert_eq!(utc(1_764_559_298_123), "2025-12-01 03:21:38");
-    }
 }

@@ -15,9 +15,10 @@ use batho_mcp::{BathoServer, ServerOptions};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 
-/// The read-only tools. `add_repo`/`remove_repo` write the registry and `batho_build`
-/// indexes whatever path it is given: they are covered by the integration tests instead.
-const TOOLS: [&str; 9] = [
+/// The read-only tools. `add_repo`/`remove_repo` write the registry, `batho_build` indexes
+/// whatever path it is given and `batho_fix` repairs the artifact: they are covered by the
+/// integration tests instead.
+const TOOLS: [&str; 10] = [
     "list_repos",
     "graph_overview",
     "graph_query",
@@ -27,6 +28,7 @@ const TOOLS: [&str; 9] = [
     "get_file_graph",
     "file_connectivity",
     "batho_status",
+    "batho_list_runs",
 ];
 
 fn copy_dir(from: &Path, to: &Path) {

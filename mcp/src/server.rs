@@ -17,7 +17,7 @@ use crate::error::{ServeError, ToolError};
 use crate::gating::Gating;
 use crate::registry::{Registry, RepoEntry, batho_home};
 use crate::state::State;
-use crate::tools::{admin, args, files, graph};
+use crate::tools::{admin, args, files, graph, maintain};
 
 /// How `batho mcp` was started.
 #[derive(Clone, Debug, Default)]
@@ -131,6 +131,18 @@ fn defs() -> Vec<ToolDef> {
             "Show artifact and watcher status for one or all repos. Read-only."
         ),
         def!(
+            "batho_list_runs",
+            args::ListRunsArgs,
+            true,
+            "List build/patch runs for a repo, newest first: UUID, time, status, git commit and branch, counts, duration. Read-only."
+        ),
+        def!(
+            "batho_fix",
+            args::FixArgs,
+            false,
+            "Run integrity verification and repair on an artifact database (phases: 1 bundle/manifest, 2 state, 3 blobs, 4 graph). Destructive — may set aside corrupt files and publish a repaired generation; dry_run=true only reports. Repairs are recorded in a tamper-evident audit log."
+        ),
+        def!(
             "batho_build",
             args::BuildArgs,
             false,
@@ -218,7 +230,7 @@ impl BathoServer {
             .map(|d| {
                 let ann = ToolAnnotations::new()
                     .read_only(d.read_only)
-                    .destructive(d.name == "batho_build")
+                    .destructive(matches!(d.name, "batho_build" | "batho_fix"))
                     .idempotent(d.read_only)
                     .open_world(false);
                 Tool::new(d.name, d.description, (d.schema)()).with_annotations(ann)
@@ -256,6 +268,8 @@ impl BathoServer {
                 "file_connectivity" => files::file_connectivity(st, decode(args)?),
                 "batho_status" => admin::batho_status(st, decode(args)?),
                 "batho_build" => admin::batho_build(st, decode(args)?),
+                "batho_list_runs" => maintain::batho_list_runs(st, decode(args)?),
+                "batho_fix" => maintain::batho_fix(st, decode(args)?),
                 other => Err(ToolError::client(format!("Unknown tool: {other}"))),
             }
         };

@@ -269,3 +269,45 @@ pub struct BuildArgs {
     #[serde(default)]
     pub graph_backend: Option<String>,
 }
+
+fn d_limit20() -> i64 {
+    20
+}
+
+fn d_all() -> String {
+    "all".into()
+}
+
+/// batho_list_runs
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListRunsArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Max runs to return, newest first
+    #[serde(default = "d_limit20")]
+    pub limit: i64,
+}
+
+/// batho_fix
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FixArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Deep verification: re-hash every segment and re-derive every index (slower)
+    #[serde(default = "d_false")]
+    pub deep: bool,
+    /// Report issues without repairing
+    #[serde(default = "d_false")]
+    pub dry_run: bool,
+    /// Repair target: all, blobs, graph, state
+    #[serde(default = "d_all")]
+    pub target: String,
+    /// Run only this phase (1 bundle/manifest, 2 state, 3 blobs, 4 graph)
+    #[serde(default)]
+    pub phase: Option<i64>,
+    /// Spread hashing and verification over every core
+    #[serde(default = "d_false")]
+    pub parallel: bool,
+}

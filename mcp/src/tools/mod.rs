@@ -5,6 +5,7 @@ pub(crate) mod admin;
 pub(crate) mod args;
 pub(crate) mod files;
 pub(crate) mod graph;
+pub(crate) mod maintain;
 
 use batho_schema::{NodeKind, RelType};
 use rmcp::model::{CallToolResult, ContentBlock};
