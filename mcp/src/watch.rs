@@ -40,7 +40,10 @@ pub(crate) struct WatchReport {
 
 #[derive(Default)]
 struct Shared {
+    /// Changed since the last re-index started.
     pending: BTreeSet<String>,
+    /// Being re-indexed now (still stale until that commits).
+    in_flight: BTreeSet<String>,
     /// The recursive watch is being set up (one inotify watch per folder: hundreds of
     /// milliseconds on a kernel tree, so it never runs on the caller's thread).
     starting: bool,
@@ -140,7 +143,7 @@ impl Watchers {
             } else {
                 "pending"
             },
-            pending: s.pending.iter().cloned().collect(),
+            pending: s.pending.union(&s.in_flight).cloned().collect(),
             reindexed: s.reindexed,
             last_error: s.last_error.clone(),
         })
@@ -252,13 +255,13 @@ fn worker(
 
 /// Brings the artifact up to date if the sources changed; `false` when that failed.
 fn reindex(root: &Path, max_file_size_kb: Option<u64>, shared: &Mutex<Shared>) -> bool {
-    let snapshot = match shared.lock() {
+    match shared.lock() {
         Ok(mut s) => {
             s.indexing = true;
-            s.pending.clone()
+            s.in_flight = std::mem::take(&mut s.pending);
         }
         Err(_) => return false,
-    };
+    }
     let outcome = match status(root, false) {
         Ok(rep) if rep.state == ArtifactState::Stale => {
             let opts = BuildOptions {
@@ -284,15 +287,17 @@ fn reindex(root: &Path, max_file_size_kb: Option<u64>, shared: &Mutex<Shared>) -
         s.indexing = false;
         match outcome {
             Ok(rebuilt) => {
-                // Files changed again during the build stay pending: their events woke
-                // the worker again, and the next round picks them up.
-                for f in &snapshot {
-                    s.pending.remove(f);
-                }
+                // Files changed again during the build are in `pending` again: their
+                // events woke the worker, and the next round picks them up.
+                s.in_flight.clear();
                 s.reindexed += u64::from(rebuilt);
                 s.last_error = None;
             }
-            Err(e) => s.last_error = Some(e),
+            Err(e) => {
+                let failed = std::mem::take(&mut s.in_flight);
+                s.pending.extend(failed);
+                s.last_error = Some(e);
+            }
         }
     }
     ok
