@@ -153,7 +153,7 @@ fn defs() -> Vec<ToolDef> {
 
 /// A warning for the person running the server: logs go to stderr, never stdout (the
 /// MCP channel).
-fn tracing_warn(message: &str) {
+fn warn_operator(message: &str) {
     eprintln!("batho mcp: warning: {message}");
 }
 
@@ -205,7 +205,7 @@ impl BathoServer {
         let state = Arc::new(State::new(registry, session, opts.no_watch));
         for repo in state.repos() {
             if let Some(Err(e)) = state.watch(&repo) {
-                tracing_warn(&format!("not watching '{}': {e}", repo.name));
+                warn_operator(&format!("not watching '{}': {e}", repo.name));
             }
         }
         Ok(BathoServer {

@@ -146,26 +146,18 @@ impl NodeSeek<'_> {
             return Ok(Vec::new());
         };
         let art = ctx.art;
-        let mut found: Vec<u32> = if self.use_index {
+        if self.use_index && self.key == SeekKey::NameRegex {
+            let found = self.regex_candidates(art, s);
+            ctx.tick(found.len() as u64)?;
+            return Ok(found);
+        }
+        let found: Vec<u32> = if self.use_index {
             match self.key {
                 SeekKey::Id => art.lookup_id(s).map(|n| n.0).into_iter().collect(),
                 SeekKey::Name => art.lookup_name(s).map(|n| n.0).collect(),
                 SeekKey::NamePrefix => art.lookup_name_prefix(s).map(|n| n.0).collect(),
-                SeekKey::NameRegex => match regex_literal_prefix(s) {
-                    Some(prefix) => art.lookup_name_prefix(&prefix).map(|n| n.0).collect(),
-                    // No prefix: every candidate, from the kind bitmaps when there are
-                    // labels (the regex filter above decides).
-                    None => match &self.kinds {
-                        Some(kinds) => {
-                            let mut all = RoaringBitmap::new();
-                            for k in kinds.iter().filter_map(|&c| NodeKind::from_code(c)) {
-                                all |= art.nodes_of_kind(k);
-                            }
-                            all.iter().collect()
-                        }
-                        None => (0..art.node_count()).collect(),
-                    },
-                },
+                // Answered above, kinds included; kept correct should that ever change.
+                SeekKey::NameRegex => self.regex_candidates(art, s),
             }
         } else {
             let mut out = Vec::new();
@@ -185,11 +177,37 @@ impl NodeSeek<'_> {
             }
             out
         };
-        if let Some(kinds) = &self.kinds {
-            found.retain(|&n| kinds.contains(&art.node(NodeIdx(n)).kind().code()));
-        }
+        let found = self.of_kinds(art, found);
         ctx.tick(found.len() as u64)?;
         Ok(found)
+    }
+
+    /// Keeps the nodes of the allowed kinds.
+    fn of_kinds(&self, art: &Artifact, mut nodes: Vec<u32>) -> Vec<u32> {
+        if let Some(kinds) = &self.kinds {
+            nodes.retain(|&n| kinds.contains(&art.node(NodeIdx(n)).kind().code()));
+        }
+        nodes
+    }
+
+    /// The nodes of the allowed kinds whose name can match the regex `pattern`: the
+    /// name-index range of its literal prefix, or, without one, every node of those kinds
+    /// straight from their bitmaps (the regex filter above decides).
+    fn regex_candidates(&self, art: &Artifact, pattern: &str) -> Vec<u32> {
+        match (regex_literal_prefix(pattern), &self.kinds) {
+            (Some(prefix), _) => {
+                let range = art.lookup_name_prefix(&prefix).map(|n| n.0).collect();
+                self.of_kinds(art, range)
+            }
+            (None, Some(kinds)) => {
+                let mut all = RoaringBitmap::new();
+                for k in kinds.iter().filter_map(|&c| NodeKind::from_code(c)) {
+                    all |= art.nodes_of_kind(k);
+                }
+                all.iter().collect()
+            }
+            (None, None) => (0..art.node_count()).collect(),
+        }
     }
 }
 
