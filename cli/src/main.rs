@@ -11,6 +11,7 @@ mod output;
 mod query_cmd;
 mod runs_cmd;
 mod status_cmd;
+mod watch_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +42,8 @@ enum Command {
     Fix(fix_cmd::FixArgs),
     /// Garbage collection: space use, pruning runs, reclaiming files.
     Gc(gc_cmd::GcArgs),
+    /// Keep the artifact fresh: re-index after source changes settle, until interrupted.
+    Watch(watch_cmd::WatchArgs),
 }
 
 /// An error for people: a message, an optional hint, and the exit code to leave with.
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Runs(args) => runs_cmd::run(args),
         Command::Fix(args) => fix_cmd::run(args),
         Command::Gc(args) => gc_cmd::run(args),
+        Command::Watch(args) => watch_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

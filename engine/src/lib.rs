@@ -6,7 +6,8 @@
 //! graph with the confidence tiers of the specification; `algo` holds graph algorithms
 //! (communities); `build` runs the whole pipeline and commits a generation; `status`
 //! reports on an artifact; `query` plans and executes BQL over an open artifact and is
-//! the API every front end (CLI, REPL, MCP server) uses.
+//! the API every front end (CLI, REPL, MCP server) uses; `watch` keeps a repository's
+//! artifact fresh as its files change.
 
 pub mod algo;
 pub mod build;
@@ -17,3 +18,4 @@ pub mod query;
 pub mod resolve;
 pub mod source;
 pub mod status;
+pub mod watch;

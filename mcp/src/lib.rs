@@ -5,8 +5,8 @@
 //!
 //! Modules: [`registry`] (repos under `$BATHO_HOME`, atomic writes), [`gating`] (which
 //! destructive tools are exposed), `state` (open databases, freshness per call), `tools`
-//! (one function per tool, markdown + JSON), `server` (the rmcp handler), `watch` (re-index
-//! watched repos after their sources change).
+//! (one function per tool, markdown + JSON), `server` (the rmcp handler). Watched repos are
+//! kept fresh by [`batho_engine::watch`].
 
 #![warn(missing_docs)]
 
@@ -16,7 +16,6 @@ pub mod registry;
 mod server;
 mod state;
 mod tools;
-mod watch;
 
 pub use error::{ServeError, ToolError};
 pub use server::{BathoServer, ServerOptions, serve_stdio, serve_stdio_blocking};

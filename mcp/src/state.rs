@@ -10,7 +10,7 @@ use batho_engine::query::{Database, QueryError, QueryResult, Value};
 
 use crate::error::ToolError;
 use crate::registry::{Registry, RepoEntry};
-use crate::watch::Watchers;
+use batho_engine::watch::{WatchOptions, Watchers};
 
 /// What identifies one committed manifest on disk.
 type Stamp = (Option<SystemTime>, u64);
@@ -64,10 +64,14 @@ impl State {
         if self.no_watch {
             return Some(Err("the server runs with --no-watch".into()));
         }
-        Some(
-            self.watchers
-                .start(&repo.path, repo.debounce_ms, repo.max_file_size_kb),
-        )
+        Some(self.watchers.start(
+            &repo.path,
+            &WatchOptions {
+                debounce: std::time::Duration::from_millis(repo.debounce_ms),
+                max_file_size_kb: repo.max_file_size_kb,
+            },
+            None,
+        ))
     }
 
     /// Every served repo, the session repo first.

@@ -1,13 +1,15 @@
-//! File watching: a repository registered with `watch` is re-indexed after its sources
-//! change and settle, so agents are not served a stale graph.
+//! File watching: a watched repository is re-indexed after its sources change and
+//! settle, so agents and people are not served a stale graph. Used by the MCP server
+//! (`add_repo(watch=true)`) and by `batho watch`.
 //!
 //! One `notify` watcher and one worker thread per watched repository. The watcher's
 //! callback only records which source files changed (so answers can name them at once)
-//! and wakes the worker; the worker waits until no event arrived for `debounce_ms`, then
-//! asks [`batho_engine::status`] whether the sources really differ from the artifact
-//! (which applies the build's own ignore rules, so ignored files and the artifact's own
-//! writes never cause a rebuild) and rebuilds only if they do. On start the worker does
-//! the same once, catching up with edits made while nobody watched.
+//! and wakes the worker; the worker waits until no event arrived for the debounce, then
+//! asks [`crate::status`] whether the sources really differ from the artifact (which
+//! applies the build's own ignore rules, so ignored files and the artifact's own writes
+//! never cause a re-index) and re-indexes only if they do. On start the worker does the
+//! same once, catching up with edits made while nobody watched. Every outcome is also
+//! reported to an optional [`WatchObserver`] (the CLI prints them).
 //!
 //! Re-indexing is a full build today; patches that re-extract only the changed files will
 //! take its place without changing this module's contract.
@@ -18,15 +20,15 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use batho_engine::build::{BuildOptions, build};
-use batho_engine::discover::is_source_extension;
-use batho_engine::status::{ArtifactState, status};
+use crate::build::{BuildOptions, build};
+use crate::discover::is_source_extension;
+use crate::status::{ArtifactState, status};
 use notify::event::{MetadataKind, ModifyKind};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 /// What one repository's watcher is doing, for `batho_status`.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct WatchReport {
+pub struct WatchReport {
     /// `starting` (setting up the watch), `watching` (idle), `pending` (changes waiting
     /// to settle) or `indexing`.
     pub state: &'static str,
@@ -36,6 +38,36 @@ pub(crate) struct WatchReport {
     pub reindexed: u64,
     /// The last re-index failure, if the last attempt failed.
     pub last_error: Option<String>,
+}
+
+/// What a watcher did, as told to its [`WatchObserver`].
+#[derive(Clone, Debug)]
+pub enum WatchEvent {
+    /// The recursive watch is in place; changes from now on are seen.
+    Ready,
+    /// The catch-up or a settled change found the artifact up to date.
+    UpToDate,
+    /// The artifact was brought up to date: a one-line summary and the time it took.
+    Reindexed {
+        /// What the re-index did, for people.
+        summary: String,
+        /// Wall time of the re-index in milliseconds.
+        millis: u64,
+    },
+    /// The watch or a re-index failed; the worker retries (2 s, doubling up to 60 s).
+    Failed(String),
+}
+
+/// Told of every [`WatchEvent`] of a repository, on the watcher's own thread.
+pub type WatchObserver = Arc<dyn Fn(&Path, &WatchEvent) + Send + Sync>;
+
+/// How a repository is watched.
+#[derive(Clone, Debug)]
+pub struct WatchOptions {
+    /// Quiet time after the last change before re-indexing.
+    pub debounce: Duration,
+    /// The build's file size limit (`--max-file-size-kb`); `None` for its default.
+    pub max_file_size_kb: Option<u64>,
 }
 
 #[derive(Default)]
@@ -74,7 +106,7 @@ impl Drop for Watch {
 
 /// The watchers of every watched repository, keyed by repository root.
 #[derive(Default)]
-pub(crate) struct Watchers {
+pub struct Watchers {
     map: Mutex<HashMap<PathBuf, Watch>>,
 }
 
@@ -84,8 +116,8 @@ impl Watchers {
     pub fn start(
         &self,
         root: &Path,
-        debounce_ms: u64,
-        max_file_size_kb: Option<u64>,
+        opts: &WatchOptions,
+        observer: Option<WatchObserver>,
     ) -> Result<(), String> {
         let mut map = self.map.lock().map_err(|_| "watcher registry poisoned")?;
         if map.contains_key(root) {
@@ -97,24 +129,34 @@ impl Watchers {
         }));
         let (wake, rx) = mpsc::channel::<Wake>();
         let (w_root, w_shared, w_wake) = (root.to_path_buf(), Arc::clone(&shared), wake.clone());
-        let debounce = Duration::from_millis(debounce_ms.max(1));
+        let opts = WatchOptions {
+            debounce: opts.debounce.max(Duration::from_millis(1)),
+            ..opts.clone()
+        };
         std::thread::Builder::new()
             .name("batho-watch".into())
             .spawn(move || {
+                let tell = |e: &WatchEvent| {
+                    if let Some(o) = &observer {
+                        o(&w_root, e);
+                    }
+                };
                 let watcher = match watch_tree(&w_root, &w_shared, w_wake) {
                     Ok(w) => w,
                     Err(e) => {
                         if let Ok(mut s) = w_shared.lock() {
                             s.starting = false;
-                            s.last_error = Some(e);
+                            s.last_error = Some(e.clone());
                         }
+                        tell(&WatchEvent::Failed(e));
                         return;
                     }
                 };
                 if let Ok(mut s) = w_shared.lock() {
                     s.starting = false;
                 }
-                worker(&w_root, debounce, max_file_size_kb, &w_shared, &rx);
+                tell(&WatchEvent::Ready);
+                worker(&w_root, &opts, &w_shared, &rx, &tell);
                 drop(watcher);
             })
             .map_err(|e| format!("cannot start the watcher thread: {e}"))?;
@@ -220,14 +262,14 @@ const RETRY_MAX: Duration = Duration::from_secs(60);
 
 fn worker(
     root: &Path,
-    debounce: Duration,
-    max_file_size_kb: Option<u64>,
+    opts: &WatchOptions,
     shared: &Mutex<Shared>,
     rx: &mpsc::Receiver<Wake>,
+    tell: &dyn Fn(&WatchEvent),
 ) {
     // Catch up with edits made while nobody watched (the watch is already in place, so
     // nothing changed after this check goes unseen).
-    let mut retry = (!reindex(root, max_file_size_kb, shared)).then_some(RETRY_MIN);
+    let mut retry = (!reindex(root, opts, shared, tell)).then_some(RETRY_MIN);
     loop {
         let woke = match retry {
             None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
@@ -236,7 +278,7 @@ fn worker(
         match woke {
             // Settle: wait until the files have been quiet for the whole debounce.
             Ok(Wake::Changed) => loop {
-                match rx.recv_timeout(debounce) {
+                match rx.recv_timeout(opts.debounce) {
                     Ok(Wake::Changed) => continue,
                     Err(RecvTimeoutError::Timeout) => break,
                     Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
@@ -245,7 +287,7 @@ fn worker(
             Err(RecvTimeoutError::Timeout) => {}
             Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
         }
-        retry = if reindex(root, max_file_size_kb, shared) {
+        retry = if reindex(root, opts, shared, tell) {
             None
         } else {
             Some(retry.map_or(RETRY_MIN, |d| (d * 2).min(RETRY_MAX)))
@@ -254,7 +296,12 @@ fn worker(
 }
 
 /// Brings the artifact up to date if the sources changed; `false` when that failed.
-fn reindex(root: &Path, max_file_size_kb: Option<u64>, shared: &Mutex<Shared>) -> bool {
+fn reindex(
+    root: &Path,
+    opts: &WatchOptions,
+    shared: &Mutex<Shared>,
+    tell: &dyn Fn(&WatchEvent),
+) -> bool {
     match shared.lock() {
         Ok(mut s) => {
             s.indexing = true;
@@ -262,27 +309,24 @@ fn reindex(root: &Path, max_file_size_kb: Option<u64>, shared: &Mutex<Shared>) -
         }
         Err(_) => return false,
     }
+    let started = std::time::Instant::now();
     let outcome = match status(root, false) {
-        Ok(rep) if rep.state == ArtifactState::Stale => {
-            let opts = BuildOptions {
-                full: true,
-                max_workers: None,
-                max_file_size_kb,
-            };
-            build(root, &opts, &|_| {})
-                .map(|_| true)
-                .map_err(|e| match e.hint() {
-                    Some(h) => format!("{e} ({h})"),
-                    None => e.to_string(),
-                })
-        }
+        Ok(rep) if rep.state == ArtifactState::Stale => refresh(root, opts).map(Some),
         Ok(rep) if rep.state == ArtifactState::Missing => {
             Err("no artifact yet: run 'batho build' once; the watcher keeps it fresh".into())
         }
-        Ok(_) => Ok(false),
+        Ok(_) => Ok(None),
         Err(e) => Err(e.to_string()),
     };
     let ok = outcome.is_ok();
+    tell(&match &outcome {
+        Ok(Some(summary)) => WatchEvent::Reindexed {
+            summary: summary.clone(),
+            millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        },
+        Ok(None) => WatchEvent::UpToDate,
+        Err(e) => WatchEvent::Failed(e.clone()),
+    });
     if let Ok(mut s) = shared.lock() {
         s.indexing = false;
         match outcome {
@@ -290,7 +334,7 @@ fn reindex(root: &Path, max_file_size_kb: Option<u64>, shared: &Mutex<Shared>) -
                 // Files changed again during the build are in `pending` again: their
                 // events woke the worker, and the next round picks them up.
                 s.in_flight.clear();
-                s.reindexed += u64::from(rebuilt);
+                s.reindexed += u64::from(rebuilt.is_some());
                 s.last_error = None;
             }
             Err(e) => {
@@ -301,6 +345,29 @@ fn reindex(root: &Path, max_file_size_kb: Option<u64>, shared: &Mutex<Shared>) -
         }
     }
     ok
+}
+
+/// Re-indexes a repository whose sources differ from its artifact; a summary for people.
+fn refresh(root: &Path, opts: &WatchOptions) -> Result<String, String> {
+    let build_opts = BuildOptions {
+        full: true,
+        max_workers: None,
+        max_file_size_kb: opts.max_file_size_kb,
+    };
+    build(root, &build_opts, &|_| {})
+        .map(|r| {
+            format!(
+                "rebuilt {}: {} entities, {} relationships, {} files",
+                root.display(),
+                r.entities,
+                r.relationships,
+                r.files
+            )
+        })
+        .map_err(|e| match e.hint() {
+            Some(h) => format!("{e} ({h})"),
+            None => e.to_string(),
+        })
 }
 
 #[cfg(test)]
