@@ -11,7 +11,12 @@ use crate::delta_cmd::{diff_failure, print_json, text};
 use crate::runs_cmd::batho_dir;
 
 #[derive(Args, Debug)]
-#[group(id = "what", required = true, multiple = true, args = ["run", "entity", "file", "since"])]
+#[command(group(
+    clap::ArgGroup::new("what")
+        .required(true)
+        .multiple(true)
+        .args(["run", "entity", "file", "since"])
+))]
 pub(crate) struct DiffArgs {
     /// Repository root or its `.batho` folder (default: the current directory).
     path: Option<PathBuf>,
