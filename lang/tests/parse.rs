@@ -355,7 +355,10 @@ fn time_travel_prefix() {
                 target: Generation(
                     12,
                 ),
-                span: 0..16,
+                span: Span {
+                    start: 0,
+                    end: 16,
+                },
             },
         )
     "#]]
