@@ -22,7 +22,9 @@ fn edited() -> (tempfile::TempDir, PathBuf) {
     edit(&repo, "src/hash.c", "h * 33 + c", "h * 31 + c");
     let p = repo.join("src/hash.c");
     let mut text = std::fs::read_to_string(&p).unwrap();
-    text.push_str("\nunsigned long hash_zero(const char *key)\n{\n    (void)key;\n    return 0;\n}\n");
+    text.push_str(
+        "\nunsigned long hash_zero(const char *key)\n{\n    (void)key;\n    return 0;\n}\n",
+    );
     std::fs::write(&p, text).unwrap();
     run_ok(&["build", "--full", arg(&repo)]);
     (tmp, repo)
@@ -67,7 +69,10 @@ fn delta_and_diff_report_the_last_runs_changes() {
         text.contains("Nodes: 1 added, 0 removed, 3 modified, 1 renamed"),
         "{text}"
     );
-    assert!(text.contains("Relationships: 1 added, 0 removed (CONTAINS +1 -0)"), "{text}");
+    assert!(
+        text.contains("Relationships: 1 added, 0 removed (CONTAINS +1 -0)"),
+        "{text}"
+    );
 
     let added = run_json(&["delta", arg(&repo), "--kind", "added"]);
     assert_eq!(added["total"], 1);
@@ -109,7 +114,12 @@ fn time_travel_queries_and_pruned_generations() {
     let q = "MATCH (:Function {name: 'hash_fnv1a'})-[:CALLS]->(g) RETURN g.name";
     let now = run_ok(&["query", "--repo", arg(&repo), q]);
     assert!(now.contains("mix64"), "{now}");
-    let then = run_ok(&["query", "--repo", arg(&repo), &format!("AT GENERATION 1 {q}")]);
+    let then = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        &format!("AT GENERATION 1 {q}"),
+    ]);
     assert!(then.contains("mix") && !then.contains("mix64"), "{then}");
     let plan = run_ok(&[
         "query",
@@ -125,7 +135,12 @@ fn time_travel_queries_and_pruned_generations() {
     let second = runs["runs"][0]["run_id"].as_str().unwrap().to_string();
     run_ok(&["gc", "prune", arg(&repo), "--run", &first]);
     run_ok(&["gc", "reclaim", arg(&repo)]);
-    let out = run(&["query", "--repo", arg(&repo), &format!("AT GENERATION 1 {q}")]);
+    let out = run(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        &format!("AT GENERATION 1 {q}"),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -198,7 +198,14 @@ fn tools_list_matches_the_spec_and_gating() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["entity_id", "file_path", "max_tokens", "repo", "run_id", "since"]
+        [
+            "entity_id",
+            "file_path",
+            "max_tokens",
+            "repo",
+            "run_id",
+            "since"
+        ]
     );
     assert_eq!(diff["annotations"]["readOnlyHint"], true);
     assert_eq!(diff["inputSchema"]["required"], json!(null));
@@ -672,7 +679,9 @@ fn delta_and_diff_tools() {
 
     let p = repo.join("src/hash.c");
     let text = std::fs::read_to_string(&p).unwrap();
-    let text = text.replace("mix(", "mix64(").replace("h * 33 + c", "h * 31 + c")
+    let text = text
+        .replace("mix(", "mix64(")
+        .replace("h * 33 + c", "h * 31 + c")
         + "\nunsigned long hash_zero(const char *key)\n{\n    (void)key;\n    return 0;\n}\n";
     std::fs::write(&p, text).unwrap();
     common::run_ok(&["build", "--full", repo.to_str().unwrap()]);
@@ -683,8 +692,14 @@ fn delta_and_diff_tools() {
         md.contains("- Nodes: 1 added, 0 removed, 3 modified, 1 renamed"),
         "{md}"
     );
-    assert!(md.contains("- renamed src/hash.c:mix → src/hash.c:mix64 [function]"), "{md}");
-    assert!(md.contains("- added src/hash.c:hash_zero [function] src/hash.c:L"), "{md}");
+    assert!(
+        md.contains("- renamed src/hash.c:mix → src/hash.c:mix64 [function]"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- added src/hash.c:hash_zero [function] src/hash.c:L"),
+        "{md}"
+    );
     assert_eq!(sc["stats"]["nodes_renamed"], 1);
     assert_eq!(sc["stats"]["relationships_added"], 1);
     assert_eq!(sc["stats"]["relationships_by_type"]["CONTAINS"]["added"], 1);
@@ -694,8 +709,16 @@ fn delta_and_diff_tools() {
     assert_eq!(sc["changes"].as_array().unwrap().len(), 5);
     assert_eq!(sc["pagination"]["has_more"], false);
     let q = sc["meta"]["query"].as_array().unwrap();
-    assert!(q[0].as_str().unwrap().starts_with("CALL db.deltaStats($run)"));
-    assert!(q[1].as_str().unwrap().starts_with("CALL db.delta($run, $change_kind, $file_path)"));
+    assert!(
+        q[0].as_str()
+            .unwrap()
+            .starts_with("CALL db.deltaStats($run)")
+    );
+    assert!(
+        q[1].as_str()
+            .unwrap()
+            .starts_with("CALL db.delta($run, $change_kind, $file_path)")
+    );
 
     let (md, sc) = c.ok("get_delta", json!({"change_kind": "added", "limit": 20}));
     assert_eq!(sc["changes"].as_array().unwrap().len(), 1, "{md}");
@@ -708,7 +731,10 @@ fn delta_and_diff_tools() {
     let (md, sc) = c.ok("get_delta", json!({"response_format": "summary"}));
     assert!(!md.contains("### Changes"), "{md}");
     assert_eq!(sc["changes"], json!([]));
-    let (md, _) = c.ok("get_delta", json!({"response_format": "detailed", "change_kind": "modified"}));
+    let (md, _) = c.ok(
+        "get_delta",
+        json!({"response_format": "detailed", "change_kind": "modified"}),
+    );
     assert!(md.contains("  - before: src/hash.c:hash_djb2 L"), "{md}");
 
     let runs = c.ok("batho_list_runs", json!({})).1;
@@ -720,7 +746,10 @@ fn delta_and_diff_tools() {
     assert!(t.starts_with("Error: Run not found: nope\nHint: "), "{t}");
     assert!(sc["hint"].as_str().unwrap().contains(&first));
     let (t, _) = c.err("get_delta", json!({"change_kind": "moved"}));
-    assert!(t.contains("Invalid change_kind 'moved'. Valid: added, removed, modified, renamed"), "{t}");
+    assert!(
+        t.contains("Invalid change_kind 'moved'. Valid: added, removed, modified, renamed"),
+        "{t}"
+    );
     let (t, _) = c.err("get_delta", json!({"limit": 0}));
     assert!(t.contains("limit"), "{t}");
 
@@ -736,7 +765,10 @@ fn delta_and_diff_tools() {
     let (_, sc) = c.ok("batho_diff", json!({"since": "1"}));
     assert_eq!(sc["total"], 5);
     assert_eq!(sc["base"]["generation"], 1);
-    let (_, sc) = c.ok("batho_diff", json!({"since": first.clone(), "file_path": "src/table.c"}));
+    let (_, sc) = c.ok(
+        "batho_diff",
+        json!({"since": first.clone(), "file_path": "src/table.c"}),
+    );
     assert_eq!(sc["total"], 0);
     let (t, _) = c.err("batho_diff", json!({"entity_id": "src/none.c:nothing"}));
     assert!(t.contains("Entity not found: src/none.c:nothing"), "{t}");

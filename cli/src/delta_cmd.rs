@@ -124,7 +124,11 @@ fn lines(s: &NodeSnapshot) -> String {
 }
 
 fn side(s: &NodeSnapshot) -> String {
-    let file = if s.file.is_empty() { "<external>" } else { &s.file };
+    let file = if s.file.is_empty() {
+        "<external>"
+    } else {
+        &s.file
+    };
     format!("{} [{}] {file}:{}", s.id, s.kind, lines(s))
 }
 

@@ -6,7 +6,8 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use batho_schema::{NodeKind, RelType};
-use batho_storage::{Artifact, NodeIdx, NodeRef};
+use batho_storage::format::SegmentKind;
+use batho_storage::{Artifact, NodeIdx, NodeRef, StrId};
 
 use super::{ChangeKind, DiffStats, EdgeCounts, FileChange, FullDiff, NodeChange, NodeSnapshot};
 
@@ -42,41 +43,90 @@ fn fileless_nodes(a: &Artifact) -> Vec<u32> {
     }
 }
 
-/// Whether two nodes (of two artifacts) have the same id, without allocating: ids are
-/// stored in the dictionary or composed from file and qualified name.
-fn same_id(a: NodeRef<'_>, b: NodeRef<'_>) -> bool {
-    match (a.id_sid(), b.id_sid()) {
-        (Some(_), Some(_)) => a.id() == b.id(),
-        (None, None) => a.file() == b.file() && a.qualified_name() == b.qualified_name(),
-        _ => a.id() == b.id(),
+/// String comparisons between two artifacts: by id when both read the same dictionary
+/// segment (string ids then mean the same text), by bytes otherwise (no UTF-8 check).
+#[derive(Clone, Copy)]
+struct Strings<'a> {
+    old: &'a Artifact,
+    new: &'a Artifact,
+    shared: bool,
+}
+
+impl Strings<'_> {
+    #[inline]
+    fn eq(&self, a: StrId, b: StrId) -> bool {
+        if self.shared {
+            a == b
+        } else {
+            self.old.string_bytes(a) == self.new.string_bytes(b)
+        }
     }
+
+    /// Whether old node `a` and new node `b` have the same id, without allocating: ids are
+    /// stored in the dictionary, or composed from file and qualified name.
+    fn same_id(&self, a: NodeRef<'_>, b: NodeRef<'_>) -> bool {
+        match (a.id_sid(), b.id_sid()) {
+            (Some(x), Some(y)) => self.eq(x, y),
+            (None, None) => {
+                self.eq(a.qualified_name_sid(), b.qualified_name_sid())
+                    && self.eq(a.file_sid(), b.file_sid())
+            }
+            _ => a.id() == b.id(),
+        }
+    }
+
+    /// Why a matched pair counts as modified (empty: it does not).
+    fn modified_reasons(&self, a: NodeRef<'_>, b: NodeRef<'_>) -> Vec<&'static str> {
+        let mut why = Vec::new();
+        if a.kind() != b.kind() {
+            why.push("kind");
+        }
+        let (ha, hb) = (a.content_hash(), b.content_hash());
+        if ha != ZERO && hb != ZERO {
+            if ha == hb {
+                // The signature is part of the hashed text: no string to compare.
+                return why;
+            }
+            why.push("content");
+        } else if a.end_line().wrapping_sub(a.start_line())
+            != b.end_line().wrapping_sub(b.start_line())
+            || a.end_byte().wrapping_sub(a.start_byte())
+                != b.end_byte().wrapping_sub(b.start_byte())
+        {
+            why.push("lines");
+        }
+        if !self.eq(a.signature_sid(), b.signature_sid()) {
+            why.push("signature");
+        }
+        why
+    }
+}
+
+/// The dictionary segment of a single-layer generation.
+fn strings_segment(a: &Artifact) -> Option<[u8; 32]> {
+    match a.manifest().layers.as_slice() {
+        [l] => l
+            .segments
+            .iter()
+            .find(|s| s.kind == SegmentKind::Strings as u8)
+            .map(|s| s.hash),
+        _ => None,
+    }
+}
+
+/// Whether two generations are made of exactly the same segments (then nothing differs).
+fn same_segments(a: &Artifact, b: &Artifact) -> bool {
+    let segs = |x: &Artifact| -> Vec<(u8, [u8; 32])> {
+        x.manifest()
+            .layers
+            .iter()
+            .flat_map(|l| l.segments.iter().map(|s| (s.kind, s.hash)))
+            .collect()
+    };
+    !a.manifest().layers.is_empty() && segs(a) == segs(b)
 }
 
 const ZERO: [u8; 16] = [0; 16];
-
-/// Why a matched pair counts as modified (empty: it does not).
-fn modified_reasons(a: NodeRef<'_>, b: NodeRef<'_>) -> Vec<&'static str> {
-    let mut why = Vec::new();
-    if a.kind() != b.kind() {
-        why.push("kind");
-    }
-    let (ha, hb) = (a.content_hash(), b.content_hash());
-    if ha != ZERO && hb != ZERO {
-        if ha == hb {
-            // The signature is part of the hashed text: no string to compare.
-            return why;
-        }
-        why.push("content");
-    } else if a.end_line().wrapping_sub(a.start_line()) != b.end_line().wrapping_sub(b.start_line())
-        || a.end_byte().wrapping_sub(a.start_byte()) != b.end_byte().wrapping_sub(b.start_byte())
-    {
-        why.push("lines");
-    }
-    if a.signature() != b.signature() {
-        why.push("signature");
-    }
-    why
-}
 
 /// How well removed `a` and added `b` pair as a rename: lower is better, `None` when not.
 fn rename_score(a: NodeRef<'_>, b: NodeRef<'_>) -> Option<(u8, u32)> {
@@ -114,6 +164,7 @@ fn rename_score(a: NodeRef<'_>, b: NodeRef<'_>) -> Option<(u8, u32)> {
 struct Work<'a> {
     old: &'a Artifact,
     new: &'a Artifact,
+    strings: Strings<'a>,
     /// Old node → its new match (or [`NONE`]).
     map: Vec<u32>,
     /// Whether a new node has an old match.
@@ -201,10 +252,10 @@ impl Work<'_> {
         // Match by id: by position while the ids agree (the usual case), by a map after.
         let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(on.len().min(nn.len()));
         let positional = on.len() == nn.len()
-            && on
-                .iter()
-                .zip(&nn)
-                .all(|(&o, &n)| same_id(old.node(NodeIdx(o)), new.node(NodeIdx(n))));
+            && on.iter().zip(&nn).all(|(&o, &n)| {
+                self.strings
+                    .same_id(old.node(NodeIdx(o)), new.node(NodeIdx(n)))
+            });
         let (mut removed, mut added) = (Vec::new(), Vec::new());
         if positional {
             pairs.extend(on.iter().copied().zip(nn.iter().copied()));
@@ -238,7 +289,7 @@ impl Work<'_> {
                 file_pair = Some((o, n));
                 continue;
             }
-            let why = modified_reasons(a, b);
+            let why = self.strings.modified_reasons(a, b);
             if why.is_empty() {
                 if a.start_line() != b.start_line() {
                     self.stats.nodes_moved += 1;
@@ -288,7 +339,9 @@ impl Work<'_> {
         let entities_changed = fc.added + fc.removed + fc.modified + fc.renamed > 0;
         let mut file_changed = entities_changed;
         if let Some((o, n)) = file_pair {
-            let mut why = modified_reasons(old.node(NodeIdx(o)), new.node(NodeIdx(n)));
+            let mut why = self
+                .strings
+                .modified_reasons(old.node(NodeIdx(o)), new.node(NodeIdx(n)));
             if entities_changed {
                 why.push("entities");
             }
@@ -320,7 +373,9 @@ impl Work<'_> {
             match by_id.remove(new.node(NodeIdx(n)).id().as_ref()) {
                 Some(o) => {
                     self.pair(o, n);
-                    let why = modified_reasons(old.node(NodeIdx(o)), new.node(NodeIdx(n)));
+                    let why = self
+                        .strings
+                        .modified_reasons(old.node(NodeIdx(o)), new.node(NodeIdx(n)));
                     if !why.is_empty() {
                         self.stats.nodes_modified += 1;
                         self.push(ChangeKind::Modified, Some(o), Some(n), why);
@@ -345,7 +400,9 @@ impl Work<'_> {
         let (old, new) = (self.old, self.new);
         let mut added = [0u64; 256];
         let mut removed = [0u64; 256];
-        let (mut bo, mut bn): (Vec<(u8, u32)>, Vec<(u8, u32)>) = (Vec::new(), Vec::new());
+        // (relation code, target) of one source's out-edges, old side mapped to new indexes.
+        let mut bo: Vec<(u8, u32)> = Vec::new();
+        let mut bn: Vec<(u8, u32)> = Vec::new();
         for o in live_nodes(old) {
             let m = self.map[o as usize];
             if m == NONE {
@@ -418,9 +475,18 @@ impl Work<'_> {
 
 /// Compares every node, file and edge of `old` and `new`.
 pub(super) fn compare(old: &Artifact, new: &Artifact) -> FullDiff {
+    if same_segments(old, new) {
+        return FullDiff {
+            stats: DiffStats::default(),
+            files: Vec::new(),
+            changes: Vec::new(),
+        };
+    }
+    let shared = strings_segment(old).is_some_and(|h| strings_segment(new) == Some(h));
     let mut w = Work {
         old,
         new,
+        strings: Strings { old, new, shared },
         map: vec![NONE; old.node_count() as usize],
         matched: vec![false; new.node_count() as usize],
         changes: Vec::new(),
@@ -461,7 +527,13 @@ pub(super) fn compare(old: &Artifact, new: &Artifact) -> FullDiff {
     let key = |c: &NodeChange| {
         let s = c.current();
         // Stubs (no file) last.
-        (s.file.is_empty(), s.file.clone(), s.start_line, s.id.clone(), c.change)
+        (
+            s.file.is_empty(),
+            s.file.clone(),
+            s.start_line,
+            s.id.clone(),
+            c.change,
+        )
     };
     w.changes.sort_by_cached_key(key);
     FullDiff {

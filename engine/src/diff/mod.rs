@@ -44,8 +44,8 @@ use batho_storage::{Artifact, NodeIdx, RunRecord};
 use serde::Serialize;
 
 pub use runs::{
-    DiffError, RunPair, find_run, open_generation, open_pair, predecessor, resolve_delta, resolve_since,
-    retained_generations,
+    DiffError, RunPair, find_run, open_generation, open_pair, predecessor, resolve_delta,
+    resolve_since, retained_generations,
 };
 
 /// The kind of a node-level change.

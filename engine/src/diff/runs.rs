@@ -37,13 +37,17 @@ pub enum DiffError {
         matches: Vec<String>,
     },
     /// The run is the first build: nothing came before it.
-    #[error("Run {run} is the first build of this artifact: there is no earlier generation to compare with")]
+    #[error(
+        "Run {run} is the first build of this artifact: there is no earlier generation to compare with"
+    )]
     NoPredecessor {
         /// The run.
         run: String,
     },
     /// The runs before this one were pruned from the history.
-    #[error("The runs before run {run} were pruned (batho gc prune): its delta can no longer be computed")]
+    #[error(
+        "The runs before run {run} were pruned (batho gc prune): its delta can no longer be computed"
+    )]
     PredecessorPruned {
         /// The run.
         run: String,
@@ -51,7 +55,9 @@ pub enum DiffError {
         retained: Vec<u64>,
     },
     /// No run in the history has an earlier completed run.
-    #[error("No run to compare: the history holds {runs} run(s) and none has an earlier completed run")]
+    #[error(
+        "No run to compare: the history holds {runs} run(s) and none has an earlier completed run"
+    )]
     NothingToCompare {
         /// Runs in the history.
         runs: usize,
@@ -122,7 +128,9 @@ impl DiffError {
             DiffError::EmptyGeneration { .. } => {
                 Some("compare with the generation of a completed run".into())
             }
-            DiffError::Storage(_) => Some("run 'batho fix' to verify and repair the artifact".into()),
+            DiffError::Storage(_) => {
+                Some("run 'batho fix' to verify and repair the artifact".into())
+            }
         }
     }
 
@@ -227,7 +235,10 @@ pub fn resolve_delta(dir: &Path, run: Option<&str>) -> Result<RunPair, DiffError
         let r = find_run(&runs, key)?;
         return pair_of(&runs, r, dir);
     }
-    let mut completed = runs.iter().rev().filter(|r| r.status == RunStatus::Completed);
+    let mut completed = runs
+        .iter()
+        .rev()
+        .filter(|r| r.status == RunStatus::Completed);
     let latest = completed.next();
     if let Some(r) = latest {
         match pair_of(&runs, r, dir) {
@@ -247,9 +258,7 @@ pub fn resolve_delta(dir: &Path, run: Option<&str>) -> Result<RunPair, DiffError
 pub fn resolve_since(dir: &Path, since: &str, run: Option<&str>) -> Result<RunPair, DiffError> {
     let store = open_store(dir)?;
     let runs = store.runs()?;
-    let current = store
-        .current_manifest()?
-        .map_or(0, |m| m.generation);
+    let current = store.current_manifest()?.map_or(0, |m| m.generation);
     let (run, generation) = match run.filter(|k| !k.trim().is_empty()) {
         Some(key) => {
             let r = find_run(&runs, key)?;
@@ -258,17 +267,20 @@ pub fn resolve_since(dir: &Path, since: &str, run: Option<&str>) -> Result<RunPa
         None => (None, current),
     };
     let since = since.trim();
-    let (base_run, base_generation) = if !since.is_empty() && since.bytes().all(|b| b.is_ascii_digit()) {
-        let g = since.parse::<u64>().map_err(|_| DiffError::NoSuchGeneration {
-            generation: u64::MAX,
-            current,
-            retained: Vec::new(),
-        })?;
-        (None, g)
-    } else {
-        let r = find_run(&runs, since)?;
-        (Some(r.clone()), r.generation)
-    };
+    let (base_run, base_generation) =
+        if !since.is_empty() && since.bytes().all(|b| b.is_ascii_digit()) {
+            let g = since
+                .parse::<u64>()
+                .map_err(|_| DiffError::NoSuchGeneration {
+                    generation: u64::MAX,
+                    current,
+                    retained: Vec::new(),
+                })?;
+            (None, g)
+        } else {
+            let r = find_run(&runs, since)?;
+            (Some(r.clone()), r.generation)
+        };
     Ok(RunPair {
         run,
         base_run,

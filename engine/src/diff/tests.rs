@@ -79,7 +79,9 @@ fn three_generations() -> (tempfile::TempDir, PathBuf, [u64; 3]) {
     edit(&root, HASH_C, "h * 33 + c", "h * 31 + c");
     let p = root.join(HASH_C);
     let mut text = std::fs::read_to_string(&p).unwrap();
-    text.push_str("\nunsigned long hash_zero(const char *key)\n{\n    (void)key;\n    return 0;\n}\n");
+    text.push_str(
+        "\nunsigned long hash_zero(const char *key)\n{\n    (void)key;\n    return 0;\n}\n",
+    );
     std::fs::write(&p, &text).unwrap();
     rebuild(&root);
     edit(
@@ -115,14 +117,25 @@ fn exact_changes_between_generations_including_a_rename() {
     );
     let s = &d.stats;
     assert_eq!(
-        (s.nodes_added, s.nodes_removed, s.nodes_modified, s.nodes_renamed),
+        (
+            s.nodes_added,
+            s.nodes_removed,
+            s.nodes_modified,
+            s.nodes_renamed
+        ),
         (1, 0, 3, 1)
     );
-    assert_eq!((s.files_added, s.files_removed, s.files_modified), (0, 0, 1));
+    assert_eq!(
+        (s.files_added, s.files_removed, s.files_modified),
+        (0, 0, 1)
+    );
     // Calls to the renamed function follow it: no relationship changed, only the
     // new function's CONTAINS edge from its file was added.
     assert_eq!((s.edges_added, s.edges_removed), (1, 0));
-    assert_eq!(s.edges_by_type.keys().copied().collect::<Vec<_>>(), ["CONTAINS"]);
+    assert_eq!(
+        s.edges_by_type.keys().copied().collect::<Vec<_>>(),
+        ["CONTAINS"]
+    );
     assert_eq!(d.files.len(), 1);
     assert_eq!(
         (d.files[0].added, d.files[0].modified, d.files[0].renamed),
@@ -223,14 +236,17 @@ fn runs_resolve_to_their_predecessor_and_pruned_generations_are_named() {
     // A generation that never existed, and one deleted from disk.
     let e = open_generation(&dir, 99).unwrap_err();
     assert!(matches!(e, DiffError::NoSuchGeneration { .. }), "{e}");
-    std::fs::remove_file(
-        dir.join("manifests")
-            .join(format!("{g1:020}.manifest")),
+    std::fs::remove_file(dir.join("manifests").join(format!("{g1:020}.manifest"))).unwrap();
+    let e = diff_runs(
+        &dir,
+        &resolve_delta(&dir, Some(&runs[1].uuid)).unwrap(),
+        &DiffFilter::default(),
     )
-    .unwrap();
-    let e = diff_runs(&dir, &resolve_delta(&dir, Some(&runs[1].uuid)).unwrap(), &DiffFilter::default())
-        .unwrap_err();
-    assert!(matches!(e, DiffError::Pruned { generation, .. } if generation == g1), "{e}");
+    .unwrap_err();
+    assert!(
+        matches!(e, DiffError::Pruned { generation, .. } if generation == g1),
+        "{e}"
+    );
     assert!(e.to_string().contains("pruned"), "{e}");
     assert_eq!(
         e.hint().unwrap(),
@@ -256,7 +272,10 @@ fn time_travel_reads_an_older_generation_and_procedures_report_the_delta() {
     };
     let q = "MATCH (:Function {name: 'hash_fnv1a'})-[:CALLS]->(g) RETURN g.name";
     assert_eq!(callees(q), [Value::from("mix64")]);
-    assert_eq!(callees(&format!("AT GENERATION {g1} {q}")), [Value::from("mix")]);
+    assert_eq!(
+        callees(&format!("AT GENERATION {g1} {q}")),
+        [Value::from("mix")]
+    );
     let runs = Store::create_or_open(&artifact_dir(&root))
         .unwrap()
         .runs()
@@ -267,11 +286,18 @@ fn time_travel_reads_an_older_generation_and_procedures_report_the_delta() {
         [Value::from("mix")]
     );
     // The current generation by number is the current artifact; a script mixes both.
-    assert_eq!(callees(&format!("AT GENERATION {g3} {q}")), [Value::from("mix64")]);
-    let two = format!("AT GENERATION {g2} MATCH (f {{name: 'hash_zero'}}) RETURN count(f); MATCH (f {{name: 'hash_zero'}}) RETURN count(f)");
+    assert_eq!(
+        callees(&format!("AT GENERATION {g3} {q}")),
+        [Value::from("mix64")]
+    );
+    let two = format!(
+        "AT GENERATION {g2} MATCH (f {{name: 'hash_zero'}}) RETURN count(f); MATCH (f {{name: 'hash_zero'}}) RETURN count(f)"
+    );
     assert_eq!(callees(&two), [Value::Int(0)]);
     assert_eq!(
-        callees(&format!("AT GENERATION {g2} MATCH (f {{name: 'hash_zero'}}) RETURN count(f)")),
+        callees(&format!(
+            "AT GENERATION {g2} MATCH (f {{name: 'hash_zero'}}) RETURN count(f)"
+        )),
         [Value::Int(1)]
     );
     // Nodes of an older generation come back as property maps.
@@ -295,9 +321,7 @@ fn time_travel_reads_an_older_generation_and_procedures_report_the_delta() {
         "{plan}"
     );
     // Errors name the retained generations.
-    let e = db
-        .query(&format!("AT GENERATION 99 {q}"), &p)
-        .unwrap_err();
+    let e = db.query(&format!("AT GENERATION 99 {q}"), &p).unwrap_err();
     assert!(matches!(e, QueryError::TimeTravel { .. }), "{e}");
     assert_eq!(
         e.to_string(),
@@ -306,7 +330,10 @@ fn time_travel_reads_an_older_generation_and_procedures_report_the_delta() {
         )
     );
     let e = db.query(&format!("AT RUN 'nope' {q}"), &p).unwrap_err();
-    assert!(e.to_string().starts_with("Run not found: nope; list runs"), "{e}");
+    assert!(
+        e.to_string().starts_with("Run not found: nope; list runs"),
+        "{e}"
+    );
 
     // db.delta / db.deltaStats: the latest run's delta by default.
     let rows = db
@@ -319,8 +346,16 @@ fn time_travel_reads_an_older_generation_and_procedures_report_the_delta() {
     assert_eq!(
         rows,
         [
-            vec![Value::from("modified"), Value::from("src/hash.c"), Value::from("src/hash.c")],
-            vec![Value::from("removed"), Value::from("src/hash.c:hash_zero"), Value::from("src/hash.c:hash_zero")],
+            vec![
+                Value::from("modified"),
+                Value::from("src/hash.c"),
+                Value::from("src/hash.c")
+            ],
+            vec![
+                Value::from("removed"),
+                Value::from("src/hash.c:hash_zero"),
+                Value::from("src/hash.c:hash_zero")
+            ],
         ]
     );
     let rows = db
@@ -339,7 +374,12 @@ fn time_travel_reads_an_older_generation_and_procedures_report_the_delta() {
         .unwrap();
     assert_eq!(
         stats.columns,
-        ["nodes_added", "nodes_renamed", "edges_by_type", "base_generation"]
+        [
+            "nodes_added",
+            "nodes_renamed",
+            "edges_by_type",
+            "base_generation"
+        ]
     );
     assert_eq!(stats.rows[0][0], Value::Int(1));
     assert_eq!(stats.rows[0][1], Value::Int(1));

@@ -363,9 +363,11 @@ impl Database {
     fn at_artifact(&self, at: &AtClause) -> Result<Option<Arc<Artifact>>, QueryError> {
         let generation = match &at.target {
             AtTarget::Generation(g) => *g,
-            AtTarget::Run(key) => crate::diff::find_run(self.artifact.runs(), key)
-                .map_err(time_travel)?
-                .generation,
+            AtTarget::Run(key) => {
+                crate::diff::find_run(self.artifact.runs(), key)
+                    .map_err(time_travel)?
+                    .generation
+            }
         };
         if generation == self.artifact.generation() {
             return Ok(None);
@@ -375,9 +377,7 @@ impl Database {
         {
             return Ok(Some(a.clone()));
         }
-        let a = Arc::new(
-            crate::diff::open_generation(&self.dir, generation).map_err(time_travel)?,
-        );
+        let a = Arc::new(crate::diff::open_generation(&self.dir, generation).map_err(time_travel)?);
         if let Ok(mut past) = self.past.lock() {
             if past.len() >= PAST_CAPACITY {
                 past.remove(0);
@@ -596,9 +596,9 @@ fn run_all(
                     }) => format!("AtGeneration({}, run '{r}')", art.generation()),
                     _ => format!("AtGeneration({})", art.generation()),
                 };
-                let mut res = run_one(&**art, text, c, params, opts, start, Some(&at))?;
+                let mut res = run_one(art, text, c, params, opts, start, Some(&at))?;
                 if c.plan.mode != Mode::Explain {
-                    let g = ArtifactGraph(&**art);
+                    let g = ArtifactGraph(art);
                     for row in &mut res.rows {
                         for v in row.iter_mut() {
                             *v = detach(std::mem::replace(v, Value::Null), &g);
@@ -662,10 +662,7 @@ fn run_one(
         // The generation read heads the plan; operators below it read that generation.
         at.map(str::to_string)
             .into_iter()
-            .chain(logical
-            .lines()
-            .enumerate()
-            .map(|(i, l)| {
+            .chain(logical.lines().enumerate().map(|(i, l)| {
                 let note = builder.notes.get(i).map(String::as_str).unwrap_or("");
                 let x = extra(i);
                 match (note.is_empty(), x.is_empty()) {

@@ -284,9 +284,9 @@ fn delta_changes(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, Valu
     let run = d.run.as_ref().map(|r| r.uuid.clone());
     let base_run = d.base_run.as_ref().map(|r| r.uuid.clone());
     let (g, bg) = (d.diff.new_generation, d.diff.old_generation);
-    let side = |s: Option<&NodeSnapshot>, f: &dyn Fn(&NodeSnapshot) -> Value| s.map_or(Value::Null, f);
-    Ok(d
-        .diff
+    let side =
+        |s: Option<&NodeSnapshot>, f: &dyn Fn(&NodeSnapshot) -> Value| s.map_or(Value::Null, f);
+    Ok(d.diff
         .changes
         .iter()
         .map(|c| {
@@ -305,9 +305,18 @@ fn delta_changes(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, Valu
                 ("before_name", side(b, &|s| Value::from(s.name.as_str()))),
                 ("before_kind", side(b, &|s| Value::from(s.kind))),
                 ("before_file", side(b, &|s| Value::from(s.file.as_str()))),
-                ("before_start_line", side(b, &|s| Value::Int(i64::from(s.start_line)))),
-                ("before_end_line", side(b, &|s| Value::Int(i64::from(s.end_line)))),
-                ("before_signature", side(b, &|s| Value::from(s.signature.as_str()))),
+                (
+                    "before_start_line",
+                    side(b, &|s| Value::Int(i64::from(s.start_line))),
+                ),
+                (
+                    "before_end_line",
+                    side(b, &|s| Value::Int(i64::from(s.end_line))),
+                ),
+                (
+                    "before_signature",
+                    side(b, &|s| Value::from(s.signature.as_str())),
+                ),
                 (
                     "changed",
                     Value::List(c.changed.iter().map(|w| Value::from(*w)).collect()),
@@ -364,7 +373,10 @@ fn delta_stats(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, Value)
     Ok(vec![vec![
         ("run", Value::from(r.map(|r| r.uuid.clone()))),
         ("type", Value::from(r.map(|r| run_kind(r.kind).to_string()))),
-        ("status", Value::from(r.map(|r| run_status(r.status).to_string()))),
+        (
+            "status",
+            Value::from(r.map(|r| run_status(r.status).to_string())),
+        ),
         ("started_at", opt_int(r, |r| r.started_at_ms)),
         ("finished_at", opt_int(r, |r| r.ended_at_ms)),
         (

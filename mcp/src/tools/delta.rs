@@ -39,7 +39,8 @@ fn diff_error(e: DiffError) -> ToolError {
 }
 
 fn text(v: Option<&str>) -> Value {
-    v.filter(|s| !s.trim().is_empty()).map_or(Value::Null, Value::from)
+    v.filter(|s| !s.trim().is_empty())
+        .map_or(Value::Null, Value::from)
 }
 
 /// Resolves the comparison and computes it once (the BQL calls then hit the cache).
@@ -93,7 +94,12 @@ fn stats(res: &QueryResult) -> (String, Json) {
             format!("run {id} (generation {g})")
         }
     };
-    let _ = writeln!(md, "- From {} to {}", who(&base, base_gen), who(&run, new_gen));
+    let _ = writeln!(
+        md,
+        "- From {} to {}",
+        who(&base, base_gen),
+        who(&run, new_gen)
+    );
     if !run.is_empty() {
         let commit = s(&r[6]);
         let branch = s(&r[7]);
@@ -329,7 +335,9 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
     let next_offset = a.offset + rows.len() as i64;
     let hint = if has_more {
         let _ = writeln!(md, "\nMore results: call again with offset={next_offset}");
-        Some(format!("more results: call again with offset={next_offset}"))
+        Some(format!(
+            "more results: call again with offset={next_offset}"
+        ))
     } else {
         Some("filter by change_kind or file_path, or lower limit".to_string())
     };
