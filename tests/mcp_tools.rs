@@ -155,11 +155,60 @@ fn tools_list_matches_the_spec_and_gating() {
             "get_file_graph",
             "file_connectivity",
             "search_entities",
+            "get_delta",
             "batho_status",
             "batho_list_runs",
+            "batho_diff",
             "batho_fix"
         ]
     );
+    let delta = tool_of(tools, "get_delta");
+    let props = &delta["inputSchema"]["properties"];
+    let mut names: Vec<&str> = props
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "change_kind",
+            "file_path",
+            "limit",
+            "max_tokens",
+            "offset",
+            "repo",
+            "response_format",
+            "run_id"
+        ]
+    );
+    assert_eq!(props["limit"]["default"], 100);
+    assert_eq!(props["offset"]["default"], 0);
+    assert_eq!(props["response_format"]["default"], "concise");
+    assert_eq!(delta["annotations"]["readOnlyHint"], true);
+    let diff = tool_of(tools, "batho_diff");
+    let mut names: Vec<&str> = diff["inputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "entity_id",
+            "file_path",
+            "max_tokens",
+            "repo",
+            "run_id",
+            "since"
+        ]
+    );
+    assert_eq!(diff["annotations"]["readOnlyHint"], true);
+    assert_eq!(diff["inputSchema"]["required"], json!(null));
     assert_eq!(
         tool_of(tools, "batho_fix")["annotations"]["destructiveHint"],
         true
@@ -228,7 +277,7 @@ fn tools_list_matches_the_spec_and_gating() {
     );
     let list = c.request("tools/list", json!({}));
     let n = list["tools"].as_array().unwrap().len();
-    assert_eq!(n, 11);
+    assert_eq!(n, 13);
     drop(c);
 
     std::fs::write(
@@ -618,4 +667,119 @@ fn runs_and_fix_tools() {
     let (md, sc) = c.ok("batho_fix", json!({}));
     assert!(md.starts_with("## Fix: demo — clean"), "{md}");
     assert_eq!(sc["exit_code"], 0);
+}
+
+#[test]
+fn delta_and_diff_tools() {
+    let (_tmp, _home, repo, mut c) = demo();
+    // One build only: nothing to compare yet.
+    let (t, sc) = c.err("get_delta", json!({}));
+    assert!(t.contains("No run to compare"), "{t}");
+    assert_eq!(sc["error_type"], "CLIENT_ERROR");
+
+    let p = repo.join("src/hash.c");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let text = text
+        .replace("mix(", "mix64(")
+        .replace("h * 33 + c", "h * 31 + c")
+        + "\nunsigned long hash_zero(const char *key)\n{\n    (void)key;\n    return 0;\n}\n";
+    std::fs::write(&p, text).unwrap();
+    common::run_ok(&["build", "--full", repo.to_str().unwrap()]);
+
+    let (md, sc) = c.ok("get_delta", json!({}));
+    assert!(md.starts_with("## Delta: run "), "{md}");
+    assert!(
+        md.contains("- Nodes: 1 added, 0 removed, 3 modified, 1 renamed"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- renamed src/hash.c:mix → src/hash.c:mix64 [function]"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- added src/hash.c:hash_zero [function] src/hash.c:L"),
+        "{md}"
+    );
+    assert_eq!(sc["stats"]["nodes_renamed"], 1);
+    assert_eq!(sc["stats"]["relationships_added"], 1);
+    assert_eq!(sc["stats"]["relationships_by_type"]["CONTAINS"]["added"], 1);
+    assert_eq!(sc["run"]["type"], "build");
+    assert_eq!(sc["base"]["generation"], 1);
+    assert_eq!(sc["files"][0]["path"], "src/hash.c");
+    assert_eq!(sc["changes"].as_array().unwrap().len(), 5);
+    assert_eq!(sc["pagination"]["has_more"], false);
+    let q = sc["meta"]["query"].as_array().unwrap();
+    assert!(
+        q[0].as_str()
+            .unwrap()
+            .starts_with("CALL db.deltaStats($run)")
+    );
+    assert!(
+        q[1].as_str()
+            .unwrap()
+            .starts_with("CALL db.delta($run, $change_kind, $file_path)")
+    );
+
+    let (md, sc) = c.ok("get_delta", json!({"change_kind": "added", "limit": 20}));
+    assert_eq!(sc["changes"].as_array().unwrap().len(), 1, "{md}");
+    assert_eq!(sc["changes"][0]["entity_id"], "src/hash.c:hash_zero");
+    assert_eq!(sc["applied_filters"]["change_kind"], "added");
+    let (md, sc) = c.ok("get_delta", json!({"limit": 2}));
+    assert_eq!(sc["pagination"]["has_more"], true);
+    assert_eq!(sc["pagination"]["next_offset"], 2);
+    assert!(md.contains("call again with offset=2"), "{md}");
+    let (md, sc) = c.ok("get_delta", json!({"response_format": "summary"}));
+    assert!(!md.contains("### Changes"), "{md}");
+    assert_eq!(sc["changes"], json!([]));
+    let (md, _) = c.ok(
+        "get_delta",
+        json!({"response_format": "detailed", "change_kind": "modified"}),
+    );
+    assert!(md.contains("  - before: src/hash.c:hash_djb2 L"), "{md}");
+
+    let runs = c.ok("batho_list_runs", json!({})).1;
+    let first = runs["runs"][1]["run_id"].as_str().unwrap().to_string();
+    let (t, sc) = c.err("get_delta", json!({"run_id": first}));
+    assert!(t.contains("first build"), "{t}");
+    assert_eq!(sc["error_type"], "CLIENT_ERROR");
+    let (t, sc) = c.err("get_delta", json!({"run_id": "nope"}));
+    assert!(t.starts_with("Error: Run not found: nope\nHint: "), "{t}");
+    assert!(sc["hint"].as_str().unwrap().contains(&first));
+    let (t, _) = c.err("get_delta", json!({"change_kind": "moved"}));
+    assert!(
+        t.contains("Invalid change_kind 'moved'. Valid: added, removed, modified, renamed"),
+        "{t}"
+    );
+    let (t, _) = c.err("get_delta", json!({"limit": 0}));
+    assert!(t.contains("limit"), "{t}");
+
+    let (md, sc) = c.ok("batho_diff", json!({"file_path": "src/hash.c"}));
+    assert!(md.starts_with("## Diff"), "{md}");
+    assert_eq!(sc["added"].as_array().unwrap().len(), 1);
+    assert_eq!(sc["renamed"][0]["before"]["id"], "src/hash.c:mix");
+    assert_eq!(sc["renamed"][0]["after"]["id"], "src/hash.c:mix64");
+    assert_eq!(sc["total"], 5);
+    let (md, sc) = c.ok("batho_diff", json!({"entity_id": "src/hash.c:hash_djb2"}));
+    assert_eq!(sc["modified"].as_array().unwrap().len(), 1, "{md}");
+    assert!(md.contains("  - after: src/hash.c:hash_djb2 L"), "{md}");
+    let (_, sc) = c.ok("batho_diff", json!({"since": "1"}));
+    assert_eq!(sc["total"], 5);
+    assert_eq!(sc["base"]["generation"], 1);
+    let (_, sc) = c.ok(
+        "batho_diff",
+        json!({"since": first.clone(), "file_path": "src/table.c"}),
+    );
+    assert_eq!(sc["total"], 0);
+    let (t, _) = c.err("batho_diff", json!({"entity_id": "src/none.c:nothing"}));
+    assert!(t.contains("Entity not found: src/none.c:nothing"), "{t}");
+
+    // Pruned: forget the first run and reclaim its generation.
+    common::run_ok(&["gc", "prune", repo.to_str().unwrap(), "--run", &first]);
+    common::run_ok(&["gc", "reclaim", repo.to_str().unwrap()]);
+    let (t, sc) = c.err("batho_diff", json!({"since": "1"}));
+    assert!(t.contains("Generation 1 was pruned"), "{t}");
+    assert_eq!(sc["hint"], "retained generations: 2, 3");
+    let (t, sc) = c.err("get_delta", json!({}));
+    assert!(t.contains("were pruned"), "{t}");
+    assert_eq!(sc["hint"], "retained generations: 2, 3");
 }

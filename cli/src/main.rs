@@ -4,6 +4,8 @@
 //! Errors are printed as one line (plus a hint when there is one) with a non-zero exit code.
 
 mod build_cmd;
+mod delta_cmd;
+mod diff_cmd;
 mod fix_cmd;
 mod gc_cmd;
 mod mcp_cmd;
@@ -38,6 +40,10 @@ enum Command {
     Mcp(mcp_cmd::McpArgs),
     /// List the run history (builds, patches, repairs), newest first.
     Runs(runs_cmd::RunsArgs),
+    /// Show the node-level changes of a run (default: the latest), with statistics.
+    Delta(delta_cmd::DeltaArgs),
+    /// Show node-level changes by run, entity or file, or since a run or generation.
+    Diff(diff_cmd::DiffArgs),
     /// Verify the artifact in phases and repair what can be repaired.
     Fix(fix_cmd::FixArgs),
     /// Garbage collection: space use, pruning runs, reclaiming files.
@@ -76,6 +82,8 @@ fn main() -> ExitCode {
         Command::Query(args) => query_cmd::run(args),
         Command::Mcp(args) => mcp_cmd::run(args),
         Command::Runs(args) => runs_cmd::run(args),
+        Command::Delta(args) => delta_cmd::run(args),
+        Command::Diff(args) => diff_cmd::run(args),
         Command::Fix(args) => fix_cmd::run(args),
         Command::Gc(args) => gc_cmd::run(args),
         Command::Watch(args) => watch_cmd::run(args),

@@ -11,6 +11,7 @@
 
 pub mod algo;
 pub mod build;
+pub mod diff;
 pub mod discover;
 pub mod extract;
 pub mod git;

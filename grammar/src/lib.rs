@@ -73,4 +73,19 @@ mod tests {
         bad("RETURN 1 < 2 < 3");
         bad("MATCH (match) RETURN match");
     }
+
+    #[test]
+    fn time_travel_prefix() {
+        ok("AT GENERATION 3 MATCH (n) RETURN n");
+        ok("at run '6c1e' MATCH (n) RETURN n");
+        ok("EXPLAIN AT GENERATION 3 MATCH (n) RETURN n");
+        ok("PROFILE AT RUN \"6c1e\" CALL db.labels()");
+        // Not reserved: usable as names.
+        ok("MATCH (at)-[run]->(generation) RETURN at, run, generation");
+        bad("AT GENERATION MATCH (n) RETURN n");
+        bad("AT RUN 3 MATCH (n) RETURN n");
+        bad("AT GENERATION 3 EXPLAIN MATCH (n) RETURN n");
+        bad("MATCH (n) AT GENERATION 3 RETURN n");
+        bad("AT GENERATION 3");
+    }
 }

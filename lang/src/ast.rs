@@ -56,11 +56,31 @@ pub enum Mode {
     Profile,
 }
 
+/// Which retained generation of the artifact a statement reads (`AT ...`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AtTarget {
+    /// `AT GENERATION 3`: a generation number.
+    Generation(u64),
+    /// `AT RUN 'uuid-or-prefix'`: the generation a run committed.
+    Run(String),
+}
+
+/// The time-travel prefix of a statement: `AT GENERATION n` or `AT RUN 'id'`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AtClause {
+    /// The generation or run named.
+    pub target: AtTarget,
+    /// Where it was written.
+    pub span: Span,
+}
+
 /// One `;`-separated statement.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Statement {
     /// `EXPLAIN`, `PROFILE` or plain.
     pub mode: Mode,
+    /// `AT GENERATION n` / `AT RUN 'id'`: read that generation instead of the current one.
+    pub at: Option<AtClause>,
     /// The clauses, in order.
     pub clauses: Vec<Clause>,
     /// The whole statement, prefix included.

@@ -15,6 +15,23 @@ pub fn statement_to_string(st: &Statement) -> String {
         Mode::Explain => s.push_str("EXPLAIN "),
         Mode::Profile => s.push_str("PROFILE "),
     }
+    match &st.at {
+        None => {}
+        Some(AtClause {
+            target: AtTarget::Generation(g),
+            ..
+        }) => {
+            let _ = write!(s, "AT GENERATION {g} ");
+        }
+        Some(AtClause {
+            target: AtTarget::Run(r),
+            ..
+        }) => {
+            s.push_str("AT RUN ");
+            string_lit(&mut s, r);
+            s.push(' ');
+        }
+    }
     for (i, c) in st.clauses.iter().enumerate() {
         if i > 0 {
             s.push(' ');

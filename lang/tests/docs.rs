@@ -14,7 +14,7 @@ fn examples() -> Vec<String> {
         Output,
     }
     let starts = [
-        "MATCH", "CALL", "UNWIND", "CREATE", "MERGE", "EXPLAIN", "PROFILE",
+        "MATCH", "CALL", "UNWIND", "CREATE", "MERGE", "EXPLAIN", "PROFILE", "AT ",
     ];
     let mut out = Vec::new();
     let mut state = State::Prose;

@@ -331,3 +331,47 @@ fn default_variable_length_bound() {
         (1, 4)
     );
 }
+
+#[test]
+fn time_travel_prefix() {
+    check(
+        "at generation 3 match (n) return n",
+        expect!["AT GENERATION 3 MATCH (n) RETURN n"],
+    );
+    check(
+        "explain AT RUN \"6c1e\" MATCH (n) RETURN n; AT RUN 'it\\'s' RETURN 1",
+        expect![[r#"
+            EXPLAIN AT RUN '6c1e' MATCH (n) RETURN n;
+            AT RUN 'it\'s' RETURN 1"#]],
+    );
+    check(
+        "MATCH (at)-[run]->(generation) RETURN at, run, generation",
+        expect!["MATCH (at)-[run]->(generation) RETURN at, run, generation"],
+    );
+    let st = &parse("AT GENERATION 12 RETURN 1").unwrap()[0];
+    expect![[r#"
+        Some(
+            AtClause {
+                target: Generation(
+                    12,
+                ),
+                span: Span {
+                    start: 0,
+                    end: 16,
+                },
+            },
+        )
+    "#]]
+    .assert_debug_eq(&st.at);
+    assert_eq!(parse("RETURN 1").unwrap()[0].at, None);
+    for (bad, msg) in [
+        (
+            "AT GENERATION 0 RETURN 1",
+            "generation 0 does not exist: generations start at 1",
+        ),
+        ("AT RUN '  ' RETURN 1", "AT RUN needs a run id"),
+    ] {
+        let e = parse(bad).unwrap_err();
+        assert!(e.to_string().contains(msg), "{bad}: {e}");
+    }
+}

@@ -17,7 +17,7 @@ use crate::error::{ServeError, ToolError};
 use crate::gating::Gating;
 use crate::registry::{Registry, RepoEntry, batho_home};
 use crate::state::State;
-use crate::tools::{admin, args, files, graph, maintain};
+use crate::tools::{admin, args, delta, files, graph, maintain};
 
 /// How `batho mcp` was started.
 #[derive(Clone, Debug, Default)]
@@ -35,7 +35,7 @@ pub struct ServerOptions {
 const INSTRUCTIONS: &str = "Batho serves a code graph of C/C++ repositories (functions, types, macros, files and their CALLS/INCLUDES/REFERENCES/... edges with confidence). \
 Which tool answers what: orientation → graph_overview; find a symbol by name → search_entities; everything about one entity (callers, callees, source) → get_entity (include_source=true for code); \
 who calls X / what X calls / filtered lists → graph_query (relation_types=[\"CALLS\"], relation_direction=\"incoming\" for callers; file_path, entity_types, name_pattern, symbol_roles, confidence_threshold); \
-how A reaches B → trace_path; what one file contains → get_file_graph; which files depend on a file / impact of a change → file_connectivity; repos → list_repos/add_repo/remove_repo; freshness → batho_status. \
+how A reaches B → trace_path; what one file contains → get_file_graph; which files depend on a file / impact of a change → file_connectivity; repos → list_repos/add_repo/remove_repo; freshness → batho_status; what changed → get_delta (one run) / batho_diff (by entity, file or since a run), runs → batho_list_runs. \
 Entity ids look like 'src/file.c:qualified::name'. Every answer carries meta.query: the BQL that produced it (paste into batho-ql). Outputs respect max_tokens and say when they are truncated.";
 
 /// The server: shared state plus the set of tools it exposes.
@@ -125,6 +125,12 @@ fn defs() -> Vec<ToolDef> {
             "Search for entities by name using substring or regex matching."
         ),
         def!(
+            "get_delta",
+            args::DeltaArgs,
+            true,
+            "Get incremental changes from the latest patch run (or a specific run). Shows added, removed, modified, and renamed nodes."
+        ),
+        def!(
             "batho_status",
             args::StatusArgs,
             true,
@@ -135,6 +141,12 @@ fn defs() -> Vec<ToolDef> {
             args::ListRunsArgs,
             true,
             "List build/patch runs for a repo, newest first: UUID, time, status, git commit and branch, counts, duration. Read-only."
+        ),
+        def!(
+            "batho_diff",
+            args::DiffArgs,
+            true,
+            "Query node-level changes across runs, entities, or files. Read-only."
         ),
         def!(
             "batho_fix",
@@ -269,6 +281,8 @@ impl BathoServer {
                 "batho_status" => admin::batho_status(st, decode(args)?),
                 "batho_build" => admin::batho_build(st, decode(args)?),
                 "batho_list_runs" => maintain::batho_list_runs(st, decode(args)?),
+                "get_delta" => delta::get_delta(st, decode(args)?),
+                "batho_diff" => delta::batho_diff(st, decode(args)?),
                 "batho_fix" => maintain::batho_fix(st, decode(args)?),
                 other => Err(ToolError::client(format!("Unknown tool: {other}"))),
             }

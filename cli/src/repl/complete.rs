@@ -6,7 +6,7 @@ use batho_lang::Schema;
 use batho_lang::functions::FUNCTIONS;
 
 /// BQL keywords offered for completion and highlighted: the parser's own list.
-pub use batho_lang::parse::KEYWORDS;
+pub use batho_lang::parse::{KEYWORDS, STATEMENT_PREFIX_WORDS};
 
 /// The REPL's `:` commands.
 pub const COMMANDS: &[&str] = &[
@@ -103,6 +103,7 @@ impl Vocabulary {
             }
             _ => KEYWORDS
                 .iter()
+                .chain(STATEMENT_PREFIX_WORDS)
                 .copied()
                 .chain(self.functions.iter().map(String::as_str))
                 .chain(self.procedures.iter().map(String::as_str))
@@ -198,6 +199,15 @@ mod tests {
         assert_eq!((start, c), (0, vec![":format".to_string()]));
         let (_, c) = complete(":p");
         assert_eq!(c, vec![":profile", ":param", ":params"]);
+    }
+
+    #[test]
+    fn time_travel_words_are_completed_but_stay_usable_as_names() {
+        let (_, c) = complete("AT GENERATION 2 MATCH (n) RETURN n; a");
+        assert!(c.iter().any(|w| w == "AT"), "{c:?}");
+        let (_, c) = complete("AT GEN");
+        assert_eq!(c, vec!["GENERATION"]);
+        assert!(batho_lang::parse("MATCH (run) RETURN run.name AS generation").is_ok());
     }
 
     #[test]

@@ -38,7 +38,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use batho_lang::ast::Mode;
+use batho_lang::ast::{AtClause, AtTarget, Mode};
 use batho_lang::{CompileError, Compiled, Diagnostic, Schema};
 use batho_storage::{Artifact, StorageError};
 
@@ -226,6 +226,14 @@ pub enum QueryError {
     /// The store could not be read.
     #[error("cannot read the artifact: {0}")]
     Storage(#[from] StorageError),
+    /// `AT GENERATION` / `AT RUN` names a generation or run that cannot be read.
+    #[error("{message}{}", .hint.as_ref().map(|h| format!("; {h}")).unwrap_or_default())]
+    TimeTravel {
+        /// What is wrong (unknown run, pruned or unknown generation).
+        message: String,
+        /// The way out, e.g. the retained generations.
+        hint: Option<String>,
+    },
 }
 
 fn render_diags(d: &[Diagnostic]) -> String {
@@ -296,6 +304,8 @@ impl QueryError {
 
 /// Most distinct query texts kept compiled.
 const PLAN_CACHE_CAPACITY: usize = 512;
+/// Most older generations kept open for `AT` statements.
+const PAST_CAPACITY: usize = 4;
 
 /// An open code-graph artifact plus a cache of compiled queries. `Send + Sync`: share it
 /// between threads behind an `Arc` (use a lock around it only to call [`Database::refresh`]).
@@ -305,6 +315,9 @@ pub struct Database {
     artifact: Artifact,
     schema: Schema,
     cache: Mutex<HashMap<String, Arc<Vec<Compiled>>>>,
+    /// Older generations opened by `AT` statements, each mapped once (generations are
+    /// immutable, so they stay valid across [`Database::refresh`]).
+    past: Mutex<Vec<Arc<Artifact>>>,
 }
 
 /// Resolves a repository root (with `.batho/` inside) or a `.batho` directory itself.
@@ -341,7 +354,37 @@ impl Database {
             artifact,
             schema: Schema::code_graph(),
             cache: Mutex::new(HashMap::new()),
+            past: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The generation an `AT` clause names, opened (or taken from the cache); `None` for
+    /// the current generation.
+    fn at_artifact(&self, at: &AtClause) -> Result<Option<Arc<Artifact>>, QueryError> {
+        let generation = match &at.target {
+            AtTarget::Generation(g) => *g,
+            AtTarget::Run(key) => {
+                crate::diff::find_run(self.artifact.runs(), key)
+                    .map_err(time_travel)?
+                    .generation
+            }
+        };
+        if generation == self.artifact.generation() {
+            return Ok(None);
+        }
+        if let Ok(past) = self.past.lock()
+            && let Some(a) = past.iter().find(|a| a.generation() == generation)
+        {
+            return Ok(Some(a.clone()));
+        }
+        let a = Arc::new(crate::diff::open_generation(&self.dir, generation).map_err(time_travel)?);
+        if let Ok(mut past) = self.past.lock() {
+            if past.len() >= PAST_CAPACITY {
+                past.remove(0);
+            }
+            past.push(a.clone());
+        }
+        Ok(Some(a))
     }
 
     /// The mapped artifact.
@@ -412,7 +455,7 @@ impl Database {
     ) -> Result<QueryResult, QueryError> {
         let start = Instant::now();
         let compiled = self.compile(text)?;
-        run_all(&self.artifact, text, &compiled, params, opts, start)
+        run_all(self, text, &compiled, params, opts, start)
     }
 
     /// Compiles `text` once for repeated execution.
@@ -466,7 +509,7 @@ impl Prepared<'_> {
         opts: &QueryOptions,
     ) -> Result<QueryResult, QueryError> {
         run_all(
-            &self.db.artifact,
+            self.db,
             &self.text,
             &self.compiled,
             params,
@@ -476,8 +519,61 @@ impl Prepared<'_> {
     }
 }
 
+fn time_travel(e: crate::diff::DiffError) -> QueryError {
+    match e {
+        crate::diff::DiffError::Storage(e) => QueryError::Storage(e),
+        e => QueryError::TimeTravel {
+            hint: e.hint(),
+            message: e.to_string(),
+        },
+    }
+}
+
+/// A value read from an older generation, made independent of it: node and relationship
+/// indexes mean nothing in the current generation (which renders results), so they
+/// become maps of their properties, plus `_labels` / `_type` and `_generation`.
+fn detach(v: Value, g: &ArtifactGraph<'_>) -> Value {
+    use batho_lang::PropertyAccess;
+    let generation = Value::Int(i64::try_from(g.0.generation()).unwrap_or(i64::MAX));
+    let node = |n: u32| {
+        let mut m = g.node_properties(n);
+        m.insert(
+            "_labels".into(),
+            Value::List(g.node_labels(n).into_iter().map(Value::String).collect()),
+        );
+        m.insert("_generation".into(), generation.clone());
+        Value::Map(m)
+    };
+    let rel = |r: u32| {
+        let mut m = g.rel_properties(r);
+        let (s, e) = g.rel_endpoints(r);
+        m.insert("_type".into(), Value::String(g.rel_type(r)));
+        m.insert("_start".into(), g.node_prop(s, "id"));
+        m.insert("_end".into(), g.node_prop(e, "id"));
+        m.insert("_generation".into(), generation.clone());
+        Value::Map(m)
+    };
+    match v {
+        Value::Node(n) => node(n),
+        Value::Rel(r) => rel(r),
+        Value::Path { nodes, rels } => {
+            let mut out = Vec::with_capacity(nodes.len() + rels.len());
+            for (i, n) in nodes.iter().enumerate() {
+                out.push(node(*n));
+                if let Some(r) = rels.get(i) {
+                    out.push(rel(*r));
+                }
+            }
+            Value::List(out)
+        }
+        Value::List(l) => Value::List(l.into_iter().map(|x| detach(x, g)).collect()),
+        Value::Map(m) => Value::Map(m.into_iter().map(|(k, x)| (k, detach(x, g))).collect()),
+        other => other,
+    }
+}
+
 fn run_all(
-    art: &Artifact,
+    db: &Database,
     text: &str,
     compiled: &[Compiled],
     params: &BTreeMap<String, Value>,
@@ -486,7 +582,33 @@ fn run_all(
 ) -> Result<QueryResult, QueryError> {
     let mut last = None;
     for c in compiled {
-        last = Some(run_one(art, text, c, params, opts, start)?);
+        let past = match &c.statement.at {
+            Some(at) => db.at_artifact(at)?,
+            None => None,
+        };
+        let res = match &past {
+            None => run_one(&db.artifact, text, c, params, opts, start, None)?,
+            Some(art) => {
+                let at = match &c.statement.at {
+                    Some(AtClause {
+                        target: AtTarget::Run(r),
+                        ..
+                    }) => format!("AtGeneration({}, run '{r}')", art.generation()),
+                    _ => format!("AtGeneration({})", art.generation()),
+                };
+                let mut res = run_one(art, text, c, params, opts, start, Some(&at))?;
+                if c.plan.mode != Mode::Explain {
+                    let g = ArtifactGraph(art);
+                    for row in &mut res.rows {
+                        for v in row.iter_mut() {
+                            *v = detach(std::mem::replace(v, Value::Null), &g);
+                        }
+                    }
+                }
+                res
+            }
+        };
+        last = Some(res);
     }
     last.ok_or_else(|| QueryError::Compile {
         diagnostics: vec![Diagnostic::new(
@@ -517,6 +639,7 @@ fn run_one(
     params: &BTreeMap<String, Value>,
     opts: &QueryOptions,
     start: Instant,
+    at: Option<&str>,
 ) -> Result<QueryResult, QueryError> {
     let plan = &c.plan;
     if plan.writes {
@@ -536,10 +659,10 @@ fn run_one(
         .map_err(|e| QueryError::from_exec(text, e))?;
     let logical = plan.root.to_string();
     let plan_text = |extra: &dyn Fn(usize) -> String| -> String {
-        logical
-            .lines()
-            .enumerate()
-            .map(|(i, l)| {
+        // The generation read heads the plan; operators below it read that generation.
+        at.map(str::to_string)
+            .into_iter()
+            .chain(logical.lines().enumerate().map(|(i, l)| {
                 let note = builder.notes.get(i).map(String::as_str).unwrap_or("");
                 let x = extra(i);
                 match (note.is_empty(), x.is_empty()) {
@@ -548,7 +671,7 @@ fn run_one(
                     (true, false) => format!("{l}  {{{x}}}"),
                     (false, false) => format!("{l}  [{note}] {{{x}}}"),
                 }
-            })
+            }))
             .collect::<Vec<_>>()
             .join("\n")
     };

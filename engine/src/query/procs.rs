@@ -1,10 +1,14 @@
-//! The built-in procedures: schema introspection, the run history and the communities.
+//! The built-in procedures: schema introspection, the run history, run deltas and the
+//! communities.
 
 use batho_lang::Value;
 use batho_schema::{NodeKind, RelType};
 use std::collections::{HashMap, HashSet};
 
-use batho_storage::{NodeIdx, RunKind, RunStatus};
+use batho_storage::{NodeIdx, RunKind, RunRecord, RunStatus};
+use std::collections::BTreeMap;
+
+use crate::diff::{self, ChangeKind, DiffError, DiffFilter, NodeSnapshot, RunDiff};
 
 use crate::algo::COMMUNITY_RELS;
 
@@ -97,16 +101,7 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
                 .rev()
                 .take(limit)
                 .map(|r| {
-                    let kind = match r.kind {
-                        RunKind::Build => "build",
-                        RunKind::Patch => "patch",
-                        _ => "other",
-                    };
-                    let status = match r.status {
-                        RunStatus::Completed => "completed",
-                        RunStatus::Failed => "failed",
-                        _ => "other",
-                    };
+                    let (kind, status) = (run_kind(r.kind), run_status(r.status));
                     vec![
                         ("id", Value::from(r.uuid.as_str())),
                         ("type", Value::from(kind)),
@@ -122,6 +117,8 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
                 .collect()
         }
         "db.communities" => communities(ctx)?,
+        "db.delta" => delta_changes(ctx, args)?,
+        "db.deltastats" => delta_stats(ctx, args)?,
         _ => {
             return Err(ExecError::Unsupported(format!(
                 "procedure `{name}` is not provided by this engine"
@@ -216,4 +213,213 @@ fn communities(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
             ]
         })
         .collect())
+}
+
+/// An optional string argument (`null` or absent: `None`).
+fn opt_str<'v>(proc: &str, args: &'v [Value], i: usize, what: &str) -> R<Option<&'v str>> {
+    match args.get(i) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(Value::Int(_)) if what == "since" => Ok(None),
+        Some(v) => Err(ExecError::Unsupported(format!(
+            "{proc}() expects a string {what}, got {v}"
+        ))),
+    }
+}
+
+/// The comparison `db.delta` and `db.deltaStats` report: `since` (a run id or a
+/// generation) up to `run` (or the current generation), or else `run`'s delta (default:
+/// the latest run with a predecessor).
+fn delta_of(
+    ctx: &Ctx<'_>,
+    proc: &str,
+    args: &[Value],
+    since_at: usize,
+    filter: &DiffFilter,
+) -> R<RunDiff> {
+    let dir = ctx.art.dir();
+    let run = opt_str(proc, args, 0, "run id")?;
+    let since = match args.get(since_at) {
+        Some(Value::Int(g)) => Some(g.to_string()),
+        _ => opt_str(proc, args, since_at, "since")?.map(str::to_string),
+    };
+    let fail = |e: DiffError| match e.hint() {
+        Some(h) => ExecError::Unsupported(format!("{e}; {h}")),
+        None => ExecError::Unsupported(e.to_string()),
+    };
+    let pair = match since {
+        Some(s) => diff::resolve_since(dir, &s, run),
+        None => diff::resolve_delta(dir, run),
+    }
+    .map_err(fail)?;
+    let d = diff::diff_runs(dir, &pair, filter).map_err(fail)?;
+    // The comparison touched every node and edge of both generations.
+    ctx.tick(u64::from(ctx.art.node_count()) / 64 + d.diff.total as u64)?;
+    Ok(d)
+}
+
+fn opt_int(v: Option<&RunRecord>, f: impl Fn(&RunRecord) -> i64) -> Value {
+    v.map_or(Value::Null, |r| Value::Int(f(r)))
+}
+
+/// `db.delta(run, change_kind, file, entity, since)`: one record per node change.
+fn delta_changes(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, Value)>>> {
+    let kinds = match opt_str("db.delta", args, 1, "change_kind")? {
+        None => Vec::new(),
+        Some(k) => vec![ChangeKind::parse(k).ok_or_else(|| {
+            ExecError::Unsupported(format!(
+                "Invalid change_kind '{k}'. Valid: added, removed, modified, renamed"
+            ))
+        })?],
+    };
+    let filter = DiffFilter {
+        kinds,
+        file: opt_str("db.delta", args, 2, "file path")?.map(str::to_string),
+        entity: opt_str("db.delta", args, 3, "entity id")?.map(str::to_string),
+        ..DiffFilter::default()
+    };
+    let d = delta_of(ctx, "db.delta", args, 4, &filter)?;
+    ctx.hold(d.diff.changes.len())?;
+    let run = d.run.as_ref().map(|r| r.uuid.clone());
+    let base_run = d.base_run.as_ref().map(|r| r.uuid.clone());
+    let (g, bg) = (d.diff.new_generation, d.diff.old_generation);
+    let side =
+        |s: Option<&NodeSnapshot>, f: &dyn Fn(&NodeSnapshot) -> Value| s.map_or(Value::Null, f);
+    Ok(d.diff
+        .changes
+        .iter()
+        .map(|c| {
+            let cur = c.current();
+            let b = c.before.as_ref();
+            vec![
+                ("change", Value::from(c.change.name())),
+                ("id", Value::from(cur.id.as_str())),
+                ("name", Value::from(cur.name.as_str())),
+                ("kind", Value::from(cur.kind)),
+                ("file", Value::from(cur.file.as_str())),
+                ("start_line", Value::Int(i64::from(cur.start_line))),
+                ("end_line", Value::Int(i64::from(cur.end_line))),
+                ("signature", Value::from(cur.signature.as_str())),
+                ("before_id", side(b, &|s| Value::from(s.id.as_str()))),
+                ("before_name", side(b, &|s| Value::from(s.name.as_str()))),
+                ("before_kind", side(b, &|s| Value::from(s.kind))),
+                ("before_file", side(b, &|s| Value::from(s.file.as_str()))),
+                (
+                    "before_start_line",
+                    side(b, &|s| Value::Int(i64::from(s.start_line))),
+                ),
+                (
+                    "before_end_line",
+                    side(b, &|s| Value::Int(i64::from(s.end_line))),
+                ),
+                (
+                    "before_signature",
+                    side(b, &|s| Value::from(s.signature.as_str())),
+                ),
+                (
+                    "changed",
+                    Value::List(c.changed.iter().map(|w| Value::from(*w)).collect()),
+                ),
+                ("run", Value::from(run.clone())),
+                ("base_run", Value::from(base_run.clone())),
+                ("generation", count(g)),
+                ("base_generation", count(bg)),
+            ]
+        })
+        .collect())
+}
+
+/// `db.deltaStats(run, since)`: one record with the run metadata and the statistics.
+fn delta_stats(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, Value)>>> {
+    let d = delta_of(
+        ctx,
+        "db.deltaStats",
+        args,
+        1,
+        &DiffFilter {
+            limit: Some(0),
+            ..DiffFilter::default()
+        },
+    )?;
+    let r = d.run.as_ref();
+    let st = &d.diff.stats;
+    let by_type: BTreeMap<String, Value> = st
+        .edges_by_type
+        .iter()
+        .map(|(t, c)| {
+            let mut m = BTreeMap::new();
+            m.insert("added".to_string(), count(c.added));
+            m.insert("removed".to_string(), count(c.removed));
+            ((*t).to_string(), Value::Map(m))
+        })
+        .collect();
+    let files: Vec<Value> = d
+        .diff
+        .files
+        .iter()
+        .map(|f| {
+            let mut m = BTreeMap::new();
+            m.insert("path".to_string(), Value::from(f.path.as_str()));
+            m.insert("change".to_string(), Value::from(f.change.name()));
+            m.insert("added".to_string(), count(f.added));
+            m.insert("removed".to_string(), count(f.removed));
+            m.insert("modified".to_string(), count(f.modified));
+            m.insert("renamed".to_string(), count(f.renamed));
+            Value::Map(m)
+        })
+        .collect();
+    ctx.hold(files.len())?;
+    Ok(vec![vec![
+        ("run", Value::from(r.map(|r| r.uuid.clone()))),
+        ("type", Value::from(r.map(|r| run_kind(r.kind).to_string()))),
+        (
+            "status",
+            Value::from(r.map(|r| run_status(r.status).to_string())),
+        ),
+        ("started_at", opt_int(r, |r| r.started_at_ms)),
+        ("finished_at", opt_int(r, |r| r.ended_at_ms)),
+        (
+            "duration_ms",
+            opt_int(r, |r| i64::try_from(r.duration_ms).unwrap_or(i64::MAX)),
+        ),
+        ("commit", Value::from(r.and_then(|r| r.git_commit.clone()))),
+        ("branch", Value::from(r.and_then(|r| r.git_branch.clone()))),
+        ("generation", count(d.diff.new_generation)),
+        (
+            "base_run",
+            Value::from(d.base_run.as_ref().map(|r| r.uuid.clone())),
+        ),
+        ("base_generation", count(d.diff.old_generation)),
+        ("nodes_added", count(st.nodes_added)),
+        ("nodes_removed", count(st.nodes_removed)),
+        ("nodes_modified", count(st.nodes_modified)),
+        ("nodes_renamed", count(st.nodes_renamed)),
+        ("nodes_moved", count(st.nodes_moved)),
+        ("files_added", count(st.files_added)),
+        ("files_removed", count(st.files_removed)),
+        ("files_modified", count(st.files_modified)),
+        ("files_skipped_by_hash", count(st.files_skipped_by_hash)),
+        ("edges_added", count(st.edges_added)),
+        ("edges_removed", count(st.edges_removed)),
+        ("edges_by_type", Value::Map(by_type)),
+        ("files", Value::List(files)),
+        ("elapsed_ms", count(d.diff.elapsed_ms)),
+    ]])
+}
+
+fn run_kind(k: RunKind) -> &'static str {
+    match k {
+        RunKind::Build => "build",
+        RunKind::Patch => "patch",
+        _ => "other",
+    }
+}
+
+fn run_status(s: RunStatus) -> &'static str {
+    match s {
+        RunStatus::Completed => "completed",
+        RunStatus::Failed => "failed",
+        _ => "other",
+    }
 }

@@ -53,6 +53,10 @@ pub const KEYWORDS: &[&str] = &[
     "allShortestPaths",
 ];
 
+/// Words with a meaning only at the start of a statement (`AT GENERATION 3`, `AT RUN 'id'`):
+/// completed and described like keywords, but not reserved, so they stay usable as names.
+pub const STATEMENT_PREFIX_WORDS: &[&str] = &["AT", "GENERATION", "RUN"];
+
 fn describe(rule: Rule) -> Option<&'static str> {
     use Rule as R;
     Some(match rule {
@@ -87,6 +91,9 @@ fn describe(rule: Rule) -> Option<&'static str> {
         R::DELETE | R::delete_clause => "DELETE",
         R::DETACH => "DETACH DELETE",
         R::REMOVE | R::remove_clause => "REMOVE",
+        R::AT | R::at_clause => "AT",
+        R::GENERATION => "GENERATION",
+        R::RUN => "RUN",
         R::EXPLAIN => "EXPLAIN",
         R::PROFILE => "PROFILE",
         R::SHORTEST_PATH | R::shortest_path => "shortestPath",

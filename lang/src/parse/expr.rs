@@ -298,7 +298,7 @@ impl<'t> Builder<'t> {
         Ok((e, d))
     }
 
-    fn integer(&self, text: &str, sp: Span) -> R<Literal> {
+    pub(super) fn integer(&self, text: &str, sp: Span) -> R<Literal> {
         let (neg, body) = match text.strip_prefix('-') {
             Some(b) => (true, b),
             None => (false, text),
@@ -433,7 +433,7 @@ impl<'t> Builder<'t> {
     }
 
     /// Resolves escapes of a string body that starts at byte `offset` of the source.
-    fn unescape(&self, body: &str, offset: usize) -> R<String> {
+    pub(super) fn unescape(&self, body: &str, offset: usize) -> R<String> {
         let mut out = String::with_capacity(body.len());
         let mut chars = body.char_indices();
         while let Some((i, c)) = chars.next() {

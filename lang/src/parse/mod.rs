@@ -14,7 +14,7 @@ use batho_grammar::{Pair, Rule};
 use crate::ast::*;
 use crate::diag::Diagnostic;
 
-pub use errors::KEYWORDS;
+pub use errors::{KEYWORDS, STATEMENT_PREFIX_WORDS};
 
 /// Largest accepted query text.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
@@ -147,21 +147,61 @@ impl<'t> Builder<'t> {
     fn statement(&self, p: Pair<'t, Rule>) -> R<Statement> {
         let sp = span(&p);
         let mut mode = Mode::Run;
+        let mut at = None;
         let mut clauses = Vec::new();
         for c in p.into_inner() {
             match c.as_rule() {
                 Rule::EXPLAIN => mode = Mode::Explain,
                 Rule::PROFILE => mode = Mode::Profile,
+                Rule::at_clause => at = Some(self.at_clause(c)?),
                 _ => clauses.push(self.clause(c)?),
             }
         }
         let st = Statement {
             mode,
+            at,
             clauses,
             span: sp,
         };
         self.check_structure(&st)?;
         Ok(st)
+    }
+
+    /// `AT GENERATION n` / `AT RUN 'id'`.
+    fn at_clause(&self, p: Pair<'t, Rule>) -> R<AtClause> {
+        let sp = span(&p);
+        let value = p
+            .into_inner()
+            .find(|c| matches!(c.as_rule(), Rule::integer_lit | Rule::string_lit))
+            .ok_or_else(|| self.internal(sp))?;
+        let target = match value.as_rule() {
+            Rule::integer_lit => match self.integer(value.as_str(), sp)? {
+                Literal::Int(g) if g > 0 => AtTarget::Generation(g as u64),
+                _ => {
+                    return Err(self.error(
+                        ParseErrorKind::InvalidLiteral,
+                        span(&value),
+                        format!("generation {} does not exist: generations start at 1", value.as_str()),
+                        Some("list the retained generations with `batho gc status` or `CALL db.runs()`".into()),
+                    ));
+                }
+            },
+            _ => {
+                let inner = value.into_inner().next().ok_or_else(|| self.internal(sp))?;
+                let isp = span(&inner);
+                let id = self.unescape(inner.as_str(), isp.start)?;
+                if id.trim().is_empty() {
+                    return Err(self.error(
+                        ParseErrorKind::InvalidLiteral,
+                        isp,
+                        "AT RUN needs a run id or a unique prefix of one",
+                        Some("list runs with `CALL db.runs() YIELD id RETURN id`".into()),
+                    ));
+                }
+                AtTarget::Run(id)
+            }
+        };
+        Ok(AtClause { target, span: sp })
     }
 
     /// Clause-order rules the grammar leaves loose, so they get specific messages.

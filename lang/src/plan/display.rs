@@ -248,6 +248,7 @@ pub(crate) fn describe(p: &LogicalPlan) -> String {
         LogicalPlan::SetProperties { items, .. } => {
             let st = crate::ast::Statement {
                 mode: crate::ast::Mode::Run,
+                at: None,
                 clauses: vec![crate::ast::Clause::Set(crate::ast::SetClause {
                     items: items.clone(),
                     span: crate::ast::Span::default(),
@@ -264,6 +265,7 @@ pub(crate) fn describe(p: &LogicalPlan) -> String {
         LogicalPlan::Remove { items, .. } => {
             let st = crate::ast::Statement {
                 mode: crate::ast::Mode::Run,
+                at: None,
                 clauses: vec![crate::ast::Clause::Remove(crate::ast::RemoveClause {
                     items: items.clone(),
                     span: crate::ast::Span::default(),

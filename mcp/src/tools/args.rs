@@ -311,3 +311,59 @@ pub struct FixArgs {
     #[serde(default = "d_false")]
     pub parallel: bool,
 }
+
+fn d_limit100() -> i64 {
+    100
+}
+
+/// get_delta
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DeltaArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Specific run UUID (or unique prefix); default: the latest run with a predecessor
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// Filter: added, removed, modified, renamed (default: all)
+    #[serde(default)]
+    pub change_kind: Option<String>,
+    /// Filter changes by file path (exact path or path prefix)
+    #[serde(default)]
+    pub file_path: Option<String>,
+    /// Max changes to return
+    #[serde(default = "d_limit100")]
+    pub limit: i64,
+    /// Pagination offset
+    #[serde(default = "d_zero")]
+    pub offset: i64,
+    /// Output format: summary, concise or detailed
+    #[serde(default = "d_concise")]
+    pub response_format: String,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
+}
+
+/// batho_diff
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DiffArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Specific run UUID (or unique prefix) to diff; default: the latest run with a predecessor
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// Filter changes to a specific entity
+    #[serde(default)]
+    pub entity_id: Option<String>,
+    /// Filter changes by file path (exact path or path prefix)
+    #[serde(default)]
+    pub file_path: Option<String>,
+    /// Run UUID (or a generation number) to diff from (defaults to the previous run)
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
+}
