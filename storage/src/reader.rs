@@ -16,14 +16,15 @@ use roaring::RoaringBitmap;
 
 use crate::bitmaps::{Bitmaps, EMPTY};
 use crate::column::{BytesCol, ColumnTable, UIntCol};
+use crate::delta::Delta;
 use crate::error::{Result, StorageError};
 use crate::format::{
-    SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, edges_col, names, nodes_col,
-    strings_col,
+    SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, edges_col, names, nodes_col, strings_col,
 };
 use crate::input::{NodeIdx, StrId};
-use crate::delta::Delta;
 use crate::manifest::{LAYER_BASE, LAYER_DELTA, ManifestBody, RunRecord};
+pub(crate) use crate::merge_iter::block_search;
+pub use crate::merge_iter::{EdgeIter, NameIter};
 use crate::refs::{EdgeRef, NodeRef, UNKNOWN};
 use crate::store::{generation_manifest_path, read_manifest};
 use crate::writer::CONTENT_HASH_LEN;
@@ -115,7 +116,10 @@ fn map_segment(
     kind: SegmentKind,
 ) -> Result<Segment> {
     let Some(r) = refs.iter().find(|s| s.kind == kind as u8) else {
-        return Err(corrupt(manifest_path, format!("no {} segment", kind.name())));
+        return Err(corrupt(
+            manifest_path,
+            format!("no {} segment", kind.name()),
+        ));
     };
     let path = dir.join(names::SEGMENTS_DIR).join(r.file_name());
     let file = File::open(&path).map_err(|e| {
@@ -226,7 +230,13 @@ impl Artifact {
             .map_err(|_| corrupt(&manifest_path, "edge count exceeds u32"))?;
         let mut segs = Vec::with_capacity(7);
         for kind in SegmentKind::BASE {
-            segs.push(map_segment(dir, &manifest_path, &manifest, &layer.segments, kind)?);
+            segs.push(map_segment(
+                dir,
+                &manifest_path,
+                &manifest,
+                &layer.segments,
+                kind,
+            )?);
         }
         if let Some(d) = delta_layer {
             if !SegmentKind::delta_complete(&d.segments) {
@@ -236,7 +246,13 @@ impl Artifact {
                 ));
             }
             for kind in SegmentKind::DELTA {
-                segs.push(map_segment(dir, &manifest_path, &manifest, &d.segments, kind)?);
+                segs.push(map_segment(
+                    dir,
+                    &manifest_path,
+                    &manifest,
+                    &d.segments,
+                    kind,
+                )?);
             }
         }
         let pay = |k: usize| &segs[k].map[SEGMENT_HEADER_LEN..];
@@ -648,7 +664,9 @@ impl Artifact {
     /// Whether base row `b` is hidden by the delta layer (removed, or superseded by a row).
     #[inline]
     pub(crate) fn masked(&self, b: u32) -> bool {
-        self.delta.as_ref().is_some_and(|d| d.mask(self).contains(b))
+        self.delta
+            .as_ref()
+            .is_some_and(|d| d.mask(self).contains(b))
     }
 
     /// Positions in the base id index holding `id`.
@@ -768,10 +786,22 @@ impl Artifact {
     /// Out-edges of `n`, in (rel, dst) order.
     pub fn out_edges(&self, n: NodeIdx) -> EdgeIter<'_> {
         match &self.delta {
-            None => EdgeIter::new(self, self.csr_range(&self.edges.out_offsets, n), 0..0, false, n.0),
+            None => EdgeIter::new(
+                self,
+                self.csr_range(&self.edges.out_offsets, n),
+                0..0,
+                false,
+                n.0,
+            ),
             Some(d) => match d.row_of(self, n.0) {
                 Some(r) => EdgeIter::new(self, 0..0, d.out_range(self, r), false, n.0),
-                None => EdgeIter::new(self, self.csr_range(&self.edges.out_offsets, n), 0..0, false, n.0),
+                None => EdgeIter::new(
+                    self,
+                    self.csr_range(&self.edges.out_offsets, n),
+                    0..0,
+                    false,
+                    n.0,
+                ),
             },
         }
     }
@@ -803,10 +833,10 @@ impl Artifact {
 
     /// Nodes of kind `k`.
     pub fn nodes_of_kind(&self, k: NodeKind) -> &RoaringBitmap {
-        let base = self
-            .bitmaps
-            .kinds
-            .get(self.bp(), self.bitmaps.data, usize::from(k.code()), self.n);
+        let base =
+            self.bitmaps
+                .kinds
+                .get(self.bp(), self.bitmaps.data, usize::from(k.code()), self.n);
         match &self.delta {
             None => base,
             Some(d) => d.merged_kind(self, k, base),
@@ -815,10 +845,10 @@ impl Artifact {
 
     /// Edges of relation type `r`.
     pub fn edges_of_rel(&self, r: RelType) -> &RoaringBitmap {
-        let base = self
-            .bitmaps
-            .rels
-            .get(self.bp(), self.bitmaps.data, usize::from(r.code()), self.e);
+        let base =
+            self.bitmaps
+                .rels
+                .get(self.bp(), self.bitmaps.data, usize::from(r.code()), self.e);
         match &self.delta {
             None => base,
             Some(d) => d.merged_rel(self, r, base),
@@ -871,173 +901,6 @@ impl Artifact {
                     .map(move |k| self.string(StrId(self.bitmaps.file_keys.get32(self.bp(), k)))),
             ),
             Some(d) => Box::new(d.files(self).iter().map(move |&s| self.string(StrId(s)))),
-        }
-    }
-}
-
-/// The last node `v` with `offsets[v] <= e` (the source of edge `e` in an out-CSR over
-/// `n` rows), searched between the sources of `e`'s block and the next block's. Damaged
-/// hints only make the answer wrong, never out of range.
-pub(crate) fn block_search(off: &UIntCol, bs: &UIntCol, p: &[u8], n: u32, e: u32) -> u32 {
-    let b = e as usize / edges_col::SRC_BLOCK;
-    let n = n as usize;
-    let mut lo = (bs.get(p, b) as usize).min(n);
-    let mut hi = if b + 1 < bs.len() {
-        (bs.get(p, b + 1) as usize).saturating_add(1).min(n + 1)
-    } else {
-        n + 1
-    };
-    if lo >= hi || off.get(p, lo) > u64::from(e) {
-        (lo, hi) = (0, n + 1);
-    }
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if off.get(p, mid) <= u64::from(e) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    (lo.saturating_sub(1) as u32).min((n as u32).saturating_sub(1))
-}
-
-/// The edges of one node: live base edges (a range of the out-CSR, or of the in-CSR's
-/// permutation), then delta edges. Exact-size: the count skips dropped base edges.
-pub struct EdgeIter<'a> {
-    a: &'a Artifact,
-    base: std::ops::Range<u32>,
-    delta: std::ops::Range<u32>,
-    inbound: bool,
-    src: u32,
-    left: usize,
-}
-
-impl<'a> EdgeIter<'a> {
-    fn new(
-        a: &'a Artifact,
-        base: std::ops::Range<u32>,
-        delta: std::ops::Range<u32>,
-        inbound: bool,
-        src: u32,
-    ) -> Self {
-        let mut it = EdgeIter {
-            a,
-            base,
-            delta,
-            inbound,
-            src,
-            left: 0,
-        };
-        let dropped = match &a.delta {
-            None => 0,
-            Some(d) if !inbound => d.dropped(a).range_cardinality(it.base.clone()) as usize,
-            Some(d) => it
-                .base
-                .clone()
-                .filter(|&k| d.dropped(a).contains(it.base_edge(k)))
-                .count(),
-        };
-        it.left = it.base.len() - dropped + it.delta.len();
-        it
-    }
-
-    #[inline]
-    fn base_edge(&self, k: u32) -> u32 {
-        if self.inbound {
-            self.a.edges.in_perm.get32(self.a.ep(), k as usize)
-        } else {
-            k
-        }
-    }
-}
-
-impl<'a> Iterator for EdgeIter<'a> {
-    type Item = EdgeRef<'a>;
-
-    #[inline]
-    fn next(&mut self) -> Option<EdgeRef<'a>> {
-        while let Some(k) = self.base.next() {
-            let e = self.base_edge(k);
-            if let Some(d) = &self.a.delta
-                && d.dropped(self.a).contains(e)
-            {
-                continue;
-            }
-            self.left -= 1;
-            return Some(self.a.edge_with_src(e, self.src));
-        }
-        let k = self.delta.next()?;
-        let d = self.a.delta.as_ref()?;
-        let r = if self.inbound {
-            d.in_perm(self.a, k)
-        } else {
-            k
-        };
-        self.left -= 1;
-        Some(self.a.edge_with_src(self.a.e + r, self.src))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
-    }
-}
-
-impl ExactSizeIterator for EdgeIter<'_> {}
-
-/// Nodes from a name lookup: a range of the base name index (hidden rows skipped) and a
-/// range of the delta's, merged by (name, node index).
-pub struct NameIter<'a> {
-    a: &'a Artifact,
-    base: std::ops::Range<usize>,
-    delta: std::ops::Range<usize>,
-}
-
-impl NameIter<'_> {
-    fn peek_base(&mut self) -> Option<u32> {
-        let (ix, p) = (&self.a.nodes.name_index, self.a.np());
-        while self.base.start < self.base.end {
-            let b = ix.get32(p, self.base.start);
-            if !self.a.masked(b) {
-                return Some(b);
-            }
-            self.base.start += 1;
-        }
-        None
-    }
-}
-
-impl Iterator for NameIter<'_> {
-    type Item = NodeIdx;
-
-    fn next(&mut self) -> Option<NodeIdx> {
-        let b = self.peek_base();
-        let Some(d) = &self.a.delta else {
-            self.base.start += 1;
-            return b.map(NodeIdx);
-        };
-        let dr = (self.delta.start < self.delta.end)
-            .then(|| d.name_index_row(self.a, self.delta.start));
-        match (b, dr) {
-            (None, None) => None,
-            (Some(b), None) => {
-                self.base.start += 1;
-                Some(NodeIdx(b))
-            }
-            (None, Some((_, v))) => {
-                self.delta.start += 1;
-                Some(NodeIdx(v))
-            }
-            (Some(b), Some((r, v))) => {
-                let bn = self.a.base_node(b).name().as_bytes();
-                let dn = self.a.delta_node(d, r, v).name().as_bytes();
-                if (bn, b) <= (dn, v) {
-                    self.base.start += 1;
-                    Some(NodeIdx(b))
-                } else {
-                    self.delta.start += 1;
-                    Some(NodeIdx(v))
-                }
-            }
         }
     }
 }
