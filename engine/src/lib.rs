@@ -13,6 +13,7 @@ pub mod build;
 pub mod discover;
 pub mod extract;
 pub mod git;
+pub mod patch;
 pub mod query;
 pub mod resolve;
 pub mod source;

@@ -1,0 +1,393 @@
+//! Cutting a partial resolution into the [`GraphFragment`] storage lays over the base, and
+//! describing what it changes: entity-level change records and the edge delta.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use batho_schema::NodeKind;
+use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
+use batho_storage::Artifact;
+
+/// Until storage's `GraphFragment` lands (branch h-delta), the same shape here.
+pub struct GraphFragment {
+    /// Files whose nodes and out-edges the fragment replaces.
+    pub replaced_files: BTreeSet<String>,
+    /// The new nodes and edges.
+    pub graph: GraphBuilder,
+}
+
+/// The kind of an entity-level change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    /// A new entity (no entity of the base has its id or its content).
+    Added,
+    /// An entity that is gone.
+    Removed,
+    /// Same id, different content hash.
+    Modified,
+    /// A removed and an added entity with the same content hash and kind: the same text
+    /// under a new name or id (renamed, or moved to another file).
+    Renamed,
+}
+
+impl ChangeKind {
+    /// Lower-case name, as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Removed => "removed",
+            ChangeKind::Modified => "modified",
+            ChangeKind::Renamed => "renamed",
+        }
+    }
+}
+
+/// One side of an entity change.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct EntitySnapshot {
+    /// Stable id.
+    pub id: String,
+    /// Simple name.
+    pub name: String,
+    /// Node kind name.
+    pub kind: &'static str,
+    /// Repository-relative file.
+    pub file: String,
+    /// First line.
+    pub start_line: u32,
+    /// Last line.
+    pub end_line: u32,
+}
+
+/// An entity added, removed, modified or renamed by a patch.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct EntityChange {
+    /// What happened.
+    pub change: ChangeKind,
+    /// The entity before (`None` when added).
+    pub before: Option<EntitySnapshot>,
+    /// The entity after (`None` when removed).
+    pub after: Option<EntitySnapshot>,
+}
+
+/// Keeps, of a partial resolution's graph, the nodes of the replaced files (authoritative)
+/// and the nodes their edges reach (context entities and stubs, which stand for the base
+/// nodes with their ids), and takes each surviving entity's community from the base.
+/// Fails with the files of edge sources that are not replaced: such an edge is made by a
+/// replaced file but leaves a node of another, which must then be replaced too.
+pub(super) fn cut(
+    base: &Artifact,
+    g: GraphBuilder,
+    replaced: &BTreeSet<String>,
+) -> Result<GraphFragment, BTreeSet<String>> {
+    let auth: Vec<bool> = g
+        .nodes
+        .iter()
+        .map(|n| replaced.contains(g.str(n.file)))
+        .collect();
+    let mut keep = auth.clone();
+    let mut outside = BTreeSet::new();
+    for e in &g.edges {
+        if !auth[e.src.0 as usize] {
+            outside.insert(g.str(g.nodes[e.src.0 as usize].file).to_owned());
+        }
+        keep[e.dst.0 as usize] = true;
+    }
+    if !outside.is_empty() {
+        return Err(outside);
+    }
+    let mut out = GraphBuilder::new();
+    let mut map = vec![NodeIdx(u32::MAX); g.nodes.len()];
+    for (i, n) in g.nodes.iter().enumerate() {
+        if !keep[i] {
+            continue;
+        }
+        let id = g.str(n.id);
+        let community = if auth[i] {
+            base.lookup_id(id).map_or(0, |b| base.node(b).community())
+        } else {
+            0
+        };
+        let node = NodeInput {
+            id: out.intern(id),
+            name: out.intern(g.str(n.name)),
+            qualified_name: out.intern(g.str(n.qualified_name)),
+            file: out.intern(g.str(n.file)),
+            signature: out.intern(g.str(n.signature)),
+            community,
+            ..n.clone()
+        };
+        map[i] = out.add_node(node);
+    }
+    for e in &g.edges {
+        let mut e = e.clone();
+        e.src = map[e.src.0 as usize];
+        e.dst = map[e.dst.0 as usize];
+        e.file = out.intern(g.str(e.file));
+        out.add_edge(e);
+    }
+    Ok(GraphFragment {
+        replaced_files: replaced.clone(),
+        graph: out,
+    })
+}
+
+fn is_entity(k: NodeKind) -> bool {
+    !matches!(k, NodeKind::File | NodeKind::External)
+}
+
+/// The entity-level changes a fragment makes to `base`, sorted by change then id.
+pub(super) fn changes(base: &Artifact, frag: &GraphFragment) -> Vec<EntityChange> {
+    let mut before: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
+    for p in &frag.replaced_files {
+        let Some(bm) = base.nodes_in_file(p) else {
+            continue;
+        };
+        for n in bm.iter() {
+            let node = base.node(NodeIdx(n));
+            if !is_entity(node.kind()) {
+                continue;
+            }
+            let snap = EntitySnapshot {
+                id: node.id().into_owned(),
+                name: node.name().to_owned(),
+                kind: node.kind().name(),
+                file: node.file().to_owned(),
+                start_line: node.start_line(),
+                end_line: node.end_line(),
+            };
+            before.insert(snap.id.clone(), (snap, node.content_hash()));
+        }
+    }
+    let g = &frag.graph;
+    let mut after: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
+    for n in &g.nodes {
+        if !is_entity(n.kind) || !frag.replaced_files.contains(g.str(n.file)) {
+            continue;
+        }
+        let mut h = [0u8; 16];
+        h.copy_from_slice(&n.content_hash[..16]);
+        let snap = EntitySnapshot {
+            id: g.str(n.id).to_owned(),
+            name: g.str(n.name).to_owned(),
+            kind: n.kind.name(),
+            file: g.str(n.file).to_owned(),
+            start_line: n.start_line,
+            end_line: n.end_line,
+        };
+        after.insert(snap.id.clone(), (snap, h));
+    }
+    let mut out = Vec::new();
+    let mut removed: Vec<(EntitySnapshot, [u8; 16])> = Vec::new();
+    for (id, (snap, h)) in &before {
+        match after.get(id) {
+            Some((a, ah)) => {
+                if ah != h {
+                    out.push(EntityChange {
+                        change: ChangeKind::Modified,
+                        before: Some(snap.clone()),
+                        after: Some(a.clone()),
+                    });
+                }
+            }
+            None => removed.push((snap.clone(), *h)),
+        }
+    }
+    // Renames: a removed entity whose exact text (hash) and kind reappear under a new id.
+    let mut added_by_hash: HashMap<([u8; 16], &'static str), Vec<EntitySnapshot>> =
+        HashMap::new();
+    for (id, (snap, h)) in after.iter().rev() {
+        if !before.contains_key(id) {
+            added_by_hash
+                .entry((*h, snap.kind))
+                .or_default()
+                .push(snap.clone());
+        }
+    }
+    for (snap, h) in removed {
+        match added_by_hash.get_mut(&(h, snap.kind)).and_then(Vec::pop) {
+            Some(a) => out.push(EntityChange {
+                change: ChangeKind::Renamed,
+                before: Some(snap),
+                after: Some(a),
+            }),
+            None => out.push(EntityChange {
+                change: ChangeKind::Removed,
+                before: Some(snap),
+                after: None,
+            }),
+        }
+    }
+    for (_, left) in added_by_hash {
+        for a in left {
+            out.push(EntityChange {
+                change: ChangeKind::Added,
+                before: None,
+                after: Some(a),
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        let id = |c: &EntityChange| {
+            c.after
+                .as_ref()
+                .or(c.before.as_ref())
+                .map(|s| s.id.clone())
+                .unwrap_or_default()
+        };
+        a.change.cmp(&b.change).then_with(|| id(a).cmp(&id(b)))
+    });
+    out
+}
+
+/// An edge in canonical form: (src id, rel, dst id, roles, strategy, file, line).
+pub(crate) type EdgeKey = (String, u8, String, u8, u8, String, u32);
+
+/// Edges added and removed by the fragment among those leaving the replaced files
+/// (multiset difference of canonical edges).
+pub(super) fn edge_delta(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
+    let mut count: HashMap<EdgeKey, i64> = HashMap::new();
+    for p in &frag.replaced_files {
+        let Some(bm) = base.nodes_in_file(p) else {
+            continue;
+        };
+        for n in bm.iter() {
+            let src = base.node(NodeIdx(n)).id().into_owned();
+            for e in base.out_edges(NodeIdx(n)) {
+                let key = (
+                    src.clone(),
+                    e.rel().code(),
+                    base.node(e.dst()).id().into_owned(),
+                    e.roles().0,
+                    e.strategy().code(),
+                    e.file().to_owned(),
+                    e.line(),
+                );
+                *count.entry(key).or_default() -= 1;
+            }
+        }
+    }
+    let g = &frag.graph;
+    for e in &g.edges {
+        let key = (
+            g.str(g.nodes[e.src.0 as usize].id).to_owned(),
+            e.rel.code(),
+            g.str(g.nodes[e.dst.0 as usize].id).to_owned(),
+            e.roles.0,
+            e.strategy.code(),
+            g.str(e.file).to_owned(),
+            e.line,
+        );
+        *count.entry(key).or_default() += 1;
+    }
+    let added = count.values().filter(|&&c| c > 0).map(|&c| c as u64).sum();
+    let removed = count.values().filter(|&&c| c < 0).map(|&c| (-c) as u64).sum();
+    (added, removed)
+}
+
+/// The merged graph of the fragment contract (`docs/format.md`), computed in memory: the
+/// base with the fragment laid over it. Used to commit a patch as a new base generation
+/// and, in tests, to check a fragment independently of the store.
+pub(crate) fn apply(base: &Artifact, frag: &GraphFragment) -> GraphBuilder {
+    let b = base.to_graph_builder();
+    let f = &frag.graph;
+    let replaced = |g: &GraphBuilder, n: &NodeInput| frag.replaced_files.contains(g.str(n.file));
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(b.nodes.len());
+    for (i, n) in b.nodes.iter().enumerate() {
+        by_id.entry(b.str(n.id)).or_insert(i);
+    }
+    // Slots: base nodes first (by index), then new nodes; each is (source, index).
+    #[derive(Clone, Copy)]
+    enum Src {
+        Base(usize),
+        Frag(usize),
+    }
+    let mut slot: Vec<Option<Src>> = (0..b.nodes.len()).map(|i| Some(Src::Base(i))).collect();
+    let mut fmap = vec![0usize; f.nodes.len()];
+    let mut kept_in_replaced = vec![false; b.nodes.len()];
+    for (i, n) in f.nodes.iter().enumerate() {
+        let auth = replaced(f, n);
+        match by_id.get(f.str(n.id)) {
+            Some(&j) => {
+                fmap[i] = j;
+                if auth {
+                    slot[j] = Some(Src::Frag(i));
+                    kept_in_replaced[j] = true;
+                }
+            }
+            None => {
+                fmap[i] = slot.len();
+                slot.push(Some(Src::Frag(i)));
+            }
+        }
+    }
+    for (j, n) in b.nodes.iter().enumerate() {
+        if replaced(&b, n) && !kept_in_replaced[j] {
+            slot[j] = None;
+        }
+    }
+    let mut edges: Vec<(usize, usize, &batho_storage::input::EdgeInput, bool)> = Vec::new();
+    for e in &b.edges {
+        let (s, d) = (e.src.0 as usize, e.dst.0 as usize);
+        if replaced(&b, &b.nodes[s]) || slot[d].is_none() || slot[s].is_none() {
+            continue;
+        }
+        edges.push((s, d, e, false));
+    }
+    for e in &f.edges {
+        edges.push((fmap[e.src.0 as usize], fmap[e.dst.0 as usize], e, true));
+    }
+    // Stubs (no indexed file) left without an incoming edge go.
+    let indexed: BTreeSet<&str> = b
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::File && !n.flags.contains(batho_schema::NodeFlags::SYSTEM))
+        .map(|n| b.str(n.file))
+        .filter(|p| !p.is_empty())
+        .chain(frag.replaced_files.iter().map(String::as_str))
+        .collect();
+    let mut incoming = vec![false; slot.len()];
+    for &(_, d, _, _) in &edges {
+        incoming[d] = true;
+    }
+    for (k, s) in slot.iter_mut().enumerate() {
+        let file = match s {
+            Some(Src::Base(i)) => b.str(b.nodes[*i].file),
+            Some(Src::Frag(i)) => f.str(f.nodes[*i].file),
+            None => continue,
+        };
+        if !indexed.contains(file) && !incoming[k] {
+            *s = None;
+        }
+    }
+    let mut out = GraphBuilder::new();
+    let mut remap = vec![NodeIdx(u32::MAX); slot.len()];
+    for (k, s) in slot.iter().enumerate() {
+        let (g, n) = match s {
+            Some(Src::Base(i)) => (&b, &b.nodes[*i]),
+            Some(Src::Frag(i)) => (f, &f.nodes[*i]),
+            None => continue,
+        };
+        let node = NodeInput {
+            id: out.intern(g.str(n.id)),
+            name: out.intern(g.str(n.name)),
+            qualified_name: out.intern(g.str(n.qualified_name)),
+            file: out.intern(g.str(n.file)),
+            signature: out.intern(g.str(n.signature)),
+            ..n.clone()
+        };
+        remap[k] = out.add_node(node);
+    }
+    for (s, d, e, from_frag) in edges {
+        if remap[s].0 == u32::MAX || remap[d].0 == u32::MAX {
+            continue;
+        }
+        let g = if from_frag { f } else { &b };
+        let mut e = e.clone();
+        e.src = remap[s];
+        e.dst = remap[d];
+        e.file = out.intern(g.str(e.file));
+        out.add_edge(e);
+    }
+    out
+}
