@@ -67,6 +67,27 @@ pub enum StorageError {
         /// The lock file.
         path: PathBuf,
     },
+    /// A patch fragment leaves an edge from a node that is not authoritative in it (its
+    /// file is not among the fragment's replaced files): the fragment would edit a file it
+    /// does not replace (contract rule 4, `docs/format.md` §9).
+    #[error(
+        "invalid graph fragment: edge {edge} leaves node {src_id:?} of file {src_file:?}, which the fragment does not replace"
+    )]
+    FragmentEdgeNotAuthoritative {
+        /// Index of the offending edge in the fragment's builder.
+        edge: usize,
+        /// Id of its source node.
+        src_id: String,
+        /// File of its source node.
+        src_file: String,
+    },
+    /// A patch fragment is malformed in another way (an edge naming a node that does not
+    /// exist, a string id out of range).
+    #[error("invalid graph fragment: {detail}")]
+    InvalidFragment {
+        /// What is wrong with it.
+        detail: String,
+    },
     /// The graph handed to the writer cannot be stored.
     #[error("invalid graph: {detail}")]
     InvalidInput {

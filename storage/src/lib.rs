@@ -27,6 +27,7 @@ mod convert;
 mod error;
 pub mod fix;
 pub mod format;
+mod fragment;
 pub mod fuzzing;
 pub mod gc;
 pub mod input;
@@ -41,6 +42,7 @@ mod writer;
 mod crash_tests;
 
 pub use error::{Result, StorageError};
+pub use fragment::{GraphFragment, materialize_fragment};
 pub use input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
 pub use manifest::{RunKind, RunRecord, RunStatus};
 pub use reader::{Artifact, EdgeIdx};

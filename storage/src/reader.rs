@@ -412,6 +412,12 @@ impl Artifact {
         self.manifest.runs.last().cloned()
     }
 
+    /// Whether `n` is a node of this generation's graph (inside the index space and not
+    /// removed by a later layer). Scans over `0..node_count()` must skip the others.
+    pub fn is_live(&self, n: NodeIdx) -> bool {
+        n.0 < self.n
+    }
+
     /// The node at `n`.
     pub fn node(&self, n: NodeIdx) -> NodeRef<'_> {
         NodeRef { a: self, i: n.0 }
@@ -540,6 +546,29 @@ impl Artifact {
         }
         let node = ix.get32(p, lo);
         (lo < ix.len() && self.cmp_id(node, target).is_eq()).then_some(NodeIdx(node))
+    }
+
+    /// Every node with stable id `id`, ascending (several only when a build produced
+    /// duplicates).
+    pub(crate) fn nodes_with_id(&self, id: &str) -> Vec<NodeIdx> {
+        let target = id.as_bytes();
+        let ix = &self.nodes.id_index;
+        let p = self.np();
+        let (mut lo, mut hi) = (0usize, ix.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.cmp_id(ix.get32(p, mid), target).is_lt() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut out = Vec::new();
+        while lo < ix.len() && self.cmp_id(ix.get32(p, lo), target).is_eq() {
+            out.push(NodeIdx(ix.get32(p, lo)));
+            lo += 1;
+        }
+        out
     }
 
     /// Every node whose simple name is exactly `name`, ascending.

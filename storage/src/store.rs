@@ -271,6 +271,11 @@ impl Store {
 }
 
 impl WriterLock<'_> {
+    /// The store this lock belongs to.
+    pub(crate) fn store(&self) -> &Store {
+        self.store
+    }
+
     /// Commits `graph` as a new generation and appends `run` (with `run.generation` set to
     /// it) to the history.
     pub fn commit(&mut self, graph: &GraphBuilder, run: RunRecord) -> Result<CommitInfo> {

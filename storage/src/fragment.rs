@@ -1,0 +1,407 @@
+//! Patch fragments: the new state of some files, laid over a generation's graph.
+//!
+//! A patch re-extracts and re-resolves a set of files and hands the store a
+//! [`GraphFragment`]; [`WriterLock::commit_fragment`] commits the merged graph as a new
+//! generation. The merge rules (the contract between storage and the engine's patch,
+//! numbered as in `docs/format.md` §9) are computed once, as a [`Plan`] over the current
+//! artifact, and then applied: [`materialize_fragment`] turns base + plan into one full graph,
+//! which is what a fresh base layer (and compaction) commits and what the delta layer
+//! must be indistinguishable from.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use roaring::RoaringBitmap;
+
+use crate::error::{Result, StorageError};
+use crate::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
+use crate::manifest::RunRecord;
+use crate::reader::Artifact;
+use crate::refs::NodeRef;
+use crate::store::{CommitInfo, WriterLock};
+
+/// The new state of some files, laid over an artifact's current graph by a patch.
+#[derive(Clone, Debug, Default)]
+pub struct GraphFragment {
+    /// Files whose nodes, and the edges leaving those nodes, the fragment replaces wholesale:
+    /// changed, added and deleted files, and files whose references were re-resolved.
+    /// Paths exactly as `NodeRef::file()` returns them (repository-relative, '/').
+    pub replaced_files: BTreeSet<String>,
+    /// The new nodes and edges, with strings interned in the builder.
+    pub graph: GraphBuilder,
+}
+
+impl WriterLock<'_> {
+    /// Commits `base` (the current generation, opened by the caller) with `fragment` laid
+    /// over it as a new generation, recording `run` (its generation field is filled in).
+    ///
+    /// Fails with [`StorageError::FragmentEdgeNotAuthoritative`] when a fragment edge leaves
+    /// a node whose file is not replaced, and with [`StorageError::InvalidFragment`] when
+    /// the fragment is malformed; nothing is written then.
+    pub fn commit_fragment(
+        &mut self,
+        base: &Artifact,
+        fragment: &GraphFragment,
+        run: RunRecord,
+    ) -> Result<CommitInfo> {
+        self.commit_fragment_with(base, fragment, run, &mut |_| false)
+    }
+}
+
+/// Marks a fragment node that does not appear in the merged graph (a new stub left without
+/// an incoming edge, rule 5).
+pub(crate) const DROPPED: u32 = u32::MAX;
+
+/// What laying a fragment over an artifact changes, in the artifact's node and edge index
+/// spaces. Node positions `0..base_n` are the artifact's nodes; `base_n + k` is the `k`-th
+/// entry of `new_nodes`.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// The artifact's node index space.
+    pub(crate) base_n: u32,
+    /// Fragment node → merged position ([`DROPPED`] for a dropped new stub).
+    pub(crate) frag_map: Vec<u32>,
+    /// (artifact node, fragment node): nodes whose properties the fragment replaces (rule 1).
+    pub(crate) overrides: Vec<(u32, u32)>,
+    /// Fragment nodes added as new nodes, in fragment order.
+    pub(crate) new_nodes: Vec<u32>,
+    /// Artifact nodes removed (rules 3 and 5).
+    pub(crate) removed: RoaringBitmap,
+    /// Artifact edges dropped (rules 4 and 5).
+    pub(crate) dropped: RoaringBitmap,
+}
+
+fn invalid(detail: String) -> StorageError {
+    StorageError::InvalidFragment { detail }
+}
+
+/// Checks that every string id and node index of the fragment is in range, so the rest of
+/// the merge can index without panicking.
+fn check_shape(g: &GraphBuilder) -> Result<()> {
+    let ns = g.strings().len();
+    for (i, n) in g.nodes.iter().enumerate() {
+        for s in [n.id, n.name, n.qualified_name, n.file, n.signature] {
+            if s.0 as usize >= ns {
+                return Err(invalid(format!(
+                    "node {i} refers to unknown string id {}",
+                    s.0
+                )));
+            }
+        }
+    }
+    let nn = g.nodes.len();
+    for (k, e) in g.edges.iter().enumerate() {
+        if e.src.0 as usize >= nn || e.dst.0 as usize >= nn {
+            return Err(invalid(format!(
+                "edge {k} ({} -> {}) refers to a node that does not exist ({nn} nodes)",
+                e.src.0, e.dst.0
+            )));
+        }
+        if e.file.0 as usize >= ns {
+            return Err(invalid(format!(
+                "edge {k} refers to unknown string id {}",
+                e.file.0
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Plan {
+    /// Applies the contract rules to `base` and `fragment`.
+    pub(crate) fn compute(base: &Artifact, fragment: &GraphFragment) -> Result<Plan> {
+        let fg = &fragment.graph;
+        check_shape(fg)?;
+        let base_n = base.node_count();
+        let replaced: HashSet<&str> = fragment.replaced_files.iter().map(String::as_str).collect();
+        let auth: Vec<bool> = fg
+            .nodes
+            .iter()
+            .map(|n| replaced.contains(fg.str(n.file)))
+            .collect();
+        for (k, e) in fg.edges.iter().enumerate() {
+            if !auth[e.src.0 as usize] {
+                let n = &fg.nodes[e.src.0 as usize];
+                return Err(StorageError::FragmentEdgeNotAuthoritative {
+                    edge: k,
+                    src_id: fg.str(n.id).to_owned(),
+                    src_file: fg.str(n.file).to_owned(),
+                });
+            }
+        }
+
+        let mut frag_map = vec![DROPPED; fg.nodes.len()];
+        let mut overrides = Vec::new();
+        let mut new_nodes: Vec<u32> = Vec::new();
+        let mut claimed: HashSet<u32> = HashSet::new();
+        let mut by_id: HashMap<&str, u32> = HashMap::new();
+        let next = |new_nodes: &Vec<u32>| base_n + new_nodes.len() as u32;
+
+        // Rule 1: authoritative nodes take over the live node with their id, if any.
+        for (i, n) in fg.nodes.iter().enumerate() {
+            if !auth[i] {
+                continue;
+            }
+            let id = fg.str(n.id);
+            // Duplicate ids (which only a build's own ambiguity produces) pair up in
+            // index order, so edges into the second duplicate survive too.
+            let free = base
+                .nodes_with_id(id)
+                .into_iter()
+                .find(|b| !claimed.contains(&b.0));
+            let at = match free {
+                Some(b) => {
+                    claimed.insert(b.0);
+                    overrides.push((b.0, i as u32));
+                    b.0
+                }
+                None => {
+                    let at = next(&new_nodes);
+                    new_nodes.push(i as u32);
+                    at
+                }
+            };
+            frag_map[i] = at;
+            by_id.entry(id).or_insert(at);
+        }
+
+        // Rule 3: the rest of the replaced files' nodes go.
+        let mut removed = RoaringBitmap::new();
+        for f in &fragment.replaced_files {
+            if let Some(bm) = base.nodes_in_file(f) {
+                for b in bm {
+                    if !claimed.contains(&b) {
+                        removed.insert(b);
+                    }
+                }
+            }
+        }
+
+        // Rule 2: other fragment nodes stand for the node with their id; unknown ones are
+        // new (one node per id).
+        for (i, n) in fg.nodes.iter().enumerate() {
+            if auth[i] {
+                continue;
+            }
+            let id = fg.str(n.id);
+            let at = if let Some(&at) = by_id.get(id) {
+                at
+            } else {
+                let at = match base.lookup_id(id) {
+                    Some(b) if !removed.contains(b.0) => b.0,
+                    _ => {
+                        let at = next(&new_nodes);
+                        new_nodes.push(i as u32);
+                        at
+                    }
+                };
+                by_id.insert(id, at);
+                at
+            };
+            frag_map[i] = at;
+        }
+
+        // Rule 4: the out-edges of replaced and overridden nodes, and the in-edges of
+        // removed ones, are dropped. Stubs losing an incoming edge are rule-5 candidates.
+        let mut dropped = RoaringBitmap::new();
+        let mut candidates: Vec<u32> = Vec::new();
+        let is_stub = |b: u32| base.node(NodeIdx(b)).file().is_empty() && !claimed.contains(&b);
+        let mut sources: Vec<u32> = overrides.iter().map(|&(b, _)| b).collect();
+        sources.extend(removed.iter());
+        for &b in &sources {
+            for e in base.out_edges(NodeIdx(b)) {
+                if dropped.insert(e.idx().0) && is_stub(e.dst().0) {
+                    candidates.push(e.dst().0);
+                }
+            }
+        }
+        for b in removed.iter() {
+            for e in base.in_edges(NodeIdx(b)) {
+                dropped.insert(e.idx().0);
+            }
+        }
+
+        // Rule 5: stubs left without an incoming edge go (their out-edges with them, which
+        // can orphan further stubs).
+        let mut frag_in: HashMap<u32, u32> = HashMap::new();
+        for e in &fg.edges {
+            *frag_in.entry(frag_map[e.dst.0 as usize]).or_default() += 1;
+        }
+        while let Some(c) = candidates.pop() {
+            if removed.contains(c) || frag_in.contains_key(&c) {
+                continue;
+            }
+            if base
+                .in_edges(NodeIdx(c))
+                .any(|e| !dropped.contains(e.idx().0))
+            {
+                continue;
+            }
+            removed.insert(c);
+            for e in base.out_edges(NodeIdx(c)) {
+                if dropped.insert(e.idx().0) && is_stub(e.dst().0) {
+                    candidates.push(e.dst().0);
+                }
+            }
+        }
+        // New stubs nothing points at are not created at all; the survivors are renumbered.
+        let mut kept = Vec::with_capacity(new_nodes.len());
+        let mut renum = vec![DROPPED; new_nodes.len()];
+        for (k, &i) in new_nodes.iter().enumerate() {
+            let at = base_n + k as u32;
+            let stub = fg.str(fg.nodes[i as usize].file).is_empty();
+            if !stub || frag_in.contains_key(&at) {
+                renum[k] = base_n + kept.len() as u32;
+                kept.push(i);
+            }
+        }
+        for m in &mut frag_map {
+            if *m != DROPPED && *m >= base_n {
+                *m = renum[(*m - base_n) as usize];
+            }
+        }
+        Ok(Plan {
+            base_n,
+            frag_map,
+            overrides,
+            new_nodes: kept,
+            removed,
+            dropped,
+        })
+    }
+}
+
+/// `n` as a builder node of `g` (strings interned; content hash zero-padded past the
+/// 16 stored bytes).
+pub(crate) fn node_input(g: &mut GraphBuilder, node: NodeRef<'_>) -> NodeInput {
+    let mut content_hash = [0u8; 32];
+    content_hash[..16].copy_from_slice(&node.content_hash());
+    NodeInput {
+        id: g.intern(&node.id()),
+        name: g.intern(node.name()),
+        qualified_name: g.intern(node.qualified_name()),
+        kind: node.kind(),
+        file: g.intern(node.file()),
+        language: node.language(),
+        start_line: node.start_line(),
+        end_line: node.end_line(),
+        start_byte: node.start_byte(),
+        end_byte: node.end_byte(),
+        signature: g.intern(node.signature()),
+        content_hash,
+        flags: node.flags(),
+        community: node.community(),
+    }
+}
+
+/// `n` of builder `from` re-interned into `to`.
+pub(crate) fn copy_node(to: &mut GraphBuilder, from: &GraphBuilder, n: &NodeInput) -> NodeInput {
+    let mut s = |id: StrId| to.intern(from.str(id));
+    NodeInput {
+        id: s(n.id),
+        name: s(n.name),
+        qualified_name: s(n.qualified_name),
+        file: s(n.file),
+        signature: s(n.signature),
+        ..n.clone()
+    }
+}
+
+/// The merged graph of `base` with `fragment` laid over it, as one full graph. Surviving
+/// live nodes of `base` come first in index order (so indexes shift only past a removed
+/// node), then the fragment's new nodes; base edges in index order, then the fragment's.
+pub fn materialize_fragment(base: &Artifact, fragment: &GraphFragment) -> Result<GraphBuilder> {
+    let plan = Plan::compute(base, fragment)?;
+    Ok(apply(base, fragment, &plan))
+}
+
+pub(crate) fn apply(base: &Artifact, fragment: &GraphFragment, plan: &Plan) -> GraphBuilder {
+    let fg = &fragment.graph;
+    let base_n = plan.base_n;
+    let mut out = GraphBuilder::new();
+    let over: HashMap<u32, u32> = plan.overrides.iter().copied().collect();
+    let mut map = vec![DROPPED; base_n as usize + plan.new_nodes.len()];
+    for b in 0..base_n {
+        if plan.removed.contains(b) || !base.is_live(NodeIdx(b)) {
+            continue;
+        }
+        let input = match over.get(&b) {
+            Some(&i) => copy_node(&mut out, fg, &fg.nodes[i as usize]),
+            None => node_input(&mut out, base.node(NodeIdx(b))),
+        };
+        map[b as usize] = out.add_node(input).0;
+    }
+    for (k, &i) in plan.new_nodes.iter().enumerate() {
+        let input = copy_node(&mut out, fg, &fg.nodes[i as usize]);
+        map[base_n as usize + k] = out.add_node(input).0;
+    }
+    for b in 0..base_n {
+        if map[b as usize] == DROPPED {
+            continue;
+        }
+        for e in base.out_edges(NodeIdx(b)) {
+            let dst = map.get(e.dst().0 as usize).copied().unwrap_or(DROPPED);
+            if plan.dropped.contains(e.idx().0) || dst == DROPPED {
+                continue;
+            }
+            let file = out.intern(e.file());
+            out.add_edge(EdgeInput {
+                src: NodeIdx(map[b as usize]),
+                dst: NodeIdx(dst),
+                rel: e.rel(),
+                roles: e.roles(),
+                confidence: e.confidence(),
+                strategy: e.strategy(),
+                file,
+                line: e.line(),
+            });
+        }
+    }
+    for e in &fg.edges {
+        let (s, d) = (
+            plan.frag_map[e.src.0 as usize],
+            plan.frag_map[e.dst.0 as usize],
+        );
+        let (s, d) = (map[s as usize], map[d as usize]);
+        let file = out.intern(fg.str(e.file));
+        out.add_edge(EdgeInput {
+            src: NodeIdx(s),
+            dst: NodeIdx(d),
+            file,
+            ..e.clone()
+        });
+    }
+    out
+}
+
+impl WriterLock<'_> {
+    /// `commit_fragment` with the crash hook of [`WriterLock::commit_with`].
+    pub(crate) fn commit_fragment_with(
+        &mut self,
+        base: &Artifact,
+        fragment: &GraphFragment,
+        run: RunRecord,
+        crash: &mut dyn FnMut(crate::store::CommitStep) -> bool,
+    ) -> Result<CommitInfo> {
+        self.check_current(base)?;
+        let g = materialize_fragment(base, fragment)?;
+        self.commit_with(&g, run, crash)
+    }
+
+    /// A fragment laid over anything but the current graph would silently undo the
+    /// generations committed since `base`.
+    fn check_current(&self, base: &Artifact) -> Result<()> {
+        let cur = self.store().current_manifest()?;
+        match cur {
+            Some(m) if m.layers == base.manifest().layers && m.db_uuid == base.db_uuid() => Ok(()),
+            _ => Err(invalid(format!(
+                "the base artifact (generation {}) is not the current graph of {}; reopen it and patch again",
+                base.generation(),
+                self.store().dir().display()
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "fragment_tests.rs"]
+pub(crate) mod tests;
