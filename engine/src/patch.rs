@@ -1,6 +1,6 @@
 //! Incremental re-indexing: `batho patch` brings an artifact up to date with the files on
 //! disk by re-extracting and re-resolving only what an edit can have changed, and commits
-//! the new state of those files as a [`GraphFragment`] laid over the current generation.
+//! the new state of those files as a [`GraphFragment`](batho_storage::GraphFragment) laid over the current generation.
 //!
 //! The steps:
 //! 1. **Detect** added, modified and deleted files ([`DetectMode`]): discovery as the
@@ -41,7 +41,7 @@ use crate::extract::FileFacts;
 use crate::resolve::{self, ResolveOptions};
 use crate::git;
 
-pub use fragment::{ChangeKind, EntityChange, EntitySnapshot, GraphFragment};
+pub use fragment::{ChangeKind, EntityChange, EntitySnapshot};
 
 /// How changed files are found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -420,7 +420,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         generation: base.generation() + 1,
         message: summary,
     };
-    let commit = writer.commit(&fragment::apply(&base, &fragment), run.clone())?;
+    let commit = writer.commit_fragment(&base, &fragment, run.clone())?;
     phases.write_ms = mark.elapsed().as_millis() as u64;
     drop(writer);
     report.run = Some(RunRecord {

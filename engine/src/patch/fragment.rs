@@ -5,15 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
-use batho_storage::Artifact;
-
-/// Until storage's `GraphFragment` lands (branch h-delta), the same shape here.
-pub struct GraphFragment {
-    /// Files whose nodes and out-edges the fragment replaces.
-    pub replaced_files: BTreeSet<String>,
-    /// The new nodes and edges.
-    pub graph: GraphBuilder,
-}
+use batho_storage::{Artifact, GraphFragment};
 
 /// The kind of an entity-level change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -283,111 +275,4 @@ pub(super) fn edge_delta(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
     let added = count.values().filter(|&&c| c > 0).map(|&c| c as u64).sum();
     let removed = count.values().filter(|&&c| c < 0).map(|&c| (-c) as u64).sum();
     (added, removed)
-}
-
-/// The merged graph of the fragment contract (`docs/format.md`), computed in memory: the
-/// base with the fragment laid over it. Used to commit a patch as a new base generation
-/// and, in tests, to check a fragment independently of the store.
-pub(crate) fn apply(base: &Artifact, frag: &GraphFragment) -> GraphBuilder {
-    let b = base.to_graph_builder();
-    let f = &frag.graph;
-    let replaced = |g: &GraphBuilder, n: &NodeInput| frag.replaced_files.contains(g.str(n.file));
-    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(b.nodes.len());
-    for (i, n) in b.nodes.iter().enumerate() {
-        by_id.entry(b.str(n.id)).or_insert(i);
-    }
-    // Slots: base nodes first (by index), then new nodes; each is (source, index).
-    #[derive(Clone, Copy)]
-    enum Src {
-        Base(usize),
-        Frag(usize),
-    }
-    let mut slot: Vec<Option<Src>> = (0..b.nodes.len()).map(|i| Some(Src::Base(i))).collect();
-    let mut fmap = vec![0usize; f.nodes.len()];
-    let mut kept_in_replaced = vec![false; b.nodes.len()];
-    for (i, n) in f.nodes.iter().enumerate() {
-        let auth = replaced(f, n);
-        match by_id.get(f.str(n.id)) {
-            Some(&j) => {
-                fmap[i] = j;
-                if auth {
-                    slot[j] = Some(Src::Frag(i));
-                    kept_in_replaced[j] = true;
-                }
-            }
-            None => {
-                fmap[i] = slot.len();
-                slot.push(Some(Src::Frag(i)));
-            }
-        }
-    }
-    for (j, n) in b.nodes.iter().enumerate() {
-        if replaced(&b, n) && !kept_in_replaced[j] {
-            slot[j] = None;
-        }
-    }
-    let mut edges: Vec<(usize, usize, &batho_storage::input::EdgeInput, bool)> = Vec::new();
-    for e in &b.edges {
-        let (s, d) = (e.src.0 as usize, e.dst.0 as usize);
-        if replaced(&b, &b.nodes[s]) || slot[d].is_none() || slot[s].is_none() {
-            continue;
-        }
-        edges.push((s, d, e, false));
-    }
-    for e in &f.edges {
-        edges.push((fmap[e.src.0 as usize], fmap[e.dst.0 as usize], e, true));
-    }
-    // Stubs (no indexed file) left without an incoming edge go.
-    let indexed: BTreeSet<&str> = b
-        .nodes
-        .iter()
-        .filter(|n| n.kind == NodeKind::File && !n.flags.contains(batho_schema::NodeFlags::SYSTEM))
-        .map(|n| b.str(n.file))
-        .filter(|p| !p.is_empty())
-        .chain(frag.replaced_files.iter().map(String::as_str))
-        .collect();
-    let mut incoming = vec![false; slot.len()];
-    for &(_, d, _, _) in &edges {
-        incoming[d] = true;
-    }
-    for (k, s) in slot.iter_mut().enumerate() {
-        let file = match s {
-            Some(Src::Base(i)) => b.str(b.nodes[*i].file),
-            Some(Src::Frag(i)) => f.str(f.nodes[*i].file),
-            None => continue,
-        };
-        if !indexed.contains(file) && !incoming[k] {
-            *s = None;
-        }
-    }
-    let mut out = GraphBuilder::new();
-    let mut remap = vec![NodeIdx(u32::MAX); slot.len()];
-    for (k, s) in slot.iter().enumerate() {
-        let (g, n) = match s {
-            Some(Src::Base(i)) => (&b, &b.nodes[*i]),
-            Some(Src::Frag(i)) => (f, &f.nodes[*i]),
-            None => continue,
-        };
-        let node = NodeInput {
-            id: out.intern(g.str(n.id)),
-            name: out.intern(g.str(n.name)),
-            qualified_name: out.intern(g.str(n.qualified_name)),
-            file: out.intern(g.str(n.file)),
-            signature: out.intern(g.str(n.signature)),
-            ..n.clone()
-        };
-        remap[k] = out.add_node(node);
-    }
-    for (s, d, e, from_frag) in edges {
-        if remap[s].0 == u32::MAX || remap[d].0 == u32::MAX {
-            continue;
-        }
-        let g = if from_frag { f } else { &b };
-        let mut e = e.clone();
-        e.src = remap[s];
-        e.dst = remap[d];
-        e.file = out.intern(g.str(e.file));
-        out.add_edge(e);
-    }
-    out
 }
