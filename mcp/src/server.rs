@@ -17,7 +17,7 @@ use crate::error::{ServeError, ToolError};
 use crate::gating::Gating;
 use crate::registry::{Registry, RepoEntry, batho_home};
 use crate::state::State;
-use crate::tools::{admin, args, files, graph, maintain};
+use crate::tools::{admin, args, files, graph, maintain, patch};
 
 /// How `batho mcp` was started.
 #[derive(Clone, Debug, Default)]
@@ -137,6 +137,12 @@ fn defs() -> Vec<ToolDef> {
             "List build/patch runs for a repo, newest first: UUID, time, status, git commit and branch, counts, duration. Read-only."
         ),
         def!(
+            "batho_patch",
+            args::PatchArgs,
+            false,
+            "Run an incremental patch on an existing artifact: re-extracts changed, added and deleted files and re-resolves the references they affect. Destructive — modifies the artifact database (commits a new generation, recorded in the audit log)."
+        ),
+        def!(
             "batho_fix",
             args::FixArgs,
             false,
@@ -230,7 +236,7 @@ impl BathoServer {
             .map(|d| {
                 let ann = ToolAnnotations::new()
                     .read_only(d.read_only)
-                    .destructive(matches!(d.name, "batho_build" | "batho_fix"))
+                    .destructive(matches!(d.name, "batho_build" | "batho_fix" | "batho_patch"))
                     .idempotent(d.read_only)
                     .open_world(false);
                 Tool::new(d.name, d.description, (d.schema)()).with_annotations(ann)
@@ -270,6 +276,7 @@ impl BathoServer {
                 "batho_build" => admin::batho_build(st, decode(args)?),
                 "batho_list_runs" => maintain::batho_list_runs(st, decode(args)?),
                 "batho_fix" => maintain::batho_fix(st, decode(args)?),
+                "batho_patch" => patch::batho_patch(st, decode(args)?),
                 other => Err(ToolError::client(format!("Unknown tool: {other}"))),
             }
         };

@@ -136,7 +136,9 @@ pub(super) fn affected(
 
     // Names defined in the changed files, before and after.
     let mut names: HashSet<String> = HashSet::new();
-    let mut static_macro_changed = false;
+    // Object-like macros of the changed files, before and after: any of them may be (or
+    // have been) a static macro; the base does not keep a macro's value to tell.
+    let mut object_macros: HashSet<String> = HashSet::new();
     for p in changes.modified.iter().chain(&changes.deleted) {
         if let Some(bm) = base.nodes_in_file(p) {
             for n in bm.iter() {
@@ -144,8 +146,8 @@ pub(super) fn affected(
                 if node.kind() == NodeKind::File {
                     continue;
                 }
-                if node.kind() == NodeKind::Macro && node.signature().contains("static") {
-                    static_macro_changed = true;
+                if node.kind() == NodeKind::Macro && !node.signature().contains('(') {
+                    object_macros.insert(node.name().to_owned());
                 }
                 names.insert(node.name().to_owned());
             }
@@ -153,10 +155,26 @@ pub(super) fn affected(
     }
     for f in facts.values() {
         for e in &f.entities {
-            if e.kind == NodeKind::Macro && e.bits & entity_bits::STATIC_MACRO != 0 {
-                static_macro_changed = true;
+            if e.kind == NodeKind::Macro && e.bits & entity_bits::FUNCTION_LIKE == 0 {
+                object_macros.insert(f.str(e.name).to_owned());
             }
             names.insert(f.str(e.name).to_owned());
+        }
+    }
+
+    // Rule 0 — a macro that makes definitions static (`#define MEM_STATIC static inline`)
+    // may have changed: every definition whose signature starts with an object-like macro
+    // of the changed files may change flags. One pass over the functions and variables.
+    if !object_macros.is_empty() {
+        for kind in [NodeKind::Function, NodeKind::Variable] {
+            for n in base.nodes_of_kind(kind).iter() {
+                let node = base.node(NodeIdx(n));
+                if object_macros.contains(first_token(node.signature())) {
+                    // Its referrers see a different linkage too (rule 1).
+                    names.insert(node.name().to_owned());
+                    out.insert(node.file().to_owned());
+                }
+            }
         }
     }
 
@@ -225,20 +243,6 @@ pub(super) fn affected(
         }
     }
     includers(base, &moved, &mut out);
-
-    // Rule 4 — a macro that makes definitions static (`#define MEM_STATIC static inline`)
-    // changed: every definition whose signature starts with such a name changes flags.
-    if static_macro_changed {
-        let macro_names: HashSet<&str> = names.iter().map(String::as_str).collect();
-        for kind in [NodeKind::Function, NodeKind::Variable] {
-            for n in base.nodes_of_kind(kind).iter() {
-                let node = base.node(NodeIdx(n));
-                if macro_names.contains(first_token(node.signature())) {
-                    out.insert(node.file().to_owned());
-                }
-            }
-        }
-    }
 
     out.retain(|p| !p.is_empty() && present.contains_key(p));
     for p in changes.added.iter().chain(&changes.modified) {

@@ -320,3 +320,64 @@ fn no_artifact_is_a_clear_error() {
     assert!(matches!(err, super::PatchError::NoArtifact(_)));
     assert!(err.is_usage() && err.hint().is_some_and(|h| h.contains("batho build")));
 }
+
+/// A small tree of its own (no demo files), for the coupling and macro rules.
+fn small_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (p, t) in files {
+        let p = tmp.path().join(p);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, t).expect("write");
+    }
+    tmp
+}
+
+/// A class's CONTAINS edge to a method defined out of line in another file is made by the
+/// method's file but leaves the header's node: both files are replaced together.
+#[test]
+fn parity_out_of_line_method_couples_header_and_source() {
+    let t = small_tree(&[
+        (
+            "cpp/a.hpp",
+            "namespace n { class A { public: int f(); virtual int g(); }; class B : public A { public: int g() override; }; }\n",
+        ),
+        ("cpp/a.cpp", "#include \"a.hpp\"\nint n::A::f() { return g(); }\nint n::A::g() { return 1; }\n"),
+        ("cpp/b.cpp", "#include \"a.hpp\"\nint n::B::g() { return 2; }\nint use(n::A &a) { return a.g(); }\n"),
+    ]);
+    let a = "#include \"a.hpp\"\nint n::A::f() { return g() + 1; }\nint n::A::g() { return 3; }\n";
+    let r = parity(t.path(), &[], &[("cpp/a.cpp", Some(a))]);
+    assert!(r.affected.contains(&"cpp/a.hpp".to_owned()), "{:?}", r.affected);
+    let h = "namespace n { class A { public: int f(); virtual int g(); virtual int h(); }; class B : public A { public: int g() override; int h() override; }; }\n";
+    parity(t.path(), &[], &[("cpp/a.hpp", Some(h))]);
+}
+
+/// `#define MEM_STATIC static inline` makes every `MEM_STATIC` definition static; changing
+/// the macro changes their flags and what other files can see.
+#[test]
+fn parity_static_macro_change() {
+    let t = small_tree(&[
+        ("lib/mem.h", "#define MEM_STATIC static inline\n"),
+        ("lib/get.h", "#include \"mem.h\"\nMEM_STATIC int mget(void) { return 1; }\n"),
+        ("src/u.c", "#include \"../lib/get.h\"\nint u(void) { return mget(); }\n"),
+        ("src/v.c", "int v(void) { return mget(); }\n"),
+    ]);
+    parity(t.path(), &[], &[("lib/mem.h", Some("#define MEM_STATIC inline\n"))]);
+}
+
+/// A header's include list changes the translation unit of every file including it.
+#[test]
+fn parity_include_change_reaches_transitive_includers() {
+    let t = small_tree(&[
+        ("inc/top.h", "#include \"mid.h\"\n"),
+        ("inc/mid.h", "int mid(void);\n"),
+        ("inc/low.h", "static inline int pick(void) { return 1; }\n"),
+        ("src/a.c", "#include \"../inc/top.h\"\nint a(void) { return pick() + mid(); }\n"),
+        ("src/b.c", "static int pick(void) { return 2; }\nint b(void) { return pick(); }\n"),
+        ("src/c.c", "static int pick(void) { return 3; }\nint c(void) { return pick(); }\n"),
+    ]);
+    parity(
+        t.path(),
+        &[],
+        &[("inc/mid.h", Some("#include \"low.h\"\nint mid(void);\n"))],
+    );
+}
