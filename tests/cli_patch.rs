@@ -65,7 +65,8 @@ fn patch_reports_changes_and_matches_a_full_build() {
     assert!(patched.iter().any(|c| c.contains("mix64")), "{patched:?}");
 
     let runs = run_json(&["runs", arg(&repo)]);
-    assert_eq!(runs["runs"][0]["kind"], "patch", "{runs}");
+    assert_eq!(runs["runs"][0]["type"], "patch", "{runs}");
+    assert!(runs["runs"][0]["node_count"].as_u64().unwrap() > 0, "{runs}");
 }
 
 #[test]
@@ -82,5 +83,5 @@ fn patch_json_lists_entity_changes() {
     let change = &out["entities"]["changes"][0];
     assert_eq!(change["change"], "added");
     assert_eq!(change["after"]["name"], "table_is_empty");
-    assert_eq!(out["run"]["kind"], "patch", "{out}");
+    assert_eq!(out["run"]["type"], "patch", "{out}");
 }

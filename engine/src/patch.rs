@@ -394,6 +394,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .collect();
     let changes = fragment::changes(&base, &fragment);
     let (rel_added, rel_removed) = fragment::edge_delta(&base, &fragment);
+    let (node_count, edge_count) = fragment::merged_counts(&base, &fragment);
 
     let mark = Instant::now();
     let head = git::read_head(&root);
@@ -412,8 +413,8 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         status: RunStatus::Completed,
         git_commit: head.commit,
         git_branch: head.branch,
-        node_count: 0,
-        edge_count: 0,
+        node_count,
+        edge_count,
         file_count: emit.len() as u64,
         skipped_files: discovery.skipped.len() as u64,
         duration_ms: started.elapsed().as_millis() as u64,

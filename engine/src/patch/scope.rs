@@ -134,11 +134,20 @@ pub(super) fn affected(
         .collect();
     let mut out: BTreeSet<String> = BTreeSet::new();
 
-    // Names defined in the changed files, before and after.
+    // Names whose definitions changed in a way another file's resolution can see. A
+    // function or method is looked up by name, kind, linkage flags, scope and arity (all
+    // in its signature), so one whose (file, name, kind, flags, qualified name, signature)
+    // is unchanged — a body edit, lines moved — changes nothing for other files: their
+    // edges name it by id, which survives. Other kinds carry what lookups use outside the
+    // signature (a macro's alias target, a typedef's or variable's type, a class's bases),
+    // so their names always count when their file changed.
+    type Key = (String, String, u8, u8, String, String);
+    let mut old_keys: HashMap<Key, i32> = HashMap::new();
     let mut names: HashSet<String> = HashSet::new();
     // Object-like macros of the changed files, before and after: any of them may be (or
     // have been) a static macro; the base does not keep a macro's value to tell.
     let mut object_macros: HashSet<String> = HashSet::new();
+    let keyed = |k: NodeKind| matches!(k, NodeKind::Function | NodeKind::Method | NodeKind::Enumerator);
     for p in changes.modified.iter().chain(&changes.deleted) {
         if let Some(bm) = base.nodes_in_file(p) {
             for n in bm.iter() {
@@ -149,7 +158,19 @@ pub(super) fn affected(
                 if node.kind() == NodeKind::Macro && !node.signature().contains('(') {
                     object_macros.insert(node.name().to_owned());
                 }
-                names.insert(node.name().to_owned());
+                if keyed(node.kind()) {
+                    let key = (
+                        p.clone(),
+                        node.name().to_owned(),
+                        node.kind().code(),
+                        node.flags().0,
+                        node.qualified_name().to_owned(),
+                        node.signature().to_owned(),
+                    );
+                    *old_keys.entry(key).or_default() += 1;
+                } else {
+                    names.insert(node.name().to_owned());
+                }
             }
         }
     }
@@ -158,7 +179,29 @@ pub(super) fn affected(
             if e.kind == NodeKind::Macro && e.bits & entity_bits::FUNCTION_LIKE == 0 {
                 object_macros.insert(f.str(e.name).to_owned());
             }
-            names.insert(f.str(e.name).to_owned());
+            if keyed(e.kind) {
+                let key = (
+                    f.path.clone(),
+                    f.str(e.name).to_owned(),
+                    e.kind.code(),
+                    e.flags.0,
+                    f.str(e.qual).to_owned(),
+                    f.str(e.signature).to_owned(),
+                );
+                match old_keys.get_mut(&key) {
+                    Some(c) if *c > 0 => *c -= 1,
+                    _ => {
+                        names.insert(key.1);
+                    }
+                }
+            } else {
+                names.insert(f.str(e.name).to_owned());
+            }
+        }
+    }
+    for (key, c) in old_keys {
+        if c > 0 {
+            names.insert(key.1);
         }
     }
 

@@ -134,6 +134,12 @@ fn parity(base: &Path, setup: Edit<'_>, edit: Edit<'_>) -> PatchReport {
     let fresh = tmp.path().join("fresh");
     copy_tree(&root, &fresh);
     quiet_build(&fresh);
+    let patched = Artifact::open(&artifact_dir(&root)).expect("open patched");
+    if let Some(run) = &report.run {
+        // The run record counts what was committed.
+        assert_eq!(run.node_count, u64::from(patched.node_count()), "run node count");
+        assert_eq!(run.edge_count, u64::from(patched.edge_count()), "run edge count");
+    }
     let (pn, pe) = artifact_canon(&root);
     let (fnodes, fe) = artifact_canon(&fresh);
     let missing: Vec<_> = fnodes.keys().filter(|k| !pn.contains_key(*k)).collect();
