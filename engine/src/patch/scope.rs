@@ -148,7 +148,22 @@ pub(super) fn affected(
     // have been) a static macro; the base does not keep a macro's value to tell.
     let mut object_macros: HashSet<String> = HashSet::new();
     let keyed = |k: NodeKind| matches!(k, NodeKind::Function | NodeKind::Method | NodeKind::Enumerator);
+    // A `static` definition or a macro of a source file that no file includes is visible
+    // to its own file only (the resolver's `visible` drops such "internal" candidates
+    // outside the translation unit), so it cannot change another file's resolution.
+    let private = |p: &str| {
+        !resolve::is_header(p)
+            && super::Indexed::of_path(base, p).is_none_or(|(n, _, _)| {
+                !base.in_edges(n).any(|e| e.rel() == RelType::Includes)
+            })
+    };
+    let internal = |k: NodeKind, flags: batho_schema::NodeFlags| {
+        k == NodeKind::Macro
+            || (matches!(k, NodeKind::Function | NodeKind::Variable)
+                && flags.contains(batho_schema::NodeFlags::STATIC))
+    };
     for p in changes.modified.iter().chain(&changes.deleted) {
+        let private = private(p);
         if let Some(bm) = base.nodes_in_file(p) {
             for n in bm.iter() {
                 let node = base.node(NodeIdx(n));
@@ -157,6 +172,9 @@ pub(super) fn affected(
                 }
                 if node.kind() == NodeKind::Macro && !node.signature().contains('(') {
                     object_macros.insert(node.name().to_owned());
+                }
+                if private && internal(node.kind(), node.flags()) {
+                    continue;
                 }
                 if keyed(node.kind()) {
                     let key = (
@@ -175,9 +193,13 @@ pub(super) fn affected(
         }
     }
     for f in facts.values() {
+        let private = private(&f.path);
         for e in &f.entities {
             if e.kind == NodeKind::Macro && e.bits & entity_bits::FUNCTION_LIKE == 0 {
                 object_macros.insert(f.str(e.name).to_owned());
+            }
+            if private && internal(e.kind, e.flags) {
+                continue;
             }
             if keyed(e.kind) {
                 let key = (

@@ -253,7 +253,7 @@ struct R<'s, 'f> {
     class_cache: HashMap<String, Vec<&'f str>>,
 }
 
-fn is_header(path: &str) -> bool {
+pub(crate) fn is_header(path: &str) -> bool {
     let ext = path.rsplit('.').next().unwrap_or("");
     matches!(
         ext,
