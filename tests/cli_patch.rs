@@ -29,14 +29,20 @@ fn patch_without_artifact_is_a_usage_error() {
     let out = run(&["patch", arg(&repo)]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no artifact") && err.contains("batho build"), "{err}");
+    assert!(
+        err.contains("no artifact") && err.contains("batho build"),
+        "{err}"
+    );
 }
 
 #[test]
 fn patch_reports_changes_and_matches_a_full_build() {
     let (_tmp, repo) = copy_repo("examples/demo");
     run_ok(&["build", arg(&repo)]);
-    assert_eq!(run_ok(&["patch", arg(&repo)]).trim(), "No changes detected.");
+    assert_eq!(
+        run_ok(&["patch", arg(&repo)]).trim(),
+        "No changes detected."
+    );
 
     let hash = repo.join("src/hash.c");
     let text = fs::read_to_string(&hash).unwrap().replace("mix(", "mix64(");
@@ -52,8 +58,14 @@ fn patch_reports_changes_and_matches_a_full_build() {
         "Patched {}: 3 changes (1 added, 1 modified, 1 deleted) in ",
         repo.canonicalize().unwrap().display()
     );
-    assert!(line.starts_with(&expected) && line.trim_end().ends_with("ms"), "{line}");
-    assert_eq!(run_ok(&["patch", arg(&repo)]).trim(), "No changes detected.");
+    assert!(
+        line.starts_with(&expected) && line.trim_end().ends_with("ms"),
+        "{line}"
+    );
+    assert_eq!(
+        run_ok(&["patch", arg(&repo)]).trim(),
+        "No changes detected."
+    );
 
     let patched = calls(&repo);
     let (_tmp2, fresh) = copy_repo("examples/demo");
@@ -66,7 +78,10 @@ fn patch_reports_changes_and_matches_a_full_build() {
 
     let runs = run_json(&["runs", arg(&repo)]);
     assert_eq!(runs["runs"][0]["type"], "patch", "{runs}");
-    assert!(runs["runs"][0]["node_count"].as_u64().unwrap() > 0, "{runs}");
+    assert!(
+        runs["runs"][0]["node_count"].as_u64().unwrap() > 0,
+        "{runs}"
+    );
 }
 
 #[test]

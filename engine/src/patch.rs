@@ -38,8 +38,8 @@ use batho_storage::{Artifact, RunKind, RunRecord, RunStatus, StorageError, Store
 use crate::build::{FileOutcome, artifact_dir, extract_all, now_ms};
 use crate::discover::{self, DiscoverOptions, SourceFile};
 use crate::extract::FileFacts;
-use crate::resolve::{self, ResolveOptions};
 use crate::git;
+use crate::resolve::{self, ResolveOptions};
 
 pub use fragment::{ChangeKind, EntityChange, EntitySnapshot};
 
@@ -187,7 +187,10 @@ impl PatchError {
     /// Whether the error is about the artifact or the arguments (exit code 2) rather than
     /// the operation (exit code 1).
     pub fn is_usage(&self) -> bool {
-        matches!(self, PatchError::NotADirectory(_) | PatchError::NoArtifact(_))
+        matches!(
+            self,
+            PatchError::NotADirectory(_) | PatchError::NoArtifact(_)
+        )
     }
 }
 
@@ -301,12 +304,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     // The changed files' new facts. One that can no longer be read is gone for the
     // index, as a full build would skip it.
     let mut facts: HashMap<String, FileFacts> = HashMap::new();
-    let changed_present: Vec<String> = files
-        .added
-        .iter()
-        .chain(&files.modified)
-        .cloned()
-        .collect();
+    let changed_present: Vec<String> = files.added.iter().chain(&files.modified).cloned().collect();
     let (got, failed) = extractor.run(&changed_present)?;
     for f in got {
         facts.insert(f.path.clone(), f);

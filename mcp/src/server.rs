@@ -236,7 +236,10 @@ impl BathoServer {
             .map(|d| {
                 let ann = ToolAnnotations::new()
                     .read_only(d.read_only)
-                    .destructive(matches!(d.name, "batho_build" | "batho_fix" | "batho_patch"))
+                    .destructive(matches!(
+                        d.name,
+                        "batho_build" | "batho_fix" | "batho_patch"
+                    ))
                     .idempotent(d.read_only)
                     .open_world(false);
                 Tool::new(d.name, d.description, (d.schema)()).with_annotations(ann)

@@ -186,8 +186,7 @@ pub(super) fn changes(base: &Artifact, frag: &GraphFragment) -> Vec<EntityChange
         }
     }
     // Renames: a removed entity whose exact text (hash) and kind reappear under a new id.
-    let mut added_by_hash: HashMap<([u8; 16], &'static str), Vec<EntitySnapshot>> =
-        HashMap::new();
+    let mut added_by_hash: HashMap<([u8; 16], &'static str), Vec<EntitySnapshot>> = HashMap::new();
     for (id, (snap, h)) in after.iter().rev() {
         if !before.contains_key(id) {
             added_by_hash
@@ -273,7 +272,11 @@ pub(super) fn edge_delta(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
         *count.entry(key).or_default() += 1;
     }
     let added = count.values().filter(|&&c| c > 0).map(|&c| c as u64).sum();
-    let removed = count.values().filter(|&&c| c < 0).map(|&c| (-c) as u64).sum();
+    let removed = count
+        .values()
+        .filter(|&&c| c < 0)
+        .map(|&c| (-c) as u64)
+        .sum();
     (added, removed)
 }
 
@@ -331,7 +334,10 @@ pub(super) fn merged_counts(base: &Artifact, frag: &GraphFragment) -> (u64, u64)
     }
     let indexed = |n: NodeIdx| {
         let f = base.node(n).file();
-        !f.is_empty() && base.lookup_id(f).is_some_and(|i| base.node(i).kind() == NodeKind::File)
+        !f.is_empty()
+            && base
+                .lookup_id(f)
+                .is_some_and(|i| base.node(i).kind() == NodeKind::File)
     };
     let mut orphans = 0;
     for s in stub_candidates.iter() {

@@ -147,15 +147,19 @@ pub(super) fn affected(
     // Object-like macros of the changed files, before and after: any of them may be (or
     // have been) a static macro; the base does not keep a macro's value to tell.
     let mut object_macros: HashSet<String> = HashSet::new();
-    let keyed = |k: NodeKind| matches!(k, NodeKind::Function | NodeKind::Method | NodeKind::Enumerator);
+    let keyed = |k: NodeKind| {
+        matches!(
+            k,
+            NodeKind::Function | NodeKind::Method | NodeKind::Enumerator
+        )
+    };
     // A `static` definition or a macro of a source file that no file includes is visible
     // to its own file only (the resolver's `visible` drops such "internal" candidates
     // outside the translation unit), so it cannot change another file's resolution.
     let private = |p: &str| {
         !resolve::is_header(p)
-            && super::Indexed::of_path(base, p).is_none_or(|(n, _, _)| {
-                !base.in_edges(n).any(|e| e.rel() == RelType::Includes)
-            })
+            && super::Indexed::of_path(base, p)
+                .is_none_or(|(n, _, _)| !base.in_edges(n).any(|e| e.rel() == RelType::Includes))
     };
     let internal = |k: NodeKind, flags: batho_schema::NodeFlags| {
         k == NodeKind::Macro
@@ -277,7 +281,9 @@ pub(super) fn affected(
     let new_targets = new_include_targets(present, facts, &modified, include_dirs);
     for p in &changes.modified {
         if let Some((n, _, _)) = super::Indexed::of_path(base, p)
-            && new_targets.get(p).is_some_and(|t| *t != base_include_targets(base, n))
+            && new_targets
+                .get(p)
+                .is_some_and(|t| *t != base_include_targets(base, n))
         {
             out.insert(p.clone());
             moved.push(n);
@@ -423,7 +429,8 @@ pub(super) fn gather(
         }
     }
     let mut looked: HashSet<String> = HashSet::new();
-    let mut expanded: HashSet<(String, usize)> = HashSet::new();
+    // Per file, the entities whose types, targets and bases were already taken in.
+    let mut expanded: HashMap<String, Vec<bool>> = HashMap::new();
     loop {
         let before = (names.len(), context.len());
         // Entities named like a wanted name lend their types, alias targets and bases;
@@ -433,6 +440,9 @@ pub(super) fn gather(
             if !emit.contains(p) && !context.contains(p) {
                 continue;
             }
+            let done = expanded
+                .entry(p.clone())
+                .or_insert_with(|| vec![false; f.entities.len()]);
             for (ei, e) in f.entities.iter().enumerate() {
                 if matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
                     let t = first_token(f.str(e.signature));
@@ -440,9 +450,10 @@ pub(super) fn gather(
                         more.insert(t.to_owned());
                     }
                 }
-                if !names.contains(f.str(e.name)) || !expanded.insert((p.clone(), ei)) {
+                if done[ei] || !names.contains(f.str(e.name)) {
                     continue;
                 }
+                done[ei] = true;
                 add_comps(f.str(e.type_name), &mut more);
                 add_comps(f.str(e.qual), &mut more);
                 for b in f.bases.iter().filter(|b| b.entity as usize == ei) {
@@ -462,7 +473,14 @@ pub(super) fn gather(
                 if node.kind() == NodeKind::File {
                     continue;
                 }
-                want(node.file(), emit, &mut context, &mut pending, facts, present);
+                want(
+                    node.file(),
+                    emit,
+                    &mut context,
+                    &mut pending,
+                    facts,
+                    present,
+                );
                 // Classes deriving from it: virtual calls reach their overrides.
                 if matches!(
                     node.kind(),

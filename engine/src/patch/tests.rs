@@ -12,7 +12,20 @@ use batho_storage::input::GraphBuilder;
 use super::{ChangeKind, DetectMode, PatchOptions, PatchReport, patch};
 use crate::build::{BuildOptions, artifact_dir, build};
 
-type NodeCanon = (String, String, u8, String, u8, u32, u32, u64, u64, String, Vec<u8>, u8);
+type NodeCanon = (
+    String,
+    String,
+    u8,
+    String,
+    u8,
+    u32,
+    u32,
+    u64,
+    u64,
+    String,
+    Vec<u8>,
+    u8,
+);
 type EdgeCanon = (String, u8, String, u8, u8, u32, String, u32);
 
 /// The canonical form of a graph.
@@ -137,8 +150,16 @@ fn parity(base: &Path, setup: Edit<'_>, edit: Edit<'_>) -> PatchReport {
     let patched = Artifact::open(&artifact_dir(&root)).expect("open patched");
     if let Some(run) = &report.run {
         // The run record counts what was committed.
-        assert_eq!(run.node_count, u64::from(patched.node_count()), "run node count");
-        assert_eq!(run.edge_count, u64::from(patched.edge_count()), "run edge count");
+        assert_eq!(
+            run.node_count,
+            u64::from(patched.node_count()),
+            "run node count"
+        );
+        assert_eq!(
+            run.edge_count,
+            u64::from(patched.edge_count()),
+            "run edge count"
+        );
     }
     let (pn, pe) = artifact_canon(&root);
     let (fnodes, fe) = artifact_canon(&fresh);
@@ -176,14 +197,16 @@ fn demo_text(path: &str) -> String {
 
 #[test]
 fn parity_modified_function_body() {
-    let text = demo_text(HASH_C).replacen("return mix(h);\n}\n\nunsigned", "return h;\n}\n\nunsigned", 1);
+    let text = demo_text(HASH_C).replacen(
+        "return mix(h);\n}\n\nunsigned",
+        "return h;\n}\n\nunsigned",
+        1,
+    );
     let r = parity(&demo_dir(), &[], &[(HASH_C, Some(&text))]);
     assert_eq!(r.files.modified, vec![HASH_C.to_owned()]);
     assert!(
-        r.entities
-            .iter()
-            .any(|c| c.change == ChangeKind::Modified
-                && c.after.as_ref().is_some_and(|a| a.name == "hash_fnv1a")),
+        r.entities.iter().any(|c| c.change == ChangeKind::Modified
+            && c.after.as_ref().is_some_and(|a| a.name == "hash_fnv1a")),
         "{:?}",
         r.entities
     );
@@ -193,8 +216,11 @@ fn parity_modified_function_body() {
 fn parity_renamed_function() {
     let text = demo_text(HASH_C).replace("mix(", "mix64(");
     let r = parity(&demo_dir(), &[], &[(HASH_C, Some(&text))]);
-    assert!(r.entities.iter().any(|c| c.change == ChangeKind::Removed
-        || c.change == ChangeKind::Renamed));
+    assert!(
+        r.entities
+            .iter()
+            .any(|c| c.change == ChangeKind::Removed || c.change == ChangeKind::Renamed)
+    );
 }
 
 #[test]
@@ -204,7 +230,9 @@ fn parity_added_file() {
         &[],
         &[(
             "src/extra.c",
-            Some("#include \"demo/table.h\"\nint extra_count(table *t) { return (int)table_count(t) + hash_djb2(\"x\"); }\n"),
+            Some(
+                "#include \"demo/table.h\"\nint extra_count(table *t) { return (int)table_count(t) + hash_djb2(\"x\"); }\n",
+            ),
         )],
     );
     assert_eq!(r.files.added, vec!["src/extra.c".to_owned()]);
@@ -231,7 +259,11 @@ fn parity_definition_resolves_an_unresolved_call() {
             Some("int later_var = 3;\nint later_fn(int x) { return x; }\n"),
         )],
     );
-    assert!(r.affected.contains(&"src/use.c".to_owned()), "{:?}", r.affected);
+    assert!(
+        r.affected.contains(&"src/use.c".to_owned()),
+        "{:?}",
+        r.affected
+    );
 }
 
 #[test]
@@ -264,7 +296,10 @@ fn parity_several_edits_at_once() {
         &[
             (HASH_C, Some(&hash)),
             ("src/table.c", Some(&table)),
-            ("src/new.c", Some("int hash_djb2_twice(const char *k) { return (int)hash_djb2(k) * 2; }\n")),
+            (
+                "src/new.c",
+                Some("int hash_djb2_twice(const char *k) { return (int)hash_djb2(k) * 2; }\n"),
+            ),
             ("src/main.cpp", None),
         ],
     );
@@ -276,7 +311,9 @@ fn unchanged_tree_reports_no_changes_and_commits_nothing() {
     let root = tmp.path().join("repo");
     copy_tree(&demo_dir(), &root);
     quiet_build(&root);
-    let before = Artifact::open(&artifact_dir(&root)).expect("open").generation();
+    let before = Artifact::open(&artifact_dir(&root))
+        .expect("open")
+        .generation();
     for mode in [DetectMode::Hash, DetectMode::Mtime] {
         let r = run_patch(&root, mode);
         assert!(r.files.is_empty() && r.run.is_none(), "{:?}", r.files);
@@ -286,7 +323,9 @@ fn unchanged_tree_reports_no_changes_and_commits_nothing() {
     let text = std::fs::read(&p).expect("read");
     std::fs::write(&p, text).expect("write");
     assert!(run_patch(&root, DetectMode::Mtime).files.is_empty());
-    let after = Artifact::open(&artifact_dir(&root)).expect("open").generation();
+    let after = Artifact::open(&artifact_dir(&root))
+        .expect("open")
+        .generation();
     assert_eq!(before, after);
 }
 
@@ -316,7 +355,10 @@ fn file_nodes_carry_the_blake3_of_the_raw_bytes() {
     let a = Artifact::open(&artifact_dir(&root)).expect("open");
     let n = a.lookup_id(HASH_C).expect("file node");
     let bytes = std::fs::read(root.join(HASH_C)).expect("read");
-    assert_eq!(a.node(n).content_hash()[..], blake3::hash(&bytes).as_bytes()[..16]);
+    assert_eq!(
+        a.node(n).content_hash()[..],
+        blake3::hash(&bytes).as_bytes()[..16]
+    );
 }
 
 #[test]
@@ -347,12 +389,22 @@ fn parity_out_of_line_method_couples_header_and_source() {
             "cpp/a.hpp",
             "namespace n { class A { public: int f(); virtual int g(); }; class B : public A { public: int g() override; }; }\n",
         ),
-        ("cpp/a.cpp", "#include \"a.hpp\"\nint n::A::f() { return g(); }\nint n::A::g() { return 1; }\n"),
-        ("cpp/b.cpp", "#include \"a.hpp\"\nint n::B::g() { return 2; }\nint use(n::A &a) { return a.g(); }\n"),
+        (
+            "cpp/a.cpp",
+            "#include \"a.hpp\"\nint n::A::f() { return g(); }\nint n::A::g() { return 1; }\n",
+        ),
+        (
+            "cpp/b.cpp",
+            "#include \"a.hpp\"\nint n::B::g() { return 2; }\nint use(n::A &a) { return a.g(); }\n",
+        ),
     ]);
     let a = "#include \"a.hpp\"\nint n::A::f() { return g() + 1; }\nint n::A::g() { return 3; }\n";
     let r = parity(t.path(), &[], &[("cpp/a.cpp", Some(a))]);
-    assert!(r.affected.contains(&"cpp/a.hpp".to_owned()), "{:?}", r.affected);
+    assert!(
+        r.affected.contains(&"cpp/a.hpp".to_owned()),
+        "{:?}",
+        r.affected
+    );
     let h = "namespace n { class A { public: int f(); virtual int g(); virtual int h(); }; class B : public A { public: int g() override; int h() override; }; }\n";
     parity(t.path(), &[], &[("cpp/a.hpp", Some(h))]);
 }
@@ -363,11 +415,21 @@ fn parity_out_of_line_method_couples_header_and_source() {
 fn parity_static_macro_change() {
     let t = small_tree(&[
         ("lib/mem.h", "#define MEM_STATIC static inline\n"),
-        ("lib/get.h", "#include \"mem.h\"\nMEM_STATIC int mget(void) { return 1; }\n"),
-        ("src/u.c", "#include \"../lib/get.h\"\nint u(void) { return mget(); }\n"),
+        (
+            "lib/get.h",
+            "#include \"mem.h\"\nMEM_STATIC int mget(void) { return 1; }\n",
+        ),
+        (
+            "src/u.c",
+            "#include \"../lib/get.h\"\nint u(void) { return mget(); }\n",
+        ),
         ("src/v.c", "int v(void) { return mget(); }\n"),
     ]);
-    parity(t.path(), &[], &[("lib/mem.h", Some("#define MEM_STATIC inline\n"))]);
+    parity(
+        t.path(),
+        &[],
+        &[("lib/mem.h", Some("#define MEM_STATIC inline\n"))],
+    );
 }
 
 /// A header's include list changes the translation unit of every file including it.
@@ -377,9 +439,18 @@ fn parity_include_change_reaches_transitive_includers() {
         ("inc/top.h", "#include \"mid.h\"\n"),
         ("inc/mid.h", "int mid(void);\n"),
         ("inc/low.h", "static inline int pick(void) { return 1; }\n"),
-        ("src/a.c", "#include \"../inc/top.h\"\nint a(void) { return pick() + mid(); }\n"),
-        ("src/b.c", "static int pick(void) { return 2; }\nint b(void) { return pick(); }\n"),
-        ("src/c.c", "static int pick(void) { return 3; }\nint c(void) { return pick(); }\n"),
+        (
+            "src/a.c",
+            "#include \"../inc/top.h\"\nint a(void) { return pick() + mid(); }\n",
+        ),
+        (
+            "src/b.c",
+            "static int pick(void) { return 2; }\nint b(void) { return pick(); }\n",
+        ),
+        (
+            "src/c.c",
+            "static int pick(void) { return 3; }\nint c(void) { return pick(); }\n",
+        ),
     ]);
     parity(
         t.path(),

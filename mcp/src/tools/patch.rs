@@ -77,8 +77,14 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
                 let _lock = s.lock_writer()?;
                 AuditLog::new(&dir).append("patch", &detail)
             })
-            .map_err(|e| ToolError::server(format!("patch committed but the audit log failed: {e}")))?;
-        let _ = writeln!(md, "\nAudit log entry #{}: {} ({})", entry.seq, entry.action, entry.hash);
+            .map_err(|e| {
+                ToolError::server(format!("patch committed but the audit log failed: {e}"))
+            })?;
+        let _ = writeln!(
+            md,
+            "\nAudit log entry #{}: {} ({})",
+            entry.seq, entry.action, entry.hash
+        );
         audit = Some(entry);
     }
     let mut structured = Map::new();
