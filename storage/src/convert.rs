@@ -1,46 +1,40 @@
 //! Turning an artifact back into a [`GraphBuilder`].
 //!
-//! Until patches commit delta layers (see `docs/format.md` §9), a patch loads the previous
-//! generation into a builder, edits it and commits a new base; `fix` uses the same path to
-//! rebuild derived structures (indexes, in-CSR, bitmaps) from the primary columns.
+//! Compaction folds a base and its delta into one builder and commits it as a new base;
+//! `fix` uses the same path (on a base layer alone) to rebuild derived structures
+//! (indexes, in-CSR, bitmaps) from the primary columns.
 
-use crate::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput};
+use crate::fragment::node_input;
+use crate::input::{EdgeInput, GraphBuilder, NodeIdx};
 use crate::reader::Artifact;
 
 impl Artifact {
-    /// Every node and edge of this generation as a builder, in artifact order (node
-    /// indexes are kept; edges come in `EdgeIdx` order). Content hashes keep the 16 stored
+    /// Every live node and edge of this generation as a builder, in artifact order (node
+    /// indexes are kept when no delta removed a node, else renumbered densely; edges come
+    /// in out-edge order). Content hashes keep the 16 stored
     /// bytes and are zero-padded. Committing the result reproduces identical segments.
     pub fn to_graph_builder(&self) -> GraphBuilder {
         let mut g = GraphBuilder::new();
-        g.nodes.reserve(self.node_count() as usize);
-        for node in self.nodes() {
-            let mut content_hash = [0u8; 32];
-            content_hash[..16].copy_from_slice(&node.content_hash());
-            let input = NodeInput {
-                id: g.intern(&node.id()),
-                name: g.intern(node.name()),
-                qualified_name: g.intern(node.qualified_name()),
-                kind: node.kind(),
-                file: g.intern(node.file()),
-                language: node.language(),
-                start_line: node.start_line(),
-                end_line: node.end_line(),
-                start_byte: node.start_byte(),
-                end_byte: node.end_byte(),
-                signature: g.intern(node.signature()),
-                content_hash,
-                flags: node.flags(),
-                community: node.community(),
-            };
-            g.add_node(input);
+        g.nodes.reserve(self.live_node_count() as usize);
+        // Live nodes are renumbered densely (only a delta layer leaves gaps).
+        let mut map = vec![u32::MAX; self.node_count() as usize];
+        for node in self.live_nodes() {
+            let input = node_input(&mut g, node);
+            map[node.idx().0 as usize] = g.add_node(input).0;
         }
-        g.edges.reserve(self.edge_count() as usize);
+        g.edges.reserve(self.live_edge_count() as usize);
         for src in 0..self.node_count() {
+            if map[src as usize] == u32::MAX {
+                continue;
+            }
             for e in self.out_edges(NodeIdx(src)) {
+                // Damaged data can name a node past the end; keep the builder valid.
+                let Some(&dst) = map.get(e.dst().0 as usize).filter(|d| **d != u32::MAX) else {
+                    continue;
+                };
                 let input = EdgeInput {
-                    src: NodeIdx(src),
-                    dst: e.dst(),
+                    src: NodeIdx(map[src as usize]),
+                    dst: NodeIdx(dst),
                     rel: e.rel(),
                     roles: e.roles(),
                     confidence: e.confidence(),
@@ -48,10 +42,7 @@ impl Artifact {
                     file: g.intern(e.file()),
                     line: e.line(),
                 };
-                // Damaged data can name a node past the end; keep the builder valid.
-                if input.dst.0 < self.node_count() {
-                    g.add_edge(input);
-                }
+                g.add_edge(input);
             }
         }
         g

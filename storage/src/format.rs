@@ -7,7 +7,7 @@
 use crate::error::{Result, StorageError};
 
 /// The on-disk format version this crate reads and writes. A reader refuses any other.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// First bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"BATHOSEG";
@@ -55,6 +55,14 @@ pub enum SegmentKind {
     Edges = 3,
     /// Serialized roaring bitmaps with their directories.
     Bitmaps = 4,
+    /// A delta layer's strings that the base dictionary lacks (same columns as `Strings`).
+    DeltaStrings = 5,
+    /// A delta layer's node rows, their node indexes, its id/name indexes and the removed
+    /// node set (the `Nodes` columns plus `ROW_NODE` and `REMOVED`).
+    DeltaNodes = 6,
+    /// A delta layer's edges (out-CSR by row, in-index by destination) and the dropped
+    /// base edge set (the `Edges` columns plus `IN_KEYS` and `DROPPED`).
+    DeltaEdges = 7,
 }
 
 impl SegmentKind {
@@ -66,9 +74,19 @@ impl SegmentKind {
         SegmentKind::Bitmaps,
     ];
 
+    /// Every kind a delta layer must contain, in manifest order.
+    pub const DELTA: [SegmentKind; 3] = [
+        SegmentKind::DeltaStrings,
+        SegmentKind::DeltaNodes,
+        SegmentKind::DeltaEdges,
+    ];
+
     /// The kind with this code.
     pub fn from_code(code: u8) -> Option<Self> {
-        Self::BASE.into_iter().find(|k| *k as u8 == code)
+        Self::BASE
+            .into_iter()
+            .chain(Self::DELTA)
+            .find(|k| *k as u8 == code)
     }
 
     /// A short name for messages.
@@ -78,6 +96,9 @@ impl SegmentKind {
             SegmentKind::Nodes => "nodes",
             SegmentKind::Edges => "edges",
             SegmentKind::Bitmaps => "bitmaps",
+            SegmentKind::DeltaStrings => "delta strings",
+            SegmentKind::DeltaNodes => "delta nodes",
+            SegmentKind::DeltaEdges => "delta edges",
         }
     }
 }
@@ -122,8 +143,13 @@ pub mod nodes_col {
     pub const SIGNATURE: u32 = 14;
     /// Node indexes sorted by (id text, node index).
     pub const ID_INDEX: u32 = 15;
-    /// Node indexes sorted by (name string id, node index).
+    /// Node indexes sorted by (name string id, node index). In a delta: row numbers
+    /// sorted by (name text, row).
     pub const NAME_INDEX: u32 = 16;
+    /// Delta only: the node index of each row, strictly ascending.
+    pub const ROW_NODE: u32 = 17;
+    /// Delta only: serialized roaring bitmap of the removed node indexes (bytes).
+    pub const REMOVED: u32 = 18;
 }
 
 /// Column ids of the edges segment.
@@ -150,6 +176,11 @@ pub mod edges_col {
     pub const IN_OFFSETS: u32 = 10;
     /// Edge indexes grouped by target node, ascending within a group.
     pub const IN_PERM: u32 = 11;
+    /// Delta only: the distinct destination node indexes of its edges, ascending
+    /// (`IN_OFFSETS` then has one entry per key, plus one).
+    pub const IN_KEYS: u32 = 12;
+    /// Delta only: serialized roaring bitmap of the dropped base edge indexes (bytes).
+    pub const DROPPED: u32 = 13;
 }
 
 /// Column ids of the bitmaps segment.
@@ -367,13 +398,13 @@ mod tests {
             db_uuid: [0; 16],
         }
         .encode();
-        b[8..12].copy_from_slice(&2u32.to_le_bytes());
+        b[8..12].copy_from_slice(&1u32.to_le_bytes());
         let sum = checksum64(&b[0..56]);
         b[56..64].copy_from_slice(&sum.to_le_bytes());
         match SegmentHeader::decode(&b, Path::new("x")) {
             Err(StorageError::UnsupportedFormat {
-                found: 2,
-                expected: 1,
+                found: 1,
+                expected: 2,
                 ..
             }) => {}
             other => panic!("{other:?}"),

@@ -383,8 +383,15 @@ impl WriterLock<'_> {
         crash: &mut dyn FnMut(crate::store::CommitStep) -> bool,
     ) -> Result<CommitInfo> {
         self.check_current(base)?;
-        let g = materialize_fragment(base, fragment)?;
-        self.commit_with(&g, run, crash)
+        let plan = Plan::compute(base, fragment)?;
+        let delta = crate::delta::delta_input(base, fragment, &plan);
+        if delta.exceeds(base.n, base.e, self.delta_limit_percent) {
+            let g = apply(base, fragment, &plan);
+            return self.commit_with(&g, run, crash);
+        }
+        let built = crate::delta::build_delta(base, &delta, base.db_uuid())?;
+        let below = base.manifest().layers[0].clone();
+        self.commit_layer_with(&built, Some(below), run, crash)
     }
 
     /// A fragment laid over anything but the current graph would silently undo the

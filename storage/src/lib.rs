@@ -24,6 +24,7 @@ pub mod audit;
 mod bitmaps;
 mod column;
 mod convert;
+mod delta;
 mod error;
 pub mod fix;
 pub mod format;
@@ -36,6 +37,7 @@ mod reader;
 mod refs;
 mod store;
 mod verify;
+mod verify_delta;
 mod writer;
 
 #[cfg(test)]
@@ -45,9 +47,9 @@ pub use error::{Result, StorageError};
 pub use fragment::{GraphFragment, materialize_fragment};
 pub use input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
 pub use manifest::{RunKind, RunRecord, RunStatus};
-pub use reader::{Artifact, EdgeIdx};
+pub use reader::{Artifact, EdgeIdx, EdgeIter, NameIter};
 pub use refs::{EdgeRef, NodeRef};
 pub use roaring::RoaringBitmap;
-pub use store::{CommitInfo, Store, WriterLock};
+pub use store::{CommitInfo, DEFAULT_DELTA_LIMIT_PERCENT, Store, WriterLock};
 pub use verify::{Issue, VerifyPart};
 pub use writer::CONTENT_HASH_LEN;

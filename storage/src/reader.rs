@@ -18,11 +18,12 @@ use crate::bitmaps::{Bitmaps, EMPTY};
 use crate::column::{BytesCol, ColumnTable, UIntCol};
 use crate::error::{Result, StorageError};
 use crate::format::{
-    SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, cmp_parts, edges_col, names, nodes_col,
+    SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, edges_col, names, nodes_col,
     strings_col,
 };
 use crate::input::{NodeIdx, StrId};
-use crate::manifest::{LAYER_BASE, ManifestBody, RunRecord};
+use crate::delta::Delta;
+use crate::manifest::{LAYER_BASE, LAYER_DELTA, ManifestBody, RunRecord};
 use crate::refs::{EdgeRef, NodeRef, UNKNOWN};
 use crate::store::{generation_manifest_path, read_manifest};
 use crate::writer::CONTENT_HASH_LEN;
@@ -102,6 +103,66 @@ pub struct Artifact {
     pub(crate) nodes: NodeCols,
     pub(crate) edges: EdgeCols,
     pub(crate) bitmaps: Bitmaps,
+    pub(crate) delta: Option<Box<Delta>>,
+}
+
+/// Maps the segment of `kind` listed in `refs` and checks its header against the manifest.
+fn map_segment(
+    dir: &Path,
+    manifest_path: &Path,
+    manifest: &ManifestBody,
+    refs: &[crate::manifest::SegmentRef],
+    kind: SegmentKind,
+) -> Result<Segment> {
+    let Some(r) = refs.iter().find(|s| s.kind == kind as u8) else {
+        return Err(corrupt(manifest_path, format!("no {} segment", kind.name())));
+    };
+    let path = dir.join(names::SEGMENTS_DIR).join(r.file_name());
+    let file = File::open(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            corrupt(&path, "segment named by the manifest is missing")
+        } else {
+            StorageError::io(&path, e)
+        }
+    })?;
+    let len = file
+        .metadata()
+        .map_err(|e| StorageError::io(&path, e))?
+        .len();
+    if len != r.len || len < SEGMENT_HEADER_LEN as u64 {
+        return Err(corrupt(
+            &path,
+            format!("segment is {len} bytes, manifest says {}", r.len),
+        ));
+    }
+    // SAFETY: segments are immutable once renamed into place: batho never writes to,
+    // truncates or reuses a reachable segment file (it only creates new files and
+    // deletes unreachable ones in `gc`). A mapping is therefore never observed
+    // changing underneath; external tampering is outside the media assumptions of
+    // docs/format.md.
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| StorageError::io(&path, e))?;
+    let h = SegmentHeader::decode(&map, &path)?;
+    if h.kind != kind as u8 {
+        return Err(corrupt(
+            &path,
+            format!("segment kind {} where {} was expected", h.kind, kind.name()),
+        ));
+    }
+    if h.db_uuid != manifest.db_uuid {
+        return Err(corrupt(&path, "segment belongs to another database"));
+    }
+    if h.payload_len.checked_add(SEGMENT_HEADER_LEN as u64) != Some(len) {
+        return Err(corrupt(
+            &path,
+            "payload length does not match the file length",
+        ));
+    }
+    Ok(Segment {
+        path,
+        map,
+        hash: r.hash,
+        kind,
+    })
 }
 
 fn corrupt(what: &Path, detail: impl Into<String>) -> StorageError {
@@ -138,17 +199,18 @@ impl Artifact {
         manifest_path: PathBuf,
         manifest: ManifestBody,
     ) -> Result<Artifact> {
-        let layer = match manifest.layers.as_slice() {
+        let (layer, delta_layer) = match manifest.layers.as_slice() {
             [] => {
                 return Err(StorageError::NoArtifact {
                     path: dir.to_path_buf(),
                 });
             }
-            [l] if l.kind == LAYER_BASE => l,
+            [l] if l.kind == LAYER_BASE => (l, None),
+            [l, d] if l.kind == LAYER_BASE && d.kind == LAYER_DELTA => (l, Some(d)),
             _ => {
                 return Err(StorageError::UnsupportedFeature {
                     path: manifest_path,
-                    what: "delta layers (written by a newer batho)".into(),
+                    what: "layers other than one base and at most one delta".into(),
                 });
             }
         };
@@ -162,60 +224,20 @@ impl Artifact {
             .map_err(|_| corrupt(&manifest_path, "node count exceeds u32"))?;
         let e = u32::try_from(layer.edge_count)
             .map_err(|_| corrupt(&manifest_path, "edge count exceeds u32"))?;
-        let mut segs = Vec::with_capacity(4);
+        let mut segs = Vec::with_capacity(7);
         for kind in SegmentKind::BASE {
-            let Some(r) = layer.segments.iter().find(|s| s.kind == kind as u8) else {
+            segs.push(map_segment(dir, &manifest_path, &manifest, &layer.segments, kind)?);
+        }
+        if let Some(d) = delta_layer {
+            if !SegmentKind::delta_complete(&d.segments) {
                 return Err(corrupt(
                     &manifest_path,
-                    format!("no {} segment", kind.name()),
-                ));
-            };
-            let path = dir.join(names::SEGMENTS_DIR).join(r.file_name());
-            let file = File::open(&path).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    corrupt(&path, "segment named by the manifest is missing")
-                } else {
-                    StorageError::io(&path, e)
-                }
-            })?;
-            let len = file
-                .metadata()
-                .map_err(|e| StorageError::io(&path, e))?
-                .len();
-            if len != r.len || len < SEGMENT_HEADER_LEN as u64 {
-                return Err(corrupt(
-                    &path,
-                    format!("segment is {len} bytes, manifest says {}", r.len),
+                    "delta layer does not list one segment of each delta kind",
                 ));
             }
-            // SAFETY: segments are immutable once renamed into place: batho never writes to,
-            // truncates or reuses a reachable segment file (it only creates new files and
-            // deletes unreachable ones in `gc`). A mapping is therefore never observed
-            // changing underneath; external tampering is outside the media assumptions of
-            // docs/format.md.
-            let map = unsafe { Mmap::map(&file) }.map_err(|e| StorageError::io(&path, e))?;
-            let h = SegmentHeader::decode(&map, &path)?;
-            if h.kind != kind as u8 {
-                return Err(corrupt(
-                    &path,
-                    format!("segment kind {} where {} was expected", h.kind, kind.name()),
-                ));
+            for kind in SegmentKind::DELTA {
+                segs.push(map_segment(dir, &manifest_path, &manifest, &d.segments, kind)?);
             }
-            if h.db_uuid != manifest.db_uuid {
-                return Err(corrupt(&path, "segment belongs to another database"));
-            }
-            if h.payload_len.checked_add(SEGMENT_HEADER_LEN as u64) != Some(len) {
-                return Err(corrupt(
-                    &path,
-                    "payload length does not match the file length",
-                ));
-            }
-            segs.push(Segment {
-                path,
-                map,
-                hash: r.hash,
-                kind,
-            });
         }
         let pay = |k: usize| &segs[k].map[SEGMENT_HEADER_LEN..];
         let what = |k: usize| segs[k].path.display().to_string();
@@ -322,6 +344,11 @@ impl Artifact {
             ));
         }
 
+        let base_s = (strings.offsets.len() - 1) as u32;
+        let delta = match delta_layer {
+            Some(d) => Some(Box::new(Delta::open(&segs, d, n, e, base_s)?)),
+            None => None,
+        };
         Ok(Artifact {
             dir: dir.to_path_buf(),
             manifest_path,
@@ -333,7 +360,21 @@ impl Artifact {
             nodes,
             edges,
             bitmaps,
+            delta,
         })
+    }
+
+    /// The generation's base layer alone, as if no delta had been committed over it
+    /// (`fix` re-derives base segments from it).
+    pub(crate) fn base_only(&self) -> Result<Artifact> {
+        let mut m = self.manifest.clone();
+        m.layers.truncate(1);
+        Self::from_manifest(&self.dir, self.manifest_path.clone(), m)
+    }
+
+    /// Whether this generation has a delta layer over its base.
+    pub fn has_delta(&self) -> bool {
+        self.delta.is_some()
     }
 
     #[inline]
@@ -382,18 +423,42 @@ impl Artifact {
         self.manifest.db_uuid
     }
 
-    /// Number of nodes.
+    /// Size of the node index space: `NodeIdx`es are `0..node_count()`. With a delta
+    /// layer some of them are removed nodes: scans must skip those ([`Artifact::is_live`],
+    /// [`Artifact::live_nodes`]); [`Artifact::live_node_count`] counts the others.
     pub fn node_count(&self) -> u32 {
-        self.n
+        self.delta.as_ref().map_or(self.n, |d| d.n)
     }
 
-    /// Number of edges.
+    /// Size of the edge index space (`EdgeIdx`es are `0..edge_count()`); with a delta
+    /// layer, dropped base edges are inside it but not live ([`Artifact::is_live_edge`]).
     pub fn edge_count(&self) -> u32 {
-        self.e
+        self.e + self.delta.as_ref().map_or(0, |d| d.de)
+    }
+
+    /// Number of nodes of the graph (removed ones excluded).
+    pub fn live_node_count(&self) -> u32 {
+        match &self.delta {
+            Some(d) => d.n - d.removed(self).len() as u32,
+            None => self.n,
+        }
+    }
+
+    /// Number of edges of the graph (dropped ones excluded).
+    pub fn live_edge_count(&self) -> u32 {
+        match &self.delta {
+            Some(d) => self.e - d.dropped(self).len() as u32 + d.de,
+            None => self.e,
+        }
     }
 
     /// Number of strings in the dictionary (`StrId`s are `0..string_count()`; 0 is `""`).
+    /// With a delta layer its strings follow the base's.
     pub fn string_count(&self) -> u32 {
+        self.base_string_count() + self.delta.as_ref().map_or(0, |d| d.string_count())
+    }
+
+    pub(crate) fn base_string_count(&self) -> u32 {
         (self.strings.offsets.len().saturating_sub(1)) as u32
     }
 
@@ -413,32 +478,107 @@ impl Artifact {
     }
 
     /// Whether `n` is a node of this generation's graph (inside the index space and not
-    /// removed by a later layer). Scans over `0..node_count()` must skip the others.
+    /// removed by the delta layer). Scans over `0..node_count()` must skip the others.
+    #[inline]
     pub fn is_live(&self, n: NodeIdx) -> bool {
-        n.0 < self.n
+        match &self.delta {
+            None => n.0 < self.n,
+            Some(d) => n.0 < d.n && !d.removed(self).contains(n.0),
+        }
+    }
+
+    /// Whether `e` is an edge of this generation's graph (not dropped by the delta layer).
+    #[inline]
+    pub fn is_live_edge(&self, e: EdgeIdx) -> bool {
+        match &self.delta {
+            None => e.0 < self.e,
+            Some(d) => e.0 < self.e + d.de && (e.0 >= self.e || !d.dropped(self).contains(e.0)),
+        }
     }
 
     /// The node at `n`.
+    #[inline]
     pub fn node(&self, n: NodeIdx) -> NodeRef<'_> {
-        NodeRef { a: self, i: n.0 }
+        if let Some(d) = &self.delta
+            && let Some(r) = d.row_of(self, n.0)
+        {
+            return self.delta_node(d, r, n.0);
+        }
+        self.base_node(n.0)
     }
 
-    /// Every node in index order.
-    pub fn nodes(&self) -> impl ExactSizeIterator<Item = NodeRef<'_>> + '_ {
-        (0..self.n).map(move |i| NodeRef { a: self, i })
+    /// Row `r` of the base layer.
+    #[inline]
+    pub(crate) fn base_node(&self, r: u32) -> NodeRef<'_> {
+        NodeRef {
+            a: self,
+            i: r,
+            p: self.np(),
+            cols: &self.nodes,
+            r,
+        }
+    }
+
+    /// Row `r` of the delta layer, which is node `i`.
+    #[inline]
+    pub(crate) fn delta_node<'a>(&'a self, d: &'a Delta, r: u32, i: u32) -> NodeRef<'a> {
+        NodeRef {
+            a: self,
+            i,
+            p: self.pay(crate::delta::DN),
+            cols: &d.nodes,
+            r,
+        }
+    }
+
+    /// Every live node, in index order.
+    pub fn live_nodes(&self) -> impl Iterator<Item = NodeRef<'_>> + '_ {
+        (0..self.node_count())
+            .filter(move |&i| self.is_live(NodeIdx(i)))
+            .map(move |i| self.node(NodeIdx(i)))
+    }
+
+    /// Every live node in index order (the same as [`Artifact::live_nodes`]).
+    pub fn nodes(&self) -> impl Iterator<Item = NodeRef<'_>> + '_ {
+        self.live_nodes()
     }
 
     /// The edge at `e`.
+    #[inline]
     pub fn edge(&self, e: EdgeIdx) -> EdgeRef<'_> {
-        EdgeRef {
-            a: self,
-            i: e.0,
-            src: UNKNOWN,
+        self.edge_with_src(e.0, UNKNOWN)
+    }
+
+    #[inline]
+    pub(crate) fn edge_with_src(&self, e: u32, src: u32) -> EdgeRef<'_> {
+        match &self.delta {
+            Some(d) if e >= self.e => EdgeRef {
+                a: self,
+                i: e,
+                src,
+                p: self.pay(crate::delta::DE),
+                cols: &d.edges,
+                r: e - self.e,
+            },
+            _ => EdgeRef {
+                a: self,
+                i: e,
+                src,
+                p: self.ep(),
+                cols: &self.edges,
+                r: e,
+            },
         }
     }
 
     /// The bytes of string `s` (empty if out of range).
     pub fn string_bytes(&self, s: StrId) -> &[u8] {
+        let bs = self.base_string_count();
+        if s.0 >= bs
+            && let Some(d) = &self.delta
+        {
+            return d.string_bytes(self.pay(crate::delta::DS), s.0 - bs);
+        }
         let p = self.sp();
         let o = &self.strings.offsets;
         let (a, b) = (o.get(p, s.0 as usize), o.get(p, s.0 as usize + 1));
@@ -454,10 +594,21 @@ impl Artifact {
         std::str::from_utf8(self.string_bytes(s)).unwrap_or("")
     }
 
-    /// The id of `text` in the dictionary, by binary search (O(log strings)).
+    /// The id of `text` in the dictionary, by binary search (O(log strings)). With a delta
+    /// layer, strings of removed nodes may still be found until the next compaction.
     pub fn find_string(&self, text: &str) -> Option<StrId> {
+        if let Some(s) = self.base_find_string(text) {
+            return Some(s);
+        }
+        let d = self.delta.as_ref()?;
+        d.find_string(self.pay(crate::delta::DS), text.as_bytes())
+            .map(|k| StrId(self.base_string_count() + k))
+    }
+
+    /// [`Artifact::find_string`] in the base dictionary only.
+    pub(crate) fn base_find_string(&self, text: &str) -> Option<StrId> {
         let t = text.as_bytes();
-        let (mut lo, mut hi) = (0u32, self.string_count());
+        let (mut lo, mut hi) = (0u32, self.base_string_count());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             match self.string_bytes(StrId(mid)).cmp(t) {
@@ -484,126 +635,114 @@ impl Artifact {
         lo
     }
 
-    /// The id of node `n` as up to three parts whose concatenation is the id text.
+    /// The id of base row `n` as up to three parts whose concatenation is the id text.
     pub(crate) fn id_parts(&self, n: u32) -> [&[u8]; 3] {
-        match self.nodes.id.get(self.np(), n as usize) {
-            0 => {
-                let node = self.node(NodeIdx(n));
-                [
-                    self.string_bytes(node.file_sid()),
-                    b":",
-                    self.string_bytes(node.qualified_name_sid()),
-                ]
-            }
-            v => [
-                self.string_bytes(StrId(u32::try_from(v - 1).unwrap_or(u32::MAX))),
-                b"",
-                b"",
-            ],
-        }
+        self.base_node(n).id_parts()
     }
 
-    /// Compares the id of node `n` with `target`, reading the qualified name of a composed
-    /// id only when the file part matches (most binary-search steps stop at the file).
+    /// Compares the id of base row `n` with `target`.
     pub(crate) fn cmp_id(&self, n: u32, target: &[u8]) -> std::cmp::Ordering {
-        use std::cmp::Ordering;
-        let v = self.nodes.id.get(self.np(), n as usize);
-        if v != 0 {
-            return self
-                .string_bytes(StrId(u32::try_from(v - 1).unwrap_or(u32::MAX)))
-                .cmp(target);
-        }
-        let node = self.node(NodeIdx(n));
-        let file = self.string_bytes(node.file_sid());
-        let k = file.len().min(target.len());
-        match file[..k].cmp(&target[..k]) {
-            Ordering::Equal if file.len() > target.len() => Ordering::Greater,
-            Ordering::Equal => {
-                let rest = &target[file.len()..];
-                cmp_parts(
-                    [b":", self.string_bytes(node.qualified_name_sid()), b""],
-                    [rest, b"", b""],
-                )
+        self.base_node(n).cmp_id(target)
+    }
+
+    /// Whether base row `b` is hidden by the delta layer (removed, or superseded by a row).
+    #[inline]
+    pub(crate) fn masked(&self, b: u32) -> bool {
+        self.delta.as_ref().is_some_and(|d| d.mask(self).contains(b))
+    }
+
+    /// Positions in the base id index holding `id`.
+    fn base_id_range(&self, target: &[u8]) -> std::ops::Range<usize> {
+        let ix = &self.nodes.id_index;
+        let p = self.np();
+        let (mut lo, mut hi) = (0usize, ix.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.cmp_id(ix.get32(p, mid), target).is_lt() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
-            o => o,
         }
+        let mut end = lo;
+        while end < ix.len() && self.cmp_id(ix.get32(p, end), target).is_eq() {
+            end += 1;
+        }
+        lo..end
     }
 
     /// The node with stable id `id` (the lowest index if a build produced duplicates);
-    /// a binary search over the id index (O(log nodes) id comparisons).
+    /// a binary search over the id index (O(log nodes) id comparisons), in each layer.
     pub fn lookup_id(&self, id: &str) -> Option<NodeIdx> {
-        let target = id.as_bytes();
-        let ix = &self.nodes.id_index;
-        let p = self.np();
-        let (mut lo, mut hi) = (0usize, ix.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.cmp_id(ix.get32(p, mid), target).is_lt() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let node = ix.get32(p, lo);
-        (lo < ix.len() && self.cmp_id(node, target).is_eq()).then_some(NodeIdx(node))
+        self.nodes_with_id(id).into_iter().next()
     }
 
-    /// Every node with stable id `id`, ascending (several only when a build produced
+    /// Every live node with stable id `id`, ascending (several only when a build produced
     /// duplicates).
     pub(crate) fn nodes_with_id(&self, id: &str) -> Vec<NodeIdx> {
         let target = id.as_bytes();
-        let ix = &self.nodes.id_index;
-        let p = self.np();
-        let (mut lo, mut hi) = (0usize, ix.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.cmp_id(ix.get32(p, mid), target).is_lt() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+        let (ix, p) = (&self.nodes.id_index, self.np());
+        let mut out: Vec<NodeIdx> = self
+            .base_id_range(target)
+            .map(|k| ix.get32(p, k))
+            .filter(|&b| !self.masked(b))
+            .map(NodeIdx)
+            .collect();
+        if let Some(d) = &self.delta {
+            let before = out.len();
+            out.extend(d.rows_with_id(self, target).map(NodeIdx));
+            if before > 0 && out.len() > before {
+                out.sort_unstable();
             }
-        }
-        let mut out = Vec::new();
-        while lo < ix.len() && self.cmp_id(ix.get32(p, lo), target).is_eq() {
-            out.push(NodeIdx(ix.get32(p, lo)));
-            lo += 1;
         }
         out
     }
 
     /// Every node whose simple name is exactly `name`, ascending.
-    pub fn lookup_name<'a>(&'a self, name: &str) -> impl Iterator<Item = NodeIdx> + use<'a> {
+    pub fn lookup_name<'a>(&'a self, name: &str) -> NameIter<'a> {
         let (ix, key) = (&self.nodes.name_index, &self.nodes.name);
-        let range = match self.find_string(name) {
+        let base = match self.base_find_string(name) {
             Some(s) => {
                 self.lower_bound(ix, key, u64::from(s.0))
                     ..self.lower_bound(ix, key, u64::from(s.0) + 1)
             }
             None => 0..0,
         };
-        range.map(move |k| NodeIdx(ix.get32(self.np(), k)))
+        let delta = self.delta.as_ref().map_or(0..0, |d| {
+            d.name_range(self, |n| n < name.as_bytes(), |n| n <= name.as_bytes())
+        });
+        NameIter {
+            a: self,
+            base,
+            delta,
+        }
     }
 
     /// Every node whose simple name starts with `prefix`, ordered by name. The dictionary
     /// is sorted by bytes, so the names with a prefix are one run of string ids, and the
-    /// name index (sorted by string id) holds their nodes as one range: two binary searches.
-    pub fn lookup_name_prefix<'a>(
-        &'a self,
-        prefix: &str,
-    ) -> impl Iterator<Item = NodeIdx> + use<'a> {
+    /// name index (sorted by string id) holds their nodes as one range: two binary searches
+    /// (per layer; the two ranges are merged by name).
+    pub fn lookup_name_prefix<'a>(&'a self, prefix: &str) -> NameIter<'a> {
         let p = prefix.as_bytes();
         let first = self.partition_strings(|s| s < p);
         let end = self.partition_strings(|s| s < p || s.starts_with(p));
         let (ix, key) = (&self.nodes.name_index, &self.nodes.name);
-        let range =
+        let base =
             self.lower_bound(ix, key, u64::from(first))..self.lower_bound(ix, key, u64::from(end));
-        range.map(move |k| NodeIdx(ix.get32(self.np(), k)))
+        let delta = self.delta.as_ref().map_or(0..0, |d| {
+            d.name_range(self, |n| n < p, |n| n < p || n.starts_with(p))
+        });
+        NameIter {
+            a: self,
+            base,
+            delta,
+        }
     }
 
-    /// The first string id for which `before` is false (`before` must hold for a prefix of
-    /// the sorted dictionary and fail for the rest).
+    /// The first base string id for which `before` is false (`before` must hold for a
+    /// prefix of the sorted dictionary and fail for the rest).
     fn partition_strings(&self, before: impl Fn(&[u8]) -> bool) -> u32 {
-        let (mut lo, mut hi) = (0u32, self.string_count());
+        let (mut lo, mut hi) = (0u32, self.base_string_count());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if before(self.string_bytes(StrId(mid))) {
@@ -615,7 +754,7 @@ impl Artifact {
         lo
     }
 
-    fn csr_range(&self, col: &UIntCol, n: NodeIdx) -> std::ops::Range<u32> {
+    pub(crate) fn csr_range(&self, col: &UIntCol, n: NodeIdx) -> std::ops::Range<u32> {
         if n.0 >= self.n {
             return 0..0;
         }
@@ -627,68 +766,63 @@ impl Artifact {
     }
 
     /// Out-edges of `n`, in (rel, dst) order.
-    pub fn out_edges(&self, n: NodeIdx) -> impl ExactSizeIterator<Item = EdgeRef<'_>> + '_ {
-        self.csr_range(&self.edges.out_offsets, n)
-            .map(move |i| EdgeRef {
-                a: self,
-                i,
-                src: n.0,
-            })
+    pub fn out_edges(&self, n: NodeIdx) -> EdgeIter<'_> {
+        match &self.delta {
+            None => EdgeIter::new(self, self.csr_range(&self.edges.out_offsets, n), 0..0, false, n.0),
+            Some(d) => match d.row_of(self, n.0) {
+                Some(r) => EdgeIter::new(self, 0..0, d.out_range(self, r), false, n.0),
+                None => EdgeIter::new(self, self.csr_range(&self.edges.out_offsets, n), 0..0, false, n.0),
+            },
+        }
     }
 
-    /// In-edges of `n`, in edge index order.
-    pub fn in_edges(&self, n: NodeIdx) -> impl ExactSizeIterator<Item = EdgeRef<'_>> + '_ {
-        self.csr_range(&self.edges.in_offsets, n)
-            .map(move |k| EdgeRef {
-                a: self,
-                i: self.edges.in_perm.get32(self.ep(), k as usize),
-                src: UNKNOWN,
-            })
+    /// In-edges of `n`: the base layer's in edge index order, then the delta's.
+    pub fn in_edges(&self, n: NodeIdx) -> EdgeIter<'_> {
+        let base = self.csr_range(&self.edges.in_offsets, n);
+        let delta = self.delta.as_ref().map_or(0..0, |d| d.in_range(self, n.0));
+        EdgeIter::new(self, base, delta, true, UNKNOWN)
     }
 
     /// The source node of edge `e`: a binary search in the out-CSR offsets between the
     /// sources of the enclosing 256-edge block (usually a few adjacent offsets).
     pub fn edge_src(&self, e: EdgeIdx) -> NodeIdx {
+        if let Some(d) = &self.delta
+            && e.0 >= self.e
+        {
+            return NodeIdx(d.edge_src(self, e.0 - self.e));
+        }
         let p = self.ep();
-        let off = &self.edges.out_offsets;
-        let b = e.0 as usize / edges_col::SRC_BLOCK;
-        let bs = &self.edges.block_src;
-        let n = self.n as usize;
-        // The source is the last node whose first out-edge is <= e; it lies between the
-        // block's first source and the next block's (inclusive). Damaged hints only make
-        // the answer wrong, never out of range.
-        let mut lo = (bs.get(p, b) as usize).min(n);
-        let mut hi = if b + 1 < bs.len() {
-            (bs.get(p, b + 1) as usize).saturating_add(1).min(n + 1)
-        } else {
-            n + 1
-        };
-        if lo >= hi || off.get(p, lo) > u64::from(e.0) {
-            (lo, hi) = (0, n + 1);
-        }
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if off.get(p, mid) <= u64::from(e.0) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        NodeIdx((lo.saturating_sub(1) as u32).min(self.n.saturating_sub(1)))
+        NodeIdx(block_search(
+            &self.edges.out_offsets,
+            &self.edges.block_src,
+            p,
+            self.n,
+            e.0,
+        ))
     }
 
     /// Nodes of kind `k`.
     pub fn nodes_of_kind(&self, k: NodeKind) -> &RoaringBitmap {
-        self.bitmaps
+        let base = self
+            .bitmaps
             .kinds
-            .get(self.bp(), self.bitmaps.data, usize::from(k.code()), self.n)
+            .get(self.bp(), self.bitmaps.data, usize::from(k.code()), self.n);
+        match &self.delta {
+            None => base,
+            Some(d) => d.merged_kind(self, k, base),
+        }
     }
 
     /// Edges of relation type `r`.
     pub fn edges_of_rel(&self, r: RelType) -> &RoaringBitmap {
-        self.bitmaps
+        let base = self
+            .bitmaps
             .rels
-            .get(self.bp(), self.bitmaps.data, usize::from(r.code()), self.e)
+            .get(self.bp(), self.bitmaps.data, usize::from(r.code()), self.e);
+        match &self.delta {
+            None => base,
+            Some(d) => d.merged_rel(self, r, base),
+        }
     }
 
     /// Edges having role bit `role`; `role` must have exactly one bit set (otherwise the
@@ -697,18 +831,31 @@ impl Artifact {
         if role.0.count_ones() != 1 {
             return &EMPTY;
         }
-        self.bitmaps.roles.get(
-            self.bp(),
-            self.bitmaps.data,
-            role.0.trailing_zeros() as usize,
-            self.e,
-        )
+        let bit = role.0.trailing_zeros() as usize;
+        let base = self
+            .bitmaps
+            .roles
+            .get(self.bp(), self.bitmaps.data, bit, self.e);
+        match &self.delta {
+            None => base,
+            Some(d) => d.merged_role(self, bit, base),
+        }
     }
 
     /// Nodes whose `file` is `path`, or `None` when no node has that file.
     pub fn nodes_in_file(&self, path: &str) -> Option<&RoaringBitmap> {
         let s = self.find_string(path)?;
-        let slot = self.bitmaps.file_slot(self.bp(), s.0)?;
+        if let Some(d) = &self.delta
+            && let Some(bm) = d.touched_files(self).get(&s.0)
+        {
+            return (!bm.is_empty()).then_some(bm);
+        }
+        self.base_file_bitmap(s.0)
+    }
+
+    /// The base layer's bitmap of the file with string id `s`.
+    pub(crate) fn base_file_bitmap(&self, s: u32) -> Option<&RoaringBitmap> {
+        let slot = self.bitmaps.file_slot(self.bp(), s)?;
         Some(
             self.bitmaps
                 .files
@@ -717,9 +864,181 @@ impl Artifact {
     }
 
     /// Paths having a per-file bitmap (every non-empty node `file`), ascending.
-    pub fn files(&self) -> impl Iterator<Item = &str> + '_ {
-        (0..self.bitmaps.file_keys.len())
-            .map(move |k| self.string(StrId(self.bitmaps.file_keys.get32(self.bp(), k))))
+    pub fn files(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match &self.delta {
+            None => Box::new(
+                (0..self.bitmaps.file_keys.len())
+                    .map(move |k| self.string(StrId(self.bitmaps.file_keys.get32(self.bp(), k)))),
+            ),
+            Some(d) => Box::new(d.files(self).iter().map(move |&s| self.string(StrId(s)))),
+        }
+    }
+}
+
+/// The last node `v` with `offsets[v] <= e` (the source of edge `e` in an out-CSR over
+/// `n` rows), searched between the sources of `e`'s block and the next block's. Damaged
+/// hints only make the answer wrong, never out of range.
+pub(crate) fn block_search(off: &UIntCol, bs: &UIntCol, p: &[u8], n: u32, e: u32) -> u32 {
+    let b = e as usize / edges_col::SRC_BLOCK;
+    let n = n as usize;
+    let mut lo = (bs.get(p, b) as usize).min(n);
+    let mut hi = if b + 1 < bs.len() {
+        (bs.get(p, b + 1) as usize).saturating_add(1).min(n + 1)
+    } else {
+        n + 1
+    };
+    if lo >= hi || off.get(p, lo) > u64::from(e) {
+        (lo, hi) = (0, n + 1);
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if off.get(p, mid) <= u64::from(e) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo.saturating_sub(1) as u32).min((n as u32).saturating_sub(1))
+}
+
+/// The edges of one node: live base edges (a range of the out-CSR, or of the in-CSR's
+/// permutation), then delta edges. Exact-size: the count skips dropped base edges.
+pub struct EdgeIter<'a> {
+    a: &'a Artifact,
+    base: std::ops::Range<u32>,
+    delta: std::ops::Range<u32>,
+    inbound: bool,
+    src: u32,
+    left: usize,
+}
+
+impl<'a> EdgeIter<'a> {
+    fn new(
+        a: &'a Artifact,
+        base: std::ops::Range<u32>,
+        delta: std::ops::Range<u32>,
+        inbound: bool,
+        src: u32,
+    ) -> Self {
+        let mut it = EdgeIter {
+            a,
+            base,
+            delta,
+            inbound,
+            src,
+            left: 0,
+        };
+        let dropped = match &a.delta {
+            None => 0,
+            Some(d) if !inbound => d.dropped(a).range_cardinality(it.base.clone()) as usize,
+            Some(d) => it
+                .base
+                .clone()
+                .filter(|&k| d.dropped(a).contains(it.base_edge(k)))
+                .count(),
+        };
+        it.left = it.base.len() - dropped + it.delta.len();
+        it
+    }
+
+    #[inline]
+    fn base_edge(&self, k: u32) -> u32 {
+        if self.inbound {
+            self.a.edges.in_perm.get32(self.a.ep(), k as usize)
+        } else {
+            k
+        }
+    }
+}
+
+impl<'a> Iterator for EdgeIter<'a> {
+    type Item = EdgeRef<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<EdgeRef<'a>> {
+        while let Some(k) = self.base.next() {
+            let e = self.base_edge(k);
+            if let Some(d) = &self.a.delta
+                && d.dropped(self.a).contains(e)
+            {
+                continue;
+            }
+            self.left -= 1;
+            return Some(self.a.edge_with_src(e, self.src));
+        }
+        let k = self.delta.next()?;
+        let d = self.a.delta.as_ref()?;
+        let r = if self.inbound {
+            d.in_perm(self.a, k)
+        } else {
+            k
+        };
+        self.left -= 1;
+        Some(self.a.edge_with_src(self.a.e + r, self.src))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for EdgeIter<'_> {}
+
+/// Nodes from a name lookup: a range of the base name index (hidden rows skipped) and a
+/// range of the delta's, merged by (name, node index).
+pub struct NameIter<'a> {
+    a: &'a Artifact,
+    base: std::ops::Range<usize>,
+    delta: std::ops::Range<usize>,
+}
+
+impl NameIter<'_> {
+    fn peek_base(&mut self) -> Option<u32> {
+        let (ix, p) = (&self.a.nodes.name_index, self.a.np());
+        while self.base.start < self.base.end {
+            let b = ix.get32(p, self.base.start);
+            if !self.a.masked(b) {
+                return Some(b);
+            }
+            self.base.start += 1;
+        }
+        None
+    }
+}
+
+impl Iterator for NameIter<'_> {
+    type Item = NodeIdx;
+
+    fn next(&mut self) -> Option<NodeIdx> {
+        let b = self.peek_base();
+        let Some(d) = &self.a.delta else {
+            self.base.start += 1;
+            return b.map(NodeIdx);
+        };
+        let dr = (self.delta.start < self.delta.end)
+            .then(|| d.name_index_row(self.a, self.delta.start));
+        match (b, dr) {
+            (None, None) => None,
+            (Some(b), None) => {
+                self.base.start += 1;
+                Some(NodeIdx(b))
+            }
+            (None, Some((_, v))) => {
+                self.delta.start += 1;
+                Some(NodeIdx(v))
+            }
+            (Some(b), Some((r, v))) => {
+                let bn = self.a.base_node(b).name().as_bytes();
+                let dn = self.a.delta_node(d, r, v).name().as_bytes();
+                if (bn, b) <= (dn, v) {
+                    self.base.start += 1;
+                    Some(NodeIdx(b))
+                } else {
+                    self.delta.start += 1;
+                    Some(NodeIdx(v))
+                }
+            }
+        }
     }
 }
 

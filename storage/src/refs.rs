@@ -1,15 +1,17 @@
 //! [`NodeRef`] and [`EdgeRef`]: typed views of one node or edge of an [`Artifact`].
 //!
-//! Both are two or three words (artifact reference, index, known source) and decode each
-//! field from the mapped columns on demand.
+//! Both hold the artifact, the index, and where the row lives (the base layer's columns
+//! or the delta layer's, resolved once when the view is made), and decode each field from
+//! the mapped columns on demand.
 
 use std::borrow::Cow;
 
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
 
 use crate::column::UIntCol;
+use crate::format::cmp_parts;
 use crate::input::{NodeIdx, StrId};
-use crate::reader::{Artifact, EdgeIdx};
+use crate::reader::{Artifact, EdgeCols, EdgeIdx, NodeCols};
 use crate::writer::CONTENT_HASH_LEN;
 
 /// Marks an [`EdgeRef`] whose source has not been looked up yet.
@@ -20,6 +22,10 @@ pub(crate) const UNKNOWN: u32 = u32::MAX;
 pub struct NodeRef<'a> {
     pub(crate) a: &'a Artifact,
     pub(crate) i: u32,
+    /// Payload and columns of the layer holding the row, and the row in it.
+    pub(crate) p: &'a [u8],
+    pub(crate) cols: &'a NodeCols,
+    pub(crate) r: u32,
 }
 
 impl std::fmt::Debug for NodeRef<'_> {
@@ -35,7 +41,7 @@ impl std::fmt::Debug for NodeRef<'_> {
 impl<'a> NodeRef<'a> {
     #[inline]
     fn col(&self, c: &UIntCol) -> u64 {
-        c.get(self.a.np(), self.i as usize)
+        c.get(self.p, self.r as usize)
     }
     #[inline]
     fn sid(&self, c: &UIntCol) -> StrId {
@@ -56,11 +62,43 @@ impl<'a> NodeRef<'a> {
     }
     /// Whether the id of this node is `id`, without allocating.
     pub fn id_is(&self, id: &str) -> bool {
-        self.a.cmp_id(self.i, id.as_bytes()).is_eq()
+        self.cmp_id(id.as_bytes()).is_eq()
+    }
+    /// The id as up to three parts whose concatenation is the id text.
+    pub(crate) fn id_parts(&self) -> [&'a [u8]; 3] {
+        match self.id_sid() {
+            Some(s) => [self.a.string_bytes(s), b"", b""],
+            None => [
+                self.a.string_bytes(self.file_sid()),
+                b":",
+                self.a.string_bytes(self.qualified_name_sid()),
+            ],
+        }
+    }
+    /// Compares the id with `target`, reading the qualified name of a composed id only
+    /// when the file part matches (most binary-search steps stop at the file).
+    pub(crate) fn cmp_id(&self, target: &[u8]) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        if let Some(s) = self.id_sid() {
+            return self.a.string_bytes(s).cmp(target);
+        }
+        let file = self.a.string_bytes(self.file_sid());
+        let k = file.len().min(target.len());
+        match file[..k].cmp(&target[..k]) {
+            Ordering::Equal if file.len() > target.len() => Ordering::Greater,
+            Ordering::Equal => {
+                let rest = &target[file.len()..];
+                cmp_parts(
+                    [b":", self.a.string_bytes(self.qualified_name_sid()), b""],
+                    [rest, b"", b""],
+                )
+            }
+            o => o,
+        }
     }
     /// String id of [`Self::id`], or `None` when the id is composed from file and qualified name.
     pub fn id_sid(&self) -> Option<StrId> {
-        match self.col(&self.a.nodes.id) {
+        match self.col(&self.cols.id) {
             0 => None,
             v => Some(StrId(u32::try_from(v - 1).unwrap_or(u32::MAX))),
         }
@@ -71,7 +109,7 @@ impl<'a> NodeRef<'a> {
     }
     /// String id of [`Self::name`].
     pub fn name_sid(&self) -> StrId {
-        self.sid(&self.a.nodes.name)
+        self.sid(&self.cols.name)
     }
     /// Qualified name.
     pub fn qualified_name(&self) -> &'a str {
@@ -79,7 +117,7 @@ impl<'a> NodeRef<'a> {
     }
     /// String id of [`Self::qualified_name`].
     pub fn qualified_name_sid(&self) -> StrId {
-        match self.col(&self.a.nodes.qualified_name) {
+        match self.col(&self.cols.qualified_name) {
             0 => self.name_sid(),
             v => StrId(u32::try_from(v - 1).unwrap_or(u32::MAX)),
         }
@@ -90,7 +128,7 @@ impl<'a> NodeRef<'a> {
     }
     /// String id of [`Self::file`].
     pub fn file_sid(&self) -> StrId {
-        self.sid(&self.a.nodes.file)
+        self.sid(&self.cols.file)
     }
     /// Declaration text (`""` when none).
     pub fn signature(&self) -> &'a str {
@@ -98,12 +136,12 @@ impl<'a> NodeRef<'a> {
     }
     /// String id of [`Self::signature`].
     pub fn signature_sid(&self) -> StrId {
-        self.sid(&self.a.nodes.signature)
+        self.sid(&self.cols.signature)
     }
     #[inline]
     fn packed_type(&self) -> u64 {
-        let code = self.col(&self.a.nodes.node_type) as usize;
-        self.a.nodes.type_palette.get(self.a.np(), code)
+        let code = self.col(&self.cols.node_type) as usize;
+        self.cols.type_palette.get(self.p, code)
     }
     /// Node kind (`External` if the stored code is unknown, which only damage causes).
     pub fn kind(&self) -> NodeKind {
@@ -119,31 +157,31 @@ impl<'a> NodeRef<'a> {
     }
     /// First line (1-based, 0 when unknown).
     pub fn start_line(&self) -> u32 {
-        self.col(&self.a.nodes.start_line) as u32
+        self.col(&self.cols.start_line) as u32
     }
     /// Last line (inclusive).
     pub fn end_line(&self) -> u32 {
         self.start_line()
-            .wrapping_add(self.col(&self.a.nodes.line_span) as u32)
+            .wrapping_add(self.col(&self.cols.line_span) as u32)
     }
     /// First byte.
     pub fn start_byte(&self) -> u64 {
-        self.col(&self.a.nodes.start_byte)
+        self.col(&self.cols.start_byte)
     }
     /// One past the last byte.
     pub fn end_byte(&self) -> u64 {
         self.start_byte()
-            .wrapping_add(self.col(&self.a.nodes.byte_span))
+            .wrapping_add(self.col(&self.cols.byte_span))
     }
     /// Community id.
     pub fn community(&self) -> u32 {
-        self.col(&self.a.nodes.community) as u32
+        self.col(&self.cols.community) as u32
     }
     /// The first 16 bytes (128 bits) of the blake3 content hash given to the writer.
     pub fn content_hash(&self) -> [u8; 16] {
         let mut h = [0u8; 16];
-        let b = self.a.nodes.content_hash.bytes(self.a.np());
-        let at = self.i as usize * CONTENT_HASH_LEN;
+        let b = self.cols.content_hash.bytes(self.p);
+        let at = self.r as usize * CONTENT_HASH_LEN;
         if let Some(s) = b.get(at..at + CONTENT_HASH_LEN) {
             h.copy_from_slice(s);
         }
@@ -157,6 +195,10 @@ pub struct EdgeRef<'a> {
     pub(crate) a: &'a Artifact,
     pub(crate) i: u32,
     pub(crate) src: u32,
+    /// Payload and columns of the layer holding the row, and the row in it.
+    pub(crate) p: &'a [u8],
+    pub(crate) cols: &'a EdgeCols,
+    pub(crate) r: u32,
 }
 
 impl std::fmt::Debug for EdgeRef<'_> {
@@ -173,7 +215,7 @@ impl std::fmt::Debug for EdgeRef<'_> {
 impl<'a> EdgeRef<'a> {
     #[inline]
     fn col(&self, c: &UIntCol) -> u64 {
-        c.get(self.a.ep(), self.i as usize)
+        c.get(self.p, self.r as usize)
     }
     /// Index of the edge.
     pub fn idx(&self) -> EdgeIdx {
@@ -189,12 +231,12 @@ impl<'a> EdgeRef<'a> {
     }
     /// Target node.
     pub fn dst(&self) -> NodeIdx {
-        NodeIdx(self.col(&self.a.edges.dst) as u32)
+        NodeIdx(self.col(&self.cols.dst) as u32)
     }
     #[inline]
     fn packed_type(&self) -> u64 {
-        let code = self.col(&self.a.edges.edge_type) as usize;
-        self.a.edges.type_palette.get(self.a.ep(), code)
+        let code = self.col(&self.cols.edge_type) as usize;
+        self.cols.type_palette.get(self.p, code)
     }
     /// Relation type (`Contains` for an unknown code, which only damage causes).
     pub fn rel(&self) -> RelType {
@@ -214,7 +256,7 @@ impl<'a> EdgeRef<'a> {
     }
     /// String id of the use-site file.
     pub fn file_sid(&self) -> StrId {
-        match self.col(&self.a.edges.file_override) {
+        match self.col(&self.cols.file_override) {
             0 => self.a.node(self.src()).file_sid(),
             f => StrId(u32::try_from(f - 1).unwrap_or(u32::MAX)),
         }
@@ -225,6 +267,6 @@ impl<'a> EdgeRef<'a> {
     }
     /// Use-site line (0 when none).
     pub fn line(&self) -> u32 {
-        self.col(&self.a.edges.line) as u32
+        self.col(&self.cols.line) as u32
     }
 }

@@ -14,9 +14,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::error::{Result, StorageError};
 use crate::format::{SegmentKind, decode_dbid, encode_dbid, names};
 use crate::input::GraphBuilder;
-use crate::manifest::{self, LAYER_BASE, Layer, ManifestBody, RunRecord, SegmentRef};
+use crate::manifest::{self, LAYER_BASE, LAYER_DELTA, Layer, ManifestBody, RunRecord, SegmentRef};
 use crate::reader::Artifact;
-use crate::writer::build_layer;
+use crate::writer::{BuiltLayer, build_layer};
 
 /// A handle on one `.batho/` directory.
 #[derive(Debug, Clone)]
@@ -47,9 +47,15 @@ pub struct CommitInfo {
 #[derive(Debug)]
 pub struct WriterLock<'a> {
     store: &'a Store,
+    /// A fragment commit writes a fresh base instead of a delta once the cumulative delta
+    /// exceeds this percentage of the base's nodes or edges.
+    pub(crate) delta_limit_percent: u32,
     // Holding the locked file keeps the OS lock; dropping it unlocks.
     _file: File,
 }
+
+/// Default of [`WriterLock::set_delta_limit`].
+pub const DEFAULT_DELTA_LIMIT_PERCENT: u32 = 20;
 
 /// The steps of a commit, in order; tests stop a commit after any of them to simulate a crash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,6 +215,7 @@ impl Store {
         match file.try_lock() {
             Ok(()) => Ok(WriterLock {
                 store: self,
+                delta_limit_percent: DEFAULT_DELTA_LIMIT_PERCENT,
                 _file: file,
             }),
             Err(std::fs::TryLockError::WouldBlock) => Err(StorageError::Locked { path }),
@@ -271,6 +278,23 @@ impl Store {
 }
 
 impl WriterLock<'_> {
+    /// Sets how large (in percent of the base layer's nodes or edges) the cumulative delta
+    /// of a fragment commit may grow before [`WriterLock::commit_fragment`] writes a fresh
+    /// base instead (0: always a fresh base).
+    pub fn set_delta_limit(&mut self, percent: u32) {
+        self.delta_limit_percent = percent;
+    }
+
+    /// Folds the current generation's base and delta layers into a new base layer,
+    /// committed as a new generation recording `run`. Node indexes are renumbered densely
+    /// (removed nodes leave no gap). Without a delta the graph is committed as is (its
+    /// segments are reused).
+    pub fn compact(&mut self, run: RunRecord) -> Result<CommitInfo> {
+        let cur = self.store.open_current()?;
+        let g = cur.to_graph_builder();
+        self.commit(&g, run)
+    }
+
     /// The store this lock belongs to.
     pub(crate) fn store(&self) -> &Store {
         self.store
@@ -333,6 +357,19 @@ impl WriterLock<'_> {
     pub(crate) fn commit_with(
         &mut self,
         graph: &GraphBuilder,
+        run: RunRecord,
+        crash: &mut dyn FnMut(CommitStep) -> bool,
+    ) -> Result<CommitInfo> {
+        let built = build_layer(graph, self.store.db_uuid)?;
+        self.commit_layer_with(&built, None, run, crash)
+    }
+
+    /// Writes the segments of `built` and publishes a generation whose layers are
+    /// `built` as a base, or, with `below` (a base layer), `below` plus `built` as its delta.
+    pub(crate) fn commit_layer_with(
+        &mut self,
+        built: &BuiltLayer,
+        below: Option<Layer>,
         mut run: RunRecord,
         crash: &mut dyn FnMut(CommitStep) -> bool,
     ) -> Result<CommitInfo> {
@@ -347,7 +384,6 @@ impl WriterLock<'_> {
             ));
         }
         let generation = self.next_generation(prev.as_ref())?;
-        let built = build_layer(graph, store.db_uuid)?;
         let seg_dir = store.dir.join(names::SEGMENTS_DIR);
         let mut refs = Vec::with_capacity(built.segments.len());
         let (mut bytes_written, mut written, mut reused) = (0u64, 0u32, 0u32);
@@ -382,17 +418,18 @@ impl WriterLock<'_> {
         run.generation = generation;
         let mut runs = prev.map(|m| m.runs).unwrap_or_default();
         runs.push(run);
+        let layer = Layer {
+            kind: if below.is_some() { LAYER_DELTA } else { LAYER_BASE },
+            created_generation: generation,
+            node_count: built.node_count,
+            edge_count: built.edge_count,
+            segments: refs,
+        };
         let body = ManifestBody {
             generation,
             db_uuid: store.db_uuid,
             created_at_ms: now_ms(),
-            layers: vec![Layer {
-                kind: LAYER_BASE,
-                created_generation: generation,
-                node_count: built.node_count,
-                edge_count: built.edge_count,
-                segments: refs,
-            }],
+            layers: below.into_iter().chain([layer]).collect(),
             runs,
         };
         bytes_written += self.publish(&body, crash)?;
@@ -401,8 +438,8 @@ impl WriterLock<'_> {
             bytes_written,
             segments_written: written,
             segments_reused: reused,
-            node_count: built.node_count,
-            edge_count: built.edge_count,
+            node_count: built.live_nodes,
+            edge_count: built.live_edges,
         })
     }
 
@@ -447,6 +484,14 @@ fn simulated() -> StorageError {
 }
 
 impl SegmentKind {
+    /// Whether the manifest of a delta layer lists exactly one segment of every delta kind.
+    pub(crate) fn delta_complete(segs: &[SegmentRef]) -> bool {
+        segs.len() == SegmentKind::DELTA.len()
+            && SegmentKind::DELTA
+                .iter()
+                .all(|k| segs.iter().filter(|s| s.kind == *k as u8).count() == 1)
+    }
+
     /// Whether the manifest of a base layer lists exactly one segment of every kind.
     pub(crate) fn base_complete(segs: &[SegmentRef]) -> bool {
         segs.len() == SegmentKind::BASE.len()

@@ -65,16 +65,19 @@ pub enum VerifyPart {
     Edges,
     /// Every bitmap against the columns it is derived from.
     Bitmaps,
+    /// The delta layer, if any: strings, rows, indexes, CSRs and tombstones (D1–D6).
+    Delta,
 }
 
 impl VerifyPart {
     /// The structural parts (everything but [`VerifyPart::Hashes`]).
-    pub const STRUCTURE: [VerifyPart; 5] = [
+    pub const STRUCTURE: [VerifyPart; 6] = [
         VerifyPart::Columns,
         VerifyPart::Strings,
         VerifyPart::Nodes,
         VerifyPart::Edges,
         VerifyPart::Bitmaps,
+        VerifyPart::Delta,
     ];
 }
 
@@ -108,6 +111,7 @@ impl Artifact {
             VerifyPart::Nodes => self.verify_nodes(&mut r),
             VerifyPart::Edges => self.verify_edges(&mut r),
             VerifyPart::Bitmaps => self.verify_bitmaps(&mut r),
+            VerifyPart::Delta => self.verify_delta(&mut r.issues),
         }
         r.issues
     }
@@ -167,7 +171,7 @@ impl Artifact {
         let o = &self.strings.offsets;
         let mut prev_end = 0u64;
         let mut prev: Option<&[u8]> = None;
-        for i in 0..self.string_count() {
+        for i in 0..self.base_string_count() {
             let (a, b) = (o.get(p, i as usize), o.get(p, i as usize + 1));
             if a != prev_end || b < a {
                 r.add("strings", format!("offsets of string {i} are not monotone"));
@@ -191,7 +195,7 @@ impl Artifact {
     fn verify_nodes(&self, r: &mut Report) {
         let p = self.np();
         let nc = &self.nodes;
-        let sc = u64::from(self.string_count());
+        let sc = u64::from(self.base_string_count());
         for k in 0..nc.type_palette.len() {
             let t = nc.type_palette.get(p, k);
             if NodeKind::from_code(t as u8).is_none()
@@ -291,7 +295,7 @@ impl Artifact {
         let p = self.ep();
         let ec = &self.edges;
         let (n, e) = (self.n as usize, u64::from(self.e));
-        let sc = u64::from(self.string_count());
+        let sc = u64::from(self.base_string_count());
         for (what, off) in [
             ("edges.out_csr", &ec.out_offsets),
             ("edges.in_csr", &ec.in_offsets),
@@ -419,7 +423,7 @@ impl Artifact {
         let b = &self.bitmaps;
         let mut kinds = vec![RoaringBitmap::new(); b.kinds.len()];
         let mut files: std::collections::BTreeMap<u32, RoaringBitmap> = Default::default();
-        for node in self.nodes() {
+        for node in (0..self.n).map(|i| self.base_node(i)) {
             if let Some(bm) = kinds.get_mut(usize::from(node.kind().code())) {
                 bm.try_push(node.idx().0).ok();
             }

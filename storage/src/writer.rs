@@ -21,8 +21,12 @@ pub const CONTENT_HASH_LEN: usize = 16;
 /// The encoded segments of one base layer.
 pub(crate) struct BuiltLayer {
     pub(crate) segments: Vec<(SegmentKind, Vec<u8>)>,
+    /// Node and edge index spaces (the manifest layer's counts).
     pub(crate) node_count: u64,
     pub(crate) edge_count: u64,
+    /// Nodes and edges of the graph after the layer (a delta's tombstones excluded).
+    pub(crate) live_nodes: u64,
+    pub(crate) live_edges: u64,
 }
 
 /// Whether `id` is exactly `file + ":" + qualified_name`, the usual shape, which is then
@@ -350,12 +354,14 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
         ],
         node_count: n as u64,
         edge_count: e as u64,
+        live_nodes: n as u64,
+        live_edges: e as u64,
     })
 }
 
 /// The distinct values of `values`, ascending. A graph has a few dozen distinct node and
 /// edge types: a set avoids sorting one value per node or edge (millions on a kernel).
-fn palette_of(values: impl Iterator<Item = u64>) -> Vec<u64> {
+pub(crate) fn palette_of(values: impl Iterator<Item = u64>) -> Vec<u64> {
     let set: std::collections::HashSet<u64> = values.collect();
     let mut v: Vec<u64> = set.into_iter().collect();
     v.sort_unstable();

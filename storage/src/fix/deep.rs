@@ -63,6 +63,7 @@ pub(super) fn run_jobs(
             (VerifyPart::Bitmaps, 3),
             (VerifyPart::Strings, 1),
             (VerifyPart::Columns, 1),
+            (VerifyPart::Delta, 1),
         ] {
             list.push((size.saturating_mul(weight), Job::Verify(part)));
         }
