@@ -102,9 +102,15 @@ impl Delta {
             || so.get(pay(DS), 0) != 0
             || so.get(pay(DS), so.len() - 1) != blen
             || so.len() as u64 > blen + 2
-            || u32::try_from(so.len()).ok().and_then(|c| c.checked_add(base_s)).is_none()
+            || u32::try_from(so.len())
+                .ok()
+                .and_then(|c| c.checked_add(base_s))
+                .is_none()
         {
-            return Err(corrupt(&segs[DS], "string offsets do not span the string bytes"));
+            return Err(corrupt(
+                &segs[DS],
+                "string offsets do not span the string bytes",
+            ));
         }
 
         let nt = ColumnTable::parse(pay(DN), &what(DN))?;
@@ -135,7 +141,10 @@ impl Delta {
         if nodes.type_palette.len() > rows
             || nodes.content_hash.bytes(pay(DN)).len() != rows * CONTENT_HASH_LEN
         {
-            return Err(corrupt(&segs[DN], "node columns disagree with the row count"));
+            return Err(corrupt(
+                &segs[DN],
+                "node columns disagree with the row count",
+            ));
         }
 
         let et = ColumnTable::parse(pay(DE), &what(DE))?;
@@ -145,7 +154,10 @@ impl Delta {
         let edges = EdgeCols {
             out_offsets: et.uint(edges_col::OUT_OFFSETS, Some(rows + 1))?,
             dst: c(edges_col::DST)?,
-            block_src: et.uint(edges_col::BLOCK_SRC, Some(deu.div_ceil(edges_col::SRC_BLOCK)))?,
+            block_src: et.uint(
+                edges_col::BLOCK_SRC,
+                Some(deu.div_ceil(edges_col::SRC_BLOCK)),
+            )?,
             edge_type: c(edges_col::TYPE)?,
             type_palette: et.uint(edges_col::TYPE_PALETTE, None)?,
             line: c(edges_col::LINE)?,
@@ -154,13 +166,22 @@ impl Delta {
             in_perm: c(edges_col::IN_PERM)?,
         };
         let dropped_raw = et.bytes(edges_col::DROPPED)?;
-        for (col, len) in [(&edges.out_offsets, rows), (&edges.in_offsets, in_keys.len())] {
+        for (col, len) in [
+            (&edges.out_offsets, rows),
+            (&edges.in_offsets, in_keys.len()),
+        ] {
             if col.get(pay(DE), 0) != 0 || col.get(pay(DE), len) != u64::from(de) {
-                return Err(corrupt(&segs[DE], format!("delta CSR offsets do not span 0..{de}")));
+                return Err(corrupt(
+                    &segs[DE],
+                    format!("delta CSR offsets do not span 0..{de}"),
+                ));
             }
         }
         if edges.type_palette.len() > deu || in_keys.len() > deu {
-            return Err(corrupt(&segs[DE], "edge directories longer than the edge count"));
+            return Err(corrupt(
+                &segs[DE],
+                "edge directories longer than the edge count",
+            ));
         }
         Ok(Delta {
             n,
@@ -193,7 +214,11 @@ impl Delta {
     pub(crate) fn string_bytes<'a>(&self, p: &'a [u8], k: u32) -> &'a [u8] {
         let o = &self.strings.offsets;
         let (a, b) = (o.get(p, k as usize), o.get(p, k as usize + 1));
-        self.strings.bytes.bytes(p).get(a as usize..b as usize).unwrap_or(&[])
+        self.strings
+            .bytes
+            .bytes(p)
+            .get(a as usize..b as usize)
+            .unwrap_or(&[])
     }
 
     pub(crate) fn find_string(&self, p: &[u8], t: &[u8]) -> Option<u32> {
@@ -230,7 +255,10 @@ impl Delta {
 
     /// The serialized tombstone bitmaps (for `verify`).
     pub(crate) fn raw_tombstones<'a>(&self, a: &'a Artifact) -> (&'a [u8], &'a [u8]) {
-        (self.removed_raw.bytes(a.pay(DN)), self.dropped_raw.bytes(a.pay(DE)))
+        (
+            self.removed_raw.bytes(a.pay(DN)),
+            self.dropped_raw.bytes(a.pay(DE)),
+        )
     }
 
     /// Base rows hidden by the delta: removed, or superseded by a delta row.
@@ -360,13 +388,22 @@ impl Delta {
     }
 
     pub(crate) fn in_perm(&self, a: &Artifact, k: u32) -> u32 {
-        self.edges.in_perm.get32(a.pay(DE), k as usize).min(self.de.saturating_sub(1))
+        self.edges
+            .in_perm
+            .get32(a.pay(DE), k as usize)
+            .min(self.de.saturating_sub(1))
     }
 
     /// The node index of the source of delta edge `k`.
     pub(crate) fn edge_src(&self, a: &Artifact, k: u32) -> u32 {
         let p = a.pay(DE);
-        let r = block_search(&self.edges.out_offsets, &self.edges.block_src, p, self.rows, k);
+        let r = block_search(
+            &self.edges.out_offsets,
+            &self.edges.block_src,
+            p,
+            self.rows,
+            k,
+        );
         self.row_node.get32(a.pay(DN), r as usize)
     }
 
@@ -407,7 +444,11 @@ impl Delta {
         };
         slot.get_or_init(|| {
             let mut bm = base - self.dropped(a);
-            bm.extend((0..self.de).filter(|&k| a.edge(crate::EdgeIdx(self.base_e + k)).rel() == rel).map(|k| self.base_e + k));
+            bm.extend(
+                (0..self.de)
+                    .filter(|&k| a.edge(crate::EdgeIdx(self.base_e + k)).rel() == rel)
+                    .map(|k| self.base_e + k),
+            );
             bm
         })
     }
@@ -425,7 +466,9 @@ impl Delta {
             let mut bm = base - self.dropped(a);
             bm.extend(
                 (0..self.de)
-                    .filter(|&k| a.edge(crate::EdgeIdx(self.base_e + k)).roles().0 & (1 << bit) != 0)
+                    .filter(|&k| {
+                        a.edge(crate::EdgeIdx(self.base_e + k)).roles().0 & (1 << bit) != 0
+                    })
                     .map(|k| self.base_e + k),
             );
             bm
@@ -585,7 +628,10 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
         }
     }
     for e in &fg.edges {
-        let (s, d) = (plan.frag_map[e.src.0 as usize], plan.frag_map[e.dst.0 as usize]);
+        let (s, d) = (
+            plan.frag_map[e.src.0 as usize],
+            plan.frag_map[e.dst.0 as usize],
+        );
         let Some(&src) = row_of.get(&s) else { continue };
         let file = g.intern(fg.str(e.file));
         edges.push(EdgeInput {
@@ -617,7 +663,11 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     let g = &d.g;
     let rows = g.nodes.len();
     let de = d.edges.len();
-    if u32::try_from(de).ok().and_then(|x| x.checked_add(m.e)).is_none() {
+    if u32::try_from(de)
+        .ok()
+        .and_then(|x| x.checked_add(m.e))
+        .is_none()
+    {
         return Err(StorageError::InvalidInput {
             detail: "delta edges exceed the u32 limit".into(),
         });
@@ -685,7 +735,9 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
         palette.binary_search(&node_type(i)).map_or(0, |p| p as u64)
     });
     nw.add_uint(nodes_col::TYPE_PALETTE, palette.len(), |p| palette[p]);
-    nw.add_uint(nodes_col::START_LINE, rows, |i| u64::from(nodes[i].start_line));
+    nw.add_uint(nodes_col::START_LINE, rows, |i| {
+        u64::from(nodes[i].start_line)
+    });
     nw.add_uint(nodes_col::LINE_SPAN, rows, |i| {
         u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
     });
@@ -693,7 +745,9 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     nw.add_uint(nodes_col::BYTE_SPAN, rows, |i| {
         nodes[i].end_byte.wrapping_sub(nodes[i].start_byte)
     });
-    nw.add_uint(nodes_col::COMMUNITY, rows, |i| u64::from(nodes[i].community));
+    nw.add_uint(nodes_col::COMMUNITY, rows, |i| {
+        u64::from(nodes[i].community)
+    });
     let hashes: Vec<u8> = nodes
         .iter()
         .flat_map(|x| x.content_hash[..CONTENT_HASH_LEN].iter().copied())
@@ -712,7 +766,11 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     let parts = |i: u32| {
         let x = &nodes[i as usize];
         if composed[i as usize] {
-            [g.str(x.file).as_bytes(), b":".as_slice(), g.str(x.qualified_name).as_bytes()]
+            [
+                g.str(x.file).as_bytes(),
+                b":".as_slice(),
+                g.str(x.qualified_name).as_bytes(),
+            ]
         } else {
             [g.str(x.id).as_bytes(), b"".as_slice(), b"".as_slice()]
         }
@@ -755,17 +813,25 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     ew.add_uint(edges_col::OUT_OFFSETS, rows + 1, |i| out_off[i]);
     ew.add_uint(edges_col::DST, de, |k| u64::from(ed(k).dst.0));
     ew.add_uint(edges_col::TYPE, de, |k| {
-        palette.binary_search(&edge_type(ed(k))).map_or(0, |p| p as u64)
+        palette
+            .binary_search(&edge_type(ed(k)))
+            .map_or(0, |p| p as u64)
     });
     ew.add_uint(edges_col::TYPE_PALETTE, palette.len(), |p| palette[p]);
-    ew.add_uint(edges_col::BLOCK_SRC, de.div_ceil(edges_col::SRC_BLOCK), |b| {
-        u64::from(ed(b * edges_col::SRC_BLOCK).src.0)
-    });
+    ew.add_uint(
+        edges_col::BLOCK_SRC,
+        de.div_ceil(edges_col::SRC_BLOCK),
+        |b| u64::from(ed(b * edges_col::SRC_BLOCK).src.0),
+    );
     ew.add_uint(edges_col::LINE, de, |k| u64::from(ed(k).line));
     ew.add_uint(edges_col::FILE_OVERRIDE, de, |k| {
         let x = ed(k);
         let own = r(x.file);
-        if own == r(nodes[x.src.0 as usize].file) { 0 } else { own + 1 }
+        if own == r(nodes[x.src.0 as usize].file) {
+            0
+        } else {
+            own + 1
+        }
     });
     let mut by_dst: Vec<u32> = (0..de as u32).collect();
     by_dst.sort_by_key(|&k| (ed(k as usize).dst.0, k));

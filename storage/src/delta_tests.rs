@@ -13,7 +13,12 @@ use crate::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput};
 use crate::{Artifact, EdgeIdx, GraphFragment, Store, materialize_fragment};
 
 const NAMES: [&str; 6] = ["a", "ab", "abc", "b", "ba", "c"];
-const RELS: [RelType; 4] = [RelType::Calls, RelType::Contains, RelType::Includes, RelType::Reads];
+const RELS: [RelType; 4] = [
+    RelType::Calls,
+    RelType::Contains,
+    RelType::Includes,
+    RelType::Reads,
+];
 
 fn add(g: &mut GraphBuilder, rng: &mut Rng, id: &str, file: &str) -> NodeIdx {
     let name = NAMES[rng.below(NAMES.len() as u64) as usize];
@@ -117,7 +122,9 @@ fn fragment(rng: &mut Rng, m: &Artifact, round: usize) -> GraphFragment {
         for _ in 0..rng.below(4) {
             let dst = match rng.below(4) {
                 0 if !live.is_empty() => {
-                    let id = m.node(NodeIdx(live[rng.below(live.len() as u64) as usize])).id();
+                    let id = m
+                        .node(NodeIdx(live[rng.below(live.len() as u64) as usize]))
+                        .id();
                     // Standing for an existing node: the properties are made up.
                     add(&mut g, rng, &id, "elsewhere.c")
                 }
@@ -166,7 +173,9 @@ fn same_answers(a: &Artifact, b: &Artifact) {
     assert_eq!(a.live_nodes().count() as u32, b.node_count());
     for n in b.live_nodes() {
         let id = n.id();
-        let x = a.lookup_id(&id).expect("node missing from the merged artifact");
+        let x = a
+            .lookup_id(&id)
+            .expect("node missing from the merged artifact");
         assert!(a.is_live(x));
         assert_eq!(node_props(a.node(x)), node_props(n), "{id}");
         let mut out_a: Vec<_> = a.out_edges(x).map(|e| edge_key(a, e)).collect();
@@ -183,11 +192,22 @@ fn same_answers(a: &Artifact, b: &Artifact) {
         assert_eq!(in_a, in_b, "in-edges of {id}");
     }
     for name in NAMES.iter().chain(&["zz", ""]) {
-        assert_eq!(ids(a, a.lookup_name(name)), ids(b, b.lookup_name(name)), "name {name}");
+        assert_eq!(
+            ids(a, a.lookup_name(name)),
+            ids(b, b.lookup_name(name)),
+            "name {name}"
+        );
         let hits: Vec<NodeIdx> = a.lookup_name(name).collect();
-        assert!(hits.windows(2).all(|w| w[0] < w[1]), "lookup_name not ascending");
+        assert!(
+            hits.windows(2).all(|w| w[0] < w[1]),
+            "lookup_name not ascending"
+        );
         let pre: Vec<NodeIdx> = a.lookup_name_prefix(name).collect();
-        assert_eq!(ids(a, pre.iter().copied()), ids(b, b.lookup_name_prefix(name)), "prefix {name}");
+        assert_eq!(
+            ids(a, pre.iter().copied()),
+            ids(b, b.lookup_name_prefix(name)),
+            "prefix {name}"
+        );
         assert!(
             pre.windows(2)
                 .all(|w| a.node(w[0]).name() <= a.node(w[1]).name()),
@@ -196,7 +216,9 @@ fn same_answers(a: &Artifact, b: &Artifact) {
     }
     for s in 0..b.string_count() {
         let text = b.string(crate::StrId(s));
-        let found = a.find_string(text).expect("string missing from the merged artifact");
+        let found = a
+            .find_string(text)
+            .expect("string missing from the merged artifact");
         assert_eq!(a.string(found), text);
     }
     assert_eq!(a.find_string("no such string"), None);
@@ -222,7 +244,11 @@ fn same_answers(a: &Artifact, b: &Artifact) {
     }
     let files: Vec<&str> = b.files().collect();
     assert_eq!(a.files().collect::<Vec<_>>(), files);
-    for f in files.iter().copied().chain(["new0.c", "new1.c", "new2.c", "f0.c", "f3.c"]) {
+    for f in files
+        .iter()
+        .copied()
+        .chain(["new0.c", "new1.c", "new2.c", "f0.c", "f3.c"])
+    {
         assert_eq!(
             a.nodes_in_file(f).map(|bm| ids(a, bm.iter().map(NodeIdx))),
             b.nodes_in_file(f).map(|bm| ids(b, bm.iter().map(NodeIdx))),
@@ -247,7 +273,8 @@ fn run_case(seed: u64, rounds: usize) {
     for round in 0..rounds {
         let (a, b) = (sa.open_current().unwrap(), sb.open_current().unwrap());
         let frag = fragment(&mut rng, &b, round);
-        wa.commit_fragment(&a, &frag, sample_run(&frag.graph)).unwrap();
+        wa.commit_fragment(&a, &frag, sample_run(&frag.graph))
+            .unwrap();
         let merged = materialize_fragment(&b, &frag).unwrap();
         wb.commit(&merged, sample_run(&merged)).unwrap();
         let a = sa.open_current().unwrap();
@@ -283,7 +310,8 @@ fn a_large_cumulative_delta_becomes_a_fresh_base() {
     for round in 0..40 {
         let a = store.open_current().unwrap();
         let frag = fragment(&mut rng, &a, round);
-        w.commit_fragment(&a, &frag, sample_run(&frag.graph)).unwrap();
+        w.commit_fragment(&a, &frag, sample_run(&frag.graph))
+            .unwrap();
         let now = store.open_current().unwrap();
         deltas += usize::from(now.has_delta());
         if !now.has_delta() {
@@ -315,7 +343,9 @@ fn a_patch_writes_far_less_than_the_artifact() {
         replaced_files: [file].into(),
         graph: fg,
     };
-    let info = w.commit_fragment(&a, &frag, sample_run(&frag.graph)).unwrap();
+    let info = w
+        .commit_fragment(&a, &frag, sample_run(&frag.graph))
+        .unwrap();
     let m = store.open_current().unwrap();
     assert!(m.has_delta());
     assert!(

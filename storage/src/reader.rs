@@ -16,13 +16,12 @@ use roaring::RoaringBitmap;
 
 use crate::bitmaps::{Bitmaps, EMPTY};
 use crate::column::{BytesCol, ColumnTable, UIntCol};
+use crate::delta::Delta;
 use crate::error::{Result, StorageError};
 use crate::format::{
-    SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, edges_col, names, nodes_col,
-    strings_col,
+    SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, edges_col, names, nodes_col, strings_col,
 };
 use crate::input::{NodeIdx, StrId};
-use crate::delta::Delta;
 use crate::manifest::{LAYER_BASE, LAYER_DELTA, ManifestBody, RunRecord};
 use crate::refs::{EdgeRef, NodeRef, UNKNOWN};
 use crate::store::{generation_manifest_path, read_manifest};
@@ -115,7 +114,10 @@ fn map_segment(
     kind: SegmentKind,
 ) -> Result<Segment> {
     let Some(r) = refs.iter().find(|s| s.kind == kind as u8) else {
-        return Err(corrupt(manifest_path, format!("no {} segment", kind.name())));
+        return Err(corrupt(
+            manifest_path,
+            format!("no {} segment", kind.name()),
+        ));
     };
     let path = dir.join(names::SEGMENTS_DIR).join(r.file_name());
     let file = File::open(&path).map_err(|e| {
@@ -226,7 +228,13 @@ impl Artifact {
             .map_err(|_| corrupt(&manifest_path, "edge count exceeds u32"))?;
         let mut segs = Vec::with_capacity(7);
         for kind in SegmentKind::BASE {
-            segs.push(map_segment(dir, &manifest_path, &manifest, &layer.segments, kind)?);
+            segs.push(map_segment(
+                dir,
+                &manifest_path,
+                &manifest,
+                &layer.segments,
+                kind,
+            )?);
         }
         if let Some(d) = delta_layer {
             if !SegmentKind::delta_complete(&d.segments) {
@@ -236,7 +244,13 @@ impl Artifact {
                 ));
             }
             for kind in SegmentKind::DELTA {
-                segs.push(map_segment(dir, &manifest_path, &manifest, &d.segments, kind)?);
+                segs.push(map_segment(
+                    dir,
+                    &manifest_path,
+                    &manifest,
+                    &d.segments,
+                    kind,
+                )?);
             }
         }
         let pay = |k: usize| &segs[k].map[SEGMENT_HEADER_LEN..];
@@ -648,7 +662,9 @@ impl Artifact {
     /// Whether base row `b` is hidden by the delta layer (removed, or superseded by a row).
     #[inline]
     pub(crate) fn masked(&self, b: u32) -> bool {
-        self.delta.as_ref().is_some_and(|d| d.mask(self).contains(b))
+        self.delta
+            .as_ref()
+            .is_some_and(|d| d.mask(self).contains(b))
     }
 
     /// Positions in the base id index holding `id`.
@@ -768,10 +784,22 @@ impl Artifact {
     /// Out-edges of `n`, in (rel, dst) order.
     pub fn out_edges(&self, n: NodeIdx) -> EdgeIter<'_> {
         match &self.delta {
-            None => EdgeIter::new(self, self.csr_range(&self.edges.out_offsets, n), 0..0, false, n.0),
+            None => EdgeIter::new(
+                self,
+                self.csr_range(&self.edges.out_offsets, n),
+                0..0,
+                false,
+                n.0,
+            ),
             Some(d) => match d.row_of(self, n.0) {
                 Some(r) => EdgeIter::new(self, 0..0, d.out_range(self, r), false, n.0),
-                None => EdgeIter::new(self, self.csr_range(&self.edges.out_offsets, n), 0..0, false, n.0),
+                None => EdgeIter::new(
+                    self,
+                    self.csr_range(&self.edges.out_offsets, n),
+                    0..0,
+                    false,
+                    n.0,
+                ),
             },
         }
     }
@@ -803,10 +831,10 @@ impl Artifact {
 
     /// Nodes of kind `k`.
     pub fn nodes_of_kind(&self, k: NodeKind) -> &RoaringBitmap {
-        let base = self
-            .bitmaps
-            .kinds
-            .get(self.bp(), self.bitmaps.data, usize::from(k.code()), self.n);
+        let base =
+            self.bitmaps
+                .kinds
+                .get(self.bp(), self.bitmaps.data, usize::from(k.code()), self.n);
         match &self.delta {
             None => base,
             Some(d) => d.merged_kind(self, k, base),
@@ -815,10 +843,10 @@ impl Artifact {
 
     /// Edges of relation type `r`.
     pub fn edges_of_rel(&self, r: RelType) -> &RoaringBitmap {
-        let base = self
-            .bitmaps
-            .rels
-            .get(self.bp(), self.bitmaps.data, usize::from(r.code()), self.e);
+        let base =
+            self.bitmaps
+                .rels
+                .get(self.bp(), self.bitmaps.data, usize::from(r.code()), self.e);
         match &self.delta {
             None => base,
             Some(d) => d.merged_rel(self, r, base),
@@ -1015,8 +1043,8 @@ impl Iterator for NameIter<'_> {
             self.base.start += 1;
             return b.map(NodeIdx);
         };
-        let dr = (self.delta.start < self.delta.end)
-            .then(|| d.name_index_row(self.a, self.delta.start));
+        let dr =
+            (self.delta.start < self.delta.end).then(|| d.name_index_row(self.a, self.delta.start));
         match (b, dr) {
             (None, None) => None,
             (Some(b), None) => {

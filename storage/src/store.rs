@@ -419,7 +419,11 @@ impl WriterLock<'_> {
         let mut runs = prev.map(|m| m.runs).unwrap_or_default();
         runs.push(run);
         let layer = Layer {
-            kind: if below.is_some() { LAYER_DELTA } else { LAYER_BASE },
+            kind: if below.is_some() {
+                LAYER_DELTA
+            } else {
+                LAYER_BASE
+            },
             created_generation: generation,
             node_count: built.node_count,
             edge_count: built.edge_count,

@@ -85,7 +85,10 @@ impl Artifact {
         let mut prev: Option<&[u8]> = None;
         for k in 0..d.string_count() {
             if o.get(p, k as usize) > o.get(p, k as usize + 1) {
-                r.add("delta.strings", format!("offsets of string {k} are not monotone"));
+                r.add(
+                    "delta.strings",
+                    format!("offsets of string {k} are not monotone"),
+                );
                 return;
             }
             let s = d.string_bytes(p, k);
@@ -94,7 +97,10 @@ impl Artifact {
                 r.add("delta.strings", format!("string {k} is not UTF-8"));
             }
             if prev.is_some_and(|q| q >= s) {
-                r.add("delta.strings", format!("string {k} is not in strictly ascending order"));
+                r.add(
+                    "delta.strings",
+                    format!("string {k} is not in strictly ascending order"),
+                );
             }
             if let Ok(t) = text
                 && self.base_find_string(t).is_some()
@@ -124,14 +130,20 @@ impl Artifact {
         for k in 0..d.rows as usize {
             let v = d.row_node.get(p, k);
             if v >= u64::from(d.n) || prev.is_some_and(|q| u64::from(q) >= v) {
-                r.add("delta.row_node", format!("row {k} ({v}) is out of range or order"));
+                r.add(
+                    "delta.row_node",
+                    format!("row {k} ({v}) is out of range or order"),
+                );
                 continue;
             }
             let v = v as u32;
             prev = Some(v);
             rows.insert(v);
             if removed.contains(v) {
-                r.add("delta.row_node", format!("row {k} is node {v}, which is removed"));
+                r.add(
+                    "delta.row_node",
+                    format!("row {k} is node {v}, which is removed"),
+                );
             }
         }
         let mut appended = RoaringBitmap::new();
@@ -149,13 +161,19 @@ impl Artifact {
                 || Language::from_code((t >> 16) as u8).is_none()
                 || t >> 24 != 0
             {
-                r.add("delta.nodes", format!("palette entry {k} ({t:#x}) is not valid"));
+                r.add(
+                    "delta.nodes",
+                    format!("palette entry {k} ({t:#x}) is not valid"),
+                );
             }
         }
         let types = nc.type_palette.len() as u64;
         for i in 0..d.rows as usize {
             if nc.node_type.get(p, i) >= types {
-                r.add("delta.nodes", format!("row {i} has a type outside the palette"));
+                r.add(
+                    "delta.nodes",
+                    format!("row {i} has a type outside the palette"),
+                );
             }
             for c in [&nc.start_line, &nc.line_span, &nc.community] {
                 if c.get(p, i) > u64::from(u32::MAX) {
@@ -163,17 +181,21 @@ impl Artifact {
                 }
             }
             if nc.qualified_name.get(p, i) > sc || nc.id.get(p, i) > sc {
-                r.add("delta.nodes", format!("row {i} refers to an unknown string"));
+                r.add(
+                    "delta.nodes",
+                    format!("row {i} refers to an unknown string"),
+                );
             }
             for c in [&nc.name, &nc.file, &nc.signature] {
                 if c.get(p, i) >= sc {
-                    r.add("delta.nodes", format!("row {i} refers to an unknown string"));
+                    r.add(
+                        "delta.nodes",
+                        format!("row {i} refers to an unknown string"),
+                    );
                 }
             }
         }
-        let node = |row: u32| {
-            self.delta_node(d, row, d.row_node.get32(p, row as usize))
-        };
+        let node = |row: u32| self.delta_node(d, row, d.row_node.get32(p, row as usize));
         self.delta_index(d, r, "delta.id_index", &nc.id_index, |a, b| {
             cmp_parts(node(a).id_parts(), node(b).id_parts())
         });
@@ -197,7 +219,10 @@ impl Artifact {
         for k in 0..index.len() {
             let row = index.get(p, k);
             if row >= u64::from(d.rows) || !seen.insert(row as u32) {
-                r.add(what, format!("entry {k} ({row}) is out of range or repeated"));
+                r.add(
+                    what,
+                    format!("entry {k} ({row}) is out of range or repeated"),
+                );
                 continue;
             }
             let row = row as u32;
@@ -221,25 +246,37 @@ impl Artifact {
                 || Strategy::from_code((t >> 16) as u8).is_none()
                 || (t >> 24) & 0xff != 0
             {
-                r.add("delta.edges", format!("palette entry {k} ({t:#x}) is not valid"));
+                r.add(
+                    "delta.edges",
+                    format!("palette entry {k} ({t:#x}) is not valid"),
+                );
             }
         }
         let types = ec.type_palette.len() as u64;
         for row in 0..rows {
             let (a, b) = (ec.out_offsets.get(p, row), ec.out_offsets.get(p, row + 1));
             if a > b || b > de {
-                r.add("delta.out_csr", format!("offsets of row {row} are not monotone"));
+                r.add(
+                    "delta.out_csr",
+                    format!("offsets of row {row} are not monotone"),
+                );
                 continue;
             }
             for k in a as usize..b as usize {
                 let dst = ec.dst.get(p, k);
                 if dst >= u64::from(d.n) || !self.is_live(NodeIdx(dst as u32)) {
-                    r.add("delta.edges", format!("edge {k} targets {dst}, not a live node"));
+                    r.add(
+                        "delta.edges",
+                        format!("edge {k} targets {dst}, not a live node"),
+                    );
                 }
                 if k % edges_col::SRC_BLOCK == 0
                     && ec.block_src.get(p, k / edges_col::SRC_BLOCK) != row as u64
                 {
-                    r.add("delta.edges", format!("source hint of edge {k} is not row {row}"));
+                    r.add(
+                        "delta.edges",
+                        format!("source hint of edge {k} is not row {row}"),
+                    );
                 }
                 if ec.edge_type.get(p, k) >= types
                     || ec.line.get(p, k) > u64::from(u32::MAX)
@@ -254,7 +291,10 @@ impl Artifact {
                     )
                 };
                 if k > a as usize && key(k - 1) > key(k) {
-                    r.add("delta.out_csr", format!("edge {k} is out of (row, rel, dst) order"));
+                    r.add(
+                        "delta.out_csr",
+                        format!("edge {k} is out of (row, rel, dst) order"),
+                    );
                 }
             }
         }
@@ -268,24 +308,36 @@ impl Artifact {
             prev_key = Some(v);
             let (a, b) = (ec.in_offsets.get(p, j), ec.in_offsets.get(p, j + 1));
             if a >= b || b > de {
-                r.add("delta.in_csr", format!("offsets of key {j} are empty or not monotone"));
+                r.add(
+                    "delta.in_csr",
+                    format!("offsets of key {j} are empty or not monotone"),
+                );
                 continue;
             }
             let mut prev: Option<u64> = None;
             for k in a..b {
                 let edge = ec.in_perm.get(p, k as usize);
                 if edge >= de || !seen.insert(edge as u32) {
-                    r.add("delta.in_csr", format!("entry {k} is out of range or repeated"));
+                    r.add(
+                        "delta.in_csr",
+                        format!("entry {k} is out of range or repeated"),
+                    );
                     continue;
                 }
                 if ec.dst.get(p, edge as usize) != v || prev.is_some_and(|q| q >= edge) {
-                    r.add("delta.in_csr", format!("entry {k} is under the wrong key or order"));
+                    r.add(
+                        "delta.in_csr",
+                        format!("entry {k} is under the wrong key or order"),
+                    );
                 }
                 prev = Some(edge);
             }
         }
         if seen.len() != de {
-            r.add("delta.in_csr", format!("lists {} of {de} edges", seen.len()));
+            r.add(
+                "delta.in_csr",
+                format!("lists {} of {de} edges", seen.len()),
+            );
         }
     }
 
@@ -298,7 +350,10 @@ impl Artifact {
             }
         };
         if dropped.max().is_some_and(|m| m >= self.e) {
-            r.add("delta.dropped", format!("holds an edge index past {}", self.e));
+            r.add(
+                "delta.dropped",
+                format!("holds an edge index past {}", self.e),
+            );
         }
         let mask = d.mask(self);
         let removed = d.removed(self);
