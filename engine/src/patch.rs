@@ -424,8 +424,6 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     drop(writer);
     report.run = Some(RunRecord {
         generation: commit.generation,
-        node_count: commit.node_count,
-        edge_count: commit.edge_count,
         ..run
     });
     report.files = files;
