@@ -159,6 +159,7 @@ fn tools_list_matches_the_spec_and_gating() {
             "batho_status",
             "batho_list_runs",
             "batho_diff",
+            "batho_patch",
             "batho_fix"
         ]
     );
@@ -211,6 +212,10 @@ fn tools_list_matches_the_spec_and_gating() {
     assert_eq!(diff["inputSchema"]["required"], json!(null));
     assert_eq!(
         tool_of(tools, "batho_fix")["annotations"]["destructiveHint"],
+        true
+    );
+    assert_eq!(
+        tool_of(tools, "batho_patch")["annotations"]["destructiveHint"],
         true
     );
     assert_eq!(
@@ -782,4 +787,27 @@ fn delta_and_diff_tools() {
     let (t, sc) = c.err("get_delta", json!({}));
     assert!(t.contains("were pruned"), "{t}");
     assert_eq!(sc["hint"], "retained generations: 2, 3");
+}
+
+#[test]
+fn patch_tool_reindexes_an_edit_and_audits_it() {
+    let (_tmp, _home, repo, mut c) = demo();
+    let (md, sc) = c.ok("batho_patch", json!({}));
+    assert!(md.contains("No changes detected."), "{md}");
+    assert_eq!(sc["patch"]["files_changed"], 0);
+    let f = repo.join("src/table.c");
+    let mut text = std::fs::read_to_string(&f).unwrap();
+    text.push_str("\nint table_is_empty(const table *t) { return table_count(t) == 0; }\n");
+    std::fs::write(&f, text).unwrap();
+    let (md, sc) = c.ok("batho_patch", json!({}));
+    assert!(md.starts_with("## Patch: demo"), "{md}");
+    assert!(md.contains("Audit log entry #"), "{md}");
+    assert_eq!(sc["patch"]["files_changed"], 1);
+    assert_eq!(sc["patch"]["entities_added"], 1);
+    assert_eq!(sc["patch"]["audit"]["action"], "patch");
+    // The next query sees the new function.
+    let (md, _) = c.ok("search_entities", json!({"query": "table_is_empty"}));
+    assert!(md.contains("table_is_empty"), "{md}");
+    let (t, _) = c.err("batho_patch", json!({"graph_backend": "cloud"}));
+    assert!(t.contains("Valid: auto, in-memory, arrow"), "{t}");
 }

@@ -10,6 +10,7 @@ mod fix_cmd;
 mod gc_cmd;
 mod mcp_cmd;
 mod output;
+mod patch_cmd;
 mod query_cmd;
 mod runs_cmd;
 mod status_cmd;
@@ -32,6 +33,8 @@ struct Cli {
 enum Command {
     /// Index a repository into its artifact (<PATH>/.batho).
     Build(build_cmd::BuildArgs),
+    /// Re-index only what changed since the artifact's current generation.
+    Patch(patch_cmd::PatchArgs),
     /// Show the state of a repository's artifact: ready, stale or missing, with counts.
     Status(status_cmd::StatusArgs),
     /// Run BQL statements against a repository's artifact and print the results.
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build(args) => build_cmd::run(args),
+        Command::Patch(args) => patch_cmd::run(args),
         Command::Status(args) => status_cmd::run(args),
         Command::Query(args) => query_cmd::run(args),
         Command::Mcp(args) => mcp_cmd::run(args),

@@ -317,13 +317,15 @@ fn release_freed_memory() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn release_freed_memory() {}
 
-enum FileOutcome {
+// Nearly every file parses: boxing the large variant would only add an allocation per file.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum FileOutcome {
     Parsed { facts: FileFacts, lossy: bool },
     Skipped(SkipReason),
 }
 
 /// Parses every file on `workers` threads; results come back in the order of `files`.
-fn extract_all(
+pub(crate) fn extract_all(
     files: &[discover::SourceFile],
     workers: usize,
     max_bytes: u64,
@@ -350,10 +352,14 @@ fn extract_all(
                     let file = &files[i];
                     let outcome = match source::read_source(&file.abs_path, max_bytes) {
                         Ok(text) => match source::detect_language(&file.rel_path, &text.text) {
-                            Some(lang) => FileOutcome::Parsed {
-                                facts: extractor.extract(&file.rel_path, lang, &text.text),
-                                lossy: text.lossy,
-                            },
+                            Some(lang) => {
+                                let mut facts = extractor.extract(&file.rel_path, lang, &text.text);
+                                facts.content_hash = text.hash;
+                                FileOutcome::Parsed {
+                                    facts,
+                                    lossy: text.lossy,
+                                }
+                            }
                             None => FileOutcome::Skipped(SkipReason::Unreadable(
                                 "not a C or C++ source file".into(),
                             )),

@@ -15,6 +15,7 @@ pub mod diff;
 pub mod discover;
 pub mod extract;
 pub mod git;
+pub mod patch;
 pub mod query;
 pub mod resolve;
 pub mod source;

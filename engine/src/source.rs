@@ -28,6 +28,9 @@ pub struct SourceText {
     pub lossy: bool,
     /// The file's size in bytes as read.
     pub bytes: u64,
+    /// blake3 of the raw bytes as read (before any lossy decoding): what a File node's
+    /// `content_hash` holds, so that a patch detects changes without the old text.
+    pub hash: [u8; 32],
 }
 
 /// Reads `path` as text. Fails with [`SkipReason::TooLarge`] over `max_bytes`,
@@ -58,16 +61,19 @@ pub fn read_source(path: &Path, max_bytes: u64) -> Result<SourceText, SkipReason
     if buf[..buf.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(SkipReason::Binary);
     }
+    let hash = *blake3::hash(&buf).as_bytes();
     Ok(match String::from_utf8(buf) {
         Ok(text) => SourceText {
             text,
             lossy: false,
             bytes,
+            hash,
         },
         Err(e) => SourceText {
             text: String::from_utf8_lossy(e.as_bytes()).into_owned(),
             lossy: true,
             bytes,
+            hash,
         },
     })
 }

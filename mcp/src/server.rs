@@ -17,7 +17,7 @@ use crate::error::{ServeError, ToolError};
 use crate::gating::Gating;
 use crate::registry::{Registry, RepoEntry, batho_home};
 use crate::state::State;
-use crate::tools::{admin, args, delta, files, graph, maintain};
+use crate::tools::{admin, args, delta, files, graph, maintain, patch};
 
 /// How `batho mcp` was started.
 #[derive(Clone, Debug, Default)]
@@ -149,6 +149,12 @@ fn defs() -> Vec<ToolDef> {
             "Query node-level changes across runs, entities, or files. Read-only."
         ),
         def!(
+            "batho_patch",
+            args::PatchArgs,
+            false,
+            "Run an incremental patch on an existing artifact: re-extracts changed, added and deleted files and re-resolves the references they affect. Destructive — modifies the artifact database (commits a new generation, recorded in the audit log)."
+        ),
+        def!(
             "batho_fix",
             args::FixArgs,
             false,
@@ -242,7 +248,10 @@ impl BathoServer {
             .map(|d| {
                 let ann = ToolAnnotations::new()
                     .read_only(d.read_only)
-                    .destructive(matches!(d.name, "batho_build" | "batho_fix"))
+                    .destructive(matches!(
+                        d.name,
+                        "batho_build" | "batho_fix" | "batho_patch"
+                    ))
                     .idempotent(d.read_only)
                     .open_world(false);
                 Tool::new(d.name, d.description, (d.schema)()).with_annotations(ann)
@@ -284,6 +293,7 @@ impl BathoServer {
                 "get_delta" => delta::get_delta(st, decode(args)?),
                 "batho_diff" => delta::batho_diff(st, decode(args)?),
                 "batho_fix" => maintain::batho_fix(st, decode(args)?),
+                "batho_patch" => patch::batho_patch(st, decode(args)?),
                 other => Err(ToolError::client(format!("Unknown tool: {other}"))),
             }
         };

@@ -193,9 +193,32 @@ pub struct FileFacts {
     pub bytes: u64,
     /// Number of lines.
     pub lines: u32,
+    /// blake3 of the file's raw bytes (see [`crate::source::SourceText::hash`]); all zeros
+    /// until the caller that read the file sets it. It becomes the File node's content hash.
+    pub content_hash: [u8; 32],
 }
 
 impl FileFacts {
+    /// Facts of a file known only by its path (no entities, includes or references): a
+    /// patch stands one in for every file it does not re-extract, because include
+    /// resolution looks at every path of the repository.
+    pub fn path_only(path: &str, language: Language) -> FileFacts {
+        FileFacts {
+            path: path.to_owned(),
+            language,
+            text: String::new(),
+            ends: vec![0],
+            entities: Vec::new(),
+            bases: Vec::new(),
+            includes: Vec::new(),
+            refs: Vec::new(),
+            parse_errors: 0,
+            bytes: 0,
+            lines: 0,
+            content_hash: [0; 32],
+        }
+    }
+
     /// The text of a symbol.
     pub fn str(&self, s: Sym) -> &str {
         let i = s.0 as usize;
@@ -288,6 +311,7 @@ impl Extractor {
             parse_errors: 0,
             bytes: source.len() as u64,
             lines,
+            content_hash: [0; 32],
         };
         // Offsets are u32: a source over 4 GiB is not C anyone can compile; skip it whole.
         if source.len() >= u32::MAX as usize {

@@ -37,6 +37,8 @@ pub(super) struct Shared<'f> {
     pub(super) file_node: Vec<u32>,
     /// Interned path of file i.
     pub(super) file_sid: Vec<StrId>,
+    /// Whether file i's edges are made (see [`super::resolve_partial`]).
+    pub(super) emit: Vec<bool>,
     /// Effective node kind of each entity (out-of-line "methods" without a class are functions).
     pub(super) kinds: Vec<Vec<NodeKind>>,
     /// Class qualified name → base class qualified names (resolved), sorted.
@@ -50,6 +52,7 @@ impl<'f> Shared<'f> {
     /// file followed by its entities).
     pub(super) fn new(
         ix: Index<'f>,
+        emit: Vec<bool>,
         opts: &ResolveOptions,
         g: &mut GraphBuilder,
         stats: &mut ResolveStats,
@@ -103,6 +106,7 @@ impl<'f> Shared<'f> {
             ix,
             file_node,
             file_sid,
+            emit,
             kinds,
             bases_of,
             derived_of,
@@ -139,7 +143,7 @@ fn add_nodes(
             start_byte: 0,
             end_byte: f.bytes,
             signature: StrId(0),
-            content_hash: [0; 32],
+            content_hash: f.content_hash,
             flags: NodeFlags(0),
             community: 0,
         });
@@ -357,7 +361,10 @@ pub(super) fn refs_all(
     if threads == 1 {
         let r = &mut workers[0];
         for f in 0..n {
-            r.refs_of(f as u32, &take_refs(refs, f));
+            let refs = take_refs(refs, f);
+            if sh.emit[f] {
+                r.refs_of(f as u32, &refs);
+            }
             sink.merge(r.out.take());
         }
     } else {
@@ -380,7 +387,10 @@ pub(super) fn refs_all(
                                 if f >= end {
                                     break;
                                 }
-                                r.refs_of(f as u32, &take_refs(refs, f));
+                                let refs = take_refs(refs, f);
+                                if sh.emit[f] {
+                                    r.refs_of(f as u32, &refs);
+                                }
                                 mine.push((f, r.out.take()));
                             }
                             mine

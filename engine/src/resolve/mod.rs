@@ -114,10 +114,36 @@ pub struct Resolved {
 
 /// Resolves the facts of a whole repository into a graph. Files with the same path are
 /// kept once (the first).
-pub fn resolve(mut files: Vec<FileFacts>, opts: &ResolveOptions) -> Resolved {
+pub fn resolve(files: Vec<FileFacts>, opts: &ResolveOptions) -> Resolved {
+    resolve_inner(files, opts, None)
+}
+
+/// Resolves like [`resolve`] over `files` (the files to emit plus the context their
+/// references need), but makes edges only for the files whose path is in `emit`: their
+/// CONTAINS, INCLUDES, INHERITS and OVERRIDES edges and those of their references. The graph
+/// still holds a node for every file and entity of `files` (edges of emitted files point at
+/// context entities); a patch keeps the nodes of `emit` and those the edges reach. With the
+/// context a patch gathers, the edges equal those a full build makes for the same files.
+pub fn resolve_partial(
+    files: Vec<FileFacts>,
+    emit: &HashSet<String>,
+    opts: &ResolveOptions,
+) -> Resolved {
+    resolve_inner(files, opts, Some(emit))
+}
+
+fn resolve_inner(
+    mut files: Vec<FileFacts>,
+    opts: &ResolveOptions,
+    emit: Option<&HashSet<String>>,
+) -> Resolved {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
     mark_macro_statics(&mut files);
+    let emit: Vec<bool> = files
+        .iter()
+        .map(|f| emit.is_none_or(|e| e.contains(&f.path)))
+        .collect();
     // References are taken out of the facts so that each file's can be freed as soon as
     // they are resolved: on a kernel-size tree they are a third of the facts' memory.
     let refs: Vec<Mutex<Vec<Ref>>> = files
@@ -127,7 +153,7 @@ pub fn resolve(mut files: Vec<FileFacts>, opts: &ResolveOptions) -> Resolved {
     let ix = Index::new(&files, &opts.include_dirs);
     let mut stats = ResolveStats::default();
     let mut sink = emit::Sink::new();
-    let sh = emit::Shared::new(ix, opts, &mut sink.g, &mut stats);
+    let sh = emit::Shared::new(ix, emit, opts, &mut sink.g, &mut stats);
     let mut r = R::new(&sh, opts);
     r.structure();
     sink.merge(r.out.take());
@@ -140,6 +166,14 @@ pub fn resolve(mut files: Vec<FileFacts>, opts: &ResolveOptions) -> Resolved {
         graph: sink.g,
         stats,
     }
+}
+
+/// The repository file each `#include` of `files[i]` resolves to (an index into `files`),
+/// or `None` for an external include, exactly as [`resolve`] links them. Include
+/// resolution looks at every path, so `files` must list every file of the repository
+/// (files whose includes are not needed may be [`FileFacts::path_only`]).
+pub fn include_targets(files: &[FileFacts], include_dirs: &[String]) -> Vec<Vec<Option<u32>>> {
+    Index::new(files, include_dirs).include_targets
 }
 
 impl ResolveStats {
@@ -203,6 +237,8 @@ struct R<'s, 'f> {
     /// Node of file i; entity j of file i is `file_node[i] + 1 + j`.
     file_node: &'s [u32],
     file_sid: &'s [StrId],
+    /// Whether file i's edges are made (all files in a full resolution).
+    emit: &'s [bool],
     /// Effective node kind of each entity (out-of-line "methods" without a class are functions).
     kinds: &'s [Vec<NodeKind>],
     /// Class qualified name → base class qualified names (resolved).
@@ -217,7 +253,7 @@ struct R<'s, 'f> {
     class_cache: HashMap<String, Vec<&'f str>>,
 }
 
-fn is_header(path: &str) -> bool {
+pub(crate) fn is_header(path: &str) -> bool {
     let ext = path.rsplit('.').next().unwrap_or("");
     matches!(
         ext,
@@ -278,6 +314,7 @@ impl<'s, 'f> R<'s, 'f> {
             opts,
             file_node: &sh.file_node,
             file_sid: &sh.file_sid,
+            emit: &sh.emit,
             kinds: &sh.kinds,
             bases_of: &sh.bases_of,
             derived_of: &sh.derived_of,
@@ -390,6 +427,9 @@ impl<'s, 'f> R<'s, 'f> {
     fn structure(&mut self) {
         let files = self.files();
         for (fi, f) in files.iter().enumerate() {
+            if !self.emit[fi] {
+                continue;
+            }
             let fi = fi as u32;
             let file_node = NodeIdx(self.file_node[fi as usize]);
             for (ei, e) in f.entities.iter().enumerate() {
@@ -471,6 +511,9 @@ impl<'s, 'f> R<'s, 'f> {
         }
         // Inheritance.
         for (fi, f) in files.iter().enumerate() {
+            if !self.emit[fi] {
+                continue;
+            }
             let fi = fi as u32;
             for b in &f.bases {
                 let me = self.node_of((fi, b.entity));
@@ -515,7 +558,7 @@ impl<'s, 'f> R<'s, 'f> {
             let mine: Vec<Ent> = self
                 .ix
                 .members_of(class)
-                .filter(|&e| self.kind(e) == NodeKind::Method)
+                .filter(|&e| self.emit[e.0 as usize] && self.kind(e) == NodeKind::Method)
                 .collect();
             for &m in &mine {
                 let name = self.ix.name(m);

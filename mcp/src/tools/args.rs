@@ -367,3 +367,17 @@ pub struct DiffArgs {
     #[serde(default = "d_tokens")]
     pub max_tokens: i64,
 }
+
+/// batho_patch
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PatchArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Skip files exceeding this size in KB (default: config default)
+    #[serde(default)]
+    pub max_file_size_kb: Option<u64>,
+    /// auto, in-memory, or arrow (accepted for compatibility; Batho has one backend)
+    #[serde(default)]
+    pub graph_backend: Option<String>,
+}

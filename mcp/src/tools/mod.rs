@@ -7,6 +7,7 @@ pub(crate) mod delta;
 pub(crate) mod files;
 pub(crate) mod graph;
 pub(crate) mod maintain;
+pub(crate) mod patch;
 
 use batho_schema::{NodeKind, RelType};
 use rmcp::model::{CallToolResult, ContentBlock};

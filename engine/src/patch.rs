@@ -1,0 +1,545 @@
+//! Incremental re-indexing: `batho patch` brings an artifact up to date with the files on
+//! disk by re-extracting and re-resolving only what an edit can have changed, and commits
+//! the new state of those files as a [`GraphFragment`](batho_storage::GraphFragment) laid over the current generation.
+//!
+//! The steps:
+//! 1. **Detect** added, modified and deleted files ([`DetectMode`]): discovery as the
+//!    build does it, compared with the artifact's `File` nodes, whose content hash is the
+//!    blake3 of the file's raw bytes.
+//! 2. **Widen** to the affected files (`scope::affected`): unchanged files whose
+//!    references, includes or emitted edges may come out differently now.
+//! 3. **Gather context** (`scope::gather`): the files the resolver must see to resolve the
+//!    replaced files exactly as a full build does (their include closure, every file
+//!    defining a name they use), extracted alongside them; every other file is stood in
+//!    for by its path only.
+//! 4. **Resolve** with [`resolve::resolve_partial`], which makes edges only for the
+//!    replaced files, and **cut** the fragment (`fragment`): the replaced files' nodes plus
+//!    the context nodes and stubs their edges reach, which stand for base nodes.
+//! 5. **Commit** under the writer lock with a [`RunKind::Patch`] run, and report the
+//!    entity-level changes (added, removed, modified, renamed).
+//!
+//! Correctness is parity: the merged graph equals a full build of the edited tree (see
+//! `docs/architecture.md` and the tests in `patch/tests.rs`).
+
+mod fragment;
+mod scope;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, UNIX_EPOCH};
+
+use batho_schema::{Language, NodeFlags, NodeKind};
+use batho_storage::input::NodeIdx;
+use batho_storage::{Artifact, RunKind, RunRecord, RunStatus, StorageError, Store};
+
+use crate::build::{FileOutcome, artifact_dir, extract_all, now_ms};
+use crate::discover::{self, DiscoverOptions, SourceFile};
+use crate::extract::FileFacts;
+use crate::git;
+use crate::resolve::{self, ResolveOptions};
+
+pub use fragment::{ChangeKind, EntityChange, EntitySnapshot};
+
+/// How changed files are found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DetectMode {
+    /// Hash every source file (blake3) and compare with the `File` node's content hash.
+    #[default]
+    Hash,
+    /// Hash only the files whose modification time is later than the start of the run
+    /// that committed the current generation (plus new and vanished files). Misses an
+    /// edit that leaves an mtime older than that run (`touch -d`, `cp -p` of old files).
+    Mtime,
+}
+
+impl DetectMode {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            DetectMode::Hash => "hash",
+            DetectMode::Mtime => "mtime",
+        }
+    }
+
+    /// Parses `hash` or `mtime`.
+    pub fn from_name(s: &str) -> Option<DetectMode> {
+        match s {
+            "hash" => Some(DetectMode::Hash),
+            "mtime" => Some(DetectMode::Mtime),
+            _ => None,
+        }
+    }
+}
+
+/// What a patch may do.
+#[derive(Clone, Debug, Default)]
+pub struct PatchOptions {
+    /// Change detection.
+    pub mode: DetectMode,
+    /// Parser threads; `None` uses every core.
+    pub max_workers: Option<usize>,
+    /// Files larger than this are not indexed; `None` uses the discovery default. Use the
+    /// value the artifact was built with, or files cross the limit as added or deleted.
+    pub max_file_size_kb: Option<u64>,
+}
+
+/// Files added, modified and deleted since the current generation, sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FileChanges {
+    /// New source files.
+    pub added: Vec<String>,
+    /// Files whose bytes changed.
+    pub modified: Vec<String>,
+    /// Indexed files that are gone (or can no longer be indexed: too large, binary).
+    pub deleted: Vec<String>,
+}
+
+impl FileChanges {
+    /// Added + modified + deleted.
+    pub fn total(&self) -> usize {
+        self.added.len() + self.modified.len() + self.deleted.len()
+    }
+
+    /// No file changed.
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
+}
+
+/// Wall time of each phase of a patch, in milliseconds.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct PatchPhases {
+    /// Discovery and change detection.
+    pub detect_ms: u64,
+    /// Affected files and context gathering, extraction included.
+    pub scope_ms: u64,
+    /// Resolution and cutting the fragment.
+    pub resolve_ms: u64,
+    /// Committing the new generation.
+    pub write_ms: u64,
+}
+
+/// What a patch did.
+#[derive(Clone, Debug)]
+pub struct PatchReport {
+    /// The repository root.
+    pub root: PathBuf,
+    /// Changed files.
+    pub files: FileChanges,
+    /// Unchanged files whose nodes and edges were re-resolved because of the changes.
+    pub affected: Vec<String>,
+    /// Files extracted only as context for the resolver (nothing of them is written).
+    pub context_files: u64,
+    /// Entity-level changes of the run.
+    pub entities: Vec<EntityChange>,
+    /// Edges leaving the replaced files that the patch added (multiset difference).
+    pub relationships_added: u64,
+    /// Edges leaving the replaced files that the patch removed.
+    pub relationships_removed: u64,
+    /// The committed run; `None` when nothing changed (no generation is committed then).
+    pub run: Option<RunRecord>,
+    /// Bytes the commit wrote to the store.
+    pub bytes_written: u64,
+    /// Size of the artifact folder after the patch.
+    pub artifact_bytes: u64,
+    /// Wall time of the whole patch.
+    pub duration_ms: u64,
+    /// Where the time went.
+    pub phases: PatchPhases,
+}
+
+/// Why a patch did not happen.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatchError {
+    /// The path is not a directory.
+    #[error("not a directory: {0}")]
+    NotADirectory(PathBuf),
+    /// There is no artifact to patch.
+    #[error("no artifact at {0}")]
+    NoArtifact(PathBuf),
+    /// Discovery failed.
+    #[error(transparent)]
+    Discover(#[from] discover::DiscoverError),
+    /// The extractor could not be set up, or a parser thread died.
+    #[error(transparent)]
+    Build(#[from] crate::build::BuildError),
+    /// The store refused the commit or could not be read.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl PatchError {
+    /// An actionable hint for people, when there is one.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            PatchError::NoArtifact(_) => Some("build it first with 'batho build'"),
+            PatchError::Storage(StorageError::Locked { .. }) => {
+                Some("another build or patch is running on this repository; wait for it")
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the error is about the artifact or the arguments (exit code 2) rather than
+    /// the operation (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            PatchError::NotADirectory(_) | PatchError::NoArtifact(_)
+        )
+    }
+}
+
+/// The indexed source files of an artifact: path → (File node, language, content hash).
+pub(crate) struct Indexed {
+    pub(crate) files: BTreeMap<String, (NodeIdx, Language, [u8; 16])>,
+}
+
+impl Indexed {
+    pub(crate) fn of(base: &Artifact) -> Indexed {
+        let mut files = BTreeMap::new();
+        for n in base.nodes_of_kind(NodeKind::File).iter() {
+            let node = base.node(NodeIdx(n));
+            let file = node.file();
+            // Include stubs (`<stdio.h>`) are File nodes too, with no file and SYSTEM.
+            if file.is_empty() || node.flags().contains(NodeFlags::SYSTEM) {
+                continue;
+            }
+            files.insert(
+                file.to_owned(),
+                (NodeIdx(n), node.language(), node.content_hash()),
+            );
+        }
+        Indexed { files }
+    }
+
+    /// The indexed file `path` of `base`: its File node, language and content hash.
+    pub(crate) fn of_path(base: &Artifact, path: &str) -> Option<(NodeIdx, Language, [u8; 16])> {
+        let n = base.lookup_id(path)?;
+        let node = base.node(n);
+        (node.kind() == NodeKind::File && node.file() == path)
+            .then(|| (n, node.language(), node.content_hash()))
+    }
+}
+
+/// Patches the artifact of the repository at `root`.
+pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError> {
+    let started = Instant::now();
+    let started_at_ms = now_ms();
+    if !root.is_dir() {
+        return Err(PatchError::NotADirectory(root.to_path_buf()));
+    }
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let dir = artifact_dir(&root);
+    if !dir.is_dir() {
+        return Err(PatchError::NoArtifact(dir));
+    }
+    let store = Store::create_or_open(&dir)?;
+    let mut writer = store.lock_writer()?;
+    if store.generations()?.is_empty() {
+        return Err(PatchError::NoArtifact(dir));
+    }
+    let base = store.open_current()?;
+    let disc_opts = DiscoverOptions {
+        max_file_size_kb: opts.max_file_size_kb,
+        ..DiscoverOptions::default()
+    };
+    let limit = disc_opts.max_bytes();
+    let workers = opts
+        .max_workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+
+    let discovery = discover::discover(&root, &disc_opts)?;
+    let indexed = Indexed::of(&base);
+    let since_ms = base
+        .runs()
+        .iter()
+        .filter(|r| r.status == RunStatus::Completed && r.generation == base.generation())
+        .map(|r| r.started_at_ms)
+        .min()
+        .or_else(|| base.last_run().map(|r| r.started_at_ms))
+        .unwrap_or(0);
+    let mut files = detect(&discovery.files, &indexed, opts.mode, since_ms, workers);
+    let mut phases = PatchPhases {
+        detect_ms: started.elapsed().as_millis() as u64,
+        ..PatchPhases::default()
+    };
+    let mut report = PatchReport {
+        root: root.clone(),
+        files: FileChanges::default(),
+        affected: Vec::new(),
+        context_files: 0,
+        entities: Vec::new(),
+        relationships_added: 0,
+        relationships_removed: 0,
+        run: None,
+        bytes_written: 0,
+        artifact_bytes: 0,
+        duration_ms: 0,
+        phases,
+    };
+    if files.is_empty() {
+        report.duration_ms = started.elapsed().as_millis() as u64;
+        report.artifact_bytes = store.size_on_disk()?;
+        return Ok(report);
+    }
+
+    // Files on disk after the patch, by path.
+    let by_path: HashMap<&str, &SourceFile> = discovery
+        .files
+        .iter()
+        .map(|f| (f.rel_path.as_str(), f))
+        .collect();
+    let mark = Instant::now();
+    let extractor = Extract {
+        by_path: &by_path,
+        workers,
+        limit,
+    };
+    // The changed files' new facts. One that can no longer be read is gone for the
+    // index, as a full build would skip it.
+    let mut facts: HashMap<String, FileFacts> = HashMap::new();
+    let changed_present: Vec<String> = files.added.iter().chain(&files.modified).cloned().collect();
+    let (got, failed) = extractor.run(&changed_present)?;
+    for f in got {
+        facts.insert(f.path.clone(), f);
+    }
+    for p in failed {
+        files.added.retain(|a| *a != p);
+        if files.modified.contains(&p) {
+            files.modified.retain(|a| *a != p);
+            files.deleted.push(p);
+        }
+    }
+    files.deleted.sort();
+    if files.is_empty() {
+        report.duration_ms = started.elapsed().as_millis() as u64;
+        report.artifact_bytes = store.size_on_disk()?;
+        return Ok(report);
+    }
+
+    // Every file indexed after the patch, with its language.
+    let mut present: BTreeMap<String, Language> = indexed
+        .files
+        .iter()
+        .filter(|(p, _)| !files.deleted.contains(p))
+        .map(|(p, v)| (p.clone(), v.1))
+        .collect();
+    for p in &files.added {
+        if let Some(f) = facts.get(p) {
+            present.insert(p.clone(), f.language);
+        }
+    }
+    let ropts = ResolveOptions {
+        threads: workers,
+        ..ResolveOptions::default()
+    };
+    let changed: BTreeSet<String> = files
+        .added
+        .iter()
+        .chain(&files.modified)
+        .chain(&files.deleted)
+        .cloned()
+        .collect();
+    let mut emit: BTreeSet<String> =
+        scope::affected(&base, &files, &facts, &present, &ropts.include_dirs);
+    let affected: BTreeSet<String> = emit.difference(&changed).cloned().collect();
+    emit.retain(|p| present.contains_key(p));
+    let (fragment, context_files) = loop {
+        let context = scope::gather(&base, &emit, &mut facts, &present, &extractor, &ropts)?;
+        phases.scope_ms = mark.elapsed().as_millis() as u64;
+        let mark = Instant::now();
+        let mut inputs: Vec<FileFacts> = Vec::with_capacity(present.len());
+        for (p, lang) in &present {
+            inputs.push(match facts.get(p) {
+                Some(f) if emit.contains(p) || context.contains(p) => {
+                    let mut f = f.clone();
+                    if !emit.contains(p) {
+                        // Context files only lend their entities to the lookups.
+                        f.refs.clear();
+                    }
+                    f
+                }
+                _ => FileFacts::path_only(p, *lang),
+            });
+        }
+        let resolved = resolve::resolve_partial(inputs, &emit.iter().cloned().collect(), &ropts);
+        let mut replaced = emit.clone();
+        replaced.extend(files.deleted.iter().cloned());
+        match fragment::cut(&base, resolved.graph, &replaced) {
+            Ok(fragment) => {
+                phases.resolve_ms = mark.elapsed().as_millis() as u64;
+                break (fragment, context.len() as u64);
+            }
+            // An edge left a file that is not replaced (a CONTAINS from a class to an
+            // out-of-line method defined elsewhere): that file is replaced too, and the
+            // resolution runs again.
+            Err(more) => emit.extend(more),
+        }
+    };
+    let affected: Vec<String> = emit
+        .iter()
+        .filter(|p| !changed.contains(*p))
+        .cloned()
+        .chain(affected.into_iter().filter(|p| !present.contains_key(p)))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let changes = fragment::changes(&base, &fragment);
+    let (rel_added, rel_removed) = fragment::edge_delta(&base, &fragment);
+    let (node_count, edge_count) = fragment::merged_counts(&base, &fragment);
+
+    let mark = Instant::now();
+    let head = git::read_head(&root);
+    let summary = format!(
+        "{} changes ({} added, {} modified, {} deleted)",
+        files.total(),
+        files.added.len(),
+        files.modified.len(),
+        files.deleted.len()
+    );
+    let run = RunRecord {
+        uuid: uuid::Uuid::new_v4().to_string(),
+        kind: RunKind::Patch,
+        started_at_ms,
+        ended_at_ms: now_ms(),
+        status: RunStatus::Completed,
+        git_commit: head.commit,
+        git_branch: head.branch,
+        node_count,
+        edge_count,
+        file_count: emit.len() as u64,
+        skipped_files: discovery.skipped.len() as u64,
+        duration_ms: started.elapsed().as_millis() as u64,
+        generation: base.generation() + 1,
+        message: summary,
+    };
+    let commit = writer.commit_fragment(&base, &fragment, run.clone())?;
+    phases.write_ms = mark.elapsed().as_millis() as u64;
+    drop(writer);
+    report.run = Some(RunRecord {
+        generation: commit.generation,
+        ..run
+    });
+    report.files = files;
+    report.affected = affected;
+    report.context_files = context_files;
+    report.entities = changes;
+    report.relationships_added = rel_added;
+    report.relationships_removed = rel_removed;
+    report.bytes_written = commit.bytes_written;
+    report.artifact_bytes = store.size_on_disk()?;
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    report.phases = phases;
+    Ok(report)
+}
+
+/// Compares the files on disk with the artifact's `File` nodes.
+fn detect(
+    disk: &[SourceFile],
+    indexed: &Indexed,
+    mode: DetectMode,
+    since_ms: i64,
+    workers: usize,
+) -> FileChanges {
+    let mut out = FileChanges::default();
+    let mut candidates: Vec<(&SourceFile, [u8; 16])> = Vec::new();
+    for f in disk {
+        match indexed.files.get(&f.rel_path) {
+            None => out.added.push(f.rel_path.clone()),
+            Some(&(_, _, hash)) => {
+                let check = match mode {
+                    DetectMode::Hash => true,
+                    DetectMode::Mtime => modified_ms(&f.abs_path) >= since_ms,
+                };
+                if check {
+                    candidates.push((f, hash));
+                }
+            }
+        }
+    }
+    // Hash in parallel: on a kernel-size tree this reads a gigabyte.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let modified = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..workers.min(candidates.len()).max(1) {
+            s.spawn(|| {
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((f, old)) = candidates.get(i) else {
+                        break;
+                    };
+                    // A file that cannot be read now counts as modified: extraction then
+                    // finds out and reports it deleted, as a build would skip it.
+                    let same = std::fs::read(&f.abs_path)
+                        .map(|b| blake3::hash(&b).as_bytes()[..16] == old[..])
+                        .unwrap_or(false);
+                    if !same {
+                        mine.push(f.rel_path.clone());
+                    }
+                }
+                if let Ok(mut m) = modified.lock() {
+                    m.extend(mine);
+                }
+            });
+        }
+    });
+    out.modified = modified.into_inner().unwrap_or_default();
+    out.modified.sort();
+    let on_disk: BTreeSet<&str> = disk.iter().map(|f| f.rel_path.as_str()).collect();
+    out.deleted = indexed
+        .files
+        .keys()
+        .filter(|p| !on_disk.contains(p.as_str()))
+        .cloned()
+        .collect();
+    out
+}
+
+fn modified_ms(path: &Path) -> i64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(i64::MAX, |d| d.as_millis() as i64)
+}
+
+/// Extracts files by repository path, in parallel, as the build does.
+pub(crate) struct Extract<'a> {
+    by_path: &'a HashMap<&'a str, &'a SourceFile>,
+    workers: usize,
+    limit: u64,
+}
+
+impl Extract<'_> {
+    /// The facts of the readable files among `paths`, and the paths that could not be
+    /// indexed (missing, unreadable, too large, binary).
+    pub(crate) fn run(
+        &self,
+        paths: &[String],
+    ) -> Result<(Vec<FileFacts>, Vec<String>), PatchError> {
+        let mut files = Vec::with_capacity(paths.len());
+        let mut failed = Vec::new();
+        for p in paths {
+            match self.by_path.get(p.as_str()) {
+                Some(f) => files.push((*f).clone()),
+                None => failed.push(p.clone()),
+            }
+        }
+        let outcomes = extract_all(&files, self.workers, self.limit, &|_| {})?;
+        let mut got = Vec::with_capacity(files.len());
+        for (f, o) in files.iter().zip(outcomes) {
+            match o {
+                FileOutcome::Parsed { facts, .. } => got.push(facts),
+                FileOutcome::Skipped(_) => failed.push(f.rel_path.clone()),
+            }
+        }
+        Ok((got, failed))
+    }
+}

@@ -1,0 +1,358 @@
+//! Cutting a partial resolution into the [`GraphFragment`] storage lays over the base, and
+//! describing what it changes: entity-level change records and the edge delta.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use batho_schema::NodeKind;
+use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
+use batho_storage::{Artifact, GraphFragment};
+
+/// The kind of an entity-level change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    /// A new entity (no entity of the base has its id or its content).
+    Added,
+    /// An entity that is gone.
+    Removed,
+    /// Same id, different content hash.
+    Modified,
+    /// A removed and an added entity with the same content hash and kind: the same text
+    /// under a new name or id (renamed, or moved to another file).
+    Renamed,
+}
+
+impl ChangeKind {
+    /// Lower-case name, as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Removed => "removed",
+            ChangeKind::Modified => "modified",
+            ChangeKind::Renamed => "renamed",
+        }
+    }
+}
+
+/// One side of an entity change.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct EntitySnapshot {
+    /// Stable id.
+    pub id: String,
+    /// Simple name.
+    pub name: String,
+    /// Node kind name.
+    pub kind: &'static str,
+    /// Repository-relative file.
+    pub file: String,
+    /// First line.
+    pub start_line: u32,
+    /// Last line.
+    pub end_line: u32,
+}
+
+/// An entity added, removed, modified or renamed by a patch.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct EntityChange {
+    /// What happened.
+    pub change: ChangeKind,
+    /// The entity before (`None` when added).
+    pub before: Option<EntitySnapshot>,
+    /// The entity after (`None` when removed).
+    pub after: Option<EntitySnapshot>,
+}
+
+/// Keeps, of a partial resolution's graph, the nodes of the replaced files (authoritative)
+/// and the nodes their edges reach (context entities and stubs, which stand for the base
+/// nodes with their ids), and takes each surviving entity's community from the base.
+/// Fails with the files of edge sources that are not replaced: such an edge is made by a
+/// replaced file but leaves a node of another, which must then be replaced too.
+pub(super) fn cut(
+    base: &Artifact,
+    g: GraphBuilder,
+    replaced: &BTreeSet<String>,
+) -> Result<GraphFragment, BTreeSet<String>> {
+    let auth: Vec<bool> = g
+        .nodes
+        .iter()
+        .map(|n| replaced.contains(g.str(n.file)))
+        .collect();
+    let mut keep = auth.clone();
+    let mut outside = BTreeSet::new();
+    for e in &g.edges {
+        if !auth[e.src.0 as usize] {
+            outside.insert(g.str(g.nodes[e.src.0 as usize].file).to_owned());
+        }
+        keep[e.dst.0 as usize] = true;
+    }
+    if !outside.is_empty() {
+        return Err(outside);
+    }
+    let mut out = GraphBuilder::new();
+    let mut map = vec![NodeIdx(u32::MAX); g.nodes.len()];
+    for (i, n) in g.nodes.iter().enumerate() {
+        if !keep[i] {
+            continue;
+        }
+        let id = g.str(n.id);
+        let community = if auth[i] {
+            base.lookup_id(id).map_or(0, |b| base.node(b).community())
+        } else {
+            0
+        };
+        let node = NodeInput {
+            id: out.intern(id),
+            name: out.intern(g.str(n.name)),
+            qualified_name: out.intern(g.str(n.qualified_name)),
+            file: out.intern(g.str(n.file)),
+            signature: out.intern(g.str(n.signature)),
+            community,
+            ..n.clone()
+        };
+        map[i] = out.add_node(node);
+    }
+    for e in &g.edges {
+        let mut e = e.clone();
+        e.src = map[e.src.0 as usize];
+        e.dst = map[e.dst.0 as usize];
+        e.file = out.intern(g.str(e.file));
+        out.add_edge(e);
+    }
+    Ok(GraphFragment {
+        replaced_files: replaced.clone(),
+        graph: out,
+    })
+}
+
+fn is_entity(k: NodeKind) -> bool {
+    !matches!(k, NodeKind::File | NodeKind::External)
+}
+
+/// The entity-level changes a fragment makes to `base`, sorted by change then id.
+pub(super) fn changes(base: &Artifact, frag: &GraphFragment) -> Vec<EntityChange> {
+    let mut before: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
+    for p in &frag.replaced_files {
+        let Some(bm) = base.nodes_in_file(p) else {
+            continue;
+        };
+        for n in bm.iter() {
+            let node = base.node(NodeIdx(n));
+            if !is_entity(node.kind()) {
+                continue;
+            }
+            let snap = EntitySnapshot {
+                id: node.id().into_owned(),
+                name: node.name().to_owned(),
+                kind: node.kind().name(),
+                file: node.file().to_owned(),
+                start_line: node.start_line(),
+                end_line: node.end_line(),
+            };
+            before.insert(snap.id.clone(), (snap, node.content_hash()));
+        }
+    }
+    let g = &frag.graph;
+    let mut after: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
+    for n in &g.nodes {
+        if !is_entity(n.kind) || !frag.replaced_files.contains(g.str(n.file)) {
+            continue;
+        }
+        let mut h = [0u8; 16];
+        h.copy_from_slice(&n.content_hash[..16]);
+        let snap = EntitySnapshot {
+            id: g.str(n.id).to_owned(),
+            name: g.str(n.name).to_owned(),
+            kind: n.kind.name(),
+            file: g.str(n.file).to_owned(),
+            start_line: n.start_line,
+            end_line: n.end_line,
+        };
+        after.insert(snap.id.clone(), (snap, h));
+    }
+    let mut out = Vec::new();
+    let mut removed: Vec<(EntitySnapshot, [u8; 16])> = Vec::new();
+    for (id, (snap, h)) in &before {
+        match after.get(id) {
+            Some((a, ah)) => {
+                if ah != h {
+                    out.push(EntityChange {
+                        change: ChangeKind::Modified,
+                        before: Some(snap.clone()),
+                        after: Some(a.clone()),
+                    });
+                }
+            }
+            None => removed.push((snap.clone(), *h)),
+        }
+    }
+    // Renames: a removed entity whose exact text (hash) and kind reappear under a new id.
+    let mut added_by_hash: HashMap<([u8; 16], &'static str), Vec<EntitySnapshot>> = HashMap::new();
+    for (id, (snap, h)) in after.iter().rev() {
+        if !before.contains_key(id) {
+            added_by_hash
+                .entry((*h, snap.kind))
+                .or_default()
+                .push(snap.clone());
+        }
+    }
+    for (snap, h) in removed {
+        match added_by_hash.get_mut(&(h, snap.kind)).and_then(Vec::pop) {
+            Some(a) => out.push(EntityChange {
+                change: ChangeKind::Renamed,
+                before: Some(snap),
+                after: Some(a),
+            }),
+            None => out.push(EntityChange {
+                change: ChangeKind::Removed,
+                before: Some(snap),
+                after: None,
+            }),
+        }
+    }
+    for (_, left) in added_by_hash {
+        for a in left {
+            out.push(EntityChange {
+                change: ChangeKind::Added,
+                before: None,
+                after: Some(a),
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        let id = |c: &EntityChange| {
+            c.after
+                .as_ref()
+                .or(c.before.as_ref())
+                .map(|s| s.id.clone())
+                .unwrap_or_default()
+        };
+        a.change.cmp(&b.change).then_with(|| id(a).cmp(&id(b)))
+    });
+    out
+}
+
+/// An edge in canonical form: (src id, rel, dst id, roles, strategy, file, line).
+pub(crate) type EdgeKey = (String, u8, String, u8, u8, String, u32);
+
+/// Edges added and removed by the fragment among those leaving the replaced files
+/// (multiset difference of canonical edges).
+pub(super) fn edge_delta(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
+    let mut count: HashMap<EdgeKey, i64> = HashMap::new();
+    for p in &frag.replaced_files {
+        let Some(bm) = base.nodes_in_file(p) else {
+            continue;
+        };
+        for n in bm.iter() {
+            let src = base.node(NodeIdx(n)).id().into_owned();
+            for e in base.out_edges(NodeIdx(n)) {
+                let key = (
+                    src.clone(),
+                    e.rel().code(),
+                    base.node(e.dst()).id().into_owned(),
+                    e.roles().0,
+                    e.strategy().code(),
+                    e.file().to_owned(),
+                    e.line(),
+                );
+                *count.entry(key).or_default() -= 1;
+            }
+        }
+    }
+    let g = &frag.graph;
+    for e in &g.edges {
+        let key = (
+            g.str(g.nodes[e.src.0 as usize].id).to_owned(),
+            e.rel.code(),
+            g.str(g.nodes[e.dst.0 as usize].id).to_owned(),
+            e.roles.0,
+            e.strategy.code(),
+            g.str(e.file).to_owned(),
+            e.line,
+        );
+        *count.entry(key).or_default() += 1;
+    }
+    let added = count.values().filter(|&&c| c > 0).map(|&c| c as u64).sum();
+    let removed = count
+        .values()
+        .filter(|&&c| c < 0)
+        .map(|&c| (-c) as u64)
+        .sum();
+    (added, removed)
+}
+
+/// Node and edge counts of the graph `commit_fragment` will commit (the contract's rules
+/// applied to counts only), for the run record, which is written with the commit.
+pub(super) fn merged_counts(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
+    let g = &frag.graph;
+    let replaced = |file: &str| frag.replaced_files.contains(file);
+    let auth_ids: std::collections::HashSet<&str> = g
+        .nodes
+        .iter()
+        .filter(|n| replaced(g.str(n.file)))
+        .map(|n| g.str(n.id))
+        .collect();
+    let mut removed = batho_storage::RoaringBitmap::new();
+    for p in &frag.replaced_files {
+        if let Some(bm) = base.nodes_in_file(p) {
+            for n in bm.iter() {
+                if !auth_ids.contains(&*base.node(NodeIdx(n)).id()) {
+                    removed.insert(n);
+                }
+            }
+        }
+    }
+    // Base nodes the fragment's edges reach keep (or get) an incoming edge.
+    let mut reached = batho_storage::RoaringBitmap::new();
+    let mut nodes = i64::from(base.node_count());
+    for n in &g.nodes {
+        match base.lookup_id(g.str(n.id)) {
+            Some(b) => {
+                reached.insert(b.0);
+            }
+            None => nodes += 1,
+        }
+    }
+    let mut dropped: u64 = 0;
+    let mut stub_candidates = batho_storage::RoaringBitmap::new();
+    for p in &frag.replaced_files {
+        if let Some(bm) = base.nodes_in_file(p) {
+            for n in bm.iter() {
+                for e in base.out_edges(NodeIdx(n)) {
+                    dropped += 1;
+                    stub_candidates.insert(e.dst().0);
+                }
+                if removed.contains(n) {
+                    for e in base.in_edges(NodeIdx(n)) {
+                        let src = base.edge_src(e.idx());
+                        if !replaced(base.node(src).file()) {
+                            dropped += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let indexed = |n: NodeIdx| {
+        let f = base.node(n).file();
+        !f.is_empty()
+            && base
+                .lookup_id(f)
+                .is_some_and(|i| base.node(i).kind() == NodeKind::File)
+    };
+    let mut orphans = 0;
+    for s in stub_candidates.iter() {
+        let n = NodeIdx(s);
+        if indexed(n) || reached.contains(s) || removed.contains(s) {
+            continue;
+        }
+        let alive = base
+            .in_edges(n)
+            .any(|e| !replaced(base.node(base.edge_src(e.idx())).file()));
+        if !alive {
+            orphans += 1;
+        }
+    }
+    nodes -= i64::from(removed.len() as u32) + orphans;
+    let edges = u64::from(base.edge_count()) - dropped + g.edges.len() as u64;
+    (nodes.max(0) as u64, edges)
+}

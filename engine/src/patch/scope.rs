@@ -1,0 +1,551 @@
+//! Which files a patch re-resolves (`affected`) and which it must show the resolver for
+//! context (`gather`).
+//!
+//! Both work from the base artifact's graph (its name index, INCLUDES, CONTAINS, INHERITS
+//! and every other edge) plus the changed files' new facts; no unchanged file is read to
+//! decide. Every rule errs on the side of re-resolving more: a file re-resolved for
+//! nothing costs time, a file missed costs parity with a full build.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+
+use batho_schema::{Language, NodeKind, RelType};
+use batho_storage::Artifact;
+use batho_storage::input::NodeIdx;
+
+use super::{Extract, FileChanges, PatchError};
+use crate::extract::{FileFacts, entity_bits};
+use crate::resolve::{self, ResolveOptions};
+
+/// The last `::` component of a written name (what the resolver's name tables key on).
+fn last_comp(s: &str) -> &str {
+    s.rsplit("::").next().unwrap_or(s)
+}
+
+/// Adds every `::` component of `s` (scopes are looked up by their last component).
+fn add_comps(s: &str, out: &mut HashSet<String>) {
+    for c in s.split("::") {
+        if !c.is_empty() && !out.contains(c) {
+            out.insert(c.to_owned());
+        }
+    }
+}
+
+/// The first identifier of a signature: a macro there (`MEM_STATIC int f(void)`) can make
+/// the entity static (`mark_macro_statics`).
+fn first_token(sig: &str) -> &str {
+    sig.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("")
+}
+
+/// Repository files whose File node includes `start` directly or transitively (base graph).
+fn includers(base: &Artifact, start: &[NodeIdx], out: &mut BTreeSet<String>) {
+    let mut seen: HashSet<u32> = start.iter().map(|n| n.0).collect();
+    let mut queue: VecDeque<NodeIdx> = start.iter().copied().collect();
+    while let Some(n) = queue.pop_front() {
+        for e in base.in_edges(n) {
+            if e.rel() != RelType::Includes {
+                continue;
+            }
+            let src = base.edge_src(e.idx());
+            if seen.insert(src.0) {
+                let f = base.node(src).file();
+                if !f.is_empty() {
+                    out.insert(f.to_owned());
+                }
+                queue.push_back(src);
+            }
+        }
+    }
+}
+
+/// The targets of a file's INCLUDES edges in the base: resolved paths and `<path>` stub ids.
+fn base_include_targets(base: &Artifact, file_node: NodeIdx) -> BTreeSet<String> {
+    base.out_edges(file_node)
+        .filter(|e| e.rel() == RelType::Includes)
+        .map(|e| base.node(e.dst()).id().into_owned())
+        .collect()
+}
+
+/// Facts standing in for every present file, with `known` facts where given: what include
+/// resolution needs to see (every path).
+fn include_view(
+    present: &BTreeMap<String, Language>,
+    known: &HashMap<String, FileFacts>,
+    want: &BTreeSet<String>,
+) -> Vec<FileFacts> {
+    present
+        .iter()
+        .map(|(p, lang)| match known.get(p) {
+            Some(f) if want.contains(p) => {
+                let mut f = f.clone();
+                f.refs = Vec::new();
+                f
+            }
+            _ => FileFacts::path_only(p, *lang),
+        })
+        .collect()
+}
+
+/// The new include targets (same form as [`base_include_targets`]) of the files in `want`.
+fn new_include_targets(
+    present: &BTreeMap<String, Language>,
+    known: &HashMap<String, FileFacts>,
+    want: &BTreeSet<String>,
+    include_dirs: &[String],
+) -> HashMap<String, BTreeSet<String>> {
+    let view = include_view(present, known, want);
+    let targets = resolve::include_targets(&view, include_dirs);
+    let mut out = HashMap::new();
+    for (fi, f) in view.iter().enumerate() {
+        if !want.contains(&f.path) {
+            continue;
+        }
+        let set = f
+            .includes
+            .iter()
+            .zip(&targets[fi])
+            .map(|(inc, t)| match t {
+                Some(t) => view[*t as usize].path.clone(),
+                None => format!("<{}>", f.str(inc.path)),
+            })
+            .collect();
+        out.insert(f.path.clone(), set);
+    }
+    out
+}
+
+/// The files, besides the changed ones, whose nodes and edges a full build of the edited
+/// tree may make differently; returned together with the present changed files (the
+/// files the fragment re-emits). Deleted files are left to the caller.
+pub(super) fn affected(
+    base: &Artifact,
+    changes: &FileChanges,
+    facts: &HashMap<String, FileFacts>,
+    present: &BTreeMap<String, Language>,
+    include_dirs: &[String],
+) -> BTreeSet<String> {
+    let changed: BTreeSet<&str> = changes
+        .added
+        .iter()
+        .chain(&changes.modified)
+        .chain(&changes.deleted)
+        .map(String::as_str)
+        .collect();
+    let mut out: BTreeSet<String> = BTreeSet::new();
+
+    // Names whose definitions changed in a way another file's resolution can see. A
+    // function or method is looked up by name, kind, linkage flags, scope and arity (all
+    // in its signature), so one whose (file, name, kind, flags, qualified name, signature)
+    // is unchanged — a body edit, lines moved — changes nothing for other files: their
+    // edges name it by id, which survives. Other kinds carry what lookups use outside the
+    // signature (a macro's alias target, a typedef's or variable's type, a class's bases),
+    // so their names always count when their file changed.
+    type Key = (String, String, u8, u8, String, String);
+    let mut old_keys: HashMap<Key, i32> = HashMap::new();
+    let mut names: HashSet<String> = HashSet::new();
+    // Object-like macros of the changed files, before and after: any of them may be (or
+    // have been) a static macro; the base does not keep a macro's value to tell.
+    let mut object_macros: HashSet<String> = HashSet::new();
+    let keyed = |k: NodeKind| {
+        matches!(
+            k,
+            NodeKind::Function | NodeKind::Method | NodeKind::Enumerator
+        )
+    };
+    // A `static` definition or a macro of a source file that no file includes is visible
+    // to its own file only (the resolver's `visible` drops such "internal" candidates
+    // outside the translation unit), so it cannot change another file's resolution.
+    let private = |p: &str| {
+        !resolve::is_header(p)
+            && super::Indexed::of_path(base, p)
+                .is_none_or(|(n, _, _)| !base.in_edges(n).any(|e| e.rel() == RelType::Includes))
+    };
+    let internal = |k: NodeKind, flags: batho_schema::NodeFlags| {
+        k == NodeKind::Macro
+            || (matches!(k, NodeKind::Function | NodeKind::Variable)
+                && flags.contains(batho_schema::NodeFlags::STATIC))
+    };
+    for p in changes.modified.iter().chain(&changes.deleted) {
+        let private = private(p);
+        if let Some(bm) = base.nodes_in_file(p) {
+            for n in bm.iter() {
+                let node = base.node(NodeIdx(n));
+                if node.kind() == NodeKind::File {
+                    continue;
+                }
+                if node.kind() == NodeKind::Macro && !node.signature().contains('(') {
+                    object_macros.insert(node.name().to_owned());
+                }
+                if private && internal(node.kind(), node.flags()) {
+                    continue;
+                }
+                if keyed(node.kind()) {
+                    let key = (
+                        p.clone(),
+                        node.name().to_owned(),
+                        node.kind().code(),
+                        node.flags().0,
+                        node.qualified_name().to_owned(),
+                        node.signature().to_owned(),
+                    );
+                    *old_keys.entry(key).or_default() += 1;
+                } else {
+                    names.insert(node.name().to_owned());
+                }
+            }
+        }
+    }
+    for f in facts.values() {
+        let private = private(&f.path);
+        for e in &f.entities {
+            if e.kind == NodeKind::Macro && e.bits & entity_bits::FUNCTION_LIKE == 0 {
+                object_macros.insert(f.str(e.name).to_owned());
+            }
+            if private && internal(e.kind, e.flags) {
+                continue;
+            }
+            if keyed(e.kind) {
+                let key = (
+                    f.path.clone(),
+                    f.str(e.name).to_owned(),
+                    e.kind.code(),
+                    e.flags.0,
+                    f.str(e.qual).to_owned(),
+                    f.str(e.signature).to_owned(),
+                );
+                match old_keys.get_mut(&key) {
+                    Some(c) if *c > 0 => *c -= 1,
+                    _ => {
+                        names.insert(key.1);
+                    }
+                }
+            } else {
+                names.insert(f.str(e.name).to_owned());
+            }
+        }
+    }
+    for (key, c) in old_keys {
+        if c > 0 {
+            names.insert(key.1);
+        }
+    }
+
+    // Rule 0 — a macro that makes definitions static (`#define MEM_STATIC static inline`)
+    // may have changed: every definition whose signature starts with an object-like macro
+    // of the changed files may change flags. One pass over the functions and variables.
+    if !object_macros.is_empty() {
+        for kind in [NodeKind::Function, NodeKind::Variable] {
+            for n in base.nodes_of_kind(kind).iter() {
+                let node = base.node(NodeIdx(n));
+                if object_macros.contains(first_token(node.signature())) {
+                    // Its referrers see a different linkage too (rule 1).
+                    names.insert(node.name().to_owned());
+                    out.insert(node.file().to_owned());
+                }
+            }
+        }
+    }
+
+    // Rule 1 — referrers: a file with an edge into any node named like something defined,
+    // added or removed here (its callee changed or vanished, a new candidate may win the
+    // lookup, an `External` stub `<external>:name` may now resolve). Rule 2 — methods of
+    // those names anywhere: OVERRIDES edges are made from the overriding method's file.
+    for name in &names {
+        for n in base.lookup_name(name) {
+            let node = base.node(n);
+            if node.kind() == NodeKind::File {
+                continue;
+            }
+            if node.kind() == NodeKind::Method {
+                out.insert(node.file().to_owned());
+            }
+            for e in base.in_edges(n) {
+                let src = base.edge_src(e.idx());
+                out.insert(base.node(src).file().to_owned());
+            }
+        }
+    }
+
+    // Rule 3 — include graph: a file whose includes now resolve differently changes the
+    // translation unit (and so the visible definitions) of every file including it.
+    let mut moved: Vec<NodeIdx> = Vec::new();
+    // Deleted files: their includers lose them.
+    for p in &changes.deleted {
+        if let Some(&(n, _, _)) = super::Indexed::of_path(base, p).as_ref() {
+            moved.push(n);
+        }
+    }
+    // Modified files whose include targets changed.
+    let modified: BTreeSet<String> = changes.modified.iter().cloned().collect();
+    let new_targets = new_include_targets(present, facts, &modified, include_dirs);
+    for p in &changes.modified {
+        if let Some((n, _, _)) = super::Indexed::of_path(base, p)
+            && new_targets
+                .get(p)
+                .is_some_and(|t| *t != base_include_targets(base, n))
+        {
+            out.insert(p.clone());
+            moved.push(n);
+        }
+    }
+    // Added or deleted files: an `#include` anywhere naming that base name may now find a
+    // different file (or none); such includers and their includers are re-resolved.
+    let basenames: HashSet<&str> = changes
+        .added
+        .iter()
+        .chain(&changes.deleted)
+        .map(|p| p.rsplit('/').next().unwrap_or(p))
+        .collect();
+    if !basenames.is_empty() {
+        for n in base.nodes_of_kind(NodeKind::File).iter() {
+            let node = base.node(NodeIdx(n));
+            let name = node.name();
+            if !basenames.contains(name.rsplit('/').next().unwrap_or(name)) {
+                continue;
+            }
+            for e in base.in_edges(NodeIdx(n)) {
+                if e.rel() == RelType::Includes {
+                    let src = base.edge_src(e.idx());
+                    out.insert(base.node(src).file().to_owned());
+                    moved.push(src);
+                }
+            }
+        }
+    }
+    includers(base, &moved, &mut out);
+
+    out.retain(|p| !p.is_empty() && present.contains_key(p));
+    for p in changes.added.iter().chain(&changes.modified) {
+        if present.contains_key(p) {
+            out.insert(p.clone());
+        }
+    }
+    couple(base, &mut out, &changed);
+    out
+}
+
+/// Rule 5 — edges made by one file but leaving a node of another (a class's CONTAINS edge
+/// to a method defined out of line elsewhere): storage replaces a file's out-edges
+/// wholesale, so both files are re-resolved together. Closes `emit` under that coupling.
+fn couple(base: &Artifact, emit: &mut BTreeSet<String>, changed: &BTreeSet<&str>) {
+    let mut queue: Vec<String> = emit.iter().cloned().collect();
+    while let Some(p) = queue.pop() {
+        let Some(bm) = base.nodes_in_file(&p) else {
+            continue;
+        };
+        let mut found: Vec<String> = Vec::new();
+        for n in bm.iter() {
+            for e in base.out_edges(NodeIdx(n)) {
+                if e.file() != p {
+                    found.push(e.file().to_owned());
+                }
+            }
+            for e in base.in_edges(NodeIdx(n)) {
+                if e.file() == p {
+                    let src = base.node(base.edge_src(e.idx())).file();
+                    if src != p {
+                        found.push(src.to_owned());
+                    }
+                }
+            }
+        }
+        for f in found {
+            // A deleted file has nothing to re-emit; its edges simply go.
+            if !f.is_empty() && !changed.contains(f.as_str()) && emit.insert(f.clone()) {
+                queue.push(f);
+            }
+        }
+    }
+}
+
+/// Extracts (into `facts`) every file the resolver must see to resolve the files of `emit`
+/// exactly as a full build would, and returns the paths of those context files.
+///
+/// A reference is resolved by looking its name up among every entity of that name, then
+/// narrowing by the referring file's translation unit, by `static`, by directory and by
+/// arity. So the context is: (a) the include closure of each emitted file (which decides
+/// visibility; unchanged headers follow the base's INCLUDES edges, which rule 3 keeps
+/// valid), and (b) every file defining an entity named like a name the lookups may ask
+/// for: the references' names, qualifiers and receivers, the emitted entities' names and
+/// scopes (out-of-line methods, overrides), and, followed to a fixed point, the types,
+/// alias-macro targets and base classes of entities so found, the classes deriving from
+/// them (virtual dispatch) and the macros opening a signature (which can make it static).
+pub(super) fn gather(
+    base: &Artifact,
+    emit: &BTreeSet<String>,
+    facts: &mut HashMap<String, FileFacts>,
+    present: &BTreeMap<String, Language>,
+    extract: &Extract<'_>,
+    opts: &ResolveOptions,
+) -> Result<BTreeSet<String>, PatchError> {
+    let mut context: BTreeSet<String> = BTreeSet::new();
+    let mut pending: BTreeSet<String> = emit
+        .iter()
+        .filter(|p| !facts.contains_key(*p))
+        .cloned()
+        .collect();
+    fetch(extract, facts, &mut pending)?;
+
+    // (a) Include closure.
+    let new_targets = new_include_targets(present, facts, emit, &opts.include_dirs);
+    let mut queue: Vec<String> = emit.iter().cloned().collect();
+    let mut seen: HashSet<String> = emit.iter().cloned().collect();
+    while let Some(p) = queue.pop() {
+        let targets: Vec<String> = match new_targets.get(&p) {
+            Some(t) => t.iter().filter(|t| !t.starts_with('<')).cloned().collect(),
+            None => match super::Indexed::of_path(base, &p) {
+                Some((n, _, _)) => base_include_targets(base, n)
+                    .into_iter()
+                    .filter(|t| present.contains_key(t))
+                    .collect(),
+                None => Vec::new(),
+            },
+        };
+        for t in targets {
+            if seen.insert(t.clone()) {
+                context.insert(t.clone());
+                queue.push(t);
+            }
+        }
+    }
+    pending.extend(context.iter().filter(|p| !facts.contains_key(*p)).cloned());
+    fetch(extract, facts, &mut pending)?;
+
+    // (b) Names, to a fixed point.
+    let mut names: HashSet<String> = HashSet::new();
+    for p in emit {
+        let Some(f) = facts.get(p) else { continue };
+        for r in &f.refs {
+            add_comps(f.str(r.name), &mut names);
+            add_comps(f.str(r.qual), &mut names);
+            add_comps(f.str(r.recv), &mut names);
+        }
+        for e in &f.entities {
+            add_comps(f.str(e.qual), &mut names);
+        }
+        for b in &f.bases {
+            add_comps(f.str(b.name), &mut names);
+        }
+    }
+    let mut looked: HashSet<String> = HashSet::new();
+    // Per file, the entities whose types, targets and bases were already taken in.
+    let mut expanded: HashMap<String, Vec<bool>> = HashMap::new();
+    loop {
+        let before = (names.len(), context.len());
+        // Entities named like a wanted name lend their types, alias targets and bases;
+        // every definition lends the macro its signature may open with.
+        let mut more: HashSet<String> = HashSet::new();
+        for (p, f) in facts.iter() {
+            if !emit.contains(p) && !context.contains(p) {
+                continue;
+            }
+            let done = expanded
+                .entry(p.clone())
+                .or_insert_with(|| vec![false; f.entities.len()]);
+            for (ei, e) in f.entities.iter().enumerate() {
+                if matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
+                    let t = first_token(f.str(e.signature));
+                    if !t.is_empty() && !names.contains(t) {
+                        more.insert(t.to_owned());
+                    }
+                }
+                if done[ei] || !names.contains(f.str(e.name)) {
+                    continue;
+                }
+                done[ei] = true;
+                add_comps(f.str(e.type_name), &mut more);
+                add_comps(f.str(e.qual), &mut more);
+                for b in f.bases.iter().filter(|b| b.entity as usize == ei) {
+                    add_comps(f.str(b.name), &mut more);
+                }
+            }
+        }
+        more.retain(|n| !names.contains(n));
+        names.extend(more);
+        let mut derived: Vec<String> = Vec::new();
+        for name in &names {
+            if !looked.insert(name.clone()) {
+                continue;
+            }
+            for n in base.lookup_name(last_comp(name)) {
+                let node = base.node(n);
+                if node.kind() == NodeKind::File {
+                    continue;
+                }
+                want(
+                    node.file(),
+                    emit,
+                    &mut context,
+                    &mut pending,
+                    facts,
+                    present,
+                );
+                // Classes deriving from it: virtual calls reach their overrides.
+                if matches!(
+                    node.kind(),
+                    NodeKind::Class | NodeKind::Struct | NodeKind::Union
+                ) {
+                    for e in base.in_edges(n) {
+                        if e.rel() == RelType::Inherits {
+                            let src = base.node(base.edge_src(e.idx()));
+                            want(src.file(), emit, &mut context, &mut pending, facts, present);
+                            derived.push(src.name().to_owned());
+                        }
+                    }
+                }
+            }
+        }
+        // New definitions in changed files are already in `facts`; take those named
+        // like a wanted name into the context too (files added by this patch).
+        for (p, f) in facts.iter() {
+            if !emit.contains(p)
+                && !context.contains(p)
+                && f.entities.iter().any(|e| names.contains(f.str(e.name)))
+            {
+                context.insert(p.clone());
+            }
+        }
+        derived.retain(|n| !names.contains(n));
+        names.extend(derived);
+        if pending.is_empty() && (names.len(), context.len()) == before {
+            break;
+        }
+        fetch(extract, facts, &mut pending)?;
+    }
+    Ok(context)
+}
+
+/// Queues `file` for extraction as context when it is a present, not yet known file.
+fn want(
+    file: &str,
+    emit: &BTreeSet<String>,
+    context: &mut BTreeSet<String>,
+    pending: &mut BTreeSet<String>,
+    facts: &HashMap<String, FileFacts>,
+    present: &BTreeMap<String, Language>,
+) {
+    if file.is_empty() || emit.contains(file) || !present.contains_key(file) {
+        return;
+    }
+    if context.insert(file.to_owned()) && !facts.contains_key(file) {
+        pending.insert(file.to_owned());
+    }
+}
+
+/// Extracts the pending files into `facts`.
+fn fetch(
+    extract: &Extract<'_>,
+    facts: &mut HashMap<String, FileFacts>,
+    pending: &mut BTreeSet<String>,
+) -> Result<(), PatchError> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let paths: Vec<String> = std::mem::take(pending).into_iter().collect();
+    let (got, _failed) = extract.run(&paths)?;
+    for f in got {
+        facts.insert(f.path.clone(), f);
+    }
+    Ok(())
+}

@@ -1,0 +1,452 @@
+//! Patch tests. The key property is parity: after an edit, the patched artifact equals a
+//! full build of the edited tree, compared canonically (nodes by id with every property
+//! but `community`; edges as a multiset of (src id, rel, dst id, roles, strategy,
+//! confidence, file, line)).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use batho_storage::Artifact;
+use batho_storage::input::GraphBuilder;
+
+use super::{ChangeKind, DetectMode, PatchOptions, PatchReport, patch};
+use crate::build::{BuildOptions, artifact_dir, build};
+
+type NodeCanon = (
+    String,
+    String,
+    u8,
+    String,
+    u8,
+    u32,
+    u32,
+    u64,
+    u64,
+    String,
+    Vec<u8>,
+    u8,
+);
+type EdgeCanon = (String, u8, String, u8, u8, u32, String, u32);
+
+/// The canonical form of a graph.
+fn canon(g: &GraphBuilder) -> (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>) {
+    let mut nodes = BTreeMap::new();
+    for n in &g.nodes {
+        nodes.insert(
+            g.str(n.id).to_owned(),
+            (
+                g.str(n.name).to_owned(),
+                g.str(n.qualified_name).to_owned(),
+                n.kind.code(),
+                g.str(n.file).to_owned(),
+                n.language as u8,
+                n.start_line,
+                n.end_line,
+                n.start_byte,
+                n.end_byte,
+                g.str(n.signature).to_owned(),
+                n.content_hash[..16].to_vec(),
+                n.flags.0,
+            ),
+        );
+    }
+    let mut edges = BTreeMap::new();
+    for e in &g.edges {
+        let key = (
+            g.str(g.nodes[e.src.0 as usize].id).to_owned(),
+            e.rel.code(),
+            g.str(g.nodes[e.dst.0 as usize].id).to_owned(),
+            e.roles.0,
+            e.strategy.code(),
+            e.confidence.to_bits(),
+            g.str(e.file).to_owned(),
+            e.line,
+        );
+        *edges.entry(key).or_insert(0) += 1;
+    }
+    (nodes, edges)
+}
+
+fn artifact_canon(root: &Path) -> (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>) {
+    let a = Artifact::open(&artifact_dir(root)).expect("open artifact");
+    canon(&a.to_graph_builder())
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let name = e.file_name();
+        if name == ".batho" {
+            continue;
+        }
+        let (src, dst) = (e.path(), to.join(&name));
+        if e.file_type().expect("type").is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+fn demo_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo")
+}
+
+fn quiet_build(root: &Path) {
+    build(
+        root,
+        &BuildOptions {
+            full: true,
+            max_workers: Some(2),
+            ..BuildOptions::default()
+        },
+        &|_| {},
+    )
+    .expect("build");
+}
+
+fn run_patch(root: &Path, mode: DetectMode) -> PatchReport {
+    patch(
+        root,
+        &PatchOptions {
+            mode,
+            max_workers: Some(2),
+            ..PatchOptions::default()
+        },
+    )
+    .expect("patch")
+}
+
+/// An edit of a tree: paths to write (with their new text) or delete (`None`).
+type Edit<'a> = &'a [(&'a str, Option<&'a str>)];
+
+fn apply_edit(root: &Path, edit: Edit<'_>) {
+    for (path, text) in edit {
+        let p = root.join(path);
+        match text {
+            Some(t) => {
+                std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+                std::fs::write(&p, t).expect("write");
+            }
+            None => std::fs::remove_file(&p).expect("remove"),
+        }
+    }
+}
+
+/// Builds `base` (a directory), applies `edit`, patches, and checks the patched artifact
+/// against a full build of the edited tree; returns the patch report.
+fn parity(base: &Path, setup: Edit<'_>, edit: Edit<'_>) -> PatchReport {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("repo");
+    copy_tree(base, &root);
+    apply_edit(&root, setup);
+    quiet_build(&root);
+    apply_edit(&root, edit);
+    let report = run_patch(&root, DetectMode::Hash);
+    let fresh = tmp.path().join("fresh");
+    copy_tree(&root, &fresh);
+    quiet_build(&fresh);
+    let (pn, pe) = artifact_canon(&root);
+    if let Some(run) = &report.run {
+        // The run record counts what was committed.
+        assert_eq!(run.node_count, pn.len() as u64, "run node count");
+        let edges: usize = pe.values().sum();
+        assert_eq!(run.edge_count, edges as u64, "run edge count");
+    }
+    let (fnodes, fe) = artifact_canon(&fresh);
+    let missing: Vec<_> = fnodes.keys().filter(|k| !pn.contains_key(*k)).collect();
+    let extra: Vec<_> = pn.keys().filter(|k| !fnodes.contains_key(*k)).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "nodes missing from the patch: {missing:?}; extra: {extra:?}"
+    );
+    for (id, n) in &fnodes {
+        assert_eq!(Some(n), pn.get(id), "node {id} differs");
+    }
+    let e_missing: Vec<_> = fe
+        .iter()
+        .filter(|(k, c)| pe.get(*k) != Some(c))
+        .map(|(k, _)| k)
+        .collect();
+    let e_extra: Vec<_> = pe
+        .iter()
+        .filter(|(k, c)| fe.get(*k) != Some(c))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        e_missing.is_empty() && e_extra.is_empty(),
+        "edges missing from the patch: {e_missing:#?}\nextra: {e_extra:#?}"
+    );
+    report
+}
+
+const HASH_C: &str = "src/hash.c";
+
+fn demo_text(path: &str) -> String {
+    std::fs::read_to_string(demo_dir().join(path)).expect("demo file")
+}
+
+#[test]
+fn parity_modified_function_body() {
+    let text = demo_text(HASH_C).replacen(
+        "return mix(h);\n}\n\nunsigned",
+        "return h;\n}\n\nunsigned",
+        1,
+    );
+    let r = parity(&demo_dir(), &[], &[(HASH_C, Some(&text))]);
+    assert_eq!(r.files.modified, vec![HASH_C.to_owned()]);
+    assert!(
+        r.entities.iter().any(|c| c.change == ChangeKind::Modified
+            && c.after.as_ref().is_some_and(|a| a.name == "hash_fnv1a")),
+        "{:?}",
+        r.entities
+    );
+}
+
+#[test]
+fn parity_renamed_function() {
+    let text = demo_text(HASH_C).replace("mix(", "mix64(");
+    let r = parity(&demo_dir(), &[], &[(HASH_C, Some(&text))]);
+    assert!(
+        r.entities
+            .iter()
+            .any(|c| c.change == ChangeKind::Removed || c.change == ChangeKind::Renamed)
+    );
+}
+
+#[test]
+fn parity_added_file() {
+    let r = parity(
+        &demo_dir(),
+        &[],
+        &[(
+            "src/extra.c",
+            Some(
+                "#include \"demo/table.h\"\nint extra_count(table *t) { return (int)table_count(t) + hash_djb2(\"x\"); }\n",
+            ),
+        )],
+    );
+    assert_eq!(r.files.added, vec!["src/extra.c".to_owned()]);
+    assert!(r.entities.iter().any(|c| c.change == ChangeKind::Added));
+}
+
+#[test]
+fn parity_deleted_file() {
+    let r = parity(&demo_dir(), &[], &[(HASH_C, None)]);
+    assert_eq!(r.files.deleted, vec![HASH_C.to_owned()]);
+    assert!(r.entities.iter().any(|c| c.change == ChangeKind::Removed));
+}
+
+#[test]
+fn parity_definition_resolves_an_unresolved_call() {
+    let r = parity(
+        &demo_dir(),
+        &[(
+            "src/use.c",
+            Some("int use_it(void) { return later_fn(1) + later_var; }\n"),
+        )],
+        &[(
+            "src/later.c",
+            Some("int later_var = 3;\nint later_fn(int x) { return x; }\n"),
+        )],
+    );
+    assert!(
+        r.affected.contains(&"src/use.c".to_owned()),
+        "{:?}",
+        r.affected
+    );
+}
+
+#[test]
+fn parity_edited_header() {
+    let h = "include/demo/hash.h";
+    let text = demo_text(h).replace(
+        "unsigned long hash_djb2(const char *key);",
+        "#include \"demo/table.h\"\nunsigned long hash_djb2(const char *key);\nunsigned long hash_sdbm(const char *key);",
+    );
+    parity(&demo_dir(), &[], &[(h, Some(&text))]);
+}
+
+#[test]
+fn parity_edited_cpp_class() {
+    let h = "src/shell.hpp";
+    let text = demo_text(h).replace(
+        "    const char *name() const override { return \"put\"; }\n",
+        "",
+    );
+    parity(&demo_dir(), &[], &[(h, Some(&text))]);
+}
+
+#[test]
+fn parity_several_edits_at_once() {
+    let hash = demo_text(HASH_C).replace("mix(", "mix64(");
+    let table = demo_text("src/table.c").replacen("static", "static inline", 1);
+    parity(
+        &demo_dir(),
+        &[],
+        &[
+            (HASH_C, Some(&hash)),
+            ("src/table.c", Some(&table)),
+            (
+                "src/new.c",
+                Some("int hash_djb2_twice(const char *k) { return (int)hash_djb2(k) * 2; }\n"),
+            ),
+            ("src/main.cpp", None),
+        ],
+    );
+}
+
+#[test]
+fn unchanged_tree_reports_no_changes_and_commits_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("repo");
+    copy_tree(&demo_dir(), &root);
+    quiet_build(&root);
+    let before = Artifact::open(&artifact_dir(&root))
+        .expect("open")
+        .generation();
+    for mode in [DetectMode::Hash, DetectMode::Mtime] {
+        let r = run_patch(&root, mode);
+        assert!(r.files.is_empty() && r.run.is_none(), "{:?}", r.files);
+    }
+    // Touching a file without changing it is no change either.
+    let p = root.join(HASH_C);
+    let text = std::fs::read(&p).expect("read");
+    std::fs::write(&p, text).expect("write");
+    assert!(run_patch(&root, DetectMode::Mtime).files.is_empty());
+    let after = Artifact::open(&artifact_dir(&root))
+        .expect("open")
+        .generation();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn mtime_mode_finds_an_edit_and_patches_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("repo");
+    copy_tree(&demo_dir(), &root);
+    quiet_build(&root);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let text = demo_text(HASH_C).replace("5381", "5387");
+    std::fs::write(root.join(HASH_C), text).expect("write");
+    let r = run_patch(&root, DetectMode::Mtime);
+    assert_eq!(r.files.modified, vec![HASH_C.to_owned()]);
+    let run = r.run.expect("a run");
+    assert_eq!(run.kind, batho_storage::RunKind::Patch);
+    let a = Artifact::open(&artifact_dir(&root)).expect("open");
+    assert_eq!(a.generation(), run.generation);
+}
+
+#[test]
+fn file_nodes_carry_the_blake3_of_the_raw_bytes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("repo");
+    copy_tree(&demo_dir(), &root);
+    quiet_build(&root);
+    let a = Artifact::open(&artifact_dir(&root)).expect("open");
+    let n = a.lookup_id(HASH_C).expect("file node");
+    let bytes = std::fs::read(root.join(HASH_C)).expect("read");
+    assert_eq!(
+        a.node(n).content_hash()[..],
+        blake3::hash(&bytes).as_bytes()[..16]
+    );
+}
+
+#[test]
+fn no_artifact_is_a_clear_error() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let err = patch(tmp.path(), &PatchOptions::default()).expect_err("no artifact");
+    assert!(matches!(err, super::PatchError::NoArtifact(_)));
+    assert!(err.is_usage() && err.hint().is_some_and(|h| h.contains("batho build")));
+}
+
+/// A small tree of its own (no demo files), for the coupling and macro rules.
+fn small_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (p, t) in files {
+        let p = tmp.path().join(p);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, t).expect("write");
+    }
+    tmp
+}
+
+/// A class's CONTAINS edge to a method defined out of line in another file is made by the
+/// method's file but leaves the header's node: both files are replaced together.
+#[test]
+fn parity_out_of_line_method_couples_header_and_source() {
+    let t = small_tree(&[
+        (
+            "cpp/a.hpp",
+            "namespace n { class A { public: int f(); virtual int g(); }; class B : public A { public: int g() override; }; }\n",
+        ),
+        (
+            "cpp/a.cpp",
+            "#include \"a.hpp\"\nint n::A::f() { return g(); }\nint n::A::g() { return 1; }\n",
+        ),
+        (
+            "cpp/b.cpp",
+            "#include \"a.hpp\"\nint n::B::g() { return 2; }\nint use(n::A &a) { return a.g(); }\n",
+        ),
+    ]);
+    let a = "#include \"a.hpp\"\nint n::A::f() { return g() + 1; }\nint n::A::g() { return 3; }\n";
+    let r = parity(t.path(), &[], &[("cpp/a.cpp", Some(a))]);
+    assert!(
+        r.affected.contains(&"cpp/a.hpp".to_owned()),
+        "{:?}",
+        r.affected
+    );
+    let h = "namespace n { class A { public: int f(); virtual int g(); virtual int h(); }; class B : public A { public: int g() override; int h() override; }; }\n";
+    parity(t.path(), &[], &[("cpp/a.hpp", Some(h))]);
+}
+
+/// `#define MEM_STATIC static inline` makes every `MEM_STATIC` definition static; changing
+/// the macro changes their flags and what other files can see.
+#[test]
+fn parity_static_macro_change() {
+    let t = small_tree(&[
+        ("lib/mem.h", "#define MEM_STATIC static inline\n"),
+        (
+            "lib/get.h",
+            "#include \"mem.h\"\nMEM_STATIC int mget(void) { return 1; }\n",
+        ),
+        (
+            "src/u.c",
+            "#include \"../lib/get.h\"\nint u(void) { return mget(); }\n",
+        ),
+        ("src/v.c", "int v(void) { return mget(); }\n"),
+    ]);
+    parity(
+        t.path(),
+        &[],
+        &[("lib/mem.h", Some("#define MEM_STATIC inline\n"))],
+    );
+}
+
+/// A header's include list changes the translation unit of every file including it.
+#[test]
+fn parity_include_change_reaches_transitive_includers() {
+    let t = small_tree(&[
+        ("inc/top.h", "#include \"mid.h\"\n"),
+        ("inc/mid.h", "int mid(void);\n"),
+        ("inc/low.h", "static inline int pick(void) { return 1; }\n"),
+        (
+            "src/a.c",
+            "#include \"../inc/top.h\"\nint a(void) { return pick() + mid(); }\n",
+        ),
+        (
+            "src/b.c",
+            "static int pick(void) { return 2; }\nint b(void) { return pick(); }\n",
+        ),
+        (
+            "src/c.c",
+            "static int pick(void) { return 3; }\nint c(void) { return pick(); }\n",
+        ),
+    ]);
+    parity(
+        t.path(),
+        &[],
+        &[("inc/mid.h", Some("#include \"low.h\"\nint mid(void);\n"))],
+    );
+}

@@ -1,0 +1,120 @@
+//! batho_patch: an incremental re-index (`batho_engine::patch`, the same as `batho patch`).
+//! Destructive in the contract's sense (it commits a new generation), so every patch that
+//! commits is appended to the artifact's hash-chained audit log.
+
+use std::fmt::Write as _;
+
+use batho_engine::patch::{ChangeKind, PatchOptions, patch};
+use batho_storage::Store;
+use batho_storage::audit::AuditLog;
+use rmcp::model::CallToolResult;
+use serde_json::{Map, json};
+
+use super::Answer;
+use super::args::PatchArgs;
+use crate::error::ToolError;
+use crate::state::State;
+
+pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, ToolError> {
+    if let Some(b) = a.graph_backend.as_deref()
+        && !matches!(b, "auto" | "in-memory" | "arrow")
+    {
+        return Err(ToolError::client(format!(
+            "Invalid graph_backend '{b}'. Valid: auto, in-memory, arrow"
+        )));
+    }
+    let repo = st.resolve(a.repo.as_deref())?;
+    let opts = PatchOptions {
+        max_file_size_kb: a.max_file_size_kb.or(repo.max_file_size_kb),
+        ..PatchOptions::default()
+    };
+    let rep = patch(&repo.path, &opts).map_err(|e| {
+        let err = if e.is_usage() {
+            ToolError::client(format!("patch of '{}' failed: {e}", repo.name))
+        } else {
+            ToolError::server(format!("patch of '{}' failed: {e}", repo.name))
+        };
+        match e.hint() {
+            Some(h) if h.contains("batho build") => err.hint("call batho_build first"),
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    })?;
+    let count = |k: ChangeKind| rep.entities.iter().filter(|c| c.change == k).count();
+    let (added, removed, modified, renamed) = (
+        count(ChangeKind::Added),
+        count(ChangeKind::Removed),
+        count(ChangeKind::Modified),
+        count(ChangeKind::Renamed),
+    );
+    let mut md = if rep.files.is_empty() {
+        format!("## Patch: {}\n\nNo changes detected.\n", repo.name)
+    } else {
+        format!(
+            "## Patch: {}\n\n- Files changed: {} ({} added, {} modified, {} deleted); {} more re-resolved\n- Entities: {added} added, {removed} removed, {modified} modified, {renamed} renamed\n- Relationships: {} added, {} removed\n- Duration: {} ms\n",
+            repo.name,
+            rep.files.total(),
+            rep.files.added.len(),
+            rep.files.modified.len(),
+            rep.files.deleted.len(),
+            rep.affected.len(),
+            rep.relationships_added,
+            rep.relationships_removed,
+            rep.duration_ms,
+        )
+    };
+    let mut audit = None;
+    if let Some(run) = &rep.run {
+        let _ = writeln!(md, "- Run: {} (generation {})", run.uuid, run.generation);
+        let dir = batho_engine::build::artifact_dir(&rep.root);
+        let detail = format!(
+            "run {} generation {}: {}",
+            run.uuid, run.generation, run.message
+        );
+        // The log is appended under the writer lock, like every other writer of it.
+        let entry = Store::create_or_open(&dir)
+            .and_then(|s| {
+                let _lock = s.lock_writer()?;
+                AuditLog::new(&dir).append("patch", &detail)
+            })
+            .map_err(|e| {
+                ToolError::server(format!("patch committed but the audit log failed: {e}"))
+            })?;
+        let _ = writeln!(
+            md,
+            "\nAudit log entry #{}: {} ({})",
+            entry.seq, entry.action, entry.hash
+        );
+        audit = Some(entry);
+    }
+    let mut structured = Map::new();
+    structured.insert(
+        "patch".into(),
+        json!({
+            "repo": repo.name,
+            "files_changed": rep.files.total(),
+            "files": rep.files,
+            "affected_files": rep.affected.len(),
+            "entities_added": added,
+            "entities_removed": removed,
+            "entities_modified": modified,
+            "entities_renamed": renamed,
+            "relationships_added": rep.relationships_added,
+            "relationships_removed": rep.relationships_removed,
+            "duration_ms": rep.duration_ms,
+            "run_id": rep.run.as_ref().map(|r| r.uuid.clone()),
+            "artifact_generation": rep.run.as_ref().map(|r| r.generation),
+            "bytes_written": rep.bytes_written,
+            "changes": rep.entities,
+            "audit": audit,
+        }),
+    );
+    let mut meta = Map::new();
+    meta.insert("repo".into(), repo.name.clone().into());
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(None, None))
+}
