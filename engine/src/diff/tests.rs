@@ -398,7 +398,7 @@ fn tiny(file_hash: u8, f_hash: u8) -> batho_storage::GraphBuilder {
     let mut g = GraphBuilder::new();
     let empty = g.intern("");
     let file = g.intern("a.c");
-    let mut node = |g: &mut GraphBuilder, id: &str, name: &str, kind, hash: u8, line| {
+    let node = |g: &mut GraphBuilder, id: &str, name: &str, kind, hash: u8, line| {
         let (id, name) = (g.intern(id), g.intern(name));
         g.add_node(NodeInput {
             id,
