@@ -5,8 +5,9 @@
 //! tree-sitter syntax tree once into compact facts; `resolve` links those facts into a
 //! graph with the confidence tiers of the specification; `algo` holds graph algorithms
 //! (communities); `build` runs the whole pipeline and commits a generation; `status`
-//! reports on an artifact; `query` plans and executes BQL over an open artifact and is
-//! the API every front end (CLI, REPL, MCP server) uses; `watch` keeps a repository's
+//! reports on an artifact; `patch` re-indexes only what changed; `diff` compares two
+//! generations (a run's delta); `query` plans and executes BQL over an open artifact and
+//! is the API every front end (CLI, REPL, MCP server) uses; `watch` keeps a repository's
 //! artifact fresh as its files change.
 
 pub mod algo;

@@ -389,3 +389,82 @@ fn time_travel_reads_an_older_generation_and_procedures_report_the_delta() {
         .unwrap_err();
     assert!(e.to_string().contains("Invalid change_kind 'moved'"), "{e}");
 }
+
+/// A graph of one file `a.c` (file node hashed `file_hash`) with functions `f` (hash
+/// `f_hash`) and `g`, `f` calling `g`.
+fn tiny(file_hash: u8, f_hash: u8) -> batho_storage::GraphBuilder {
+    use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
+    use batho_storage::{EdgeInput, GraphBuilder, NodeInput};
+    let mut g = GraphBuilder::new();
+    let empty = g.intern("");
+    let file = g.intern("a.c");
+    let node = |g: &mut GraphBuilder, id: &str, name: &str, kind, hash: u8, line| {
+        let (id, name) = (g.intern(id), g.intern(name));
+        g.add_node(NodeInput {
+            id,
+            name,
+            qualified_name: name,
+            kind,
+            file,
+            language: Language::C,
+            start_line: line,
+            end_line: line + 1,
+            start_byte: 0,
+            end_byte: 10,
+            signature: empty,
+            content_hash: [hash; 32],
+            flags: NodeFlags::default(),
+            community: 0,
+        })
+    };
+    node(&mut g, "a.c", "a.c", NodeKind::File, file_hash, 1);
+    let f = node(&mut g, "a.c:f", "f", NodeKind::Function, f_hash, 3);
+    let gg = node(&mut g, "a.c:g", "g", NodeKind::Function, 9, 6);
+    g.add_edge(EdgeInput {
+        src: f,
+        dst: gg,
+        rel: RelType::Calls,
+        roles: Roles::NONE,
+        confidence: 1.0,
+        strategy: Strategy::Direct,
+        file,
+        line: 4,
+    });
+    g
+}
+
+#[test]
+fn files_with_an_unchanged_content_hash_are_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::create_or_open(tmp.path()).unwrap();
+    let commit = |g: &batho_storage::GraphBuilder| {
+        let run = batho_storage::fuzzing::sample_run(g);
+        store
+            .lock_writer()
+            .unwrap()
+            .commit(g, run)
+            .unwrap()
+            .generation
+    };
+    let g1 = commit(&tiny(1, 2));
+    // Same file bytes (hash 1): the file is matched without comparing its entities, even
+    // though the stored entity hash differs (which real builds never produce).
+    let g2 = commit(&tiny(1, 3));
+    // New file bytes: compared entity by entity.
+    let g3 = commit(&tiny(4, 3));
+    let open = |g| Artifact::open_generation(tmp.path(), g).unwrap();
+    let d = diff_generations(&open(g1), &open(g2), &DiffFilter::default());
+    assert_eq!(d.stats.files_skipped_by_hash, 1);
+    assert!(d.changes.is_empty());
+    let d = diff_generations(&open(g1), &open(g3), &DiffFilter::default());
+    assert_eq!(d.stats.files_skipped_by_hash, 0);
+    assert_eq!(
+        lines(&d),
+        [
+            "modified a.c [\"content\", \"entities\"]",
+            "modified a.c:f [\"content\"]"
+        ]
+    );
+    // The call edge is unchanged: its source and target are matched.
+    assert_eq!((d.stats.edges_added, d.stats.edges_removed), (0, 0));
+}
