@@ -15,11 +15,12 @@
 //! views), `bitmaps` (lazy roaring), `verify` (structural checks), `convert` (artifact →
 //! builder), [`fuzzing`] (entry points for fuzz targets), [`fix`] (phased verification and
 //! repair), [`gc`] (space use, run pruning, reclaiming files), [`audit`] (the hash-chained
-//! log of destructive maintenance).
+//! log of destructive maintenance), [`archive`] (the transport archive: export and load).
 
 #![warn(missing_docs, unreachable_pub)]
 #![deny(clippy::host_endian_bytes)]
 
+pub mod archive;
 pub mod audit;
 mod bitmaps;
 mod column;
