@@ -4,8 +4,10 @@
 //! Errors are printed as one line (plus a hint when there is one) with a non-zero exit code.
 
 mod build_cmd;
+mod export_cmd;
 mod fix_cmd;
 mod gc_cmd;
+mod load_cmd;
 mod mcp_cmd;
 mod output;
 mod query_cmd;
@@ -41,6 +43,10 @@ enum Command {
     Fix(fix_cmd::FixArgs),
     /// Garbage collection: space use, pruning runs, reclaiming files.
     Gc(gc_cmd::GcArgs),
+    /// Write a JSON view (storage, agent) or a transport archive (--output FILE.tar).
+    Export(export_cmd::ExportArgs),
+    /// Verify a transport archive and make it the current generation of a repository.
+    Load(load_cmd::LoadArgs),
 }
 
 /// An error for people: a message, an optional hint, and the exit code to leave with.
@@ -75,6 +81,8 @@ fn main() -> ExitCode {
         Command::Runs(args) => runs_cmd::run(args),
         Command::Fix(args) => fix_cmd::run(args),
         Command::Gc(args) => gc_cmd::run(args),
+        Command::Export(args) => export_cmd::run(args),
+        Command::Load(args) => load_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,13 +4,14 @@
 //! `source` and `git` find and read what to index; `extract` walks each file's
 //! tree-sitter syntax tree once into compact facts; `resolve` links those facts into a
 //! graph with the confidence tiers of the specification; `algo` holds graph algorithms
-//! (communities); `build` runs the whole pipeline and commits a generation; `status`
+//! (communities); `export` writes the JSON views; `build` runs the whole pipeline and commits a generation; `status`
 //! reports on an artifact; `query` plans and executes BQL over an open artifact and is
 //! the API every front end (CLI, REPL, MCP server) uses.
 
 pub mod algo;
 pub mod build;
 pub mod discover;
+pub mod export;
 pub mod extract;
 pub mod git;
 pub mod query;

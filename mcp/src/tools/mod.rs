@@ -6,6 +6,7 @@ pub(crate) mod args;
 pub(crate) mod files;
 pub(crate) mod graph;
 pub(crate) mod maintain;
+pub(crate) mod transfer;
 
 use batho_schema::{NodeKind, RelType};
 use rmcp::model::{CallToolResult, ContentBlock};
