@@ -450,7 +450,7 @@ fn storage_view(
     });
     // The header's fields, then the streamed arrays, in one object.
     let head = serde_json::to_string(&header).map_err(io::Error::other)?;
-    w.write_all(head[..head.len() - 1].as_bytes())?;
+    w.write_all(&head.as_bytes()[..head.len() - 1])?;
     w.write_all(b",\"runs\":")?;
     ser(w, &m.runs.iter().map(run_json).collect::<Vec<_>>())?;
     w.write_all(b",\n\"nodes\":[")?;
@@ -624,7 +624,7 @@ fn agent_view(
         "legend": "files: paths; entities[i]: name, kind, file (index into files), lines [start, end], sig (signature), qname (when it differs from name), id (when not file:qname), and per relationship type the indexes of the target entities",
     });
     let head = serde_json::to_string(&header).map_err(io::Error::other)?;
-    w.write_all(head[..head.len() - 1].as_bytes())?;
+    w.write_all(&head.as_bytes()[..head.len() - 1])?;
     w.write_all(b",\n\"files\":[")?;
     for (k, sid) in files.iter().enumerate() {
         if k > 0 {

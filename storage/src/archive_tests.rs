@@ -196,6 +196,11 @@ fn replacing_needs_force_for_another_database_or_newer_runs() {
     assert_eq!(Artifact::open(&src).unwrap().node_count(), 60);
 }
 
+/// A member to write: raw name, entry type, data.
+type Raw = (Vec<u8>, tar::EntryType, Vec<u8>);
+/// A member read back: name, data.
+type Member = (String, Vec<u8>);
+
 /// Writes a tar by hand: `(name bytes, entry type, data)`; names are set raw so that
 /// unsafe ones (which the tar crate's builder refuses) can be written.
 fn raw_tar(path: &Path, members: &[(&[u8], tar::EntryType, &[u8])]) {
@@ -256,14 +261,13 @@ fn every_kind_of_bad_archive_is_rejected_and_changes_nothing() {
         Vec<(Vec<u8>, tar::EntryType, Vec<u8>)>,
         fn(&ArchiveError) -> bool,
     );
-    let all =
-        |f: &dyn Fn(usize, &(String, Vec<u8>)) -> Option<(Vec<u8>, tar::EntryType, Vec<u8>)>| {
-            m.iter()
-                .enumerate()
-                .filter_map(|(k, x)| f(k, x))
-                .collect::<Vec<_>>()
-        };
-    let same = |_: usize, x: &(String, Vec<u8>)| Some((x.0.as_bytes().to_vec(), reg, x.1.clone()));
+    let all = |f: &dyn Fn(usize, &Member) -> Option<Raw>| {
+        m.iter()
+            .enumerate()
+            .filter_map(|(k, x)| f(k, x))
+            .collect::<Vec<_>>()
+    };
+    let same = |_: usize, x: &Member| Some((x.0.as_bytes().to_vec(), reg, x.1.clone()));
     let cases: Vec<Case> = vec![
         (
             "no index first",
@@ -543,4 +547,23 @@ fn a_load_abandoned_after_any_step_keeps_the_previous_generation() {
         assert_eq!(Artifact::open(&dst).unwrap().generation(), rep.generation);
         assert!(no_temp_dirs(&dst), "{step:?}");
     }
+}
+
+#[test]
+fn the_fuzz_seeds_load_or_fail_cleanly() {
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/archive_load");
+    let mut loaded = 0;
+    for e in fs::read_dir(&seeds).unwrap().flatten() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("repo").join(".batho");
+        let res = load_archive(&dir, &e.path(), &LoadOptions::default());
+        let valid = e.file_name() == "valid.tar";
+        assert_eq!(res.is_ok(), valid, "{:?}: {res:?}", e.file_name());
+        if valid {
+            assert_eq!(Artifact::open(&dir).unwrap().verify(true), vec![]);
+            loaded += 1;
+        }
+        assert!(no_temp_dirs(&dir));
+    }
+    assert_eq!(loaded, 1);
 }
