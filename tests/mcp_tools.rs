@@ -811,3 +811,168 @@ fn patch_tool_reindexes_an_edit_and_audits_it() {
     let (t, _) = c.err("batho_patch", json!({"graph_backend": "cloud"}));
     assert!(t.contains("Valid: auto, in-memory, arrow"), "{t}");
 }
+
+#[test]
+fn export_load_and_gc_tools_are_gated_and_work() {
+    let (tmp, repo) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", repo.to_str().unwrap()]);
+    let home = tempfile::tempdir().unwrap();
+
+    // Gated: absent from tools/list and refused until enabled.
+    let mut c = Client::start(home.path(), &["--root", repo.to_str().unwrap()], &[]);
+    let list = c.request("tools/list", json!({}));
+    let names: Vec<String> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    for gated in ["batho_export", "batho_load", "batho_gc"] {
+        assert!(!names.iter().any(|n| n == gated), "{gated} listed");
+        let (text, sc) = c.err(gated, json!({}));
+        assert!(text.contains("--enable-tool"), "{text}");
+        assert_eq!(sc["error_type"], "CLIENT_ERROR");
+    }
+    drop(c);
+
+    let enabled = "batho_export,batho_load,batho_gc";
+    let mut c = Client::start(
+        home.path(),
+        &["--root", repo.to_str().unwrap()],
+        &[("BATHO_MCP_TOOLS_ENABLED", enabled)],
+    );
+    let list = c.request("tools/list", json!({}));
+    let tools = list["tools"].as_array().unwrap();
+    let ex = tool_of(tools, "batho_export");
+    assert_eq!(ex["annotations"]["destructiveHint"], false);
+    let props = &ex["inputSchema"]["properties"];
+    assert_eq!(props["view"]["default"], "storage");
+    assert_eq!(props["category"]["default"], "all");
+    assert_eq!(props["json_mode"]["default"], true);
+    assert_eq!(props["include_relationships"]["default"], false);
+    for p in [
+        "repo",
+        "output",
+        "index_id",
+        "filter_pattern",
+        "token_budget",
+    ] {
+        assert!(props.get(p).is_some(), "batho_export lacks {p}");
+    }
+    let ld = tool_of(tools, "batho_load");
+    assert_eq!(ld["annotations"]["destructiveHint"], true);
+    assert_eq!(ld["inputSchema"]["required"], json!(["artifact_path"]));
+    assert_eq!(ld["inputSchema"]["properties"]["force"]["default"], false);
+    let gc = tool_of(tools, "batho_gc");
+    assert_eq!(gc["annotations"]["destructiveHint"], true);
+    assert_eq!(
+        gc["inputSchema"]["properties"]["subcommand"]["default"],
+        "status"
+    );
+    assert!(gc["inputSchema"]["properties"].get("run_uuid").is_some());
+    assert!(gc["inputSchema"]["properties"].get("older_than").is_some());
+
+    // Agent view with a budget, to a relative output path.
+    let (md, sc) = c.ok(
+        "batho_export",
+        json!({"view": "agent", "output": "out/agent.json", "token_budget": 400}),
+    );
+    assert!(md.contains("agent view"), "{md}");
+    let e = &sc["export"];
+    assert_eq!(e["truncated"], true);
+    assert!(e["entities_exported"].as_u64().unwrap() < e["entities_total"].as_u64().unwrap());
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(repo.join("out/agent.json")).unwrap()).unwrap();
+    assert_eq!(written["view"], "agent");
+    assert_eq!(
+        e["file_size"].as_u64().unwrap(),
+        std::fs::metadata(repo.join("out/agent.json"))
+            .unwrap()
+            .len()
+    );
+    assert!(
+        sc["meta"]["query"]
+            .as_str()
+            .unwrap()
+            .starts_with("MATCH (n)")
+    );
+    // Storage view, default output under .batho/exports.
+    let (_, sc) = c.ok("batho_export", json!({}));
+    let path = sc["export"]["path"].as_str().unwrap().to_string();
+    assert!(path.contains(".batho/exports/"), "{path}");
+    let storage: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert!(
+        storage["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["source"].is_string())
+    );
+    // Errors in the spec's shape.
+    let (text, sc) = c.err("batho_export", json!({"view": "pack"}));
+    assert!(text.contains("Valid: storage, agent"), "{text}");
+    assert_eq!(sc["error_type"], "CLIENT_ERROR");
+    c.err("batho_export", json!({"category": "nodes"}));
+    c.err("batho_export", json!({"token_budget": 0}));
+    c.err("batho_export", json!({"filter_pattern": "src/["}));
+    let (text, _) = c.err("batho_export", json!({"index_id": "no-such-run"}));
+    assert!(text.contains("no-such-run"), "{text}");
+
+    // The archive, loaded into a second repository: same answers.
+    let (_, sc) = c.ok(
+        "batho_export",
+        json!({"json_mode": false, "output": tmp.path().join("demo.tar").to_str().unwrap()}),
+    );
+    assert_eq!(sc["export"]["json_mode"], false);
+    let archive = tmp.path().join("demo.tar");
+    assert!(archive.is_file());
+    let (md, sc) = c.ok(
+        "batho_load",
+        json!({"artifact_path": archive.to_str().unwrap()}),
+    );
+    assert!(md.contains("verified"), "{md}");
+    assert_eq!(sc["verification_status"], "verified");
+    assert_eq!(sc["load"]["audit"]["action"], "load");
+    let loaded_gen = sc["load"]["generation"].as_u64().unwrap();
+    let (_, sc) = c.ok("batho_status", json!({}));
+    assert!(sc.to_string().contains(&loaded_gen.to_string()));
+    // A bad archive is refused and changes nothing.
+    std::fs::write(tmp.path().join("junk.tar"), b"junk").unwrap();
+    let (text, sc) = c.err(
+        "batho_load",
+        json!({"artifact_path": tmp.path().join("junk.tar").to_str().unwrap()}),
+    );
+    assert!(text.contains("archive rejected"), "{text}");
+    assert_eq!(sc["error_type"], "CLIENT_ERROR");
+    c.err("batho_load", json!({"artifact_path": "/no/such/file.tar"}));
+    c.err("batho_load", json!({}));
+
+    // gc: status, prune (needs a criterion), reclaim, compact not wired yet.
+    let (md, sc) = c.ok("batho_gc", json!({}));
+    assert!(md.contains("Remaining runs"), "{md}");
+    assert!(sc["gc"]["remaining_runs"].as_u64().unwrap() >= 2);
+    assert!(sc["gc"]["fragmentation"].is_number());
+    let (text, _) = c.err("batho_gc", json!({"subcommand": "prune"}));
+    assert!(text.contains("older_than"), "{text}");
+    let first_run = {
+        let (_, runs) = c.ok("batho_list_runs", json!({}));
+        runs["runs"].as_array().unwrap().last().unwrap()["run_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (_, sc) = c.ok(
+        "batho_gc",
+        json!({"subcommand": "prune", "run_uuid": first_run}),
+    );
+    assert_eq!(sc["gc"]["runs_pruned"], 1);
+    assert_eq!(sc["audit"]["action"], "gc.prune");
+    let (_, sc) = c.ok("batho_gc", json!({"subcommand": "reclaim"}));
+    assert!(sc["gc"]["disk_space_reclaimed"].as_u64().unwrap() > 0);
+    let (text, sc) = c.err("batho_gc", json!({"subcommand": "compact"}));
+    assert!(text.contains("not available"), "{text}");
+    assert_eq!(sc["error_type"], "SERVER_ERROR");
+    c.err("batho_gc", json!({"subcommand": "defrag"}));
+    // Queries still answer after load, prune and reclaim.
+    c.ok("search_entities", json!({"query": "table_put"}));
+}

@@ -6,8 +6,10 @@
 mod build_cmd;
 mod delta_cmd;
 mod diff_cmd;
+mod export_cmd;
 mod fix_cmd;
 mod gc_cmd;
+mod load_cmd;
 mod mcp_cmd;
 mod output;
 mod patch_cmd;
@@ -53,6 +55,10 @@ enum Command {
     Gc(gc_cmd::GcArgs),
     /// Keep the artifact fresh: re-index after source changes settle, until interrupted.
     Watch(watch_cmd::WatchArgs),
+    /// Write a JSON view (storage, agent) or a transport archive (--output FILE.tar).
+    Export(export_cmd::ExportArgs),
+    /// Verify a transport archive and make it the current generation of a repository.
+    Load(load_cmd::LoadArgs),
 }
 
 /// An error for people: a message, an optional hint, and the exit code to leave with.
@@ -91,6 +97,8 @@ fn main() -> ExitCode {
         Command::Fix(args) => fix_cmd::run(args),
         Command::Gc(args) => gc_cmd::run(args),
         Command::Watch(args) => watch_cmd::run(args),
+        Command::Export(args) => export_cmd::run(args),
+        Command::Load(args) => load_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

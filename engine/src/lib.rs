@@ -6,14 +6,15 @@
 //! graph with the confidence tiers of the specification; `algo` holds graph algorithms
 //! (communities); `build` runs the whole pipeline and commits a generation; `status`
 //! reports on an artifact; `patch` re-indexes only what changed; `diff` compares two
-//! generations (a run's delta); `query` plans and executes BQL over an open artifact and
-//! is the API every front end (CLI, REPL, MCP server) uses; `watch` keeps a repository's
-//! artifact fresh as its files change.
+//! generations (a run's delta); `export` writes the JSON views; `query` plans and
+//! executes BQL over an open artifact and is the API every front end (CLI, REPL, MCP
+//! server) uses; `watch` keeps a repository's artifact fresh as its files change.
 
 pub mod algo;
 pub mod build;
 pub mod diff;
 pub mod discover;
+pub mod export;
 pub mod extract;
 pub mod git;
 pub mod patch;

@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Tools disabled unless enabled explicitly.
-pub const GATED: &[&str] = &["batho_build"];
+pub const GATED: &[&str] = &["batho_build", "batho_export", "batho_load", "batho_gc"];
 
 /// The set of disabled tool names.
 #[derive(Clone, Debug, PartialEq, Eq)]

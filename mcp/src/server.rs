@@ -17,7 +17,7 @@ use crate::error::{ServeError, ToolError};
 use crate::gating::Gating;
 use crate::registry::{Registry, RepoEntry, batho_home};
 use crate::state::State;
-use crate::tools::{admin, args, delta, files, graph, maintain, patch};
+use crate::tools::{admin, args, delta, files, graph, maintain, patch, transfer};
 
 /// How `batho mcp` was started.
 #[derive(Clone, Debug, Default)]
@@ -166,6 +166,24 @@ fn defs() -> Vec<ToolDef> {
             false,
             "Run a full index build for a repository. Destructive — deletes and rebuilds the artifact database. Disabled by default — enable via Tool Gating."
         ),
+        def!(
+            "batho_export",
+            args::ExportArgs,
+            false,
+            "Export a JSON view or Pack artifact from the code graph: view=storage (every entity and relationship with every property, run history, source text) or agent (compact entities and resolved relationships, token_budget-aware); json_mode=false writes the transport archive (tar with a blake3 manifest) that batho_load reads. Writes files to disk. Disabled by default — enable via Tool Gating."
+        ),
+        def!(
+            "batho_load",
+            args::LoadArgs,
+            false,
+            "Unpack a transport artifact (the tar written by batho_export json_mode=false) into the repo's .batho artifact: every member's blake3 and the whole artifact are verified before it becomes the current generation; the previous generation stays on disk. Destructive — replaces the current artifact (force=true for another database or newer runs). Disabled by default — enable via Tool Gating."
+        ),
+        def!(
+            "batho_gc",
+            args::GcArgs,
+            false,
+            "Run garbage collection and maintenance on an artifact database: status (sizes, generations, runs, reclaimable bytes), prune (runs older_than N days, or run_uuid), reclaim (delete files no retained run needs), compact (not available yet). Destructive — may delete old run artifacts. Disabled by default — enable via Tool Gating."
+        ),
     ]
 }
 
@@ -250,7 +268,7 @@ impl BathoServer {
                     .read_only(d.read_only)
                     .destructive(matches!(
                         d.name,
-                        "batho_build" | "batho_fix" | "batho_patch"
+                        "batho_build" | "batho_fix" | "batho_patch" | "batho_load" | "batho_gc"
                     ))
                     .idempotent(d.read_only)
                     .open_world(false);
@@ -294,6 +312,9 @@ impl BathoServer {
                 "batho_diff" => delta::batho_diff(st, decode(args)?),
                 "batho_fix" => maintain::batho_fix(st, decode(args)?),
                 "batho_patch" => patch::batho_patch(st, decode(args)?),
+                "batho_export" => transfer::batho_export(st, decode(args)?),
+                "batho_load" => transfer::batho_load(st, decode(args)?),
+                "batho_gc" => transfer::batho_gc(st, decode(args)?),
                 other => Err(ToolError::client(format!("Unknown tool: {other}"))),
             }
         };
@@ -330,8 +351,11 @@ impl ServerHandler for BathoServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let name = request.name.to_string();
-        let result = if name == "batho_build" {
-            // Builds take seconds: keep them off the async workers.
+        let result = if matches!(
+            name.as_str(),
+            "batho_build" | "batho_export" | "batho_load" | "batho_gc"
+        ) {
+            // Builds, exports and loads take seconds: keep them off the async workers.
             let me = self.clone();
             tokio::task::spawn_blocking(move || me.call(&name, &args))
                 .await

@@ -17,11 +17,13 @@
 //! repair), [`gc`] (space use, run pruning, compaction, reclaiming files), [`audit`] (the
 //! hash-chained log of destructive maintenance), `fragment` (a patch's [`GraphFragment`]
 //! and the merge rules), `delta` / `delta_write` / `verify_delta` (delta layers: merged
-//! reads, writing, checks), `merge_iter` (merged edge and name iterators).
+//! reads, writing, checks), `merge_iter` (merged edge and name iterators), [`archive`]
+//! (the transport archive: export and load).
 
 #![warn(missing_docs, unreachable_pub)]
 #![deny(clippy::host_endian_bytes)]
 
+pub mod archive;
 pub mod audit;
 mod bitmaps;
 mod column;

@@ -323,13 +323,26 @@ impl WriterLock<'_> {
     pub(crate) fn publish_manifest(
         &mut self,
         layers: Vec<Layer>,
+        runs: Vec<RunRecord>,
+        run: Option<RunRecord>,
+    ) -> Result<u64> {
+        self.publish_layers_with(|_| layers, runs, run, &mut |_| false)
+    }
+
+    /// [`Self::publish_manifest`] with the layers made once the new generation is known
+    /// (`load` stamps it as their `created_generation`) and a crash hook for tests.
+    pub(crate) fn publish_layers_with(
+        &mut self,
+        layers: impl FnOnce(u64) -> Vec<Layer>,
         mut runs: Vec<RunRecord>,
         run: Option<RunRecord>,
+        crash: &mut dyn FnMut(CommitStep) -> bool,
     ) -> Result<u64> {
         // A damaged MANIFEST must not block `fix`: the generation also counts past every
         // manifest file, so it is never reused either way.
         let prev = self.store.current_manifest().ok().flatten();
         let generation = self.next_generation(prev.as_ref())?;
+        let layers = layers(generation);
         if let Some(mut run) = run {
             run.generation = generation;
             runs.push(run);
@@ -341,7 +354,7 @@ impl WriterLock<'_> {
             layers,
             runs,
         };
-        self.publish(&body, &mut |_| false)?;
+        self.publish(&body, crash)?;
         Ok(generation)
     }
 
@@ -480,7 +493,7 @@ impl WriterLock<'_> {
     }
 }
 
-fn simulated() -> StorageError {
+pub(crate) fn simulated() -> StorageError {
     StorageError::io(
         "<simulated crash>",
         std::io::Error::other("simulated crash"),

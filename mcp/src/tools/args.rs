@@ -381,3 +381,72 @@ pub struct PatchArgs {
     #[serde(default)]
     pub graph_backend: Option<String>,
 }
+
+fn d_storage() -> String {
+    "storage".into()
+}
+fn d_status() -> String {
+    "status".into()
+}
+
+/// batho_export
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExportArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Export view: storage (full fidelity, with source) or agent (compact, for LLMs)
+    #[serde(default = "d_storage")]
+    pub view: String,
+    /// Output file path (relative paths are under the repo root; default: .batho/exports/<repo>-<view>-g<generation>.json, or .tar when json_mode=false)
+    #[serde(default)]
+    pub output: Option<String>,
+    /// Specific index/run ID to export (default: the latest generation)
+    #[serde(default)]
+    pub index_id: Option<String>,
+    /// Glob pattern to filter files (e.g. "src/**/*.c")
+    #[serde(default)]
+    pub filter_pattern: Option<String>,
+    /// Export category: all, entities, relationships, files
+    #[serde(default = "d_all")]
+    pub category: String,
+    /// Token budget for the LLM-optimized (agent) export
+    #[serde(default)]
+    pub token_budget: Option<i64>,
+    /// Export as JSON (false = Pack binary: the transport archive for batho_load)
+    #[serde(default = "d_true")]
+    pub json_mode: bool,
+    /// Include relationship data in export (always included for category all and relationships)
+    #[serde(default = "d_false")]
+    pub include_relationships: bool,
+}
+
+/// batho_load
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct LoadArgs {
+    /// Path to the transport artifact (the .tar written by batho_export with json_mode=false)
+    pub artifact_path: String,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Overwrite an existing artifact of another database or with newer runs
+    #[serde(default = "d_false")]
+    pub force: bool,
+}
+
+/// batho_gc
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GcArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// GC action: status, prune, compact, reclaim
+    #[serde(default = "d_status")]
+    pub subcommand: String,
+    /// Target a specific run UUID for pruning
+    #[serde(default)]
+    pub run_uuid: Option<String>,
+    /// Prune runs older than N days
+    #[serde(default)]
+    pub older_than: Option<i64>,
+}

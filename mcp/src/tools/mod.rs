@@ -8,6 +8,7 @@ pub(crate) mod files;
 pub(crate) mod graph;
 pub(crate) mod maintain;
 pub(crate) mod patch;
+pub(crate) mod transfer;
 
 use batho_schema::{NodeKind, RelType};
 use rmcp::model::{CallToolResult, ContentBlock};
