@@ -43,12 +43,9 @@ pub(crate) fn summary(r: &PatchReport) -> String {
         return "No changes detected.".to_owned();
     }
     format!(
-        "Patched {}: {} changes ({} added, {} modified, {} deleted) in {}ms",
+        "Patched {}: {} in {}ms",
         r.root.display(),
-        r.files.total(),
-        r.files.added.len(),
-        r.files.modified.len(),
-        r.files.deleted.len(),
+        r.changes_line(),
         r.duration_ms
     )
 }

@@ -172,6 +172,19 @@ pub enum PatchError {
     Storage(#[from] StorageError),
 }
 
+impl PatchReport {
+    /// `3 changes (2 added, 1 modified, 0 deleted)`: the changed files, for summaries.
+    pub fn changes_line(&self) -> String {
+        format!(
+            "{} changes ({} added, {} modified, {} deleted)",
+            self.files.total(),
+            self.files.added.len(),
+            self.files.modified.len(),
+            self.files.deleted.len()
+        )
+    }
+}
+
 impl PatchError {
     /// An actionable hint for people, when there is one.
     pub fn hint(&self) -> Option<&'static str> {

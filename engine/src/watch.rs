@@ -5,14 +5,11 @@
 //! One `notify` watcher and one worker thread per watched repository. The watcher's
 //! callback only records which source files changed (so answers can name them at once)
 //! and wakes the worker; the worker waits until no event arrived for the debounce, then
-//! asks [`crate::status`] whether the sources really differ from the artifact (which
-//! applies the build's own ignore rules, so ignored files and the artifact's own writes
-//! never cause a re-index) and re-indexes only if they do. On start the worker does the
+//! runs a [`crate::patch`], which compares the sources with the artifact by content hash
+//! (applying the build's own ignore rules, so ignored files and the artifact's own writes
+//! never cause a re-index) and re-extracts only what changed. On start the worker does the
 //! same once, catching up with edits made while nobody watched. Every outcome is also
 //! reported to an optional [`WatchObserver`] (the CLI prints them).
-//!
-//! Re-indexing is a full build today; patches that re-extract only the changed files will
-//! take its place without changing this module's contract.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
@@ -20,9 +17,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::build::{BuildOptions, build};
 use crate::discover::is_source_extension;
-use crate::status::{ArtifactState, status};
+use crate::patch::{DetectMode, PatchOptions, patch};
 use notify::event::{MetadataKind, ModifyKind};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
@@ -310,14 +306,7 @@ fn reindex(
         Err(_) => return false,
     }
     let started = std::time::Instant::now();
-    let outcome = match status(root, false) {
-        Ok(rep) if rep.state == ArtifactState::Stale => refresh(root, opts).map(Some),
-        Ok(rep) if rep.state == ArtifactState::Missing => {
-            Err("no artifact yet: run 'batho build' once; the watcher keeps it fresh".into())
-        }
-        Ok(_) => Ok(None),
-        Err(e) => Err(e.to_string()),
-    };
+    let outcome = refresh(root, opts);
     let ok = outcome.is_ok();
     tell(&match &outcome {
         Ok(Some(summary)) => WatchEvent::Reindexed {
@@ -347,27 +336,22 @@ fn reindex(
     ok
 }
 
-/// Re-indexes a repository whose sources differ from its artifact; a summary for people.
-fn refresh(root: &Path, opts: &WatchOptions) -> Result<String, String> {
-    let build_opts = BuildOptions {
-        full: true,
+/// Patches a repository: re-extracts only the files that changed and the references they
+/// affect. `None` when nothing changed; otherwise a summary for people.
+fn refresh(root: &Path, opts: &WatchOptions) -> Result<Option<String>, String> {
+    let patch_opts = PatchOptions {
+        mode: DetectMode::Hash,
         max_workers: None,
         max_file_size_kb: opts.max_file_size_kb,
     };
-    build(root, &build_opts, &|_| {})
-        .map(|r| {
-            format!(
-                "rebuilt {}: {} entities, {} relationships, {} files",
-                root.display(),
-                r.entities,
-                r.relationships,
-                r.files
-            )
-        })
-        .map_err(|e| match e.hint() {
-            Some(h) => format!("{e} ({h})"),
-            None => e.to_string(),
-        })
+    let report = patch(root, &patch_opts).map_err(|e| match e.hint() {
+        Some(h) => format!("{e} ({h})"),
+        None => e.to_string(),
+    })?;
+    Ok(report
+        .run
+        .is_some()
+        .then(|| format!("Patched {}: {}", root.display(), report.changes_line())))
 }
 
 #[cfg(test)]
