@@ -43,6 +43,17 @@ enum GcAction {
         #[arg(long)]
         json: bool,
     },
+    /// Fold the current generation's delta layer (written by patches) into a new base.
+    Compact {
+        /// Repository root or its `.batho` folder (default: the current directory).
+        path: Option<PathBuf>,
+        /// Show what would be folded; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete manifests and segments no retained run or the current generation needs.
     Reclaim {
         /// Repository root or its `.batho` folder (default: the current directory).
@@ -134,6 +145,34 @@ pub(crate) fn run(args: GcArgs) -> Result<(), Failure> {
             }
             if let Some(g) = r.generation {
                 println!("history published as generation {g}; 'batho gc reclaim' frees the space");
+            }
+            Ok(())
+        }
+        GcAction::Compact {
+            path,
+            dry_run,
+            json,
+        } => {
+            let dir = batho_dir(path);
+            let r = gc::compact(&dir, dry_run).map_err(|e| storage_failure(&e, &dir))?;
+            if json {
+                print_json(&serde_json::to_value(&r).unwrap_or_default());
+                return Ok(());
+            }
+            if !r.had_delta {
+                println!("nothing to compact: the current generation is a single base layer");
+                return Ok(());
+            }
+            let verb = if r.dry_run { "would fold" } else { "folded" };
+            println!(
+                "{verb} a delta of {} appended nodes and {} edges into a new base ({} nodes, {} edges)",
+                r.appended_nodes, r.delta_edges, r.node_count, r.edge_count
+            );
+            if let Some(g) = r.generation {
+                println!(
+                    "committed as generation {g} ({} written); 'batho gc reclaim' frees the old layers once no run needs them",
+                    human_bytes(r.bytes_written)
+                );
             }
             Ok(())
         }

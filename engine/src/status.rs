@@ -111,7 +111,7 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
             report.relation_types.insert(rel.name(), n);
         }
     }
-    report.relationships = u64::from(artifact.edge_count());
+    report.relationships = u64::from(artifact.live_edge_count());
     report.last_run = artifact.last_run();
     if verify {
         let issues = artifact.verify(true);

@@ -97,3 +97,52 @@ fn a_crash_before_the_first_commit_leaves_no_artifact() {
         assert_eq!(store.runs().unwrap(), vec![]);
     }
 }
+
+#[test]
+fn a_crash_during_a_fragment_commit_keeps_the_previous_generation() {
+    use crate::fuzzing::sample_fragment;
+    for step in STEPS {
+        for occurrence in 0..2 {
+            let tmp = tempfile::tempdir().unwrap();
+            let store = Store::create_or_open(tmp.path()).unwrap();
+            let g1 = sample_graph(1, 40, 100);
+            let mut w = store.lock_writer().unwrap();
+            w.set_delta_limit(u32::MAX);
+            let first = w.commit(&g1, sample_run(&g1)).unwrap();
+            let base = store.open_current().unwrap();
+            let frag = sample_fragment(&base);
+            let mut seen = 0;
+            let res = w.commit_fragment_with(&base, &frag, sample_run(&frag.graph), &mut |s| {
+                if s == step {
+                    seen += 1;
+                    seen > occurrence
+                } else {
+                    false
+                }
+            });
+            if seen <= occurrence {
+                assert!(res.is_ok());
+                continue;
+            }
+            assert!(matches!(res, Err(StorageError::Io { .. })), "{step:?}");
+            let cur = Artifact::open(tmp.path()).unwrap();
+            if step == CommitStep::ManifestRenamed {
+                assert_eq!(cur.generation(), first.generation + 1);
+                assert!(cur.has_delta());
+            } else {
+                assert_eq!(cur.generation(), first.generation, "step {step:?}");
+                assert!(!cur.has_delta());
+            }
+            assert_eq!(cur.verify(true), vec![], "step {step:?}");
+            // The patch can be committed again over whatever is current.
+            let frag = sample_fragment(&cur);
+            let info = w
+                .commit_fragment(&cur, &frag, sample_run(&frag.graph))
+                .unwrap();
+            let now = store.open_current().unwrap();
+            assert_eq!(now.generation(), info.generation);
+            assert!(now.has_delta());
+            assert_eq!(now.verify(true), vec![], "step {step:?}");
+        }
+    }
+}

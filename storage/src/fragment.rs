@@ -384,12 +384,12 @@ impl WriterLock<'_> {
     ) -> Result<CommitInfo> {
         self.check_current(base)?;
         let plan = Plan::compute(base, fragment)?;
-        let delta = crate::delta::delta_input(base, fragment, &plan);
+        let delta = crate::delta_write::delta_input(base, fragment, &plan);
         if delta.exceeds(base.n, base.e, self.delta_limit_percent) {
             let g = apply(base, fragment, &plan);
             return self.commit_with(&g, run, crash);
         }
-        let built = crate::delta::build_delta(base, &delta, base.db_uuid())?;
+        let built = crate::delta_write::build_delta(base, &delta, base.db_uuid())?;
         let below = base.manifest().layers[0].clone();
         self.commit_layer_with(&built, Some(below), run, crash)
     }

@@ -12,7 +12,8 @@ use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
 
 use crate::error::{Result, StorageError};
 use crate::format::names;
-use crate::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput};
+use crate::fragment::GraphFragment;
+use crate::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
 use crate::manifest::{RunKind, RunRecord, RunStatus};
 use crate::reader::{Artifact, EdgeIdx};
 use crate::store::Store;
@@ -151,12 +152,92 @@ pub fn sample_run(g: &GraphBuilder) -> RunRecord {
     }
 }
 
-/// Creates a store in `dir` and commits a small sample graph to it.
+/// Creates a store in `dir`, commits a small sample graph to it as the base layer, then
+/// a patch fragment over it as a delta layer, so that the current generation exercises
+/// every segment kind and the merged reads.
 pub fn write_sample_store(dir: &Path) -> Result<()> {
     let store = Store::create_or_open(dir)?;
     let g = sample_graph(7, 60, 200);
-    store.lock_writer()?.commit(&g, sample_run(&g))?;
+    let mut w = store.lock_writer()?;
+    w.commit(&g, sample_run(&g))?;
+    let base = store.open_current()?;
+    let frag = sample_fragment(&base);
+    w.set_delta_limit(u32::MAX);
+    w.commit_fragment(&base, &frag, sample_run(&frag.graph))?;
     Ok(())
+}
+
+/// A fragment replacing the first two files of `a`: the first file's nodes are kept with
+/// shifted lines, minus every third one, plus a new node with a new name; the second file
+/// is deleted; the new node calls a kept node, a node of another file and a new stub.
+pub fn sample_fragment(a: &Artifact) -> GraphFragment {
+    let files: Vec<String> = a.files().take(2).map(str::to_owned).collect();
+    let mut g = GraphBuilder::new();
+    let mut kept = Vec::new();
+    if let Some(bm) = files.first().and_then(|f| a.nodes_in_file(f)) {
+        for (k, b) in bm.iter().enumerate() {
+            if k % 3 == 2 {
+                continue;
+            }
+            let mut input = crate::fragment::node_input(&mut g, a.node(NodeIdx(b)));
+            input.start_line += 1;
+            input.end_line += 1;
+            kept.push(g.add_node(input));
+        }
+    }
+    let file = files.first().map_or("new.c", String::as_str).to_owned();
+    let fresh = NodeInput {
+        id: g.intern(&format!("{file}:fuzz_new_entity")),
+        name: g.intern("fuzz_new_entity"),
+        qualified_name: g.intern("fuzz_new_entity"),
+        kind: NodeKind::Function,
+        file: g.intern(&file),
+        language: Language::C,
+        start_line: 9000,
+        end_line: 9010,
+        start_byte: 1,
+        end_byte: 2,
+        signature: g.intern("void fuzz_new_entity(void)"),
+        content_hash: [3; 32],
+        flags: NodeFlags(0),
+        community: 0,
+    };
+    let src = g.add_node(fresh.clone());
+    let stub = NodeInput {
+        id: g.intern("<external>:fuzz_stub"),
+        name: g.intern("fuzz_stub"),
+        qualified_name: g.intern("fuzz_stub"),
+        kind: NodeKind::External,
+        file: StrId(0),
+        ..fresh
+    };
+    let stub = g.add_node(stub);
+    let other = a
+        .live_nodes()
+        .find(|n| !n.file().is_empty() && !files.iter().any(|f| f == n.file()))
+        .map(|n| crate::fragment::node_input(&mut g, n));
+    let mut dsts = vec![stub];
+    dsts.extend(kept.first().copied());
+    if let Some(o) = other {
+        dsts.push(g.add_node(o));
+    }
+    for (k, dst) in dsts.into_iter().enumerate() {
+        let file = g.nodes[src.0 as usize].file;
+        g.add_edge(EdgeInput {
+            src,
+            dst,
+            rel: RelType::ALL[k % RelType::ALL.len()],
+            roles: Roles::NONE,
+            confidence: 1.0,
+            strategy: Strategy::Direct,
+            file,
+            line: 9001 + k as u32,
+        });
+    }
+    GraphFragment {
+        replaced_files: files.into_iter().collect(),
+        graph: g,
+    }
 }
 
 /// Copies a store directory tree (a fuzz template) to `to`.
@@ -227,7 +308,10 @@ pub fn exercise(a: &Artifact) -> u64 {
     let mut acc = 0u64;
     let mut mix = |v: u64| acc = acc.rotate_left(5) ^ v;
     let n = a.node_count().min(10_000);
+    mix(u64::from(a.live_node_count()) ^ u64::from(a.live_edge_count()));
+    mix(a.live_nodes().take(10_000).count() as u64);
     for i in 0..n {
+        mix(u64::from(a.is_live(NodeIdx(i))));
         let node = a.node(NodeIdx(i));
         mix(node.id().len() as u64 ^ u64::from(node.id_is("x")));
         for s in [
@@ -248,6 +332,9 @@ pub fn exercise(a: &Artifact) -> u64 {
         mix(u64::from(node.community()) ^ u64::from(node.content_hash()[0]));
         mix(a.lookup_id(&node.id()).map_or(1, |x| u64::from(x.0)));
         mix(a.lookup_name(node.name()).take(100).count() as u64);
+        let prefix: String = node.name().chars().take(2).collect();
+        mix(a.lookup_name_prefix(&prefix).take(100).count() as u64);
+        mix(a.find_string(node.file()).map_or(7, |s| u64::from(s.0)));
         for e in a
             .out_edges(NodeIdx(i))
             .take(100)
@@ -262,6 +349,7 @@ pub fn exercise(a: &Artifact) -> u64 {
     }
     for k in 0..a.edge_count().min(10_000) {
         let e = a.edge(EdgeIdx(k));
+        mix(u64::from(a.is_live_edge(EdgeIdx(k))));
         mix(u64::from(e.src().0) ^ u64::from(e.dst().0) ^ e.file().len() as u64);
     }
     for k in NodeKind::ALL {

@@ -380,6 +380,93 @@ fn existing(batho_dir: &Path) -> Result<PathBuf> {
     }
 }
 
+/// What [`compact`] did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompactReport {
+    /// Whether the current generation had a delta layer to fold.
+    pub had_delta: bool,
+    /// Node indexes the delta appended after the base's.
+    pub appended_nodes: u64,
+    /// Edge indexes the delta added after the base's.
+    pub delta_edges: u64,
+    /// The generation published with the compacted base (`None`: nothing to do or dry run).
+    pub generation: Option<u64>,
+    /// Nodes and edges of the compacted graph.
+    pub node_count: u64,
+    /// Edges of the compacted graph.
+    pub edge_count: u64,
+    /// Bytes the commit wrote.
+    pub bytes_written: u64,
+    /// Whether this was a dry run.
+    pub dry_run: bool,
+    /// The audit entry written.
+    pub audit: Option<AuditEntry>,
+}
+
+/// Folds the current generation's base and delta layers into a new base layer (see
+/// [`crate::WriterLock::compact`]), recorded as a run; nothing happens without a delta.
+/// The old layers' segments stay until no retained generation names them (`reclaim`).
+pub fn compact(batho_dir: &Path, dry_run: bool) -> Result<CompactReport> {
+    let dir = existing(batho_dir)?;
+    let started = now_ms();
+    let cur = crate::Artifact::open(&dir)?;
+    let (rows, edges) = match &cur.manifest().layers.as_slice() {
+        [base, delta] => (
+            delta.node_count.saturating_sub(base.node_count),
+            delta.edge_count.saturating_sub(base.edge_count),
+        ),
+        _ => (0, 0),
+    };
+    let mut report = CompactReport {
+        had_delta: cur.has_delta(),
+        appended_nodes: rows,
+        delta_edges: edges,
+        generation: None,
+        node_count: u64::from(cur.live_node_count()),
+        edge_count: u64::from(cur.live_edge_count()),
+        bytes_written: 0,
+        dry_run,
+        audit: None,
+    };
+    if dry_run || !cur.has_delta() {
+        return Ok(report);
+    }
+    let store = Store::create_or_open(&dir)?;
+    let mut lock = store.lock_writer()?;
+    let from = cur.generation();
+    let files = cur.files().count() as u64;
+    drop(cur);
+    let run = RunRecord {
+        uuid: uuid::Uuid::new_v4().to_string(),
+        kind: crate::RunKind::Build,
+        started_at_ms: started,
+        ended_at_ms: now_ms(),
+        status: crate::RunStatus::Completed,
+        git_commit: None,
+        git_branch: None,
+        node_count: report.node_count,
+        edge_count: report.edge_count,
+        file_count: files,
+        skipped_files: 0,
+        duration_ms: 0,
+        generation: 0,
+        message: format!(
+            "gc compact: folded the base and delta layers of generation {from} into a new base"
+        ),
+    };
+    let info = lock.compact(run)?;
+    report.generation = Some(info.generation);
+    report.bytes_written = info.bytes_written;
+    report.audit = Some(AuditLog::new(batho_dir).append(
+        "gc.compact",
+        &format!(
+            "folded generation {from} (delta of {rows} appended nodes, {edges} edges) into a new base: generation {}, {} bytes written",
+            info.generation, info.bytes_written
+        ),
+    )?);
+    Ok(report)
+}
+
 /// Deletes the manifests of generations nothing retains, the segments no retained
 /// manifest names, and leftovers of interrupted writes.
 pub fn reclaim(batho_dir: &Path, dry_run: bool) -> Result<ReclaimReport> {

@@ -14,8 +14,10 @@
 //! (directory, lock, commit), `reader` (artifact open and lookups), `refs` (node and edge
 //! views), `bitmaps` (lazy roaring), `verify` (structural checks), `convert` (artifact →
 //! builder), [`fuzzing`] (entry points for fuzz targets), [`fix`] (phased verification and
-//! repair), [`gc`] (space use, run pruning, reclaiming files), [`audit`] (the hash-chained
-//! log of destructive maintenance).
+//! repair), [`gc`] (space use, run pruning, compaction, reclaiming files), [`audit`] (the
+//! hash-chained log of destructive maintenance), `fragment` (a patch's [`GraphFragment`]
+//! and the merge rules), `delta` / `delta_write` / `verify_delta` (delta layers: merged
+//! reads, writing, checks), `merge_iter` (merged edge and name iterators).
 
 #![warn(missing_docs, unreachable_pub)]
 #![deny(clippy::host_endian_bytes)]
@@ -25,6 +27,7 @@ mod bitmaps;
 mod column;
 mod convert;
 mod delta;
+mod delta_write;
 mod error;
 pub mod fix;
 pub mod format;
@@ -33,6 +36,7 @@ pub mod fuzzing;
 pub mod gc;
 pub mod input;
 pub mod manifest;
+mod merge_iter;
 mod reader;
 mod refs;
 mod store;

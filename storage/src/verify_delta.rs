@@ -274,7 +274,7 @@ impl Artifact {
                     && ec.block_src.get(p, k / edges_col::SRC_BLOCK) != row as u64
                 {
                     r.add(
-                        "delta.edges",
+                        "delta.block_src",
                         format!("source hint of edge {k} is not row {row}"),
                     );
                 }

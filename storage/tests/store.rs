@@ -118,18 +118,20 @@ fn patch_version(path: &Path, version: u32) {
 
 #[test]
 fn older_and_newer_formats_are_refused_clearly() {
-    for v in [0u32, 2, 77] {
+    // Version 1 (before delta layers) must be refused with the rebuild advice too.
+    for v in [0u32, 1, 3, 77] {
         let tmp = tempfile::tempdir().unwrap();
         write_sample_store(tmp.path()).unwrap();
         patch_version(&tmp.path().join(names::MANIFEST), v);
         match Artifact::open(tmp.path()) {
             Err(
                 e @ StorageError::UnsupportedFormat {
-                    found, expected: 1, ..
+                    found, expected: 2, ..
                 },
             ) => {
                 assert_eq!(found, v);
                 assert!(e.to_string().contains("format version"), "{e}");
+                assert!(e.to_string().contains("rebuild with `batho build`"), "{e}");
             }
             other => panic!("{other:?}"),
         }
@@ -163,7 +165,8 @@ fn positions(len: usize) -> impl Iterator<Item = usize> {
 fn flipped_or_truncated_files_give_errors_or_issues_never_panics() {
     let tpl = template();
     let files = target_files(tpl.path()).unwrap();
-    assert_eq!(files.len(), 5);
+    // MANIFEST, the base's four segments and the delta's three.
+    assert_eq!(files.len(), 8);
     let work = tempfile::tempdir().unwrap();
     let dir = work.path().join("b");
     copy_dir(tpl.path(), &dir);
@@ -210,7 +213,7 @@ fn damage_behind_the_hash(dir: &Path, seg: &Path, pos: usize, xor: u8) -> bool {
     let mpath = dir.join(names::MANIFEST);
     let mut m: ManifestBody = manifest::decode(&fs::read(&mpath).unwrap(), &mpath).unwrap();
     let mut found = false;
-    for s in &mut m.layers[0].segments {
+    for s in m.layers.iter_mut().flat_map(|l| l.segments.iter_mut()) {
         if s.hash == old_hash {
             s.hash = new_hash;
             found = true;
@@ -275,7 +278,7 @@ fn random_multi_byte_mutations_never_panic() {
         let dir = work.path().join(format!("r{round}"));
         copy_dir(tpl.path(), &dir);
         let truncate = rng.below(4) == 0;
-        let mut data = vec![rng.below(5) as u8, u8::from(truncate)];
+        let mut data = vec![rng.below(8) as u8, u8::from(truncate)];
         if truncate {
             data.extend_from_slice(&(rng.next_u64() as u32).to_le_bytes());
         }

@@ -115,7 +115,10 @@ impl<'a> Operator<'a> for NodeScan<'a> {
                 return Ok(None);
             };
             let it: Box<dyn Iterator<Item = u32> + 'a> = match &self.source {
-                ScanSource::All => Box::new(0..ctx.art.node_count()),
+                ScanSource::All => {
+                    let art = ctx.art;
+                    Box::new((0..art.node_count()).filter(move |&n| art.is_live(NodeIdx(n))))
+                }
                 ScanSource::Kinds(bms) => {
                     let bms = bms.clone();
                     Box::new(bms.into_iter().flat_map(|b| b.iter()))
@@ -163,6 +166,9 @@ impl NodeSeek<'_> {
             let mut out = Vec::new();
             for n in 0..art.node_count() {
                 ctx.tick(1)?;
+                if !art.is_live(NodeIdx(n)) {
+                    continue;
+                }
                 let node = art.node(NodeIdx(n));
                 let hit = match self.key {
                     SeekKey::Id => node.id_is(s),
@@ -206,7 +212,9 @@ impl NodeSeek<'_> {
                 }
                 all.iter().collect()
             }
-            (None, None) => (0..art.node_count()).collect(),
+            (None, None) => (0..art.node_count())
+                .filter(|&n| art.is_live(NodeIdx(n)))
+                .collect(),
         }
     }
 }

@@ -55,11 +55,11 @@ fn int(v: impl Into<i64>) -> Value {
 
 impl ArtifactGraph<'_> {
     fn in_nodes(&self, node: u32) -> bool {
-        node < self.0.node_count()
+        self.0.is_live(NodeIdx(node))
     }
 
     fn in_edges(&self, rel: u32) -> bool {
-        rel < self.0.edge_count()
+        self.0.is_live_edge(EdgeIdx(rel))
     }
 }
 

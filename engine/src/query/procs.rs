@@ -153,6 +153,9 @@ fn communities(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
     let n = art.node_count();
     let mut degree = vec![0u32; n as usize];
     for v in 0..n {
+        if !art.is_live(NodeIdx(v)) {
+            continue;
+        }
         let out = art.out_edges(NodeIdx(v));
         ctx.tick(1 + out.len() as u64)?;
         for e in out {
@@ -175,6 +178,9 @@ fn communities(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
     let mut stats: HashMap<u32, Stats> = HashMap::new();
     let mut seen_files: HashSet<(u32, u32)> = HashSet::new();
     for v in 0..n {
+        if !art.is_live(NodeIdx(v)) {
+            continue;
+        }
         let node = art.node(NodeIdx(v));
         let c = node.community();
         if c == 0 || matches!(node.kind(), NodeKind::File | NodeKind::External) {

@@ -104,8 +104,8 @@ fn fix_run(a: &Artifact, file_count: u64, started_ms: i64, message: String) -> R
         status: RunStatus::Completed,
         git_commit: None,
         git_branch: None,
-        node_count: u64::from(a.node_count()),
-        edge_count: u64::from(a.edge_count()),
+        node_count: u64::from(a.live_node_count()),
+        edge_count: u64::from(a.live_edge_count()),
         file_count,
         skipped_files: 0,
         duration_ms: u64::try_from(now.saturating_sub(started_ms)).unwrap_or(0),
@@ -238,9 +238,14 @@ fn restore_segments(
         for g in d.generations.iter().rev() {
             let layer = rebuilt.entry(*g).or_insert_with(|| {
                 let a = Artifact::open_generation(cx.dir, *g).ok()?;
-                build_layer(&a.to_graph_builder(), uuid)
-                    .ok()
-                    .map(|l| l.segments)
+                // The base layer alone re-derives the base segments; a delta layer is
+                // re-derived from its own rows, edges and tombstones over that base.
+                let base = a.base_only().ok()?;
+                let mut segs = build_layer(&base.to_graph_builder(), uuid).ok()?.segments;
+                if let Some(d) = crate::delta_write::rederive(&a) {
+                    segs.extend(crate::delta_write::build_delta(&a, &d, uuid).ok()?.segments);
+                }
+                Some(segs)
             });
             let Some(segs) = layer else { continue };
             let hit = segs

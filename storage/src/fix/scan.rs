@@ -120,6 +120,10 @@ pub(super) fn is_derived(what: &str) -> bool {
                 | "edges.in_offsets"
                 | "edges.in_perm"
                 | "edges.block_src"
+                | "delta.id_index"
+                | "delta.name_index"
+                | "delta.in_csr"
+                | "delta.block_src"
         )
 }
 

@@ -518,3 +518,66 @@ fn a_damaged_bitmaps_segment_the_writer_cannot_reproduce_is_rebuilt() {
     assert_eq!(r.generation_after, Some(2));
     assert_clean_after(&dir);
 }
+
+/// A store whose current generation (2) is a delta over generation 1's base.
+fn store_with_delta() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir) = store_with(1);
+    let store = Store::create_or_open(&dir).unwrap();
+    let mut w = store.lock_writer().unwrap();
+    w.set_delta_limit(u32::MAX);
+    let a = store.open_current().unwrap();
+    let frag = crate::fuzzing::sample_fragment(&a);
+    w.commit_fragment(&a, &frag, sample_run(&frag.graph))
+        .unwrap();
+    assert!(store.open_current().unwrap().has_delta());
+    (tmp, dir)
+}
+
+fn flip_delta_column(dir: &Path, kind: SegmentKind, id: u32) {
+    let m = current_body(dir);
+    let s = m.layers[1]
+        .segments
+        .iter()
+        .find(|s| s.kind == kind as u8)
+        .unwrap();
+    let p = dir.join(names::SEGMENTS_DIR).join(s.file_name());
+    let (off, len) = column(&fs::read(&p).unwrap(), id);
+    assert!(len > 0, "column {id} is empty");
+    flip(&p, off + len / 2);
+}
+
+#[test]
+fn a_sound_delta_store_is_clean_and_its_segments_are_checked() {
+    let (_t, dir) = store_with_delta();
+    let r = run(&dir, true, false);
+    assert_eq!(r.outcome, FixOutcome::Clean, "{:#?}", r.findings);
+    assert_eq!(r.segments_checked, 7);
+}
+
+#[test]
+fn damage_to_a_delta_index_is_restored_in_place() {
+    let (_t, dir) = store_with_delta();
+    flip_delta_column(&dir, SegmentKind::DeltaNodes, nodes_col::NAME_INDEX);
+    let r = run(&dir, true, false);
+    assert!(actions(&r).contains(&"restore_segment"), "{:?}", r.repairs);
+    assert_eq!(r.generation_after, Some(2), "restored in place");
+    assert_clean_after(&dir);
+    assert!(Artifact::open(&dir).unwrap().has_delta());
+}
+
+#[test]
+fn damaged_delta_rows_fall_back_to_the_base_generation() {
+    let (_t, dir) = store_with_delta();
+    let old = Artifact::open_generation(&dir, 1).unwrap();
+    let old_ids: Vec<String> = old.nodes().map(|n| n.id().into_owned()).collect();
+    flip_delta_column(&dir, SegmentKind::DeltaNodes, nodes_col::START_LINE);
+    let r = run(&dir, true, false);
+    assert!(actions(&r).contains(&"fallback"), "{:?}", r.repairs);
+    let a = Artifact::open(&dir).unwrap();
+    assert!(!a.has_delta());
+    assert_eq!(
+        a.nodes().map(|n| n.id().into_owned()).collect::<Vec<_>>(),
+        old_ids
+    );
+    assert_clean_after(&dir);
+}

@@ -1,0 +1,397 @@
+//! Writing delta layers: the cumulative delta after a fragment (`delta_input`), its
+//! encoding into the three delta segments (`build_delta`), and reading a delta's input
+//! back from its primary columns (`rederive`, for `fix`). Layout: `docs/format.md` §9.
+
+use std::collections::{BTreeMap, HashMap};
+
+use roaring::RoaringBitmap;
+
+use crate::column::SegmentWriter;
+use crate::error::{Result, StorageError};
+use crate::format::{SegmentKind, cmp_parts, edges_col, nodes_col, strings_col};
+use crate::fragment::{GraphFragment, Plan, copy_node, node_input};
+use crate::input::{EdgeInput, GraphBuilder, NodeIdx, StrId};
+use crate::reader::Artifact;
+use crate::writer::{BuiltLayer, CONTENT_HASH_LEN, is_composed, palette_of};
+
+/// A delta layer to write, relative to a base layer.
+#[derive(Debug)]
+pub(crate) struct DeltaInput {
+    /// Node index space after the delta.
+    pub(crate) n: u32,
+    /// Row `k` is node `k` of this builder.
+    pub(crate) g: GraphBuilder,
+    /// The node index of each row, strictly ascending.
+    pub(crate) row_node: Vec<u32>,
+    /// Edges leaving rows: `src` is a row, `dst` a node index; `file` interned in `g`.
+    pub(crate) edges: Vec<EdgeInput>,
+    /// Removed node indexes.
+    pub(crate) removed: RoaringBitmap,
+    /// Dropped base edge indexes.
+    pub(crate) dropped: RoaringBitmap,
+}
+
+impl DeltaInput {
+    /// Whether this delta is large enough, relative to its base, that a fresh base is the
+    /// better commit: `percent` of the base's nodes or edges.
+    pub(crate) fn exceeds(&self, base_n: u32, base_e: u32, percent: u32) -> bool {
+        let removed_base = self.removed.range_cardinality(..base_n);
+        let nodes = self.row_node.len() as u64 + removed_base;
+        let edges = self.edges.len() as u64 + self.dropped.len();
+        let pct = u64::from(percent);
+        // An empty base counts as one, so a generous limit still allows a small delta.
+        let over = |x: u64, base: u32| x * 100 > u64::from(base.max(1)).saturating_mul(pct);
+        over(nodes, base_n) || over(edges, base_e)
+    }
+}
+
+/// The cumulative delta after laying `fragment` over `m` (whose own delta, if any, is
+/// folded in: its rows and edges survive unless the plan removes or drops them).
+pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -> DeltaInput {
+    enum Src {
+        Old(u32),
+        Frag(u32),
+    }
+    let fg = &fragment.graph;
+    let base_e = m.e;
+    let mut rows: BTreeMap<u32, Src> = BTreeMap::new();
+    let mut removed = RoaringBitmap::new();
+    let mut dropped = RoaringBitmap::new();
+    if let Some(d) = &m.delta {
+        for (_, v) in d.row_nodes(m) {
+            if !plan.removed.contains(v) {
+                rows.insert(v, Src::Old(v));
+            }
+        }
+        removed |= d.removed(m);
+        dropped |= d.dropped(m);
+    }
+    for &(v, i) in &plan.overrides {
+        rows.insert(v, Src::Frag(i));
+    }
+    for (k, &i) in plan.new_nodes.iter().enumerate() {
+        rows.insert(plan.base_n + k as u32, Src::Frag(i));
+    }
+    removed |= &plan.removed;
+    let mut pd = plan.dropped.clone();
+    pd.remove_range(base_e..);
+    dropped |= pd;
+
+    let mut g = GraphBuilder::new();
+    let mut row_node = Vec::with_capacity(rows.len());
+    let mut row_of: HashMap<u32, u32> = HashMap::with_capacity(rows.len());
+    for (&v, src) in &rows {
+        let input = match src {
+            Src::Old(v) => node_input(&mut g, m.node(NodeIdx(*v))),
+            Src::Frag(i) => copy_node(&mut g, fg, &fg.nodes[*i as usize]),
+        };
+        row_of.insert(v, g.add_node(input).0);
+        row_node.push(v);
+    }
+    let mut edges = Vec::new();
+    if let Some(d) = &m.delta {
+        for k in 0..d.de {
+            let e = base_e + k;
+            if plan.dropped.contains(e) {
+                continue;
+            }
+            let edge = m.edge(crate::EdgeIdx(e));
+            // Old delta edges leave old rows; a row that is gone took its edges with it.
+            let Some(&src) = row_of.get(&edge.src().0) else {
+                continue;
+            };
+            let file = g.intern(edge.file());
+            edges.push(EdgeInput {
+                src: NodeIdx(src),
+                dst: edge.dst(),
+                rel: edge.rel(),
+                roles: edge.roles(),
+                confidence: edge.confidence(),
+                strategy: edge.strategy(),
+                file,
+                line: edge.line(),
+            });
+        }
+    }
+    for e in &fg.edges {
+        let (s, d) = (
+            plan.frag_map[e.src.0 as usize],
+            plan.frag_map[e.dst.0 as usize],
+        );
+        let Some(&src) = row_of.get(&s) else { continue };
+        let file = g.intern(fg.str(e.file));
+        edges.push(EdgeInput {
+            src: NodeIdx(src),
+            dst: NodeIdx(d),
+            file,
+            ..e.clone()
+        });
+    }
+    DeltaInput {
+        n: plan.base_n + plan.new_nodes.len() as u32,
+        g,
+        row_node,
+        edges,
+        removed,
+        dropped,
+    }
+}
+
+/// The input that wrote `a`'s delta layer, read back from its primary columns (rows,
+/// edges, tombstones), so that `fix` can re-derive the delta segments' derived parts
+/// (indexes, in-index, source hints) and restore them when the bytes match.
+pub(crate) fn rederive(a: &Artifact) -> Option<DeltaInput> {
+    let d = a.delta.as_ref()?;
+    let mut g = GraphBuilder::new();
+    let mut row_node = Vec::with_capacity(d.rows as usize);
+    for (r, v) in d.row_nodes(a) {
+        let input = node_input(&mut g, a.delta_node(d, r, v));
+        g.add_node(input);
+        row_node.push(v);
+    }
+    let mut edges = Vec::with_capacity(d.de as usize);
+    for r in 0..d.rows {
+        for k in d.out_range(a, r) {
+            let e = a.edge_with_src(d.base_e + k, row_node[r as usize]);
+            let file = g.intern(e.file());
+            edges.push(EdgeInput {
+                src: NodeIdx(r),
+                dst: e.dst(),
+                rel: e.rel(),
+                roles: e.roles(),
+                confidence: e.confidence(),
+                strategy: e.strategy(),
+                file,
+                line: e.line(),
+            });
+        }
+    }
+    Some(DeltaInput {
+        n: d.n,
+        g,
+        row_node,
+        edges,
+        removed: d.removed(a).clone(),
+        dropped: d.dropped(a).clone(),
+    })
+}
+
+fn serialize(bm: &RoaringBitmap) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bm.serialized_size());
+    // Writing into a Vec cannot fail.
+    let _ = bm.serialize_into(&mut out);
+    out
+}
+
+/// Encodes `d` into the three delta segments, over the base layer of `m`.
+pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Result<BuiltLayer> {
+    let g = &d.g;
+    let rows = g.nodes.len();
+    let de = d.edges.len();
+    if u32::try_from(de)
+        .ok()
+        .and_then(|x| x.checked_add(m.e))
+        .is_none()
+    {
+        return Err(StorageError::InvalidInput {
+            detail: "delta edges exceed the u32 limit".into(),
+        });
+    }
+    let base_s = m.base_string_count();
+    // Strings: the base's id where it has the text, else a new delta string.
+    let composed: Vec<bool> = g
+        .nodes
+        .iter()
+        .map(|x| is_composed(g.str(x.id), g.str(x.file), g.str(x.qualified_name)))
+        .collect();
+    let mut used: Vec<StrId> = Vec::new();
+    for (x, c) in g.nodes.iter().zip(&composed) {
+        used.extend([x.name, x.qualified_name, x.file, x.signature]);
+        if !c {
+            used.push(x.id);
+        }
+    }
+    used.extend(d.edges.iter().map(|e| e.file));
+    let mut remap: HashMap<StrId, u32> = HashMap::new();
+    let mut fresh: Vec<&str> = Vec::new();
+    for s in used {
+        if remap.contains_key(&s) {
+            continue;
+        }
+        match m.base_find_string(g.str(s)) {
+            Some(b) => {
+                remap.insert(s, b.0);
+            }
+            None => {
+                remap.insert(s, u32::MAX);
+                fresh.push(g.str(s));
+            }
+        }
+    }
+    fresh.sort_unstable();
+    fresh.dedup();
+    for (s, v) in remap.iter_mut() {
+        if *v == u32::MAX {
+            let k = fresh.binary_search(&g.str(*s)).unwrap_or(0);
+            *v = base_s + k as u32;
+        }
+    }
+    let r = |s: StrId| u64::from(remap[&s]);
+
+    let mut sw = SegmentWriter::default();
+    let mut offsets = vec![0u64];
+    let mut bytes = Vec::new();
+    for s in &fresh {
+        bytes.extend_from_slice(s.as_bytes());
+        offsets.push(bytes.len() as u64);
+    }
+    sw.add_uint(strings_col::OFFSETS, offsets.len(), |i| offsets[i]);
+    sw.add_bytes(strings_col::BYTES, &bytes);
+    let strings = sw.finish(SegmentKind::DeltaStrings as u8, db_uuid);
+
+    let nodes = &g.nodes;
+    let mut nw = SegmentWriter::default();
+    let node_type = |i: usize| {
+        let x = &nodes[i];
+        u64::from(x.kind.code()) | u64::from(x.flags.0) << 8 | u64::from(x.language.code()) << 16
+    };
+    let palette = palette_of((0..rows).map(node_type));
+    nw.add_uint(nodes_col::TYPE, rows, |i| {
+        palette.binary_search(&node_type(i)).map_or(0, |p| p as u64)
+    });
+    nw.add_uint(nodes_col::TYPE_PALETTE, palette.len(), |p| palette[p]);
+    nw.add_uint(nodes_col::START_LINE, rows, |i| {
+        u64::from(nodes[i].start_line)
+    });
+    nw.add_uint(nodes_col::LINE_SPAN, rows, |i| {
+        u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
+    });
+    nw.add_uint(nodes_col::START_BYTE, rows, |i| nodes[i].start_byte);
+    nw.add_uint(nodes_col::BYTE_SPAN, rows, |i| {
+        nodes[i].end_byte.wrapping_sub(nodes[i].start_byte)
+    });
+    nw.add_uint(nodes_col::COMMUNITY, rows, |i| {
+        u64::from(nodes[i].community)
+    });
+    let hashes: Vec<u8> = nodes
+        .iter()
+        .flat_map(|x| x.content_hash[..CONTENT_HASH_LEN].iter().copied())
+        .collect();
+    nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
+    nw.add_uint(nodes_col::ID, rows, |i| {
+        if composed[i] { 0 } else { r(nodes[i].id) + 1 }
+    });
+    nw.add_uint(nodes_col::NAME, rows, |i| r(nodes[i].name));
+    nw.add_uint(nodes_col::QUALIFIED_NAME, rows, |i| {
+        let q = r(nodes[i].qualified_name);
+        if q == r(nodes[i].name) { 0 } else { q + 1 }
+    });
+    nw.add_uint(nodes_col::FILE, rows, |i| r(nodes[i].file));
+    nw.add_uint(nodes_col::SIGNATURE, rows, |i| r(nodes[i].signature));
+    let parts = |i: u32| {
+        let x = &nodes[i as usize];
+        if composed[i as usize] {
+            [
+                g.str(x.file).as_bytes(),
+                b":".as_slice(),
+                g.str(x.qualified_name).as_bytes(),
+            ]
+        } else {
+            [g.str(x.id).as_bytes(), b"".as_slice(), b"".as_slice()]
+        }
+    };
+    let mut idx: Vec<u32> = (0..rows as u32).collect();
+    idx.sort_unstable_by(|&a, &b| cmp_parts(parts(a), parts(b)).then(a.cmp(&b)));
+    nw.add_uint(nodes_col::ID_INDEX, rows, |i| u64::from(idx[i]));
+    idx.sort_unstable_by(|&a, &b| {
+        g.str(nodes[a as usize].name)
+            .cmp(g.str(nodes[b as usize].name))
+            .then(a.cmp(&b))
+    });
+    nw.add_uint(nodes_col::NAME_INDEX, rows, |i| u64::from(idx[i]));
+    nw.add_uint(nodes_col::ROW_NODE, rows, |i| u64::from(d.row_node[i]));
+    nw.add_bytes(nodes_col::REMOVED, &serialize(&d.removed));
+    let nseg = nw.finish(SegmentKind::DeltaNodes as u8, db_uuid);
+
+    let edges = &d.edges;
+    let mut eo: Vec<u32> = (0..de as u32).collect();
+    eo.sort_unstable_by_key(|&i| {
+        let x = &edges[i as usize];
+        (x.src.0, x.rel.code(), x.dst.0, i)
+    });
+    let ed = |k: usize| &edges[eo[k] as usize];
+    let mut out_off = vec![0u64; rows + 1];
+    for x in edges {
+        out_off[x.src.0 as usize + 1] += 1;
+    }
+    for i in 0..rows {
+        out_off[i + 1] += out_off[i];
+    }
+    let edge_type = |x: &EdgeInput| {
+        u64::from(x.rel.code())
+            | u64::from(x.roles.0) << 8
+            | u64::from(x.strategy.code()) << 16
+            | u64::from(x.confidence.to_bits()) << 32
+    };
+    let palette = palette_of(edges.iter().map(edge_type));
+    let mut ew = SegmentWriter::default();
+    ew.add_uint(edges_col::OUT_OFFSETS, rows + 1, |i| out_off[i]);
+    ew.add_uint(edges_col::DST, de, |k| u64::from(ed(k).dst.0));
+    ew.add_uint(edges_col::TYPE, de, |k| {
+        palette
+            .binary_search(&edge_type(ed(k)))
+            .map_or(0, |p| p as u64)
+    });
+    ew.add_uint(edges_col::TYPE_PALETTE, palette.len(), |p| palette[p]);
+    ew.add_uint(
+        edges_col::BLOCK_SRC,
+        de.div_ceil(edges_col::SRC_BLOCK),
+        |b| u64::from(ed(b * edges_col::SRC_BLOCK).src.0),
+    );
+    ew.add_uint(edges_col::LINE, de, |k| u64::from(ed(k).line));
+    ew.add_uint(edges_col::FILE_OVERRIDE, de, |k| {
+        let x = ed(k);
+        let own = r(x.file);
+        if own == r(nodes[x.src.0 as usize].file) {
+            0
+        } else {
+            own + 1
+        }
+    });
+    let mut by_dst: Vec<u32> = (0..de as u32).collect();
+    by_dst.sort_by_key(|&k| (ed(k as usize).dst.0, k));
+    let mut keys: Vec<u32> = Vec::new();
+    let mut in_off = vec![0u64];
+    for (pos, &k) in by_dst.iter().enumerate() {
+        let v = ed(k as usize).dst.0;
+        if keys.last() != Some(&v) {
+            if !keys.is_empty() {
+                in_off.push(pos as u64);
+            }
+            keys.push(v);
+        }
+    }
+    in_off.push(de as u64);
+    if keys.is_empty() {
+        in_off = vec![0];
+    }
+    ew.add_uint(edges_col::IN_KEYS, keys.len(), |i| u64::from(keys[i]));
+    ew.add_uint(edges_col::IN_OFFSETS, in_off.len(), |i| in_off[i]);
+    ew.add_uint(edges_col::IN_PERM, de, |k| u64::from(by_dst[k]));
+    ew.add_bytes(edges_col::DROPPED, &serialize(&d.dropped));
+    let eseg = ew.finish(SegmentKind::DeltaEdges as u8, db_uuid);
+
+    let live_nodes = u64::from(d.n) - d.removed.len();
+    let live_edges = u64::from(m.e) - d.dropped.len() + de as u64;
+    Ok(BuiltLayer {
+        segments: vec![
+            (SegmentKind::DeltaStrings, strings),
+            (SegmentKind::DeltaNodes, nseg),
+            (SegmentKind::DeltaEdges, eseg),
+        ],
+        node_count: u64::from(d.n),
+        edge_count: u64::from(m.e) + de as u64,
+        live_nodes,
+        live_edges,
+    })
+}
