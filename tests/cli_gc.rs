@@ -155,3 +155,40 @@ fn an_open_reader_keeps_working_while_its_files_are_reclaimed() {
     let fresh = Artifact::open(&repo.join(".batho")).unwrap();
     assert_eq!(fresh.node_count() as usize, ids.len() + 1);
 }
+
+#[test]
+fn compact_folds_a_patch_delta_into_a_new_base() {
+    let (_tmp, repo) = built(1);
+    let dir = repo.join(".batho");
+    let r = run_json(&["gc", "compact", arg(&repo)]);
+    assert_eq!(r["had_delta"], false);
+    assert!(run_ok(&["gc", "compact", arg(&repo)]).contains("nothing to compact"));
+    // A patch commits a delta layer over the build's base (here through the storage API).
+    {
+        let store = batho_storage::Store::create_or_open(&dir).unwrap();
+        let mut w = store.lock_writer().unwrap();
+        w.set_delta_limit(u32::MAX);
+        let a = store.open_current().unwrap();
+        let frag = batho_storage::fuzzing::sample_fragment(&a);
+        w.commit_fragment(&a, &frag, a.last_run().unwrap()).unwrap();
+    }
+    let before = Artifact::open(&dir).unwrap();
+    assert!(before.has_delta());
+    let ids = |a: &Artifact| {
+        let mut v: Vec<String> = a.live_nodes().map(|n| n.id().into_owned()).collect();
+        v.sort();
+        v
+    };
+    let dry = run_json(&["gc", "compact", "--dry-run", arg(&repo)]);
+    assert_eq!(dry["had_delta"], true);
+    assert_eq!(dry["generation"], serde_json::Value::Null);
+    assert!(Artifact::open(&dir).unwrap().has_delta());
+    let r = run_json(&["gc", "compact", arg(&repo)]);
+    assert_eq!(r["had_delta"], true);
+    assert_eq!(r["generation"], before.generation() + 1);
+    let after = Artifact::open(&dir).unwrap();
+    assert!(!after.has_delta());
+    assert_eq!(ids(&after), ids(&before));
+    assert_eq!(after.verify(true), vec![]);
+    assert!(after.last_run().unwrap().message.starts_with("gc compact:"));
+}

@@ -282,7 +282,7 @@ fn tools_list_matches_the_spec_and_gating() {
     );
     let list = c.request("tools/list", json!({}));
     let n = list["tools"].as_array().unwrap().len();
-    assert_eq!(n, 13);
+    assert_eq!(n, 14);
     drop(c);
 
     std::fs::write(

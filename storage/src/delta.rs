@@ -312,7 +312,7 @@ impl Delta {
             }
         }
         (lo..ix.len())
-            .map(move |k| row(k))
+            .map(row)
             .take_while(move |&r| self.node(a, r).cmp_id(target).is_eq())
             .map(move |r| self.row_node.get32(p, r as usize))
     }
