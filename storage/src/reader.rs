@@ -692,7 +692,20 @@ impl Artifact {
     /// The node with stable id `id` (the lowest index if a build produced duplicates);
     /// a binary search over the id index (O(log nodes) id comparisons), in each layer.
     pub fn lookup_id(&self, id: &str) -> Option<NodeIdx> {
-        self.nodes_with_id(id).into_iter().next()
+        let target = id.as_bytes();
+        let (ix, p) = (&self.nodes.id_index, self.np());
+        let base = self
+            .base_id_range(target)
+            .map(|k| ix.get32(p, k))
+            .find(|&b| !self.masked(b));
+        let delta = self
+            .delta
+            .as_ref()
+            .and_then(|d| d.rows_with_id(self, target).next());
+        match (base, delta) {
+            (Some(b), Some(d)) => Some(NodeIdx(b.min(d))),
+            (b, d) => b.or(d).map(NodeIdx),
+        }
     }
 
     /// Every live node with stable id `id`, ascending (several only when a build produced
