@@ -100,3 +100,79 @@ fn patch_json_lists_entity_changes() {
     assert_eq!(change["after"]["name"], "table_is_empty");
     assert_eq!(out["run"]["type"], "patch", "{out}");
 }
+
+/// Every node id with its kind and lines, sorted: the whole graph as BQL sees it.
+fn nodes(repo: &std::path::Path) -> Vec<String> {
+    let out = run_ok(&[
+        "query",
+        "--repo",
+        arg(repo),
+        "--format",
+        "csv",
+        "MATCH (n) RETURN n.id, labels(n), n.start_line, n.end_line",
+    ]);
+    let mut rows: Vec<String> = out.lines().skip(1).map(str::to_owned).collect();
+    rows.sort();
+    rows
+}
+
+/// A repository large enough that one file is a small part of it, so a patch writes a
+/// delta layer rather than a fresh base.
+fn many_files(root: &std::path::Path, files: usize) {
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(root.join("src/common.h"), "int shared(int);\n").unwrap();
+    fs::write(
+        root.join("src/shared.c"),
+        "int shared(int x) { return x; }\n",
+    )
+    .unwrap();
+    for i in 0..files {
+        let mut text = String::from("#include \"common.h\"\n");
+        for j in 0..10 {
+            text.push_str(&format!(
+                "static int h{i}_{j}(int x) {{ return x + {j}; }}\n\
+                 int f{i}_{j}(int x) {{ return shared(h{i}_{j}(x)); }}\n"
+            ));
+        }
+        fs::write(root.join(format!("src/file{i}.c")), text).unwrap();
+    }
+}
+
+#[test]
+fn patch_writes_a_delta_that_compaction_folds_without_changing_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    many_files(&repo, 30);
+    run_ok(&["build", arg(&repo)]);
+    fs::write(
+        repo.join("src/file7.c"),
+        "#include \"common.h\"\nint f7_new(int x) { return shared(x) * 2; }\n",
+    )
+    .unwrap();
+    let out = run_ok(&["patch", arg(&repo)]);
+    assert!(out.starts_with("Patched "), "{out}");
+    let dry = run_json(&["gc", "compact", arg(&repo), "--dry-run"]);
+    assert_eq!(
+        dry["had_delta"], true,
+        "a one-file patch must write a delta: {dry}"
+    );
+    let (patched_nodes, patched_calls) = (nodes(&repo), calls(&repo));
+    assert!(patched_calls.iter().any(|r| r.contains("f7_new")));
+    assert!(!patched_calls.iter().any(|r| r.contains("f7_3")));
+
+    let compacted = run_json(&["gc", "compact", arg(&repo)]);
+    assert_eq!(compacted["had_delta"], true);
+    assert!(compacted["generation"].is_u64(), "{compacted}");
+    assert_eq!(
+        run_json(&["gc", "compact", arg(&repo), "--dry-run"])["had_delta"],
+        false
+    );
+    assert_eq!(nodes(&repo), patched_nodes);
+    assert_eq!(calls(&repo), patched_calls);
+    run_ok(&["fix", "--deep", arg(&repo)]);
+
+    // And both equal a full build of the same tree.
+    run_ok(&["build", "--full", arg(&repo)]);
+    assert_eq!(nodes(&repo), patched_nodes);
+    assert_eq!(calls(&repo), patched_calls);
+}

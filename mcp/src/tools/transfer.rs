@@ -1,6 +1,6 @@
 //! The gated transfer and maintenance tools: batho_export (a JSON view, or the transport
 //! archive with json_mode=false), batho_load (verify an archive and make it current) and
-//! batho_gc (status, prune, reclaim; compact is not wired yet). load and gc are
+//! batho_gc (status, prune, compact, reclaim). load and gc are
 //! destructive and append to the artifact's audit log (in `batho_storage`).
 //!
 //! The JSON views are a streaming scan of the artifact, not a query; `meta.query` carries
@@ -374,14 +374,26 @@ pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<CallToolResult, ToolErro
                 serde_json::to_value(&r).map_err(|e| ToolError::server(e.to_string()))?,
             );
         }
-        // NOT WIRED YET: `compact` (fold delta layers into a new base generation) will call
-        // `WriterLock::compact(run)`, which another change adds to batho-storage; the lead
-        // wires it here. Until then the subcommand is refused rather than faked.
         _ => {
-            return Err(ToolError::server(
-                "gc compact is not available in this build yet (delta compaction is not wired to the tool)",
-            )
-            .hint("status, prune and reclaim work; a full rebuild (batho_build full=true) also yields a single base generation"));
+            // compact: fold the delta layer into a new base generation.
+            let r = gc::compact(&dir, false).map_err(se)?;
+            match r.generation {
+                Some(g) => md.push_str(&format!(
+                    "- Compacted: the delta ({} appended nodes, {} delta edges) folded into a new base, generation {g} ({} nodes, {} edges, {} bytes written); subcommand=\"reclaim\" frees the old layers\n",
+                    r.appended_nodes, r.delta_edges, r.node_count, r.edge_count, r.bytes_written
+                )),
+                None => md.push_str("- Nothing to compact: the current generation has no delta layer\n"),
+            }
+            if let Some(e) = &r.audit {
+                md.push_str(&format!(
+                    "- Audit log entry #{}: {} ({})\n",
+                    e.seq, e.action, e.hash
+                ));
+            }
+            structured.insert(
+                "compact".into(),
+                serde_json::to_value(&r).map_err(|e| ToolError::server(e.to_string()))?,
+            );
         }
     }
     let s = gc::status(&dir).map_err(se)?;
