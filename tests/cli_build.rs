@@ -163,3 +163,43 @@ fn errors_are_one_line_with_a_nonzero_exit() {
     let out = run(&["build", "--max-workers", "0", "."]);
     assert_eq!(out.status.code(), Some(2), "usage errors exit 2");
 }
+
+#[test]
+fn full_build_moves_an_artifact_of_another_format_aside() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    // Pretend an older batho wrote it: the version at bytes 8..12 of DBID is checked first.
+    let dbid = repo.join(".batho/DBID");
+    let mut bytes = std::fs::read(&dbid).unwrap();
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    std::fs::write(&dbid, &bytes).unwrap();
+
+    let out = run(&["build", arg(&repo)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("format version 1"), "{err}");
+    assert!(err.contains("batho build --full"), "{err}");
+
+    let out = run(&["build", "--full", arg(&repo)]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("was moved to"), "{err}");
+    let aside: Vec<_> = std::fs::read_dir(&repo)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".batho-format1-")
+        })
+        .collect();
+    assert_eq!(aside.len(), 1, "the old artifact is kept, once");
+    assert_eq!(std::fs::read(aside[0].path().join("DBID")).unwrap(), bytes);
+    let status = run_json(&["status", arg(&repo)]);
+    assert_eq!(status["state"], "ready", "{status}");
+    // The folder moved aside is hidden: a patch finds nothing new in it.
+    assert_eq!(
+        run_ok(&["patch", arg(&repo)]).trim(),
+        "No changes detected."
+    );
+}

@@ -83,12 +83,19 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
             "bytes_written": report.bytes_written,
             "phases_ms": report.phases,
             "run": run_json(&report.run),
+            "moved_aside": report.moved_aside,
         });
         println!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
         return Ok(());
+    }
+    if let Some(old) = &report.moved_aside {
+        eprintln!(
+            "note: the artifact in an older or newer format was moved to {}; delete it when you no longer need it",
+            old.display()
+        );
     }
     for s in &report.skipped {
         eprintln!("skipped {}: {}", s.rel_path, s.reason);

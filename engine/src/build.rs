@@ -90,6 +90,9 @@ pub struct BuildReport {
     pub bytes_written: u64,
     /// Where the time went.
     pub phases: PhaseTimes,
+    /// Where a `--full` build moved an artifact written in another on-disk format version
+    /// (it cannot be read or extended, and is kept rather than deleted).
+    pub moved_aside: Option<PathBuf>,
 }
 
 /// Wall time of each phase of a build, in milliseconds.
@@ -129,6 +132,16 @@ pub enum BuildError {
     /// The store refused the commit or could not be opened.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// An artifact of another format version could not be moved out of the way.
+    #[error("cannot move the old-format artifact {} to {}: {source}", from.display(), to.display())]
+    MoveAside {
+        /// The artifact folder.
+        from: PathBuf,
+        /// Where it was to go.
+        to: PathBuf,
+        /// The rename's error.
+        source: std::io::Error,
+    },
 }
 
 impl BuildError {
@@ -136,6 +149,9 @@ impl BuildError {
     pub fn hint(&self) -> Option<&'static str> {
         match self {
             BuildError::ArtifactExists(_) => Some("rebuild it with 'batho build --full'"),
+            BuildError::Storage(StorageError::UnsupportedFormat { .. }) => Some(
+                "rebuild it with 'batho build --full' (the old artifact is moved aside, not deleted)",
+            ),
             BuildError::Storage(StorageError::Locked { .. }) => {
                 Some("another build or patch is running on this repository; wait for it")
             }
@@ -151,6 +167,25 @@ pub(crate) fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Renames an artifact of another format version to `.batho-format<N>-<ms>` beside it:
+/// a hidden folder, so discovery never indexes it, and nothing of the user's is deleted.
+fn move_aside(root: &Path, dir: &Path) -> Result<PathBuf, BuildError> {
+    let version = std::fs::read(dir.join("DBID"))
+        .ok()
+        .and_then(|b| {
+            b.get(8..12)
+                .map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+        })
+        .unwrap_or(0);
+    let aside = root.join(format!("{ARTIFACT_DIR}-format{version}-{}", now_ms()));
+    std::fs::rename(dir, &aside).map_err(|e| BuildError::MoveAside {
+        from: dir.to_path_buf(),
+        to: aside.clone(),
+        source: e,
+    })?;
+    Ok(aside)
+}
+
 /// Builds the artifact of the repository at `root`.
 pub fn build(
     root: &Path,
@@ -164,7 +199,13 @@ pub fn build(
     }
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let dir = artifact_dir(&root);
-    let store = Store::create_or_open(&dir)?;
+    let (store, moved_aside) = match Store::create_or_open(&dir) {
+        Err(StorageError::UnsupportedFormat { .. }) if opts.full => {
+            let aside = move_aside(&root, &dir)?;
+            (Store::create_or_open(&dir)?, Some(aside))
+        }
+        other => (other?, None),
+    };
     let mut writer = store.lock_writer()?;
     if !opts.full && !store.generations()?.is_empty() {
         return Err(BuildError::ArtifactExists(dir));
@@ -295,6 +336,7 @@ pub fn build(
         source_bytes: total_bytes,
         bytes_written: commit.bytes_written,
         phases,
+        moved_aside,
     })
 }
 

@@ -28,7 +28,7 @@ pub enum StorageError {
     },
     /// The file was written by a different (older or newer) on-disk format version.
     #[error(
-        "{} uses on-disk format version {found}, this batho reads version {expected}; rebuild with `batho build` or use a matching batho",
+        "{} uses on-disk format version {found}, this batho reads version {expected}; rebuild with `batho build --full` or use a matching batho",
         path.display()
     )]
     UnsupportedFormat {

@@ -349,9 +349,8 @@ pub fn decode_dbid(b: &[u8], path: &std::path::Path) -> Result<[u8; 16]> {
     if b.len() != DBID_LEN || b[0..8] != DBID_MAGIC {
         return Err(StorageError::corrupt(what(), "not a batho DBID file"));
     }
-    if le_u64(b, 32) != Some(checksum64(&b[0..32])) {
-        return Err(StorageError::corrupt(what(), "DBID checksum mismatch"));
-    }
+    // The version before the checksum, as in segment headers and manifests: a DBID of
+    // another format is reported as such (and `build --full` moves it aside).
     let version = le_u32(b, 8).unwrap_or(0);
     if version != FORMAT_VERSION {
         return Err(StorageError::UnsupportedFormat {
@@ -359,6 +358,9 @@ pub fn decode_dbid(b: &[u8], path: &std::path::Path) -> Result<[u8; 16]> {
             found: version,
             expected: FORMAT_VERSION,
         });
+    }
+    if le_u64(b, 32) != Some(checksum64(&b[0..32])) {
+        return Err(StorageError::corrupt(what(), "DBID checksum mismatch"));
     }
     let mut u = [0u8; 16];
     u.copy_from_slice(&b[16..32]);

@@ -131,7 +131,10 @@ fn older_and_newer_formats_are_refused_clearly() {
             ) => {
                 assert_eq!(found, v);
                 assert!(e.to_string().contains("format version"), "{e}");
-                assert!(e.to_string().contains("rebuild with `batho build`"), "{e}");
+                assert!(
+                    e.to_string().contains("rebuild with `batho build --full`"),
+                    "{e}"
+                );
             }
             other => panic!("{other:?}"),
         }

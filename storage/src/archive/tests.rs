@@ -63,8 +63,11 @@ fn current_generation(dir: &Path) -> Option<u64> {
 }
 
 fn no_temp_dirs(dir: &Path) -> bool {
-    fs::read_dir(dir)
-        .unwrap()
+    // A load rejected before it created the folder left nothing behind either.
+    let Ok(entries) = fs::read_dir(dir) else {
+        return !dir.exists();
+    };
+    entries
         .flatten()
         .all(|e| !e.file_name().to_string_lossy().starts_with(LOAD_TMP_PREFIX))
 }
@@ -249,7 +252,7 @@ fn every_kind_of_bad_archive_is_rejected_and_changes_nothing() {
     let mut flipped = m[2].1.clone();
     flipped[100] ^= 0x40;
     let v2 = with_index(&|i| i.archive_version = 2);
-    let f2 = with_index(&|i| i.storage_format_version = 2);
+    let f2 = with_index(&|i| i.storage_format_version = FORMAT_VERSION + 1);
     let evil = with_index(&|i| i.members[0].name = "../../etc/passwd".into());
     let dup_listed = with_index(&|i| {
         let first = i.members[0].clone();
@@ -306,9 +309,9 @@ fn every_kind_of_bad_archive_is_rejected_and_changes_nothing() {
                 matches!(
                     e,
                     ArchiveError::UnsupportedVersion {
-                        format_version: 2,
+                        format_version,
                         ..
-                    }
+                    } if *format_version == FORMAT_VERSION + 1
                 )
             },
         ),
