@@ -450,3 +450,35 @@ fn parity_include_change_reaches_transitive_includers() {
         &[("inc/mid.h", Some("#include \"low.h\"\nint mid(void);\n"))],
     );
 }
+
+#[test]
+fn parity_struct_gains_a_field_another_file_reads() {
+    // Non-function definitions count when their text changes: `struct shape` gains `h`,
+    // so the file reading `s->h` through the typedef must be re-resolved.
+    let setup = [
+        (
+            "src/shape.h",
+            Some(
+                "struct shape { int w; };\ntypedef struct shape shape_t;\n#define AREA_OF(s) ((s)->w)\n",
+            ),
+        ),
+        (
+            "src/use_shape.c",
+            Some(
+                "#include \"shape.h\"\nint area(shape_t *s) { return s->w * s->h + AREA_OF(s); }\nint width(struct shape *s) { return s->w; }\n",
+            ),
+        ),
+    ];
+    let edit = [(
+        "src/shape.h",
+        Some(
+            "struct shape { int w; int h; };\ntypedef struct shape shape_t;\n#define AREA_OF(s) ((s)->w * (s)->h)\n",
+        ),
+    )];
+    let report = parity(&demo_dir(), &setup, &edit);
+    assert!(
+        report.affected.iter().any(|p| p == "src/use_shape.c"),
+        "{:?}",
+        report.affected
+    );
+}
