@@ -108,7 +108,7 @@ fn exact_changes_between_generations_including_a_rename() {
     assert_eq!(
         lines(&d),
         [
-            "modified src/hash.c [\"lines\", \"entities\"]",
+            "modified src/hash.c [\"content\", \"entities\"]",
             "renamed src/hash.c:mix -> src/hash.c:mix64 [\"name\", \"content\"]",
             "modified src/hash.c:hash_fnv1a [\"content\"]",
             "modified src/hash.c:hash_djb2 [\"content\"]",
@@ -159,7 +159,7 @@ fn exact_changes_between_generations_including_a_rename() {
     assert_eq!(
         lines(&d),
         [
-            "modified src/hash.c [\"lines\", \"entities\"]",
+            "modified src/hash.c [\"content\", \"entities\"]",
             "removed src/hash.c:hash_zero"
         ]
     );
@@ -227,7 +227,7 @@ fn runs_resolve_to_their_predecessor_and_pruned_generations_are_named() {
     assert_eq!(
         lines(&d.diff),
         [
-            "modified src/hash.c [\"lines\", \"entities\"]",
+            "modified src/hash.c [\"content\", \"entities\"]",
             "renamed src/hash.c:mix -> src/hash.c:mix64 [\"name\", \"content\"]",
             "modified src/hash.c:hash_fnv1a [\"content\"]",
             "modified src/hash.c:hash_djb2 [\"content\"]",
