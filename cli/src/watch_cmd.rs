@@ -55,9 +55,7 @@ pub(crate) fn run(args: WatchArgs) -> Result<(), Failure> {
     let observer: WatchObserver = Arc::new(move |root, event| {
         print_event(root, event, json, debounce_ms);
         // A watch that could not be set up never retries: end the command.
-        if let WatchEvent::Failed(e) = event
-            && e.starts_with("cannot watch")
-        {
+        if let WatchEvent::Stopped(e) = event {
             let _ = fatal_tx.send(e.clone());
         }
     });
@@ -94,6 +92,7 @@ fn print_event(root: &std::path::Path, event: &WatchEvent, json: bool, debounce_
                 json!({"event": "reindexed", "path": root, "summary": summary, "duration_ms": millis})
             }
             WatchEvent::Failed(e) => json!({"event": "failed", "path": root, "error": e}),
+            WatchEvent::Stopped(e) => json!({"event": "stopped", "path": root, "error": e}),
         };
         v.to_string()
     } else {
@@ -105,6 +104,7 @@ fn print_event(root: &std::path::Path, event: &WatchEvent, json: bool, debounce_
             WatchEvent::UpToDate => "Up to date.".to_owned(),
             WatchEvent::Reindexed { summary, millis } => format!("{summary} in {millis}ms"),
             WatchEvent::Failed(e) => format!("error: {e} (retrying)"),
+            WatchEvent::Stopped(e) => format!("error: {e}"),
         }
     };
     // Flushed per line so a pipe (a test, `tee`) sees each event as it happens.

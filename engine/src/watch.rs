@@ -50,8 +50,10 @@ pub enum WatchEvent {
         /// Wall time of the re-index in milliseconds.
         millis: u64,
     },
-    /// The watch or a re-index failed; the worker retries (2 s, doubling up to 60 s).
+    /// A re-index failed; the worker retries (2 s, doubling up to 60 s).
     Failed(String),
+    /// The watch itself could not be set up: the worker has ended and will not retry.
+    Stopped(String),
 }
 
 /// Told of every [`WatchEvent`] of a repository, on the watcher's own thread.
@@ -144,7 +146,7 @@ impl Watchers {
                             s.starting = false;
                             s.last_error = Some(e.clone());
                         }
-                        tell(&WatchEvent::Failed(e));
+                        tell(&WatchEvent::Stopped(e));
                         return;
                     }
                 };
