@@ -12,7 +12,7 @@ use crate::format::{SegmentKind, cmp_parts, edges_col, nodes_col, strings_col};
 use crate::fragment::{GraphFragment, Plan, copy_node, node_input};
 use crate::input::{EdgeInput, GraphBuilder, NodeIdx, StrId};
 use crate::reader::Artifact;
-use crate::writer::{BuiltLayer, CONTENT_HASH_LEN, is_composed, palette_of};
+use crate::writer::{BuiltLayer, CONTENT_HASH_LEN, add_out_edge_columns, is_composed, palette_of};
 
 /// A delta layer to write, relative to a base layer.
 #[derive(Debug)]
@@ -314,50 +314,9 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     let nseg = nw.finish(SegmentKind::DeltaNodes as u8, db_uuid);
 
     let edges = &d.edges;
-    let mut eo: Vec<u32> = (0..de as u32).collect();
-    eo.sort_unstable_by_key(|&i| {
-        let x = &edges[i as usize];
-        (x.src.0, x.rel.code(), x.dst.0, i)
-    });
-    let ed = |k: usize| &edges[eo[k] as usize];
-    let mut out_off = vec![0u64; rows + 1];
-    for x in edges {
-        out_off[x.src.0 as usize + 1] += 1;
-    }
-    for i in 0..rows {
-        out_off[i + 1] += out_off[i];
-    }
-    let edge_type = |x: &EdgeInput| {
-        u64::from(x.rel.code())
-            | u64::from(x.roles.0) << 8
-            | u64::from(x.strategy.code()) << 16
-            | u64::from(x.confidence.to_bits()) << 32
-    };
-    let palette = palette_of(edges.iter().map(edge_type));
     let mut ew = SegmentWriter::default();
-    ew.add_uint(edges_col::OUT_OFFSETS, rows + 1, |i| out_off[i]);
-    ew.add_uint(edges_col::DST, de, |k| u64::from(ed(k).dst.0));
-    ew.add_uint(edges_col::TYPE, de, |k| {
-        palette
-            .binary_search(&edge_type(ed(k)))
-            .map_or(0, |p| p as u64)
-    });
-    ew.add_uint(edges_col::TYPE_PALETTE, palette.len(), |p| palette[p]);
-    ew.add_uint(
-        edges_col::BLOCK_SRC,
-        de.div_ceil(edges_col::SRC_BLOCK),
-        |b| u64::from(ed(b * edges_col::SRC_BLOCK).src.0),
-    );
-    ew.add_uint(edges_col::LINE, de, |k| u64::from(ed(k).line));
-    ew.add_uint(edges_col::FILE_OVERRIDE, de, |k| {
-        let x = ed(k);
-        let own = r(x.file);
-        if own == r(nodes[x.src.0 as usize].file) {
-            0
-        } else {
-            own + 1
-        }
-    });
+    let eo = add_out_edge_columns(&mut ew, edges, nodes, rows, r);
+    let ed = |k: usize| &edges[eo[k] as usize];
     let mut by_dst: Vec<u32> = (0..de as u32).collect();
     by_dst.sort_by_key(|&k| (ed(k as usize).dst.0, k));
     let mut keys: Vec<u32> = Vec::new();

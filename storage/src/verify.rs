@@ -266,28 +266,9 @@ impl Artifact {
         index: &UIntCol,
         cmp: impl Fn(u32, u32) -> Ordering,
     ) {
-        let p = self.np();
-        let mut seen = RoaringBitmap::new();
-        let mut prev: Option<u32> = None;
-        for k in 0..index.len() {
-            let node = index.get(p, k);
-            if node >= u64::from(self.n) || !seen.insert(node as u32) {
-                r.add(
-                    what,
-                    format!("entry {k} ({node}) is out of range or repeated"),
-                );
-                continue;
-            }
-            let node = node as u32;
-            if let Some(q) = prev
-                && cmp(q, node).then(q.cmp(&node)) != Ordering::Less
-            {
-                r.add(what, format!("entry {k} is out of order"));
-            }
-            prev = Some(node);
-        }
-        if seen.len() != u64::from(self.n) {
-            r.add(what, format!("indexes {} of {} nodes", seen.len(), self.n));
+        let seen = check_sorted_permutation(index, self.np(), self.n, cmp, |d| r.add(what, d));
+        if seen != u64::from(self.n) {
+            r.add(what, format!("indexes {} of {} nodes", seen, self.n));
         }
     }
 
@@ -482,4 +463,33 @@ impl Artifact {
             }
         }
     }
+}
+
+/// Checks that `index` (read from payload `p`) holds rows of `0..n`, each once, sorted by
+/// (`cmp`, row); tells `add` each finding and returns how many distinct rows it holds.
+/// Base and delta name and id indexes share this check.
+pub(crate) fn check_sorted_permutation(
+    index: &UIntCol,
+    p: &[u8],
+    n: u32,
+    cmp: impl Fn(u32, u32) -> Ordering,
+    mut add: impl FnMut(String),
+) -> u64 {
+    let mut seen = RoaringBitmap::new();
+    let mut prev: Option<u32> = None;
+    for k in 0..index.len() {
+        let row = index.get(p, k);
+        if row >= u64::from(n) || !seen.insert(row as u32) {
+            add(format!("entry {k} ({row}) is out of range or repeated"));
+            continue;
+        }
+        let row = row as u32;
+        if let Some(q) = prev
+            && cmp(q, row).then(q.cmp(&row)) != Ordering::Less
+        {
+            add(format!("entry {k} is out of order"));
+        }
+        prev = Some(row);
+    }
+    seen.len()
 }

@@ -13,7 +13,7 @@ use crate::delta::{DE, DN, DS, Delta};
 use crate::format::{cmp_parts, edges_col};
 use crate::input::NodeIdx;
 use crate::reader::Artifact;
-use crate::verify::Issue;
+use crate::verify::{Issue, check_sorted_permutation};
 
 /// Collects at most five issues per check.
 struct Out<'a>(&'a mut Vec<Issue>);
@@ -213,26 +213,7 @@ impl Artifact {
         index: &crate::column::UIntCol,
         cmp: impl Fn(u32, u32) -> Ordering,
     ) {
-        let p = self.pay(DN);
-        let mut seen = RoaringBitmap::new();
-        let mut prev: Option<u32> = None;
-        for k in 0..index.len() {
-            let row = index.get(p, k);
-            if row >= u64::from(d.rows) || !seen.insert(row as u32) {
-                r.add(
-                    what,
-                    format!("entry {k} ({row}) is out of range or repeated"),
-                );
-                continue;
-            }
-            let row = row as u32;
-            if let Some(q) = prev
-                && cmp(q, row).then(q.cmp(&row)) != Ordering::Less
-            {
-                r.add(what, format!("entry {k} is out of order"));
-            }
-            prev = Some(row);
-        }
+        check_sorted_permutation(index, self.pay(DN), d.rows, cmp, |m| r.add(what, m));
     }
 
     fn delta_edges(&self, d: &Delta, r: &mut Out<'_>) {

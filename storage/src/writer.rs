@@ -13,7 +13,7 @@ use roaring::RoaringBitmap;
 use crate::column::SegmentWriter;
 use crate::error::{Result, StorageError};
 use crate::format::{SegmentKind, bitmaps_col, cmp_parts, edges_col, nodes_col, strings_col};
-use crate::input::GraphBuilder;
+use crate::input::{EdgeInput, GraphBuilder, NodeInput, StrId};
 
 /// Number of content-hash bytes kept per node (a 128-bit blake3 prefix).
 pub const CONTENT_HASH_LEN: usize = 16;
@@ -128,7 +128,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     if u32::try_from(sorted.len()).is_err() {
         return Err(invalid("more than 2^32 distinct strings".into()));
     }
-    let r = |s: crate::input::StrId| u64::from(remap[s.0 as usize]);
+    let r = |s: StrId| u64::from(remap[s.0 as usize]);
 
     let mut strings = SegmentWriter::default();
     let mut offsets = Vec::with_capacity(sorted.len() + 1);
@@ -204,52 +204,10 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     drop(idx);
     let nw = nw.finish(SegmentKind::Nodes as u8, db_uuid);
 
-    // Edges in (src, rel, dst) order; the original index breaks ties so the order is
-    // deterministic for parallel edges.
     let edges = &g.edges;
-    let mut eo: Vec<u32> = (0..e as u32).collect();
-    eo.sort_unstable_by_key(|&i| {
-        let x = &edges[i as usize];
-        (x.src.0, x.rel.code(), x.dst.0, i)
-    });
-    let ed = |k: usize| &edges[eo[k] as usize];
-    let mut out_off = vec![0u64; n + 1];
-    for x in edges {
-        out_off[x.src.0 as usize + 1] += 1;
-    }
-    for i in 0..n {
-        out_off[i + 1] += out_off[i];
-    }
-    let edge_type = |x: &crate::input::EdgeInput| {
-        u64::from(x.rel.code())
-            | u64::from(x.roles.0) << 8
-            | u64::from(x.strategy.code()) << 16
-            | u64::from(x.confidence.to_bits()) << 32
-    };
-    let palette = palette_of(edges.iter().map(edge_type));
     let mut ew = SegmentWriter::default();
-    ew.add_uint(edges_col::OUT_OFFSETS, n + 1, |i| out_off[i]);
-    ew.add_uint(edges_col::DST, e, |k| u64::from(ed(k).dst.0));
-    ew.add_uint(edges_col::TYPE, e, |k| {
-        palette
-            .binary_search(&edge_type(ed(k)))
-            .map_or(0, |p| p as u64)
-    });
-    ew.add_uint(edges_col::TYPE_PALETTE, palette.len(), |p| palette[p]);
-    let blocks = e.div_ceil(edges_col::SRC_BLOCK);
-    ew.add_uint(edges_col::BLOCK_SRC, blocks, |b| {
-        u64::from(ed(b * edges_col::SRC_BLOCK).src.0)
-    });
-    ew.add_uint(edges_col::LINE, e, |k| u64::from(ed(k).line));
-    ew.add_uint(edges_col::FILE_OVERRIDE, e, |k| {
-        let x = ed(k);
-        let own = r(x.file);
-        if own == r(nodes[x.src.0 as usize].file) {
-            0
-        } else {
-            own + 1
-        }
-    });
+    let eo = add_out_edge_columns(&mut ew, edges, nodes, n, r);
+    let ed = |k: usize| &edges[eo[k] as usize];
     let mut in_off = vec![0u64; n + 1];
     for x in edges {
         in_off[x.dst.0 as usize + 1] += 1;
@@ -267,7 +225,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     drop(cursor);
     ew.add_uint(edges_col::IN_OFFSETS, n + 1, |i| in_off[i]);
     ew.add_uint(edges_col::IN_PERM, e, |k| u64::from(perm[k]));
-    drop((perm, in_off, out_off));
+    drop((perm, in_off));
     let ew = ew.finish(SegmentKind::Edges as u8, db_uuid);
 
     // Bitmaps. Members arrive in ascending order and are appended in batches: a single
@@ -361,6 +319,64 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
 
 /// The distinct values of `values`, ascending. A graph has a few dozen distinct node and
 /// edge types: a set avoids sorting one value per node or edge (millions on a kernel).
+/// Writes the out-CSR columns every edge segment has, base or delta (OUT_OFFSETS over
+/// `rows` sources, DST, TYPE with its palette, BLOCK_SRC, LINE, FILE_OVERRIDE), and returns
+/// the edge order: (src, rel, dst), the original index breaking ties so parallel edges
+/// are written deterministically. `code` maps a string to the id it is written as.
+pub(crate) fn add_out_edge_columns(
+    ew: &mut SegmentWriter,
+    edges: &[EdgeInput],
+    nodes: &[NodeInput],
+    rows: usize,
+    code: impl Fn(StrId) -> u64,
+) -> Vec<u32> {
+    let e = edges.len();
+    let mut eo: Vec<u32> = (0..e as u32).collect();
+    eo.sort_unstable_by_key(|&i| {
+        let x = &edges[i as usize];
+        (x.src.0, x.rel.code(), x.dst.0, i)
+    });
+    let ed = |k: usize| &edges[eo[k] as usize];
+    let mut out_off = vec![0u64; rows + 1];
+    for x in edges {
+        out_off[x.src.0 as usize + 1] += 1;
+    }
+    for i in 0..rows {
+        out_off[i + 1] += out_off[i];
+    }
+    let edge_type = |x: &EdgeInput| {
+        u64::from(x.rel.code())
+            | u64::from(x.roles.0) << 8
+            | u64::from(x.strategy.code()) << 16
+            | u64::from(x.confidence.to_bits()) << 32
+    };
+    let palette = palette_of(edges.iter().map(edge_type));
+    ew.add_uint(edges_col::OUT_OFFSETS, rows + 1, |i| out_off[i]);
+    ew.add_uint(edges_col::DST, e, |k| u64::from(ed(k).dst.0));
+    ew.add_uint(edges_col::TYPE, e, |k| {
+        palette
+            .binary_search(&edge_type(ed(k)))
+            .map_or(0, |p| p as u64)
+    });
+    ew.add_uint(edges_col::TYPE_PALETTE, palette.len(), |p| palette[p]);
+    ew.add_uint(
+        edges_col::BLOCK_SRC,
+        e.div_ceil(edges_col::SRC_BLOCK),
+        |b| u64::from(ed(b * edges_col::SRC_BLOCK).src.0),
+    );
+    ew.add_uint(edges_col::LINE, e, |k| u64::from(ed(k).line));
+    ew.add_uint(edges_col::FILE_OVERRIDE, e, |k| {
+        let x = ed(k);
+        let own = code(x.file);
+        if own == code(nodes[x.src.0 as usize].file) {
+            0
+        } else {
+            own + 1
+        }
+    });
+    eo
+}
+
 pub(crate) fn palette_of(values: impl Iterator<Item = u64>) -> Vec<u64> {
     let set: std::collections::HashSet<u64> = values.collect();
     let mut v: Vec<u64> = set.into_iter().collect();

@@ -7,32 +7,8 @@ use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
 use batho_storage::{Artifact, GraphFragment};
 
-/// The kind of an entity-level change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChangeKind {
-    /// A new entity (no entity of the base has its id or its content).
-    Added,
-    /// An entity that is gone.
-    Removed,
-    /// Same id, different content hash.
-    Modified,
-    /// A removed and an added entity with the same content hash and kind: the same text
-    /// under a new name or id (renamed, or moved to another file).
-    Renamed,
-}
-
-impl ChangeKind {
-    /// Lower-case name, as printed.
-    pub fn name(self) -> &'static str {
-        match self {
-            ChangeKind::Added => "added",
-            ChangeKind::Removed => "removed",
-            ChangeKind::Modified => "modified",
-            ChangeKind::Renamed => "renamed",
-        }
-    }
-}
+/// The kind of an entity-level change: the same vocabulary as a diff between generations.
+pub use crate::diff::ChangeKind;
 
 /// One side of an entity change.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
