@@ -72,6 +72,7 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
             "files": report.files,
             "affected_files": report.affected,
             "context_files": report.context_files,
+            "context_cached": report.context_cached,
             "entities": {
                 "added": count(&report, patch::ChangeKind::Added),
                 "removed": count(&report, patch::ChangeKind::Removed),

@@ -17,7 +17,7 @@ use batho_storage::{RunKind, RunRecord, RunStatus, StorageError, Store};
 use crate::discover::{self, DiscoverOptions, SkipReason, SkippedFile};
 use crate::extract::{Extractor, FileFacts};
 use crate::resolve::{self, ResolveOptions};
-use crate::{algo, git, source};
+use crate::{algo, facts_cache, git, source};
 
 /// The folder, inside a repository, that holds its artifact.
 pub const ARTIFACT_DIR: &str = ".batho";
@@ -240,7 +240,13 @@ pub fn build(
     }
     .max_bytes();
     let mark = Instant::now();
-    let parsed = extract_all(&discovery.files, workers, limit, progress)?;
+    // The skeleton of every file goes to a fresh facts-cache pack as it is parsed, so a
+    // later patch can show the resolver unchanged files without parsing them. The cache
+    // is an accelerator: when it cannot be written the build goes on without it.
+    let pack = facts_cache::PackWriter::create(&facts_cache::cache_dir(&dir))
+        .ok()
+        .map(Mutex::new);
+    let parsed = extract_all(&discovery.files, workers, limit, pack.as_ref(), progress)?;
     phases.extract_ms = mark.elapsed().as_millis() as u64;
 
     let mut skipped = discovery.skipped;
@@ -318,6 +324,14 @@ pub fn build(
         message: String::new(),
     };
     let commit = writer.commit(&graph, run.clone())?;
+    // Older packs describe older file versions too; only the fresh one is kept. Its
+    // entries are content-addressed, so finishing it before or after the commit is the
+    // same: it can never describe other bytes than the ones it is asked for.
+    if let Some(w) = pack.and_then(|p| p.into_inner().ok())
+        && let Ok(kept) = w.finish()
+    {
+        facts_cache::clear_except(&dir, &kept);
+    }
     phases.write_ms = mark.elapsed().as_millis() as u64;
     let run = RunRecord {
         generation: commit.generation,
@@ -367,10 +381,13 @@ pub(crate) enum FileOutcome {
 }
 
 /// Parses every file on `workers` threads; results come back in the order of `files`.
+/// With `pack`, each file's skeleton is also appended to that facts-cache pack (a pack
+/// that fails to take one is simply left incomplete: a cache miss later).
 pub(crate) fn extract_all(
     files: &[discover::SourceFile],
     workers: usize,
     max_bytes: u64,
+    pack: Option<&Mutex<facts_cache::PackWriter>>,
     progress: &(dyn Fn(BuildEvent) + Sync),
 ) -> Result<Vec<FileOutcome>, BuildError> {
     // Largest files first, so that one big file (the 9 MB sqlite amalgamation) starts at
@@ -390,6 +407,7 @@ pub(crate) fn extract_all(
                 let Ok(mut extractor) = Extractor::new() else {
                     return;
                 };
+                let mut encoded = Vec::new();
                 while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let file = &files[i];
                     let outcome = match source::read_source(&file.abs_path, max_bytes) {
@@ -397,6 +415,14 @@ pub(crate) fn extract_all(
                             Some(lang) => {
                                 let mut facts = extractor.extract(&file.rel_path, lang, &text.text);
                                 facts.content_hash = text.hash;
+                                if let Some(pack) = pack {
+                                    encoded.clear();
+                                    facts_cache::encode_skeleton(&facts, &mut encoded);
+                                    let key = facts_cache::key(&facts.path, &text.hash[..16]);
+                                    if let Ok(mut w) = pack.lock() {
+                                        let _ = w.add_encoded(key, &encoded);
+                                    }
+                                }
                                 FileOutcome::Parsed {
                                     facts,
                                     lossy: text.lossy,

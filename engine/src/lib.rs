@@ -16,6 +16,7 @@ pub mod diff;
 pub mod discover;
 pub mod export;
 pub mod extract;
+pub mod facts_cache;
 pub mod git;
 pub mod patch;
 pub mod query;

@@ -27,7 +27,7 @@ mod scope;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, UNIX_EPOCH};
 
@@ -38,6 +38,7 @@ use batho_storage::{Artifact, RunKind, RunRecord, RunStatus, StorageError, Store
 use crate::build::{FileOutcome, artifact_dir, extract_all, now_ms};
 use crate::discover::{self, DiscoverOptions, SourceFile};
 use crate::extract::FileFacts;
+use crate::facts_cache::{self, FactsCache, PackWriter};
 use crate::git;
 use crate::resolve::{self, ResolveOptions};
 
@@ -133,6 +134,8 @@ pub struct PatchReport {
     pub affected: Vec<String>,
     /// Files extracted only as context for the resolver (nothing of them is written).
     pub context_files: u64,
+    /// Of those, the ones loaded from the facts cache instead of parsed.
+    pub context_cached: u64,
     /// Entity-level changes of the run.
     pub entities: Vec<EntityChange>,
     /// Edges leaving the replaced files that the patch added (multiset difference).
@@ -287,6 +290,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         files: FileChanges::default(),
         affected: Vec::new(),
         context_files: 0,
+        context_cached: 0,
         entities: Vec::new(),
         relationships_added: 0,
         relationships_removed: 0,
@@ -309,10 +313,13 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .map(|f| (f.rel_path.as_str(), f))
         .collect();
     let mark = Instant::now();
+    let cache = FactsCache::open(&dir);
     let extractor = Extract {
         by_path: &by_path,
         workers,
         limit,
+        cache: &cache,
+        indexed: &indexed,
     };
     // The changed files' new facts. One that can no longer be read is gone for the
     // index, as a full build would skip it.
@@ -363,8 +370,18 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         scope::affected(&base, &files, &facts, &present, &ropts.include_dirs);
     let affected: BTreeSet<String> = emit.difference(&changed).cloned().collect();
     emit.retain(|p| present.contains_key(p));
+    // Files whose facts in `facts` are cached skeletons: context only, never emitted.
+    let mut skeletal: HashSet<String> = HashSet::new();
     let (fragment, context_files) = loop {
-        let context = scope::gather(&base, &emit, &mut facts, &present, &extractor, &ropts)?;
+        let context = scope::gather(
+            &base,
+            &emit,
+            &mut facts,
+            &mut skeletal,
+            &present,
+            &extractor,
+            &ropts,
+        )?;
         phases.scope_ms = mark.elapsed().as_millis() as u64;
         let mark = Instant::now();
         let mut inputs: Vec<FileFacts> = Vec::with_capacity(present.len());
@@ -433,6 +450,10 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         message: summary,
     };
     let commit = writer.commit_fragment(&base, &fragment, run.clone())?;
+    // The files parsed here join the cache (changed ones under their new hashes), so the
+    // next patch finds them; still under the writer lock, which guards the cache too.
+    // The cache is an accelerator: failing to write it fails nothing.
+    let _ = save_parsed(&dir, &facts, &skeletal, &present);
     phases.write_ms = mark.elapsed().as_millis() as u64;
     drop(writer);
     report.run = Some(RunRecord {
@@ -442,6 +463,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     report.files = files;
     report.affected = affected;
     report.context_files = context_files;
+    report.context_cached = skeletal.len() as u64;
     report.entities = changes;
     report.relationships_added = rel_added;
     report.relationships_removed = rel_removed;
@@ -450,6 +472,27 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     report.duration_ms = started.elapsed().as_millis() as u64;
     report.phases = phases;
     Ok(report)
+}
+
+/// Writes the parsed (not skeletal) facts of present files to a new facts-cache pack, and
+/// folds the cache's small packs when there are many.
+fn save_parsed(
+    dir: &Path,
+    facts: &HashMap<String, FileFacts>,
+    skeletal: &HashSet<String>,
+    present: &BTreeMap<String, Language>,
+) -> std::io::Result<()> {
+    let mut w = PackWriter::create(&facts_cache::cache_dir(dir))?;
+    for (p, f) in facts {
+        if !skeletal.contains(p) && present.contains_key(p) && f.content_hash != [0; 32] {
+            w.add(f)?;
+        }
+    }
+    if w.is_empty() {
+        return Ok(());
+    }
+    w.finish()?;
+    FactsCache::open(dir).fold_small_packs()
 }
 
 /// Compares the files on disk with the artifact's `File` nodes.
@@ -523,11 +566,16 @@ fn modified_ms(path: &Path) -> i64 {
         .map_or(i64::MAX, |d| d.as_millis() as i64)
 }
 
-/// Extracts files by repository path, in parallel, as the build does.
+/// Extracts files by repository path, in parallel, as the build does; or, for files
+/// that only lend context, loads their skeletons from the facts cache.
 pub(crate) struct Extract<'a> {
     by_path: &'a HashMap<&'a str, &'a SourceFile>,
     workers: usize,
     limit: u64,
+    /// Skeletons of unchanged files.
+    cache: &'a FactsCache,
+    /// The base's indexed files: an unchanged file's content hash is its cache key.
+    indexed: &'a Indexed,
 }
 
 impl Extract<'_> {
@@ -545,7 +593,7 @@ impl Extract<'_> {
                 None => failed.push(p.clone()),
             }
         }
-        let outcomes = extract_all(&files, self.workers, self.limit, &|_| {})?;
+        let outcomes = extract_all(&files, self.workers, self.limit, None, &|_| {})?;
         let mut got = Vec::with_capacity(files.len());
         for (f, o) in files.iter().zip(outcomes) {
             match o {
@@ -554,5 +602,27 @@ impl Extract<'_> {
             }
         }
         Ok((got, failed))
+    }
+
+    /// Facts for unchanged files that only lend context to the resolver: cached
+    /// skeletons (no references) where the cache has them, parsed facts for the rest.
+    /// Returns the facts and how many came from the cache (the first ones).
+    pub(crate) fn context(&self, paths: &[String]) -> Result<(Vec<FileFacts>, usize), PatchError> {
+        let mut got = Vec::with_capacity(paths.len());
+        let mut missed = Vec::new();
+        for p in paths {
+            let hit = self
+                .indexed
+                .files
+                .get(p)
+                .and_then(|(_, _, hash)| self.cache.get(p, hash));
+            match hit {
+                Some(f) => got.push(f),
+                None => missed.push(p.clone()),
+            }
+        }
+        let hits = got.len();
+        got.extend(self.run(&missed)?.0);
+        Ok((got, hits))
     }
 }

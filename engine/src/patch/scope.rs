@@ -376,21 +376,30 @@ fn couple(base: &Artifact, emit: &mut BTreeSet<String>, changed: &BTreeSet<&str>
 /// scopes (out-of-line methods, overrides), and, followed to a fixed point, the types,
 /// alias-macro targets and base classes of entities so found, the classes deriving from
 /// them (virtual dispatch) and the macros opening a signature (which can make it static).
+///
+/// Emitted files are parsed (their references are resolved); context files come from the
+/// facts cache as skeletons where it has them, and are listed in `skeletal`.
 pub(super) fn gather(
     base: &Artifact,
     emit: &BTreeSet<String>,
     facts: &mut HashMap<String, FileFacts>,
+    skeletal: &mut HashSet<String>,
     present: &BTreeMap<String, Language>,
     extract: &Extract<'_>,
     opts: &ResolveOptions,
 ) -> Result<BTreeSet<String>, PatchError> {
     let mut context: BTreeSet<String> = BTreeSet::new();
-    let mut pending: BTreeSet<String> = emit
+    let parse: Vec<String> = emit
         .iter()
-        .filter(|p| !facts.contains_key(*p))
+        .filter(|p| !facts.contains_key(*p) || skeletal.contains(*p))
         .cloned()
         .collect();
-    fetch(extract, facts, &mut pending)?;
+    let (got, _failed) = extract.run(&parse)?;
+    for f in got {
+        skeletal.remove(&f.path);
+        facts.insert(f.path.clone(), f);
+    }
+    let mut pending: BTreeSet<String> = BTreeSet::new();
 
     // (a) Include closure.
     let new_targets = new_include_targets(present, facts, emit, &opts.include_dirs);
@@ -415,7 +424,7 @@ pub(super) fn gather(
         }
     }
     pending.extend(context.iter().filter(|p| !facts.contains_key(*p)).cloned());
-    fetch(extract, facts, &mut pending)?;
+    fetch(extract, facts, skeletal, &mut pending)?;
 
     // (b) Names, to a fixed point.
     let mut names: HashSet<String> = HashSet::new();
@@ -516,7 +525,7 @@ pub(super) fn gather(
         if pending.is_empty() && (names.len(), context.len()) == before {
             break;
         }
-        fetch(extract, facts, &mut pending)?;
+        fetch(extract, facts, skeletal, &mut pending)?;
     }
     Ok(context)
 }
@@ -538,18 +547,22 @@ fn want(
     }
 }
 
-/// Extracts the pending files into `facts`.
+/// Loads (or, on a cache miss, extracts) the pending context files into `facts`.
 fn fetch(
     extract: &Extract<'_>,
     facts: &mut HashMap<String, FileFacts>,
+    skeletal: &mut HashSet<String>,
     pending: &mut BTreeSet<String>,
 ) -> Result<(), PatchError> {
     if pending.is_empty() {
         return Ok(());
     }
     let paths: Vec<String> = std::mem::take(pending).into_iter().collect();
-    let (got, _failed) = extract.run(&paths)?;
-    for f in got {
+    let (got, hits) = extract.context(&paths)?;
+    for (i, f) in got.into_iter().enumerate() {
+        if i < hits {
+            skeletal.insert(f.path.clone());
+        }
         facts.insert(f.path.clone(), f);
     }
     Ok(())

@@ -135,13 +135,31 @@ fn apply_edit(root: &Path, edit: Edit<'_>) {
 }
 
 /// Builds `base` (a directory), applies `edit`, patches, and checks the patched artifact
-/// against a full build of the edited tree; returns the patch report.
+/// against a full build of the edited tree; returns the patch report. Done twice: with
+/// the facts cache the build wrote (context files are cached skeletons) and without it
+/// (context files are parsed), which must give the same graph.
 fn parity(base: &Path, setup: Edit<'_>, edit: Edit<'_>) -> PatchReport {
+    let uncached = parity_with(base, setup, edit, false);
+    assert_eq!(uncached.context_cached, 0);
+    let cached = parity_with(base, setup, edit, true);
+    assert_eq!(
+        cached.context_cached, cached.context_files,
+        "every context file of a freshly built tree is in the cache"
+    );
+    assert_eq!(cached.context_files, uncached.context_files);
+    cached
+}
+
+fn parity_with(base: &Path, setup: Edit<'_>, edit: Edit<'_>, cache: bool) -> PatchReport {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join("repo");
     copy_tree(base, &root);
     apply_edit(&root, setup);
     quiet_build(&root);
+    if !cache {
+        std::fs::remove_dir_all(crate::facts_cache::cache_dir(&artifact_dir(&root)))
+            .expect("remove the facts cache");
+    }
     apply_edit(&root, edit);
     let report = run_patch(&root, DetectMode::Hash);
     let fresh = tmp.path().join("fresh");

@@ -1,0 +1,208 @@
+use super::*;
+use crate::extract::Extractor;
+use proptest::prelude::*;
+
+const C_SRC: &str = r#"
+#include <stdio.h>
+#include "local.h"
+#define MEM_STATIC static inline
+#define ALIAS target_fn
+struct point { int x; int y; };
+typedef struct point point_t;
+MEM_STATIC int add(int a, int b) { return a + b; }
+static int twice(point_t *p) { return add(p->x, p->y) * 2; }
+int main(void) { printf("%d\n", twice(0)); return ALIAS(1); }
+"#;
+
+const CPP_SRC: &str = r#"
+namespace ns {
+class Base { public: virtual int run(int) = 0; };
+class Derived : public Base { public: int run(int v) override; };
+int Derived::run(int v) { return v + 1; }
+}
+"#;
+
+fn facts(path: &str, lang: Language, src: &str) -> FileFacts {
+    let mut f = Extractor::new().unwrap().extract(path, lang, src);
+    f.content_hash = *blake3::hash(src.as_bytes()).as_bytes();
+    f
+}
+
+/// What a skeleton keeps of `f`: everything but references and entity hashes.
+fn skeleton_of(f: &FileFacts) -> FileFacts {
+    let mut s = f.clone();
+    s.refs.clear();
+    for e in &mut s.entities {
+        e.hash = [0; 32];
+    }
+    s
+}
+
+fn assert_same(a: &FileFacts, b: &FileFacts) {
+    assert_eq!(a.path, b.path);
+    assert_eq!(a.language, b.language);
+    assert_eq!(a.text, b.text);
+    assert_eq!(a.ends, b.ends);
+    assert_eq!(a.entities, b.entities);
+    assert_eq!(a.bases, b.bases);
+    assert_eq!(a.includes, b.includes);
+    assert_eq!(a.refs, b.refs);
+    assert_eq!(
+        (a.parse_errors, a.bytes, a.lines, a.content_hash),
+        (b.parse_errors, b.bytes, b.lines, b.content_hash)
+    );
+}
+
+#[test]
+fn skeleton_round_trips_c_and_cpp() {
+    for (path, lang, src) in [
+        ("src/a.c", Language::C, C_SRC),
+        ("src/b.cpp", Language::Cpp, CPP_SRC),
+    ] {
+        let f = facts(path, lang, src);
+        assert!(!f.entities.is_empty() && !f.refs.is_empty());
+        let mut buf = Vec::new();
+        encode_skeleton(&f, &mut buf);
+        let back = decode_skeleton(path, &buf).unwrap();
+        assert_same(&back, &skeleton_of(&f));
+    }
+}
+
+#[test]
+fn every_truncation_is_refused() {
+    let f = facts("a.c", Language::C, C_SRC);
+    let mut buf = Vec::new();
+    encode_skeleton(&f, &mut buf);
+    for n in 0..buf.len() {
+        assert!(
+            decode_skeleton("a.c", &buf[..n]).is_err(),
+            "prefix {n} accepted"
+        );
+    }
+    buf.push(0);
+    assert_eq!(
+        decode_skeleton("a.c", &buf).unwrap_err(),
+        DecodeError::Invalid("trailing bytes")
+    );
+}
+
+#[test]
+fn a_pack_serves_its_entries_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = facts("a.c", Language::C, C_SRC);
+    let b = facts("b.cpp", Language::Cpp, CPP_SRC);
+    let mut w = PackWriter::create(&cache_dir(dir.path())).unwrap();
+    w.add(&a).unwrap();
+    w.add(&b).unwrap();
+    assert_eq!(w.len(), 2);
+    w.finish().unwrap();
+    let cache = FactsCache::open(dir.path());
+    assert_eq!(cache.packs(), 1);
+    assert_same(
+        &cache.get("a.c", &a.content_hash[..16]).unwrap(),
+        &skeleton_of(&a),
+    );
+    assert_same(
+        &cache.get("b.cpp", &b.content_hash[..16]).unwrap(),
+        &skeleton_of(&b),
+    );
+    // Other bytes at the same path, or the same bytes at another path: a miss.
+    assert!(cache.get("a.c", &b.content_hash[..16]).is_none());
+    assert!(cache.get("c.c", &a.content_hash[..16]).is_none());
+    // No temporary file is left behind.
+    let names: Vec<String> = fs::read_dir(cache_dir(dir.path()))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| n.ends_with(".pack")), "{names:?}");
+}
+
+#[test]
+fn a_damaged_entry_or_pack_is_a_miss_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = facts("a.c", Language::C, C_SRC);
+    let mut w = PackWriter::create(&cache_dir(dir.path())).unwrap();
+    w.add(&a).unwrap();
+    let pack = w.finish().unwrap();
+    let good = fs::read(&pack).unwrap();
+
+    // A flipped byte inside the entry: the entry's check fails.
+    let mut bad = good.clone();
+    bad[HEADER_LEN as usize + 40] ^= 0x55;
+    fs::write(&pack, &bad).unwrap();
+    assert!(
+        FactsCache::open(dir.path())
+            .get("a.c", &a.content_hash[..16])
+            .is_none()
+    );
+
+    // A flipped byte in the index, a truncated pack, another version: the pack is ignored.
+    let index_at = good.len() - FOOTER_LEN as usize - INDEX_ROW;
+    for damage in [
+        |b: &mut Vec<u8>, at: usize| b[at] ^= 1,
+        |b: &mut Vec<u8>, _| b.truncate(b.len() - 3),
+        |b: &mut Vec<u8>, _| b[8] = b[8].wrapping_add(1),
+    ] {
+        let mut bad = good.clone();
+        damage(&mut bad, index_at);
+        fs::write(&pack, &bad).unwrap();
+        let cache = FactsCache::open(dir.path());
+        assert_eq!(cache.packs(), 0);
+        assert!(cache.get("a.c", &a.content_hash[..16]).is_none());
+    }
+}
+
+#[test]
+fn an_interrupted_writer_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = PackWriter::create(&cache_dir(dir.path())).unwrap();
+    w.add(&facts("a.c", Language::C, C_SRC)).unwrap();
+    drop(w);
+    assert_eq!(fs::read_dir(cache_dir(dir.path())).unwrap().count(), 0);
+}
+
+#[test]
+fn small_packs_are_folded_and_still_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = Vec::new();
+    for i in 0..(MAX_PACKS + 3) {
+        let src = format!("int f{i}(void) {{ return {i}; }}\n");
+        let f = facts(&format!("f{i}.c"), Language::C, &src);
+        let mut w = PackWriter::create(&cache_dir(dir.path())).unwrap();
+        w.add(&f).unwrap();
+        w.finish().unwrap();
+        all.push(f);
+    }
+    let mut cache = FactsCache::open(dir.path());
+    assert_eq!(cache.packs(), MAX_PACKS + 3);
+    cache.fold_small_packs().unwrap();
+    assert_eq!(cache.packs(), 2);
+    for f in &all {
+        assert_same(
+            &cache.get(&f.path, &f.content_hash[..16]).unwrap(),
+            &skeleton_of(f),
+        );
+    }
+}
+
+proptest! {
+    #[test]
+    fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let _ = decode_skeleton("x.c", &bytes);
+    }
+
+    #[test]
+    fn decoding_a_mutated_skeleton_never_panics(at in 0usize..4096, bit in 0u8..8) {
+        let f = facts("a.c", Language::C, C_SRC);
+        let mut buf = Vec::new();
+        encode_skeleton(&f, &mut buf);
+        let at = at % buf.len();
+        buf[at] ^= 1 << bit;
+        if let Ok(s) = decode_skeleton("a.c", &buf) {
+            // Whatever decodes is internally consistent: every symbol resolves.
+            for e in &s.entities {
+                let _ = (s.str(e.name), s.str(e.qual), s.str(e.signature), s.str(e.type_name));
+            }
+        }
+    }
+}
