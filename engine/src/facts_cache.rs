@@ -346,7 +346,7 @@ impl PackWriter {
 
     /// Writes the index and footer and renames the pack into place; returns its path.
     pub fn finish(mut self) -> std::io::Result<PathBuf> {
-        self.index.sort_by(|a, b| a.0.cmp(&b.0));
+        self.index.sort_by_key(|r| r.0);
         self.index.dedup_by(|a, b| a.0 == b.0);
         let mut idx = Vec::with_capacity(self.index.len() * INDEX_ROW);
         for (k, off, len, check) in &self.index {
