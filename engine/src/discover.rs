@@ -73,6 +73,11 @@ pub struct DiscoverOptions {
     /// Extra gitignore-syntax patterns, applied after the built-in defaults (so `!build/`
     /// re-includes a root `build` directory).
     pub extra_ignores: Vec<String>,
+    /// Paths (relative, `/`) already indexed as text: they are not sniffed for binary
+    /// content again, which saves opening every file of a large tree when a patch only
+    /// needs to know what is there. A file that became binary has changed and is read,
+    /// and refused, by whoever indexes it.
+    pub known_text: Option<std::sync::Arc<std::collections::HashSet<String>>>,
 }
 
 impl DiscoverOptions {
@@ -93,6 +98,9 @@ pub struct SourceFile {
     pub rel_path: String,
     /// Size in bytes when it was discovered.
     pub size: u64,
+    /// Modification time when it was discovered, in milliseconds since the Unix epoch
+    /// (`i64::MAX` when the file system does not tell).
+    pub modified_ms: i64,
 }
 
 /// An eligible source file that was left out, and why.
@@ -197,6 +205,7 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery, Discov
     let defaults = default_matcher(&root, &opts.extra_ignores)?;
     let in_git = root.ancestors().any(|a| a.join(".git").exists());
     let limit = opts.max_bytes();
+    let known = opts.known_text.clone().unwrap_or_default();
 
     let mut builder = WalkBuilder::new(&root);
     builder
@@ -221,9 +230,10 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery, Discov
     builder.build_parallel().run(|| {
         let out = &out;
         let root = &root;
+        let known = &known;
         Box::new(move |entry| {
             let item = match entry {
-                Ok(entry) => classify(&entry, root, limit),
+                Ok(entry) => classify(&entry, root, limit, known),
                 Err(err) => Some(Err(walk_error(&err, root))),
             };
             if let Some(item) = item {
@@ -301,7 +311,12 @@ fn rel_path_of(path: &Path, root: &Path) -> Result<String, String> {
 }
 
 /// `None` for entries that are not candidate source files (directories, other extensions).
-fn classify(entry: &DirEntry, root: &Path, limit: u64) -> Option<Result<SourceFile, SkippedFile>> {
+fn classify(
+    entry: &DirEntry,
+    root: &Path,
+    limit: u64,
+    known_text: &std::collections::HashSet<String>,
+) -> Option<Result<SourceFile, SkippedFile>> {
     let ft = entry.file_type()?;
     if ft.is_dir() || !has_source_extension(entry.file_name()) {
         return None;
@@ -329,26 +344,43 @@ fn classify(entry: &DirEntry, root: &Path, limit: u64) -> Option<Result<SourceFi
         // Sockets, FIFOs and devices: reading a FIFO would block the walk.
         return None;
     }
-    let size = match entry.metadata() {
-        Ok(m) => m.len(),
+    let (size, modified_ms) = match entry.metadata() {
+        Ok(m) => (m.len(), modified_ms(&m)),
         Err(e) => return skip(SkipReason::Unreadable(e.to_string())),
     };
     if size > limit {
         return skip(SkipReason::TooLarge { size, limit });
     }
-    match sniff_binary(path) {
+    let binary = if known_text.contains(&rel_path) {
+        Ok(false)
+    } else {
+        sniff_binary(path)
+    };
+    match binary {
         Ok(true) => skip(SkipReason::Binary),
         Ok(false) => Some(Ok(SourceFile {
             abs_path: path.to_path_buf(),
             rel_path,
             size,
+            modified_ms,
         })),
         Err(e) => skip(SkipReason::Unreadable(e.to_string())),
     }
 }
 
+/// Milliseconds since the Unix epoch of a file's modification, `i64::MAX` when unknown
+/// (so that a caller comparing times treats the file as new).
+pub fn modified_ms(m: &std::fs::Metadata) -> i64 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(i64::MAX, |d| {
+            i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
 /// True when a NUL byte occurs in the first [`BINARY_SNIFF_BYTES`] bytes of the file.
-fn sniff_binary(path: &Path) -> std::io::Result<bool> {
+pub(crate) fn sniff_binary(path: &Path) -> std::io::Result<bool> {
     let mut f = File::open(path)?;
     let mut buf = [0u8; BINARY_SNIFF_BYTES];
     let mut filled = 0;

@@ -29,7 +29,7 @@ mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::{Instant, UNIX_EPOCH};
+use std::time::Instant;
 
 use batho_schema::{Language, NodeFlags, NodeKind};
 use batho_storage::input::NodeIdx;
@@ -260,8 +260,10 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         return Err(PatchError::NoArtifact(dir));
     }
     let base = store.open_current()?;
+    let indexed = Indexed::of(&base);
     let disc_opts = DiscoverOptions {
         max_file_size_kb: opts.max_file_size_kb,
+        known_text: Some(std::sync::Arc::new(indexed.files.keys().cloned().collect())),
         ..DiscoverOptions::default()
     };
     let limit = disc_opts.max_bytes();
@@ -271,7 +273,6 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .max(1);
 
     let discovery = discover::discover(&root, &disc_opts)?;
-    let indexed = Indexed::of(&base);
     let since_ms = base
         .runs()
         .iter()
@@ -281,6 +282,23 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .or_else(|| base.last_run().map(|r| r.started_at_ms))
         .unwrap_or(0);
     let mut files = detect(&discovery.files, &indexed, opts.mode, since_ms, workers);
+    // Discovery trusted the indexed files to be text; a modified one that turned binary
+    // is gone from the index, as a full build would skip it.
+    let paths_of: HashMap<&str, &Path> = discovery
+        .files
+        .iter()
+        .map(|f| (f.rel_path.as_str(), f.abs_path.as_path()))
+        .collect();
+    let (binary, text): (Vec<String>, Vec<String>) = std::mem::take(&mut files.modified)
+        .into_iter()
+        .partition(|p| {
+            paths_of
+                .get(p.as_str())
+                .is_some_and(|abs| discover::sniff_binary(abs).unwrap_or(false))
+        });
+    files.modified = text;
+    files.deleted.extend(binary);
+    files.deleted.sort();
     let mut phases = PatchPhases {
         detect_ms: started.elapsed().as_millis() as u64,
         ..PatchPhases::default()
@@ -387,14 +405,9 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         let mut inputs: Vec<FileFacts> = Vec::with_capacity(present.len());
         for (p, lang) in &present {
             inputs.push(match facts.get(p) {
-                Some(f) if emit.contains(p) || context.contains(p) => {
-                    let mut f = f.clone();
-                    if !emit.contains(p) {
-                        // Context files only lend their entities to the lookups.
-                        f.refs.clear();
-                    }
-                    f
-                }
+                Some(f) if emit.contains(p) => f.clone(),
+                // Context files only lend the entities the lookups can reach.
+                Some(f) if context.files.contains(p) => context.lend(f),
                 _ => FileFacts::path_only(p, *lang),
             });
         }
@@ -404,7 +417,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         match fragment::cut(&base, resolved.graph, &replaced) {
             Ok(fragment) => {
                 phases.resolve_ms = mark.elapsed().as_millis() as u64;
-                break (fragment, context.len() as u64);
+                break (fragment, context.files.len() as u64);
             }
             // An edge left a file that is not replaced (a CONTAINS from a class to an
             // out-of-line method defined elsewhere): that file is replaced too, and the
@@ -511,7 +524,7 @@ fn detect(
             Some(&(_, _, hash)) => {
                 let check = match mode {
                     DetectMode::Hash => true,
-                    DetectMode::Mtime => modified_ms(&f.abs_path) >= since_ms,
+                    DetectMode::Mtime => f.modified_ms >= since_ms,
                 };
                 if check {
                     candidates.push((f, hash));
@@ -556,14 +569,6 @@ fn detect(
         .cloned()
         .collect();
     out
-}
-
-fn modified_ms(path: &Path) -> i64 {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(i64::MAX, |d| d.as_millis() as i64)
 }
 
 /// Extracts files by repository path, in parallel, as the build does; or, for files

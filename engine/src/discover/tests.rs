@@ -68,6 +68,7 @@ fn applies_every_rule_and_sorts() {
     let opts = DiscoverOptions {
         max_file_size_kb: Some(2),
         extra_ignores: vec![],
+        ..DiscoverOptions::default()
     };
     let d = discover(dir.path(), &opts).expect("discover");
     assert_eq!(
@@ -115,6 +116,7 @@ fn extra_ignores_add_and_reinclude() {
     let opts = DiscoverOptions {
         max_file_size_kb: None,
         extra_ignores: vec!["!/build/".into(), "drivers/".into(), "*.tcc".into()],
+        ..DiscoverOptions::default()
     };
     let d = discover(dir.path(), &opts).expect("discover");
     let r = rels(&d);
@@ -176,6 +178,7 @@ fn bad_roots_and_patterns_are_errors() {
     let opts = DiscoverOptions {
         max_file_size_kb: None,
         extra_ignores: vec!["src/{a,b".into()],
+        ..DiscoverOptions::default()
     };
     assert!(matches!(
         discover(dir.path(), &opts),
@@ -224,4 +227,27 @@ fn empty_and_sourceless_trees() {
     write(dir.path(), "lib/x.rs", b"fn main() {}\n");
     let d = discover(dir.path(), &DiscoverOptions::default()).expect("sourceless");
     assert!(d.files.is_empty() && d.skipped.is_empty());
+}
+
+#[test]
+fn known_text_files_are_not_sniffed_and_every_file_has_its_mtime() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "a.c", b"int a;\n");
+    write(dir.path(), "bin.c", b"\0\x01binary");
+    let plain = discover(dir.path(), &DiscoverOptions::default()).expect("discover");
+    assert_eq!(rels(&plain), vec!["a.c"]);
+    assert!(
+        plain.files[0].modified_ms > 1_600_000_000_000 && plain.files[0].modified_ms < i64::MAX
+    );
+    // A patch trusts what the artifact indexed as text: no file is opened to sniff it.
+    let known = std::sync::Arc::new(["bin.c".to_owned()].into_iter().collect());
+    let trusted = discover(
+        dir.path(),
+        &DiscoverOptions {
+            known_text: Some(known),
+            ..DiscoverOptions::default()
+        },
+    )
+    .expect("discover");
+    assert_eq!(rels(&trusted), vec!["a.c", "bin.c"]);
 }

@@ -146,8 +146,10 @@ pub(super) fn affected(
     type Key = (String, String, u8, u8, String, String, [u8; 16]);
     let mut old_keys: HashMap<Key, i32> = HashMap::new();
     let mut names: HashSet<String> = HashSet::new();
-    // Object-like macros of the changed files, before and after: any of them may be (or
-    // have been) a static macro; the base does not keep a macro's value to tell.
+    // Object-like macros of the changed files whose text changed (added, removed or
+    // edited): any of them may be (or have been) a static macro; the base does not keep
+    // a macro's value to tell. A macro with the same text has the same value.
+    let mut macros_before: HashMap<(String, [u8; 16]), i32> = HashMap::new();
     let mut object_macros: HashSet<String> = HashSet::new();
     let keyed = |k: NodeKind| {
         matches!(
@@ -177,7 +179,9 @@ pub(super) fn affected(
                     continue;
                 }
                 if node.kind() == NodeKind::Macro && !node.signature().contains('(') {
-                    object_macros.insert(node.name().to_owned());
+                    *macros_before
+                        .entry((node.name().to_owned(), node.content_hash()))
+                        .or_default() += 1;
                 }
                 if private && internal(node.kind(), node.flags()) {
                     continue;
@@ -204,7 +208,14 @@ pub(super) fn affected(
         let private = private(&f.path);
         for e in &f.entities {
             if e.kind == NodeKind::Macro && e.bits & entity_bits::FUNCTION_LIKE == 0 {
-                object_macros.insert(f.str(e.name).to_owned());
+                let mut h = [0; 16];
+                h.copy_from_slice(&e.hash[..16]);
+                match macros_before.get_mut(&(f.str(e.name).to_owned(), h)) {
+                    Some(c) if *c > 0 => *c -= 1,
+                    _ => {
+                        object_macros.insert(f.str(e.name).to_owned());
+                    }
+                }
             }
             if private && internal(e.kind, e.flags) {
                 continue;
@@ -233,6 +244,11 @@ pub(super) fn affected(
     for (key, c) in old_keys {
         if c > 0 {
             names.insert(key.1);
+        }
+    }
+    for ((name, _), c) in macros_before {
+        if c > 0 {
+            object_macros.insert(name);
         }
     }
 
@@ -387,7 +403,7 @@ pub(super) fn gather(
     present: &BTreeMap<String, Language>,
     extract: &Extract<'_>,
     opts: &ResolveOptions,
-) -> Result<BTreeSet<String>, PatchError> {
+) -> Result<Context, PatchError> {
     let mut context: BTreeSet<String> = BTreeSet::new();
     let parse: Vec<String> = emit
         .iter()
@@ -442,29 +458,43 @@ pub(super) fn gather(
             add_comps(f.str(b.name), &mut names);
         }
     }
+    // Files some emitted translation unit includes: only there can a `static` or a macro
+    // of a source file be visible to an emitted file.
+    let mut in_units: HashSet<String> = context.iter().cloned().collect();
+    in_units.extend(emit.iter().cloned());
     let mut looked: HashSet<String> = HashSet::new();
+    // Instance fields named like a wanted name, waiting for their class to be wanted.
+    let mut deferred: Vec<(String, NodeIdx)> = Vec::new();
     // Per file, the entities whose types, targets and bases were already taken in.
     let mut expanded: HashMap<String, Vec<bool>> = HashMap::new();
     loop {
         let before = (names.len(), context.len());
-        // Entities named like a wanted name lend their types, alias targets and bases;
-        // every definition lends the macro its signature may open with.
+        // Entities the lookups can reach lend their types, alias targets, bases and the
+        // macro their signature may open with (which can make them static).
         let mut more: HashSet<String> = HashSet::new();
         for (p, f) in facts.iter() {
-            if !emit.contains(p) && !context.contains(p) {
+            let emitted = emit.contains(p);
+            if !emitted && !context.contains(p) {
                 continue;
             }
             let done = expanded
                 .entry(p.clone())
                 .or_insert_with(|| vec![false; f.entities.len()]);
             for (ei, e) in f.entities.iter().enumerate() {
+                if done[ei] {
+                    continue;
+                }
+                let reachable = reachable(e.kind, e.flags, f.str(e.name), f.str(e.qual), &names);
+                if !emitted && !reachable {
+                    continue;
+                }
                 if matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
                     let t = first_token(f.str(e.signature));
-                    if !t.is_empty() && !names.contains(t) {
+                    if !t.is_empty() {
                         more.insert(t.to_owned());
                     }
                 }
-                if done[ei] || !names.contains(f.str(e.name)) {
+                if !reachable {
                     continue;
                 }
                 done[ei] = true;
@@ -478,34 +508,49 @@ pub(super) fn gather(
         more.retain(|n| !names.contains(n));
         names.extend(more);
         let mut derived: Vec<String> = Vec::new();
+        let mut found: Vec<NodeIdx> = Vec::new();
         for name in &names {
-            if !looked.insert(name.clone()) {
+            if looked.insert(name.clone()) {
+                found.extend(base.lookup_name(last_comp(name)));
+            }
+        }
+        // Fields whose class became wanted since they were looked up.
+        deferred.retain(|(class, n)| {
+            let now = names.contains(class);
+            if now {
+                found.push(*n);
+            }
+            !now
+        });
+        for n in found {
+            let node = base.node(n);
+            let kind = node.kind();
+            if kind == NodeKind::File {
                 continue;
             }
-            for n in base.lookup_name(last_comp(name)) {
-                let node = base.node(n);
-                if node.kind() == NodeKind::File {
+            if kind == NodeKind::Field && !node.flags().contains(batho_schema::NodeFlags::STATIC) {
+                let class = last_comp(resolve::scope_of(node.qualified_name()));
+                if !names.contains(class) {
+                    deferred.push((class.to_owned(), n));
                     continue;
                 }
-                want(
-                    node.file(),
-                    emit,
-                    &mut context,
-                    &mut pending,
-                    facts,
-                    present,
-                );
-                // Classes deriving from it: virtual calls reach their overrides.
-                if matches!(
-                    node.kind(),
-                    NodeKind::Class | NodeKind::Struct | NodeKind::Union
-                ) {
-                    for e in base.in_edges(n) {
-                        if e.rel() == RelType::Inherits {
-                            let src = base.node(base.edge_src(e.idx()));
-                            want(src.file(), emit, &mut context, &mut pending, facts, present);
-                            derived.push(src.name().to_owned());
-                        }
+            }
+            // A `static` or a macro of a source file outside every emitted unit is
+            // never visible to an emitted file (the resolver's `visible`).
+            let file = node.file();
+            let internal =
+                kind == NodeKind::Macro || node.flags().contains(batho_schema::NodeFlags::STATIC);
+            if internal && !resolve::is_header(file) && !in_units.contains(file) {
+                continue;
+            }
+            want(file, emit, &mut context, &mut pending, facts, present);
+            // Classes deriving from it: virtual calls reach their overrides.
+            if matches!(kind, NodeKind::Class | NodeKind::Struct | NodeKind::Union) {
+                for e in base.in_edges(n) {
+                    if e.rel() == RelType::Inherits {
+                        let src = base.node(base.edge_src(e.idx()));
+                        want(src.file(), emit, &mut context, &mut pending, facts, present);
+                        derived.push(src.name().to_owned());
                     }
                 }
             }
@@ -527,7 +572,84 @@ pub(super) fn gather(
         }
         fetch(extract, facts, skeletal, &mut pending)?;
     }
-    Ok(context)
+    Ok(Context {
+        files: context,
+        names,
+    })
+}
+
+/// What [`gather`] found: the context files and every name the lookups may ask for.
+pub(super) struct Context {
+    /// Files extracted or loaded only as context.
+    pub(super) files: BTreeSet<String>,
+    /// Names (last components) whose entities the resolver may look up.
+    pub(super) names: HashSet<String>,
+}
+
+impl Context {
+    /// The facts a context file lends the resolver: only the entities its lookups can
+    /// reach (those named like a wanted name; instance fields only of a wanted class),
+    /// without references. Entities sharing a qualified name are kept or dropped
+    /// together, so the `#n` ids of the kept ones are those of the full file.
+    pub(super) fn lend(&self, f: &FileFacts) -> FileFacts {
+        let keep_qual: HashSet<&str> = f
+            .entities
+            .iter()
+            .filter(|e| reachable(e.kind, e.flags, f.str(e.name), f.str(e.qual), &self.names))
+            .map(|e| f.str(e.qual))
+            .collect();
+        let mut map = vec![crate::extract::NO_ENTITY; f.entities.len()];
+        let mut entities = Vec::with_capacity(keep_qual.len());
+        for (i, e) in f.entities.iter().enumerate() {
+            if keep_qual.contains(f.str(e.qual)) {
+                map[i] = entities.len() as u32;
+                entities.push(e.clone());
+            }
+        }
+        for e in &mut entities {
+            if e.parent != crate::extract::NO_ENTITY {
+                e.parent = map[e.parent as usize];
+            }
+        }
+        let bases = f
+            .bases
+            .iter()
+            .filter(|b| map[b.entity as usize] != crate::extract::NO_ENTITY)
+            .map(|b| crate::extract::Base {
+                entity: map[b.entity as usize],
+                ..*b
+            })
+            .collect();
+        FileFacts {
+            path: f.path.clone(),
+            language: f.language,
+            text: f.text.clone(),
+            ends: f.ends.clone(),
+            entities,
+            bases,
+            includes: f.includes.clone(),
+            refs: Vec::new(),
+            parse_errors: f.parse_errors,
+            bytes: f.bytes,
+            lines: f.lines,
+            content_hash: f.content_hash,
+        }
+    }
+}
+
+/// Whether a lookup for one of `names` can reach an entity: it bears the name, and an
+/// instance field is only ever found through its class, which must be wanted too.
+fn reachable(
+    kind: NodeKind,
+    flags: batho_schema::NodeFlags,
+    name: &str,
+    qual: &str,
+    names: &HashSet<String>,
+) -> bool {
+    names.contains(name)
+        && (kind != NodeKind::Field
+            || flags.contains(batho_schema::NodeFlags::STATIC)
+            || names.contains(last_comp(resolve::scope_of(qual))))
 }
 
 /// Queues `file` for extraction as context when it is a present, not yet known file.

@@ -500,3 +500,13 @@ fn parity_struct_gains_a_field_another_file_reads() {
         report.affected
     );
 }
+
+#[test]
+fn parity_file_turned_binary_is_dropped_like_a_build_skips_it() {
+    let r = parity(
+        &demo_dir(),
+        &[],
+        &[(HASH_C, Some("\0\u{1}not text any more"))],
+    );
+    assert_eq!(r.files.deleted, vec![HASH_C.to_owned()]);
+}

@@ -272,7 +272,7 @@ fn qual_matches(qual: &str, written: &str) -> bool {
             && qual[..qual.len() - written.len()].ends_with("::"))
 }
 
-fn scope_of(qual: &str) -> &str {
+pub(crate) fn scope_of(qual: &str) -> &str {
     qual.rfind("::").map_or("", |i| &qual[..i])
 }
 

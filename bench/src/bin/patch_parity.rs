@@ -1,0 +1,234 @@
+//! Patch parity on a real corpus: edits files one after another (a body change, a new
+//! function, a renamed function, a deleted function), patches after each edit, and
+//! compares the patched artifact with a full build of a copy of the edited tree: every
+//! node (by id, every property but the community) and every edge (as a multiset) must be
+//! equal. Also reports each patch's time, context files and cache hits.
+//!
+//! Usage: `patch_parity [--edits N] [--seed S] CORPUS WORKDIR`. CORPUS is copied to
+//! WORKDIR/repo (without `.batho`) and never touched. Exit code 1 on the first mismatch.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use batho_engine::build::{BuildOptions, artifact_dir, build};
+use batho_engine::patch::{PatchOptions, patch};
+use batho_schema::NodeKind;
+use batho_storage::fuzzing::Rng;
+use batho_storage::{Artifact, GraphBuilder, NodeIdx};
+
+type NodeCanon = (
+    String,
+    String,
+    u8,
+    String,
+    u32,
+    u32,
+    u64,
+    u64,
+    String,
+    Vec<u8>,
+    u8,
+);
+type EdgeCanon = (String, u8, String, u8, u8, u32, String, u32);
+
+fn canon(g: &GraphBuilder) -> (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>) {
+    let mut nodes = BTreeMap::new();
+    for n in &g.nodes {
+        nodes.insert(
+            g.str(n.id).to_owned(),
+            (
+                g.str(n.name).to_owned(),
+                g.str(n.qualified_name).to_owned(),
+                n.kind.code(),
+                g.str(n.file).to_owned(),
+                n.start_line,
+                n.end_line,
+                n.start_byte,
+                n.end_byte,
+                g.str(n.signature).to_owned(),
+                n.content_hash[..16].to_vec(),
+                n.flags.0,
+            ),
+        );
+    }
+    let mut edges = BTreeMap::new();
+    for e in &g.edges {
+        let key = (
+            g.str(g.nodes[e.src.0 as usize].id).to_owned(),
+            e.rel.code(),
+            g.str(g.nodes[e.dst.0 as usize].id).to_owned(),
+            e.roles.0,
+            e.strategy.code(),
+            e.confidence.to_bits(),
+            g.str(e.file).to_owned(),
+            e.line,
+        );
+        *edges.entry(key).or_insert(0) += 1;
+    }
+    (nodes, edges)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        if e.file_name() == ".batho" {
+            continue;
+        }
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let ty = e.file_type().expect("type");
+        if ty.is_dir() {
+            copy_tree(&src, &dst);
+        } else if ty.is_file() {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+fn full_build(root: &Path) {
+    build(
+        root,
+        &BuildOptions {
+            full: true,
+            ..BuildOptions::default()
+        },
+        &|_| {},
+    )
+    .expect("build");
+}
+
+/// One edit of a function of the artifact, applied to the file's text; a description.
+fn edit(root: &Path, art: &Artifact, rng: &mut Rng, i: usize) -> Option<String> {
+    let funcs: Vec<NodeIdx> = art
+        .nodes_of_kind(NodeKind::Function)
+        .iter()
+        .map(NodeIdx)
+        .filter(|&n| {
+            let node = art.node(n);
+            art.is_live(n) && !node.file().is_empty() && node.end_byte() > node.start_byte()
+        })
+        .collect();
+    let n = funcs[rng.below(funcs.len() as u64) as usize];
+    let node = art.node(n);
+    let path = root.join(node.file());
+    let mut text = std::fs::read(&path).ok()?;
+    let (a, b) = (node.start_byte() as usize, node.end_byte() as usize);
+    if b > text.len() {
+        return None;
+    }
+    let name = node.name().to_owned();
+    let what = match i % 4 {
+        0 => {
+            // Body edit: a blank line at the end of the body shifts nothing outside.
+            text.insert(b - 1, b'\n');
+            "body"
+        }
+        1 => {
+            let add = format!("\nint batho_parity_{i}(void) {{ return {name} != 0; }}\n");
+            text.extend_from_slice(add.as_bytes());
+            "added"
+        }
+        2 => {
+            let def = &text[a..b];
+            let at = def.windows(name.len()).position(|w| w == name.as_bytes())?;
+            let renamed = format!("{name}_r{i}");
+            text.splice(a + at..a + at + name.len(), renamed.bytes());
+            "renamed"
+        }
+        _ => {
+            text.drain(a..b);
+            "deleted"
+        }
+    };
+    std::fs::write(&path, &text).ok()?;
+    Some(format!("{what} {name} in {}", node.file()))
+}
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut edits = 8usize;
+    let mut seed = 1u64;
+    while let Some(i) = args.iter().position(|a| a.starts_with("--")) {
+        let v = args.get(i + 1).cloned().unwrap_or_default();
+        match args[i].as_str() {
+            "--edits" => edits = v.parse().expect("--edits N"),
+            "--seed" => seed = v.parse().expect("--seed S"),
+            other => panic!("unknown option {other}"),
+        }
+        args.drain(i..i + 2);
+    }
+    let [corpus, work] = &args[..] else {
+        eprintln!("usage: patch_parity [--edits N] [--seed S] CORPUS WORKDIR");
+        std::process::exit(2);
+    };
+    let work = PathBuf::from(work);
+    let _ = std::fs::remove_dir_all(&work);
+    let root = work.join("repo");
+    copy_tree(Path::new(corpus), &root);
+    let t = Instant::now();
+    full_build(&root);
+    println!("build {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+    let mut rng = Rng::new(seed);
+    let mut failures = 0;
+    for i in 0..edits {
+        let art = Artifact::open(&artifact_dir(&root)).expect("open");
+        let Some(desc) = edit(&root, &art, &mut rng, i) else {
+            continue;
+        };
+        drop(art);
+        let t = Instant::now();
+        let r = patch(&root, &PatchOptions::default()).expect("patch");
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let fresh = work.join("fresh");
+        let _ = std::fs::remove_dir_all(&fresh);
+        copy_tree(&root, &fresh);
+        full_build(&fresh);
+        let p = Artifact::open(&artifact_dir(&root)).expect("open patched");
+        let f = Artifact::open(&artifact_dir(&fresh)).expect("open fresh");
+        let (pn, pe) = canon(&p.to_graph_builder());
+        let (fnodes, fe) = canon(&f.to_graph_builder());
+        let node_diff = fnodes.iter().filter(|(k, v)| pn.get(*k) != Some(v)).count()
+            + pn.keys().filter(|k| !fnodes.contains_key(*k)).count();
+        let edge_diff: Vec<&EdgeCanon> = fe
+            .iter()
+            .filter(|(k, c)| pe.get(*k) != Some(c))
+            .map(|(k, _)| k)
+            .chain(
+                pe.iter()
+                    .filter(|(k, c)| fe.get(*k) != Some(c))
+                    .map(|(k, _)| k),
+            )
+            .collect();
+        let ok = node_diff == 0 && edge_diff.is_empty();
+        println!(
+            "edit {i}: {desc}: patch {ms:.0} ms, {} affected, {} context ({} cached), {} entity changes: {}",
+            r.affected.len(),
+            r.context_files,
+            r.context_cached,
+            r.entities.len(),
+            if ok {
+                "same as a full build"
+            } else {
+                "DIFFERS"
+            }
+        );
+        if !ok {
+            failures += 1;
+            println!("  {node_diff} nodes differ; edges differing (first 10):");
+            for e in edge_diff.iter().take(10) {
+                let side = if fe.contains_key(*e) {
+                    "only in full build"
+                } else {
+                    "only in patch"
+                };
+                println!("    {side}: {e:?}");
+            }
+        }
+    }
+    if failures > 0 {
+        println!("{failures} of {edits} edits differ");
+        std::process::exit(1);
+    }
+    println!("all {edits} edits: patched artifact equals a full build");
+}
