@@ -419,8 +419,10 @@ pub(crate) fn extract_all(
                                     encoded.clear();
                                     facts_cache::encode_skeleton(&facts, &mut encoded);
                                     let key = facts_cache::key(&facts.path, &text.hash[..16]);
+                                    let stored = facts_cache::compress(&encoded);
+                                    let filter = facts_cache::name_filter(&facts);
                                     if let Ok(mut w) = pack.lock() {
-                                        let _ = w.add_encoded(key, &encoded);
+                                        let _ = w.add_stored(key, &stored, &filter);
                                     }
                                 }
                                 FileOutcome::Parsed {

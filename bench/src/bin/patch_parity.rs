@@ -4,8 +4,11 @@
 //! node (by id, every property but the community) and every edge (as a multiset) must be
 //! equal. Also reports each patch's time, context files and cache hits.
 //!
-//! Usage: `patch_parity [--edits N] [--seed S] CORPUS WORKDIR`. CORPUS is copied to
-//! WORKDIR/repo (without `.batho`) and never touched. Exit code 1 on the first mismatch.
+//! Usage: `patch_parity [--edits N] [--batch B] [--seed S] [--in-place] [--no-verify]
+//! CORPUS WORKDIR`. CORPUS is copied to WORKDIR/repo (without `.batho`) and built there;
+//! each patch follows B edits (default 1). With `--in-place`, CORPUS itself (already
+//! built) is edited and patched: for trees too large to copy and rebuild per edit, where
+//! `--no-verify` skips the comparison with a full build. Exit code 1 on a mismatch.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -148,15 +151,21 @@ fn edit(root: &Path, art: &Artifact, rng: &mut Rng, i: usize) -> Option<String> 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut edits = 8usize;
+    let mut batch = 1usize;
     let mut seed = 1u64;
+    let (mut in_place, mut verify) = (false, true);
     while let Some(i) = args.iter().position(|a| a.starts_with("--")) {
         let v = args.get(i + 1).cloned().unwrap_or_default();
+        let mut used = 2;
         match args[i].as_str() {
             "--edits" => edits = v.parse().expect("--edits N"),
+            "--batch" => batch = v.parse::<usize>().expect("--batch B").max(1),
             "--seed" => seed = v.parse().expect("--seed S"),
+            "--in-place" => (in_place, used) = (true, 1),
+            "--no-verify" => (verify, used) = (false, 1),
             other => panic!("unknown option {other}"),
         }
-        args.drain(i..i + 2);
+        args.drain(i..i + used);
     }
     let [corpus, work] = &args[..] else {
         eprintln!("usage: patch_parity [--edits N] [--seed S] CORPUS WORKDIR");
@@ -164,22 +173,48 @@ fn main() {
     };
     let work = PathBuf::from(work);
     let _ = std::fs::remove_dir_all(&work);
-    let root = work.join("repo");
-    copy_tree(Path::new(corpus), &root);
-    let t = Instant::now();
-    full_build(&root);
-    println!("build {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+    let root = if in_place {
+        PathBuf::from(corpus)
+    } else {
+        let root = work.join("repo");
+        copy_tree(Path::new(corpus), &root);
+        let t = Instant::now();
+        full_build(&root);
+        println!("build {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+        root
+    };
     let mut rng = Rng::new(seed);
     let mut failures = 0;
     for i in 0..edits {
         let art = Artifact::open(&artifact_dir(&root)).expect("open");
-        let Some(desc) = edit(&root, &art, &mut rng, i) else {
-            continue;
-        };
+        let mut descs = Vec::new();
+        for j in 0..batch {
+            if let Some(d) = edit(&root, &art, &mut rng, i * batch + j) {
+                descs.push(d);
+            }
+        }
         drop(art);
+        let desc = if batch == 1 {
+            descs.pop().unwrap_or_default()
+        } else {
+            format!("{} edits", descs.len())
+        };
         let t = Instant::now();
         let r = patch(&root, &PatchOptions::default()).expect("patch");
         let ms = t.elapsed().as_secs_f64() * 1e3;
+        if !verify {
+            println!(
+                "edit {i}: {desc}: patch {ms:.0} ms, {} files changed, {} affected, {} context ({} cached), {} entity changes, {} bytes written, phases {:?}",
+                r.files.total(),
+                r.affected.len(),
+                r.context_files,
+                r.context_cached,
+                r.entities.len(),
+                r.bytes_written,
+                r.phases
+            );
+            continue;
+        }
         let fresh = work.join("fresh");
         let _ = std::fs::remove_dir_all(&fresh);
         copy_tree(&root, &fresh);

@@ -327,7 +327,7 @@ impl Extractor {
     }
 }
 
-pub(crate) use walk::IdBuild;
+pub(crate) use walk::{IdBuild, MAX_SIGNATURE};
 
 /// The 64-bit string hash used by the per-file interner and the resolver's name tables.
 pub(crate) fn fx_hash(b: &[u8]) -> u64 {

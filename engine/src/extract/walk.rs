@@ -21,7 +21,7 @@ use super::{Entity, FileFacts, NO_ENTITY, Ref, RefKind, Sym, ref_bits};
 /// cannot overflow the stack of a worker thread.
 const MAX_DEPTH: u32 = 1500;
 /// Signatures longer than this are cut (K&R definitions, macro soup).
-const MAX_SIGNATURE: usize = 400;
+pub(crate) const MAX_SIGNATURE: usize = 400;
 /// References recorded per macro body at most.
 const MAX_MACRO_REFS: usize = 32;
 

@@ -1,5 +1,7 @@
+use super::pack::{FOOTER_LEN, HEADER_LEN, INDEX_ROW};
 use super::*;
 use crate::extract::Extractor;
+use batho_schema::Language;
 use proptest::prelude::*;
 
 const C_SRC: &str = r#"
@@ -128,7 +130,7 @@ fn a_damaged_entry_or_pack_is_a_miss_not_an_error() {
 
     // A flipped byte inside the entry: the entry's check fails.
     let mut bad = good.clone();
-    bad[HEADER_LEN as usize + 40] ^= 0x55;
+    bad[HEADER_LEN as usize + 8] ^= 0x55;
     fs::write(&pack, &bad).unwrap();
     assert!(
         FactsCache::open(dir.path())
@@ -189,6 +191,7 @@ proptest! {
     #[test]
     fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         let _ = decode_skeleton("x.c", &bytes);
+        let _ = decompress(&bytes);
     }
 
     #[test]
@@ -205,4 +208,67 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn the_name_filter_holds_every_mentioned_name() {
+    let f = facts("a.c", Language::C, C_SRC);
+    let filter = name_filter(&f);
+    for name in [
+        "printf",
+        "add",
+        "point_t",
+        "twice",
+        "x",
+        "y",
+        "target_fn",
+        "ALIAS",
+    ] {
+        assert!(filter_may_hold(&filter, name_hash(name)), "{name}");
+    }
+    let g = facts("b.cpp", Language::Cpp, CPP_SRC);
+    let filter = name_filter(&g);
+    // Base clauses and the scopes of qualified names count.
+    for name in ["Base", "Derived", "ns", "run"] {
+        assert!(filter_may_hold(&filter, name_hash(name)), "{name}");
+    }
+    // Names never mentioned: at 12 bits per name, almost all say no.
+    let misses = (0..1000)
+        .filter(|i| filter_may_hold(&filter, name_hash(&format!("absent_{i}"))))
+        .count();
+    assert!(misses < 20, "{misses} false positives in 1000");
+    assert!(!filter_may_hold(&[], name_hash("x")));
+}
+
+#[test]
+fn the_cache_answers_which_files_may_mention_a_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = facts("a.c", Language::C, C_SRC);
+    let mut w = PackWriter::create(&cache_dir(dir.path())).unwrap();
+    w.add(&a).unwrap();
+    let pack = w.finish().unwrap();
+    let cache = FactsCache::open(dir.path());
+    let h = &a.content_hash[..16];
+    assert_eq!(
+        cache.may_mention("a.c", h, &[name_hash("twice")]),
+        Some(true)
+    );
+    assert_eq!(
+        cache.may_mention("a.c", h, &[name_hash("never_named_here")]),
+        Some(false)
+    );
+    assert_eq!(cache.may_mention("other.c", h, &[name_hash("twice")]), None);
+    // A damaged filter section is no answer (the caller assumes the worst), not a "no".
+    let mut bytes = fs::read(&pack).unwrap();
+    let filters_at = u64::from_le_bytes(
+        bytes[bytes.len() - 32..bytes.len() - 24]
+            .try_into()
+            .unwrap(),
+    ) as usize;
+    bytes[filters_at] ^= 0xff;
+    fs::write(&pack, &bytes).unwrap();
+    let cache = FactsCache::open(dir.path());
+    assert_eq!(cache.may_mention("a.c", h, &[name_hash("twice")]), None);
+    // The skeleton itself is still served.
+    assert!(cache.get("a.c", h).is_some());
 }

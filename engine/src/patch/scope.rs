@@ -14,6 +14,7 @@ use batho_storage::input::NodeIdx;
 
 use super::{Extract, FileChanges, PatchError};
 use crate::extract::{FileFacts, entity_bits};
+use crate::facts_cache::{self, FactsCache};
 use crate::resolve::{self, ResolveOptions};
 
 /// The last `::` component of a written name (what the resolver's name tables key on).
@@ -124,6 +125,8 @@ pub(super) fn affected(
     facts: &HashMap<String, FileFacts>,
     present: &BTreeMap<String, Language>,
     include_dirs: &[String],
+    indexed: &super::Indexed,
+    cache: &FactsCache,
 ) -> BTreeSet<String> {
     let changed: BTreeSet<&str> = changes
         .added
@@ -138,9 +141,9 @@ pub(super) fn affected(
     // function or method is looked up by name, kind, linkage flags, scope and arity (all
     // in its signature), so one whose (file, name, kind, flags, qualified name, signature)
     // is unchanged — a body edit, lines moved — changes nothing for other files: their
-    // edges name it by id, which survives. Other kinds carry what lookups use outside the
-    // signature (a macro's alias target, a typedef's or variable's type, a class's bases),
-    // all of it inside their own text: their key adds the content hash, so only the ones
+    // edges name it by id, which survives. Other kinds may carry what lookups use outside
+    // the signature (a macro's alias target, a typedef's or variable's type), all of it
+    // inside their own text: their key adds the content hash, so only the ones
     // whose text changed count (counting every name of a changed file made one appended
     // function re-resolve 1,137 of rocksdb's 1,313 files through names like `s`).
     type Key = (String, String, u8, u8, String, String, [u8; 16]);
@@ -151,11 +154,19 @@ pub(super) fn affected(
     // a macro's value to tell. A macro with the same text has the same value.
     let mut macros_before: HashMap<(String, [u8; 16]), i32> = HashMap::new();
     let mut object_macros: HashSet<String> = HashSet::new();
-    let keyed = |k: NodeKind| {
-        matches!(
-            k,
-            NodeKind::Function | NodeKind::Method | NodeKind::Enumerator
-        )
+    // Kinds whose key needs no content hash: all a lookup uses of them is in the key.
+    // A namespace is never looked up by name, only named in qualifiers; a class, struct,
+    // union or enum contributes its kind, flags, qualified name and bases, which its
+    // signature (`class API Foo : public Bar`) holds unless it was cut at the length
+    // limit; its members are entities with keys of their own. (Keying a class by its
+    // text made any edit of an inline method re-resolve every user of the class, and
+    // an edit inside `namespace rocksdb {…}` every file of rocksdb.)
+    let keyed = |k: NodeKind, signature: &str| match k {
+        NodeKind::Function | NodeKind::Method | NodeKind::Enumerator | NodeKind::Namespace => true,
+        NodeKind::Class | NodeKind::Struct | NodeKind::Union | NodeKind::Enum => {
+            signature.len() < crate::extract::MAX_SIGNATURE
+        }
+        _ => false,
     };
     // A `static` definition or a macro of a source file that no file includes is visible
     // to its own file only (the resolver's `visible` drops such "internal" candidates
@@ -186,7 +197,7 @@ pub(super) fn affected(
                 if private && internal(node.kind(), node.flags()) {
                     continue;
                 }
-                let text = if keyed(node.kind()) {
+                let text = if keyed(node.kind(), node.signature()) {
                     [0; 16]
                 } else {
                     node.content_hash()
@@ -221,7 +232,7 @@ pub(super) fn affected(
                 continue;
             }
             let mut text = [0; 16];
-            if !keyed(e.kind) {
+            if !keyed(e.kind, f.str(e.signature)) {
                 text.copy_from_slice(&e.hash[..16]);
             }
             let key = (
@@ -284,6 +295,22 @@ pub(super) fn affected(
             for e in base.in_edges(n) {
                 let src = base.edge_src(e.idx());
                 out.insert(base.node(src).file().to_owned());
+            }
+        }
+    }
+
+    // Rule 4 — mentions: a reference that found nothing (a type, a read, an `#ifdef`)
+    // leaves no edge to follow back, so the files that mention a name defined, added or
+    // removed here are taken from their name filters in the facts cache. A file the
+    // cache cannot answer for is assumed to mention it.
+    if !names.is_empty() {
+        let hashes: Vec<u64> = names.iter().map(|n| facts_cache::name_hash(n)).collect();
+        for (p, (_, _, hash)) in &indexed.files {
+            if out.contains(p) || changed.contains(p.as_str()) || !present.contains_key(p) {
+                continue;
+            }
+            if cache.may_mention(p, hash, &hashes) != Some(false) {
+                out.insert(p.clone());
             }
         }
     }

@@ -1,0 +1,217 @@
+//! The skeleton encoding: what a pack stores of one file's facts.
+
+use batho_schema::{Language, NodeFlags, NodeKind};
+
+use crate::extract::{Base, Entity, FileFacts, Include, Sym};
+
+/// Why an encoded skeleton was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The bytes end before the skeleton does.
+    #[error("skeleton truncated at byte {0}")]
+    Truncated(usize),
+    /// A field holds a value no encoder writes (an unknown kind, an index out of range,
+    /// text that is not UTF-8, string ends that go backwards).
+    #[error("invalid skeleton: {0}")]
+    Invalid(&'static str),
+}
+
+/// Appends the skeleton of `f` (everything but references and entity content hashes).
+pub fn encode_skeleton(f: &FileFacts, out: &mut Vec<u8>) {
+    let u32s = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
+    out.push(f.language.code());
+    u32s(out, f.parse_errors);
+    out.extend_from_slice(&f.bytes.to_le_bytes());
+    u32s(out, f.lines);
+    out.extend_from_slice(&f.content_hash);
+    u32s(out, f.text.len() as u32);
+    out.extend_from_slice(f.text.as_bytes());
+    u32s(out, f.ends.len() as u32);
+    for &e in &f.ends {
+        u32s(out, e);
+    }
+    u32s(out, f.entities.len() as u32);
+    for e in &f.entities {
+        out.extend_from_slice(&[e.kind.code(), e.flags.0, e.bits, e.params]);
+        for v in [
+            e.name.0,
+            e.qual.0,
+            e.parent,
+            e.type_name.0,
+            e.signature.0,
+            e.start_line,
+            e.end_line,
+            e.start_byte,
+            e.end_byte,
+        ] {
+            u32s(out, v);
+        }
+    }
+    u32s(out, f.bases.len() as u32);
+    for b in &f.bases {
+        for v in [b.entity, b.name.0, b.line] {
+            u32s(out, v);
+        }
+    }
+    u32s(out, f.includes.len() as u32);
+    for i in &f.includes {
+        u32s(out, i.path.0);
+        out.push(i.system as u8);
+        u32s(out, i.line);
+    }
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or(DecodeError::Truncated(self.at))?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or([0; 4]),
+        ))
+    }
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or([0; 8]),
+        ))
+    }
+    /// A count of items of at least `min_size` bytes each, refused when the rest of the
+    /// input cannot hold that many (no huge allocation from a corrupt count).
+    fn count(&mut self, min_size: usize) -> Result<usize, DecodeError> {
+        let n = self.u32()? as usize;
+        if n.saturating_mul(min_size) > self.b.len() - self.at {
+            return Err(DecodeError::Truncated(self.at));
+        }
+        Ok(n)
+    }
+}
+
+/// Decodes a skeleton written by [`encode_skeleton`] for the file at `path`. Never panics;
+/// every index is checked, so the result is safe to hand to the resolver.
+pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeError> {
+    let mut c = Cursor { b: bytes, at: 0 };
+    let language = Language::from_code(c.u8()?).ok_or(DecodeError::Invalid("language"))?;
+    let parse_errors = c.u32()?;
+    let size = c.u64()?;
+    let lines = c.u32()?;
+    let mut content_hash = [0; 32];
+    content_hash.copy_from_slice(c.take(32)?);
+    let text_len = c.count(1)?;
+    let text = std::str::from_utf8(c.take(text_len)?)
+        .map_err(|_| DecodeError::Invalid("text is not UTF-8"))?
+        .to_owned();
+    let n_ends = c.count(4)?;
+    let mut ends = Vec::with_capacity(n_ends);
+    let mut prev = 0;
+    for _ in 0..n_ends {
+        let e = c.u32()?;
+        if e < prev || e as usize > text.len() || !text.is_char_boundary(e as usize) {
+            return Err(DecodeError::Invalid("string ends"));
+        }
+        prev = e;
+        ends.push(e);
+    }
+    if ends.first() != Some(&0) {
+        return Err(DecodeError::Invalid("string ends"));
+    }
+    let sym = |v: u32| -> Result<Sym, DecodeError> {
+        if (v as usize) < ends.len() {
+            Ok(Sym(v))
+        } else {
+            Err(DecodeError::Invalid("string index"))
+        }
+    };
+    let n_ent = c.count(40)?;
+    let mut entities = Vec::with_capacity(n_ent);
+    for _ in 0..n_ent {
+        let head = c.take(4)?;
+        let kind = NodeKind::from_code(head[0])
+            .filter(|k| !matches!(k, NodeKind::File | NodeKind::External))
+            .ok_or(DecodeError::Invalid("entity kind"))?;
+        let mut v = [0u32; 9];
+        for x in &mut v {
+            *x = c.u32()?;
+        }
+        let parent = v[2];
+        if parent != crate::extract::NO_ENTITY && parent as usize >= n_ent {
+            return Err(DecodeError::Invalid("entity parent"));
+        }
+        entities.push(Entity {
+            kind,
+            flags: NodeFlags(head[1]),
+            bits: head[2],
+            params: head[3],
+            name: sym(v[0])?,
+            qual: sym(v[1])?,
+            parent,
+            type_name: sym(v[3])?,
+            signature: sym(v[4])?,
+            start_line: v[5],
+            end_line: v[6],
+            start_byte: v[7],
+            end_byte: v[8],
+            hash: [0; 32],
+        });
+    }
+    let n_bases = c.count(12)?;
+    let mut bases = Vec::with_capacity(n_bases);
+    for _ in 0..n_bases {
+        let entity = c.u32()?;
+        if entity as usize >= n_ent {
+            return Err(DecodeError::Invalid("base entity"));
+        }
+        bases.push(Base {
+            entity,
+            name: sym(c.u32()?)?,
+            line: c.u32()?,
+        });
+    }
+    let n_inc = c.count(9)?;
+    let mut includes = Vec::with_capacity(n_inc);
+    for _ in 0..n_inc {
+        let path = sym(c.u32()?)?;
+        let system = match c.u8()? {
+            0 => false,
+            1 => true,
+            _ => return Err(DecodeError::Invalid("include kind")),
+        };
+        includes.push(Include {
+            path,
+            system,
+            line: c.u32()?,
+        });
+    }
+    if c.at != bytes.len() {
+        return Err(DecodeError::Invalid("trailing bytes"));
+    }
+    Ok(FileFacts {
+        path: path.to_owned(),
+        language,
+        text,
+        ends,
+        entities,
+        bases,
+        includes,
+        refs: Vec::new(),
+        parse_errors,
+        bytes: size,
+        lines,
+        content_hash,
+    })
+}
