@@ -232,11 +232,12 @@ fn the_name_filter_holds_every_mentioned_name() {
     for name in ["Base", "Derived", "ns", "run"] {
         assert!(filter_may_hold(&filter, name_hash(name)), "{name}");
     }
-    // Names never mentioned: at 12 bits per name, almost all say no.
-    let misses = (0..1000)
+    // Names never mentioned: at 32 bits per name and 8 probes, one in about 170,000
+    // passes; allow a few for the tiny filters of a small file.
+    let misses = (0..100_000)
         .filter(|i| filter_may_hold(&filter, name_hash(&format!("absent_{i}"))))
         .count();
-    assert!(misses < 20, "{misses} false positives in 1000");
+    assert!(misses < 10, "{misses} false positives in 100,000");
     assert!(!filter_may_hold(&[], name_hash("x")));
 }
 
