@@ -54,7 +54,7 @@ pub use skeleton::{DecodeError, decode_skeleton, encode_skeleton};
 
 /// Bumped whenever extraction or the encoding changes what a pack holds: packs of
 /// another version are ignored.
-pub const CACHE_VERSION: u32 = 4;
+pub const CACHE_VERSION: u32 = 5;
 
 /// When more packs than this exist, a patch folds the small ones into one.
 const MAX_PACKS: usize = 8;

@@ -4,8 +4,9 @@
 //! node (by id, every property but the community) and every edge (as a multiset) must be
 //! equal. Also reports each patch's time, context files and cache hits.
 //!
-//! Usage: `patch_parity [--edits N] [--batch B] [--seed S] [--in-place] [--no-verify]
-//! CORPUS WORKDIR`. CORPUS is copied to WORKDIR/repo (without `.batho`) and built there;
+//! Usage: `patch_parity [--edits N] [--batch B] [--kinds K] [--seed S] [--in-place]
+//! [--no-verify] CORPUS WORKDIR`. Edits rotate through the first K kinds of: body edit,
+//! added function, renamed function, deleted function (default 4). CORPUS is copied to WORKDIR/repo (without `.batho`) and built there;
 //! each patch follows B edits (default 1). With `--in-place`, CORPUS itself (already
 //! built) is edited and patched: for trees too large to copy and rebuild per edit, where
 //! `--no-verify` skips the comparison with a full build. Exit code 1 on a mismatch.
@@ -101,27 +102,48 @@ fn full_build(root: &Path) {
     .expect("build");
 }
 
-/// One edit of a function of the artifact, applied to the file's text; a description.
-fn edit(root: &Path, art: &Artifact, rng: &mut Rng, i: usize) -> Option<String> {
-    let funcs: Vec<NodeIdx> = art
-        .nodes_of_kind(NodeKind::Function)
+/// The functions of `art` with a body in a file.
+fn functions(art: &Artifact) -> Vec<NodeIdx> {
+    art.nodes_of_kind(NodeKind::Function)
         .iter()
         .map(NodeIdx)
         .filter(|&n| {
             let node = art.node(n);
             art.is_live(n) && !node.file().is_empty() && node.end_byte() > node.start_byte()
         })
-        .collect();
+        .collect()
+}
+
+/// What the in-place edits changed: each edited file's original bytes, for restoring.
+type Backups = BTreeMap<PathBuf, Vec<u8>>;
+
+/// One edit of a function of the artifact, applied to the file's text (at most one per
+/// file per patch: `touched`); a description.
+#[allow(clippy::too_many_arguments)]
+fn edit(
+    root: &Path,
+    art: &Artifact,
+    kinds: usize,
+    funcs: &[NodeIdx],
+    rng: &mut Rng,
+    i: usize,
+    touched: &mut std::collections::HashSet<String>,
+    backups: &mut Backups,
+) -> Option<String> {
     let n = funcs[rng.below(funcs.len() as u64) as usize];
     let node = art.node(n);
+    if !touched.insert(node.file().to_owned()) {
+        return None;
+    }
     let path = root.join(node.file());
     let mut text = std::fs::read(&path).ok()?;
+    backups.entry(path.clone()).or_insert_with(|| text.clone());
     let (a, b) = (node.start_byte() as usize, node.end_byte() as usize);
     if b > text.len() {
         return None;
     }
     let name = node.name().to_owned();
-    let what = match i % 4 {
+    let what = match i % kinds {
         0 => {
             // Body edit: a blank line at the end of the body shifts nothing outside.
             text.insert(b - 1, b'\n');
@@ -154,6 +176,8 @@ fn main() {
     let mut batch = 1usize;
     let mut seed = 1u64;
     let (mut in_place, mut verify) = (false, true);
+    // Edit kinds in rotation: body, added, renamed, deleted (`--kinds 2`: the first two).
+    let mut kinds = 4usize;
     while let Some(i) = args.iter().position(|a| a.starts_with("--")) {
         let v = args.get(i + 1).cloned().unwrap_or_default();
         let mut used = 2;
@@ -161,6 +185,7 @@ fn main() {
             "--edits" => edits = v.parse().expect("--edits N"),
             "--batch" => batch = v.parse::<usize>().expect("--batch B").max(1),
             "--seed" => seed = v.parse().expect("--seed S"),
+            "--kinds" => kinds = v.parse::<usize>().expect("--kinds 1..4").clamp(1, 4),
             "--in-place" => (in_place, used) = (true, 1),
             "--no-verify" => (verify, used) = (false, 1),
             other => panic!("unknown option {other}"),
@@ -185,11 +210,26 @@ fn main() {
     };
     let mut rng = Rng::new(seed);
     let mut failures = 0;
+    let mut backups = Backups::new();
     for i in 0..edits {
         let art = Artifact::open(&artifact_dir(&root)).expect("open");
+        let funcs = functions(&art);
+        let mut touched = std::collections::HashSet::new();
         let mut descs = Vec::new();
-        for j in 0..batch {
-            if let Some(d) = edit(&root, &art, &mut rng, i * batch + j) {
+        let mut tries = 0;
+        while descs.len() < batch && tries < batch * 4 {
+            tries += 1;
+            let k = i * batch * 4 + tries;
+            if let Some(d) = edit(
+                &root,
+                &art,
+                kinds,
+                &funcs,
+                &mut rng,
+                k,
+                &mut touched,
+                &mut backups,
+            ) {
                 descs.push(d);
             }
         }
@@ -260,6 +300,24 @@ fn main() {
                 println!("    {side}: {e:?}");
             }
         }
+    }
+    if in_place && !backups.is_empty() {
+        // Put the tree back and patch it back, which is one more large patch to time.
+        for (path, bytes) in &backups {
+            std::fs::write(path, bytes).expect("restore an edited file");
+        }
+        let t = Instant::now();
+        let r = patch(&root, &PatchOptions::default()).expect("patch");
+        println!(
+            "restore: patch {:.0} ms, {} files changed, {} affected, {} context ({} cached), {} bytes written, phases {:?}",
+            t.elapsed().as_secs_f64() * 1e3,
+            r.files.total(),
+            r.affected.len(),
+            r.context_files,
+            r.context_cached,
+            r.bytes_written,
+            r.phases
+        );
     }
     if failures > 0 {
         println!("{failures} of {edits} edits differ");

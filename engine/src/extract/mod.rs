@@ -323,8 +323,185 @@ impl Extractor {
             return facts;
         };
         walk::walk(&lang.table, language, source, &tree, &mut facts);
+        drop_keyword_names(&mut facts);
         facts
     }
+}
+
+/// Reserved words of C, which no declaration or use can name.
+const C_KEYWORDS: &[&str] = &[
+    "_Alignas",
+    "_Alignof",
+    "_Atomic",
+    "_Bool",
+    "_Complex",
+    "_Generic",
+    "_Imaginary",
+    "_Noreturn",
+    "_Static_assert",
+    "_Thread_local",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+];
+
+/// Reserved words C++ adds. (C code may use them as names: `int new;`, `bool` typedefs.)
+const CPP_KEYWORDS: &[&str] = &[
+    "alignas",
+    "alignof",
+    "and",
+    "and_eq",
+    "asm",
+    "bitand",
+    "bitor",
+    "bool",
+    "catch",
+    "char16_t",
+    "char32_t",
+    "char8_t",
+    "class",
+    "compl",
+    "concept",
+    "const_cast",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "decltype",
+    "delete",
+    "dynamic_cast",
+    "explicit",
+    "export",
+    "false",
+    "friend",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "reinterpret_cast",
+    "requires",
+    "static_assert",
+    "static_cast",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typeid",
+    "typename",
+    "using",
+    "virtual",
+    "wchar_t",
+    "xor",
+    "xor_eq",
+];
+
+fn is_keyword(name: &str, language: Language) -> bool {
+    C_KEYWORDS.contains(&name) || (language == Language::Cpp && CPP_KEYWORDS.contains(&name))
+}
+
+/// Drops the entities (macros aside: `#define inline __inline__` is real) and references
+/// that tree-sitter's error recovery named after a keyword. `static __always_inline struct
+/// task_struct *get_current(void)` behind an unknown macro comes out as a variable named
+/// `struct`; 513 such entities in Linux drew edges from 7,700 files, and a patch touching
+/// any of them re-resolved all of those.
+fn drop_keyword_names(f: &mut FileFacts) {
+    let lang = f.language;
+    let bad: Vec<bool> = f
+        .entities
+        .iter()
+        .map(|e| e.kind != NodeKind::Macro && is_keyword(f.str(e.name), lang))
+        .collect();
+    let refs_bad = f.refs.iter().any(|r| is_keyword(f.str(r.name), lang));
+    if !bad.contains(&true) && !refs_bad {
+        return;
+    }
+    // A dropped entity's children and references move to its parent.
+    let mut map = vec![NO_ENTITY; f.entities.len()];
+    let mut next = 0;
+    for (i, &b) in bad.iter().enumerate() {
+        if !b {
+            map[i] = next;
+            next += 1;
+        }
+    }
+    let parents: Vec<u32> = f.entities.iter().map(|e| e.parent).collect();
+    let lift = |mut i: u32| -> u32 {
+        while i != NO_ENTITY && bad[i as usize] {
+            i = parents[i as usize];
+        }
+        if i == NO_ENTITY {
+            NO_ENTITY
+        } else {
+            map[i as usize]
+        }
+    };
+    let mut kept = Vec::with_capacity(next as usize);
+    for (i, e) in std::mem::take(&mut f.entities).into_iter().enumerate() {
+        if !bad[i] {
+            kept.push(Entity {
+                parent: lift(e.parent),
+                ..e
+            });
+        }
+    }
+    f.entities = kept;
+    f.bases.retain(|b| !bad[b.entity as usize]);
+    for b in &mut f.bases {
+        b.entity = map[b.entity as usize];
+    }
+    let refs = std::mem::take(&mut f.refs);
+    f.refs = refs
+        .into_iter()
+        .filter(|r| !is_keyword(f.str(r.name), lang))
+        .map(|r| Ref {
+            enclosing: lift(r.enclosing),
+            ..r
+        })
+        .collect();
 }
 
 pub(crate) use walk::{IdBuild, MAX_SIGNATURE};

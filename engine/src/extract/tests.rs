@@ -307,3 +307,34 @@ fn references_are_deduplicated_per_enclosing_entity() {
         ]
     );
 }
+
+#[test]
+fn keywords_never_name_an_entity_or_a_reference() {
+    // Behind an unknown macro, tree-sitter's recovery reads `struct` as a declared name.
+    let src = "static __always_inline struct task_struct *get_current(void)\n{\n\treturn cur(0);\n}\nint new;\n#define inline __inline__\n";
+    let f = facts("a.c", Language::C, src);
+    let names: Vec<&str> = f.entities.iter().map(|e| f.str(e.name)).collect();
+    assert!(!names.contains(&"struct"), "{names:?}");
+    assert!(f.refs.iter().all(|r| f.str(r.name) != "struct"));
+    // C++ words are names in C; a macro may be named like a keyword.
+    assert!(
+        names.contains(&"new") && names.contains(&"inline"),
+        "{names:?}"
+    );
+    for e in &f.entities {
+        assert!(e.parent == super::NO_ENTITY || (e.parent as usize) < f.entities.len());
+    }
+    for r in &f.refs {
+        assert!(r.enclosing == super::NO_ENTITY || (r.enclosing as usize) < f.entities.len());
+    }
+    let g = facts(
+        "a.cpp",
+        Language::Cpp,
+        "int new_count;\nclass A { int this_x; };\n",
+    );
+    assert!(
+        g.entities
+            .iter()
+            .all(|e| !matches!(g.str(e.name), "new" | "this"))
+    );
+}
