@@ -21,6 +21,7 @@
 //! Correctness is parity: the merged graph equals a full build of the edited tree (see
 //! `docs/architecture.md` and the tests in `patch/tests.rs`).
 
+mod context;
 mod fragment;
 mod scope;
 
@@ -398,7 +399,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     // Files whose facts in `facts` are cached skeletons: context only, never emitted.
     let mut skeletal: HashSet<String> = HashSet::new();
     let (fragment, context_files) = loop {
-        let context = scope::gather(
+        let context = context::gather(
             &base,
             &emit,
             &mut facts,

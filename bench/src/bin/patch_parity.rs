@@ -219,7 +219,8 @@ fn main() {
         let mut tries = 0;
         while descs.len() < batch && tries < batch * 4 {
             tries += 1;
-            let k = i * batch * 4 + tries;
+            // The kind rotates with the edits made, not with the attempts.
+            let k = i * batch + descs.len();
             if let Some(d) = edit(
                 &root,
                 &art,

@@ -1,7 +1,7 @@
-//! Which files a patch re-resolves (`affected`) and which it must show the resolver for
-//! context (`gather`).
+//! Which files a patch re-resolves (`affected`), and the name and include helpers it
+//! shares with the context gathering (`context`).
 //!
-//! Both work from the base artifact's graph (its name index, INCLUDES, CONTAINS, INHERITS
+//! The rules work from the base artifact's graph (its name index, INCLUDES, CONTAINS, INHERITS
 //! and every other edge) plus the changed files' new facts; no unchanged file is read to
 //! decide. Every rule errs on the side of re-resolving more: a file re-resolved for
 //! nothing costs time, a file missed costs parity with a full build.
@@ -12,18 +12,18 @@ use batho_schema::{Language, NodeKind, RelType};
 use batho_storage::Artifact;
 use batho_storage::input::NodeIdx;
 
-use super::{Extract, FileChanges, PatchError};
+use super::FileChanges;
 use crate::extract::{FileFacts, entity_bits};
 use crate::facts_cache::{self, FactsCache};
-use crate::resolve::{self, ResolveOptions};
+use crate::resolve;
 
 /// The last `::` component of a written name (what the resolver's name tables key on).
-fn last_comp(s: &str) -> &str {
+pub(super) fn last_comp(s: &str) -> &str {
     s.rsplit("::").next().unwrap_or(s)
 }
 
 /// Adds every `::` component of `s` (scopes are looked up by their last component).
-fn add_comps(s: &str, out: &mut HashSet<String>) {
+pub(super) fn add_comps(s: &str, out: &mut HashSet<String>) {
     for c in s.split("::") {
         if !c.is_empty() && !out.contains(c) {
             out.insert(c.to_owned());
@@ -33,7 +33,7 @@ fn add_comps(s: &str, out: &mut HashSet<String>) {
 
 /// The first identifier of a signature: a macro there (`MEM_STATIC int f(void)`) can make
 /// the entity static (`mark_macro_statics`).
-fn first_token(sig: &str) -> &str {
+pub(super) fn first_token(sig: &str) -> &str {
     sig.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .next()
         .unwrap_or("")
@@ -61,7 +61,7 @@ fn includers(base: &Artifact, start: &[NodeIdx], out: &mut BTreeSet<String>) {
 }
 
 /// The targets of a file's INCLUDES edges in the base: resolved paths and `<path>` stub ids.
-fn base_include_targets(base: &Artifact, file_node: NodeIdx) -> BTreeSet<String> {
+pub(super) fn base_include_targets(base: &Artifact, file_node: NodeIdx) -> BTreeSet<String> {
     base.out_edges(file_node)
         .filter(|e| e.rel() == RelType::Includes)
         .map(|e| base.node(e.dst()).id().into_owned())
@@ -89,7 +89,7 @@ fn include_view(
 }
 
 /// The new include targets (same form as [`base_include_targets`]) of the files in `want`.
-fn new_include_targets(
+pub(super) fn new_include_targets(
     present: &BTreeMap<String, Language>,
     known: &HashMap<String, FileFacts>,
     want: &BTreeSet<String>,
@@ -405,314 +405,4 @@ fn couple(base: &Artifact, emit: &mut BTreeSet<String>, changed: &BTreeSet<&str>
             }
         }
     }
-}
-
-/// Extracts (into `facts`) every file the resolver must see to resolve the files of `emit`
-/// exactly as a full build would, and returns the paths of those context files.
-///
-/// A reference is resolved by looking its name up among every entity of that name, then
-/// narrowing by the referring file's translation unit, by `static`, by directory and by
-/// arity. So the context is: (a) the include closure of each emitted file (which decides
-/// visibility; unchanged headers follow the base's INCLUDES edges, which rule 3 keeps
-/// valid), and (b) every file defining an entity named like a name the lookups may ask
-/// for: the references' names, qualifiers and receivers, the emitted entities' names and
-/// scopes (out-of-line methods, overrides), and, followed to a fixed point, the types,
-/// alias-macro targets and base classes of entities so found, the classes deriving from
-/// them (virtual dispatch) and the macros opening a signature (which can make it static).
-///
-/// Emitted files are parsed (their references are resolved); context files come from the
-/// facts cache as skeletons where it has them, and are listed in `skeletal`.
-pub(super) fn gather(
-    base: &Artifact,
-    emit: &BTreeSet<String>,
-    facts: &mut HashMap<String, FileFacts>,
-    skeletal: &mut HashSet<String>,
-    present: &BTreeMap<String, Language>,
-    extract: &Extract<'_>,
-    opts: &ResolveOptions,
-) -> Result<Context, PatchError> {
-    let mut context: BTreeSet<String> = BTreeSet::new();
-    let parse: Vec<String> = emit
-        .iter()
-        .filter(|p| !facts.contains_key(*p) || skeletal.contains(*p))
-        .cloned()
-        .collect();
-    let (got, _failed) = extract.run(&parse)?;
-    for f in got {
-        skeletal.remove(&f.path);
-        facts.insert(f.path.clone(), f);
-    }
-    let mut pending: BTreeSet<String> = BTreeSet::new();
-
-    // (a) Include closure.
-    let new_targets = new_include_targets(present, facts, emit, &opts.include_dirs);
-    let mut queue: Vec<String> = emit.iter().cloned().collect();
-    let mut seen: HashSet<String> = emit.iter().cloned().collect();
-    while let Some(p) = queue.pop() {
-        let targets: Vec<String> = match new_targets.get(&p) {
-            Some(t) => t.iter().filter(|t| !t.starts_with('<')).cloned().collect(),
-            None => match super::Indexed::of_path(base, &p) {
-                Some((n, _, _)) => base_include_targets(base, n)
-                    .into_iter()
-                    .filter(|t| present.contains_key(t))
-                    .collect(),
-                None => Vec::new(),
-            },
-        };
-        for t in targets {
-            if seen.insert(t.clone()) {
-                context.insert(t.clone());
-                queue.push(t);
-            }
-        }
-    }
-    pending.extend(context.iter().filter(|p| !facts.contains_key(*p)).cloned());
-    fetch(extract, facts, skeletal, &mut pending)?;
-
-    // (b) Names, to a fixed point.
-    let mut names: HashSet<String> = HashSet::new();
-    for p in emit {
-        let Some(f) = facts.get(p) else { continue };
-        for r in &f.refs {
-            add_comps(f.str(r.name), &mut names);
-            add_comps(f.str(r.qual), &mut names);
-            add_comps(f.str(r.recv), &mut names);
-        }
-        for e in &f.entities {
-            add_comps(f.str(e.qual), &mut names);
-        }
-        for b in &f.bases {
-            add_comps(f.str(b.name), &mut names);
-        }
-    }
-    // Files some emitted translation unit includes: only there can a `static` or a macro
-    // of a source file be visible to an emitted file.
-    let mut in_units: HashSet<String> = context.iter().cloned().collect();
-    in_units.extend(emit.iter().cloned());
-    let mut looked: HashSet<String> = HashSet::new();
-    // Instance fields named like a wanted name, waiting for their class to be wanted.
-    let mut deferred: Vec<(String, NodeIdx)> = Vec::new();
-    // Per file, the entities whose types, targets and bases were already taken in.
-    let mut expanded: HashMap<String, Vec<bool>> = HashMap::new();
-    loop {
-        let before = (names.len(), context.len());
-        // Entities the lookups can reach lend their types, alias targets, bases and the
-        // macro their signature may open with (which can make them static).
-        let mut more: HashSet<String> = HashSet::new();
-        for (p, f) in facts.iter() {
-            let emitted = emit.contains(p);
-            if !emitted && !context.contains(p) {
-                continue;
-            }
-            let done = expanded
-                .entry(p.clone())
-                .or_insert_with(|| vec![false; f.entities.len()]);
-            for (ei, e) in f.entities.iter().enumerate() {
-                if done[ei] {
-                    continue;
-                }
-                let reachable = reachable(e.kind, e.flags, f.str(e.name), f.str(e.qual), &names);
-                if !emitted && !reachable {
-                    continue;
-                }
-                if matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
-                    let t = first_token(f.str(e.signature));
-                    if !t.is_empty() {
-                        more.insert(t.to_owned());
-                    }
-                }
-                if !reachable {
-                    continue;
-                }
-                done[ei] = true;
-                add_comps(f.str(e.type_name), &mut more);
-                add_comps(f.str(e.qual), &mut more);
-                for b in f.bases.iter().filter(|b| b.entity as usize == ei) {
-                    add_comps(f.str(b.name), &mut more);
-                }
-            }
-        }
-        more.retain(|n| !names.contains(n));
-        names.extend(more);
-        let mut derived: Vec<String> = Vec::new();
-        let mut found: Vec<NodeIdx> = Vec::new();
-        for name in &names {
-            if looked.insert(name.clone()) {
-                found.extend(base.lookup_name(last_comp(name)));
-            }
-        }
-        // Fields whose class became wanted since they were looked up.
-        deferred.retain(|(class, n)| {
-            let now = names.contains(class);
-            if now {
-                found.push(*n);
-            }
-            !now
-        });
-        for n in found {
-            let node = base.node(n);
-            let kind = node.kind();
-            if kind == NodeKind::File {
-                continue;
-            }
-            if kind == NodeKind::Field && !node.flags().contains(batho_schema::NodeFlags::STATIC) {
-                let class = last_comp(resolve::scope_of(node.qualified_name()));
-                if !names.contains(class) {
-                    deferred.push((class.to_owned(), n));
-                    continue;
-                }
-            }
-            // A `static` or a macro of a source file outside every emitted unit is
-            // never visible to an emitted file (the resolver's `visible`).
-            let file = node.file();
-            let internal =
-                kind == NodeKind::Macro || node.flags().contains(batho_schema::NodeFlags::STATIC);
-            if internal && !resolve::is_header(file) && !in_units.contains(file) {
-                continue;
-            }
-            want(file, emit, &mut context, &mut pending, facts, present);
-            // Classes deriving from it: virtual calls reach their overrides.
-            if matches!(kind, NodeKind::Class | NodeKind::Struct | NodeKind::Union) {
-                for e in base.in_edges(n) {
-                    if e.rel() == RelType::Inherits {
-                        let src = base.node(base.edge_src(e.idx()));
-                        want(src.file(), emit, &mut context, &mut pending, facts, present);
-                        derived.push(src.name().to_owned());
-                    }
-                }
-            }
-        }
-        // New definitions in changed files are already in `facts`; take those named
-        // like a wanted name into the context too (files added by this patch).
-        for (p, f) in facts.iter() {
-            if !emit.contains(p)
-                && !context.contains(p)
-                && f.entities.iter().any(|e| names.contains(f.str(e.name)))
-            {
-                context.insert(p.clone());
-            }
-        }
-        derived.retain(|n| !names.contains(n));
-        names.extend(derived);
-        if pending.is_empty() && (names.len(), context.len()) == before {
-            break;
-        }
-        fetch(extract, facts, skeletal, &mut pending)?;
-    }
-    Ok(Context {
-        files: context,
-        names,
-    })
-}
-
-/// What [`gather`] found: the context files and every name the lookups may ask for.
-pub(super) struct Context {
-    /// Files extracted or loaded only as context.
-    pub(super) files: BTreeSet<String>,
-    /// Names (last components) whose entities the resolver may look up.
-    pub(super) names: HashSet<String>,
-}
-
-impl Context {
-    /// The facts a context file lends the resolver: only the entities its lookups can
-    /// reach (those named like a wanted name; instance fields only of a wanted class),
-    /// without references. Entities sharing a qualified name are kept or dropped
-    /// together, so the `#n` ids of the kept ones are those of the full file.
-    pub(super) fn lend(&self, f: &FileFacts) -> FileFacts {
-        let keep_qual: HashSet<&str> = f
-            .entities
-            .iter()
-            .filter(|e| reachable(e.kind, e.flags, f.str(e.name), f.str(e.qual), &self.names))
-            .map(|e| f.str(e.qual))
-            .collect();
-        let mut map = vec![crate::extract::NO_ENTITY; f.entities.len()];
-        let mut entities = Vec::with_capacity(keep_qual.len());
-        for (i, e) in f.entities.iter().enumerate() {
-            if keep_qual.contains(f.str(e.qual)) {
-                map[i] = entities.len() as u32;
-                entities.push(e.clone());
-            }
-        }
-        for e in &mut entities {
-            if e.parent != crate::extract::NO_ENTITY {
-                e.parent = map[e.parent as usize];
-            }
-        }
-        let bases = f
-            .bases
-            .iter()
-            .filter(|b| map[b.entity as usize] != crate::extract::NO_ENTITY)
-            .map(|b| crate::extract::Base {
-                entity: map[b.entity as usize],
-                ..*b
-            })
-            .collect();
-        FileFacts {
-            path: f.path.clone(),
-            language: f.language,
-            text: f.text.clone(),
-            ends: f.ends.clone(),
-            entities,
-            bases,
-            includes: f.includes.clone(),
-            refs: Vec::new(),
-            parse_errors: f.parse_errors,
-            bytes: f.bytes,
-            lines: f.lines,
-            content_hash: f.content_hash,
-        }
-    }
-}
-
-/// Whether a lookup for one of `names` can reach an entity: it bears the name, and an
-/// instance field is only ever found through its class, which must be wanted too.
-fn reachable(
-    kind: NodeKind,
-    flags: batho_schema::NodeFlags,
-    name: &str,
-    qual: &str,
-    names: &HashSet<String>,
-) -> bool {
-    names.contains(name)
-        && (kind != NodeKind::Field
-            || flags.contains(batho_schema::NodeFlags::STATIC)
-            || names.contains(last_comp(resolve::scope_of(qual))))
-}
-
-/// Queues `file` for extraction as context when it is a present, not yet known file.
-fn want(
-    file: &str,
-    emit: &BTreeSet<String>,
-    context: &mut BTreeSet<String>,
-    pending: &mut BTreeSet<String>,
-    facts: &HashMap<String, FileFacts>,
-    present: &BTreeMap<String, Language>,
-) {
-    if file.is_empty() || emit.contains(file) || !present.contains_key(file) {
-        return;
-    }
-    if context.insert(file.to_owned()) && !facts.contains_key(file) {
-        pending.insert(file.to_owned());
-    }
-}
-
-/// Loads (or, on a cache miss, extracts) the pending context files into `facts`.
-fn fetch(
-    extract: &Extract<'_>,
-    facts: &mut HashMap<String, FileFacts>,
-    skeletal: &mut HashSet<String>,
-    pending: &mut BTreeSet<String>,
-) -> Result<(), PatchError> {
-    if pending.is_empty() {
-        return Ok(());
-    }
-    let paths: Vec<String> = std::mem::take(pending).into_iter().collect();
-    let (got, hits) = extract.context(&paths)?;
-    for (i, f) in got.into_iter().enumerate() {
-        if i < hits {
-            skeletal.insert(f.path.clone());
-        }
-        facts.insert(f.path.clone(), f);
-    }
-    Ok(())
 }

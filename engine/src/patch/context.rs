@@ -1,0 +1,373 @@
+//! The context of a patch (`gather`): the files, and within them the entities, that the
+//! resolver must see to resolve the emitted files exactly as a full build would.
+//!
+//! The name fixed point is driven by events, so its cost follows the entities it loads
+//! rather than (entities × rounds): every entity of a loaded file is looked at once, and
+//! the ones not yet reachable wait under the one name that would make them reachable.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use batho_schema::{Language, NodeFlags, NodeKind, RelType};
+use batho_storage::Artifact;
+use batho_storage::input::NodeIdx;
+
+use super::scope::{add_comps, base_include_targets, first_token, last_comp, new_include_targets};
+use super::{Extract, PatchError};
+use crate::extract::{Entity, FileFacts, IdBuild, NO_ENTITY};
+use crate::facts_cache::name_hash;
+use crate::resolve::{self, ResolveOptions};
+
+/// Extracts (into `facts`) every file the resolver must see to resolve the files of `emit`
+/// exactly as a full build would, and returns the paths of those context files.
+///
+/// A reference is resolved by looking its name up among every entity of that name, then
+/// narrowing by the referring file's translation unit, by `static`, by directory and by
+/// arity. So the context is: (a) the include closure of each emitted file (which decides
+/// visibility; unchanged headers follow the base's INCLUDES edges, which rule 3 keeps
+/// valid), and (b) every file defining an entity named like a name the lookups may ask
+/// for: the references' names, qualifiers and receivers, the emitted entities' names and
+/// scopes (out-of-line methods, overrides), and, followed to a fixed point, the types,
+/// alias-macro targets and base classes of entities so found, the classes deriving from
+/// them (virtual dispatch) and the macros opening a signature (which can make it static).
+///
+/// Emitted files are parsed (their references are resolved); context files come from the
+/// facts cache as skeletons where it has them, and are listed in `skeletal`.
+pub(super) fn gather(
+    base: &Artifact,
+    emit: &BTreeSet<String>,
+    facts: &mut HashMap<String, FileFacts>,
+    skeletal: &mut HashSet<String>,
+    present: &BTreeMap<String, Language>,
+    extract: &Extract<'_>,
+    opts: &ResolveOptions,
+) -> Result<Context, PatchError> {
+    let mut context: BTreeSet<String> = BTreeSet::new();
+    let parse: Vec<String> = emit
+        .iter()
+        .filter(|p| !facts.contains_key(*p) || skeletal.contains(*p))
+        .cloned()
+        .collect();
+    let (got, _failed) = extract.run(&parse)?;
+    for f in got {
+        skeletal.remove(&f.path);
+        facts.insert(f.path.clone(), f);
+    }
+    let mut pending: BTreeSet<String> = BTreeSet::new();
+
+    // (a) Include closure.
+    let new_targets = new_include_targets(present, facts, emit, &opts.include_dirs);
+    let mut queue: Vec<String> = emit.iter().cloned().collect();
+    let mut seen: HashSet<String> = emit.iter().cloned().collect();
+    while let Some(p) = queue.pop() {
+        let targets: Vec<String> = match new_targets.get(&p) {
+            Some(t) => t.iter().filter(|t| !t.starts_with('<')).cloned().collect(),
+            None => match super::Indexed::of_path(base, &p) {
+                Some((n, _, _)) => base_include_targets(base, n)
+                    .into_iter()
+                    .filter(|t| present.contains_key(t))
+                    .collect(),
+                None => Vec::new(),
+            },
+        };
+        for t in targets {
+            if seen.insert(t.clone()) {
+                context.insert(t.clone());
+                queue.push(t);
+            }
+        }
+    }
+    pending.extend(context.iter().filter(|p| !facts.contains_key(*p)).cloned());
+    fetch(extract, facts, skeletal, &mut pending)?;
+
+    // (b) Names, to a fixed point.
+    let mut wanted = Wanted::default();
+    let mut more: HashSet<String> = HashSet::new();
+    for p in emit {
+        let Some(f) = facts.get(p) else { continue };
+        for r in &f.refs {
+            add_comps(f.str(r.name), &mut more);
+            add_comps(f.str(r.qual), &mut more);
+            add_comps(f.str(r.recv), &mut more);
+        }
+        for e in &f.entities {
+            add_comps(f.str(e.qual), &mut more);
+        }
+        for b in &f.bases {
+            add_comps(f.str(b.name), &mut more);
+        }
+    }
+    // Files some emitted translation unit includes: only there can a `static` or a macro
+    // of a source file be visible to an emitted file.
+    let mut in_units: HashSet<String> = context.iter().cloned().collect();
+    in_units.extend(emit.iter().cloned());
+    // Files whose entities were looked at, in the order they were (a waiting entity
+    // names its file by position here).
+    let mut scanned: Vec<String> = Vec::new();
+    let mut is_scanned: HashSet<String> = HashSet::new();
+    // Entities of scanned files not reachable yet, by the hash of the name they wait for.
+    let mut waiting: HashMap<u64, Vec<(u32, u32)>, IdBuild> = HashMap::default();
+    let mut looked: HashSet<String> = HashSet::new();
+    // Instance fields in the base named like a wanted name, waiting for their class.
+    let mut deferred: Vec<(String, NodeIdx)> = Vec::new();
+    loop {
+        let before = (wanted.names.len(), context.len());
+        // Look at the entities of every newly loaded emitted or context file once.
+        let fresh: Vec<String> = emit
+            .iter()
+            .chain(context.iter())
+            .filter(|p| facts.contains_key(*p) && !is_scanned.contains(*p))
+            .cloned()
+            .collect();
+        for p in fresh {
+            let f = &facts[&p];
+            let at = scanned.len() as u32;
+            let emitted = emit.contains(&p);
+            for (ei, e) in f.entities.iter().enumerate() {
+                // Every definition of an emitted file may be made static by a macro.
+                if emitted && matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
+                    let t = first_token(f.str(e.signature));
+                    if !t.is_empty() {
+                        more.insert(t.to_owned());
+                    }
+                }
+                match wanted.missing(f, e) {
+                    None => expand(f, ei, &mut more),
+                    Some(h) => waiting.entry(h).or_default().push((at, ei as u32)),
+                }
+            }
+            is_scanned.insert(p.clone());
+            scanned.push(p);
+        }
+        // Take in the new names; the entities waiting for them become reachable (and
+        // lend their names in turn) or wait for their class.
+        while !more.is_empty() {
+            let mut fresh_hashes = Vec::new();
+            for n in std::mem::take(&mut more) {
+                if let Some(h) = wanted.insert(n) {
+                    fresh_hashes.push(h);
+                }
+            }
+            for h in fresh_hashes {
+                for (at, ei) in waiting.remove(&h).unwrap_or_default() {
+                    let f = &facts[&scanned[at as usize]];
+                    let e = &f.entities[ei as usize];
+                    match wanted.missing(f, e) {
+                        None => expand(f, ei as usize, &mut more),
+                        Some(h) => waiting.entry(h).or_default().push((at, ei)),
+                    }
+                }
+            }
+        }
+        // Every entity of the base named like a wanted name: its file joins the context.
+        let mut derived: Vec<String> = Vec::new();
+        let mut found: Vec<NodeIdx> = Vec::new();
+        for name in &wanted.names {
+            if looked.insert(name.clone()) {
+                found.extend(base.lookup_name(last_comp(name)));
+            }
+        }
+        // Fields whose class became wanted since they were looked up.
+        deferred.retain(|(class, n)| {
+            let now = wanted.names.contains(class);
+            if now {
+                found.push(*n);
+            }
+            !now
+        });
+        for n in found {
+            let node = base.node(n);
+            let kind = node.kind();
+            if kind == NodeKind::File {
+                continue;
+            }
+            if kind == NodeKind::Field && !node.flags().contains(NodeFlags::STATIC) {
+                let class = last_comp(resolve::scope_of(node.qualified_name()));
+                if !wanted.names.contains(class) {
+                    deferred.push((class.to_owned(), n));
+                    continue;
+                }
+            }
+            // A `static` or a macro of a source file outside every emitted unit is
+            // never visible to an emitted file (the resolver's `visible`).
+            let file = node.file();
+            let internal = kind == NodeKind::Macro || node.flags().contains(NodeFlags::STATIC);
+            if internal && !resolve::is_header(file) && !in_units.contains(file) {
+                continue;
+            }
+            want(file, emit, &mut context, &mut pending, facts, present);
+            // Classes deriving from it: virtual calls reach their overrides.
+            if matches!(kind, NodeKind::Class | NodeKind::Struct | NodeKind::Union) {
+                for e in base.in_edges(n) {
+                    if e.rel() == RelType::Inherits {
+                        let src = base.node(base.edge_src(e.idx()));
+                        want(src.file(), emit, &mut context, &mut pending, facts, present);
+                        derived.push(src.name().to_owned());
+                    }
+                }
+            }
+        }
+        more.extend(derived);
+        more.retain(|n| !wanted.names.contains(n));
+        if pending.is_empty() && more.is_empty() && (wanted.names.len(), context.len()) == before {
+            break;
+        }
+        fetch(extract, facts, skeletal, &mut pending)?;
+    }
+    Ok(Context {
+        files: context,
+        wanted,
+    })
+}
+
+/// The names the lookups may ask for, as strings (to look them up in the base) and as
+/// hashes (to test the entities of loaded files without hashing strings twice).
+#[derive(Default)]
+pub(super) struct Wanted {
+    names: HashSet<String>,
+    hashes: HashSet<u64, IdBuild>,
+}
+
+impl Wanted {
+    /// Adds a name; its hash when it is new.
+    fn insert(&mut self, name: String) -> Option<u64> {
+        let h = name_hash(&name);
+        if !self.names.insert(name) {
+            return None;
+        }
+        self.hashes.insert(h);
+        Some(h)
+    }
+
+    fn hashes_contain(&self, h: u64) -> bool {
+        self.hashes.contains(&h)
+    }
+
+    /// `None` when a lookup can reach `e` (it bears a wanted name, and an instance field
+    /// only through a wanted class); otherwise the hash of the name it still needs.
+    fn missing(&self, f: &FileFacts, e: &Entity) -> Option<u64> {
+        let h = name_hash(f.str(e.name));
+        if !self.hashes_contain(h) {
+            return Some(h);
+        }
+        if e.kind == NodeKind::Field && !e.flags.contains(NodeFlags::STATIC) {
+            let class = name_hash(last_comp(resolve::scope_of(f.str(e.qual))));
+            if !self.hashes_contain(class) {
+                return Some(class);
+            }
+        }
+        None
+    }
+}
+
+/// The names a reachable entity lends: the macro its signature may open with (which can
+/// make it static), its type or alias target, its scopes and its bases.
+fn expand(f: &FileFacts, ei: usize, more: &mut HashSet<String>) {
+    let e = &f.entities[ei];
+    if matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
+        let t = first_token(f.str(e.signature));
+        if !t.is_empty() {
+            more.insert(t.to_owned());
+        }
+    }
+    add_comps(f.str(e.type_name), more);
+    add_comps(f.str(e.qual), more);
+    for b in f.bases.iter().filter(|b| b.entity as usize == ei) {
+        add_comps(f.str(b.name), more);
+    }
+}
+
+/// What [`gather`] found: the context files and every name the lookups may ask for.
+pub(super) struct Context {
+    /// Files extracted or loaded only as context.
+    pub(super) files: BTreeSet<String>,
+    wanted: Wanted,
+}
+
+impl Context {
+    /// The facts a context file lends the resolver: only the entities its lookups can
+    /// reach (those named like a wanted name; instance fields only of a wanted class),
+    /// without references. Entities sharing a qualified name are kept or dropped
+    /// together, so the `#n` ids of the kept ones are those of the full file.
+    pub(super) fn lend(&self, f: &FileFacts) -> FileFacts {
+        let keep_qual: HashSet<&str> = f
+            .entities
+            .iter()
+            .filter(|e| self.wanted.missing(f, e).is_none())
+            .map(|e| f.str(e.qual))
+            .collect();
+        let mut map = vec![NO_ENTITY; f.entities.len()];
+        let mut entities = Vec::with_capacity(keep_qual.len());
+        for (i, e) in f.entities.iter().enumerate() {
+            if keep_qual.contains(f.str(e.qual)) {
+                map[i] = entities.len() as u32;
+                entities.push(e.clone());
+            }
+        }
+        for e in &mut entities {
+            if e.parent != NO_ENTITY {
+                e.parent = map[e.parent as usize];
+            }
+        }
+        let bases = f
+            .bases
+            .iter()
+            .filter(|b| map[b.entity as usize] != NO_ENTITY)
+            .map(|b| crate::extract::Base {
+                entity: map[b.entity as usize],
+                ..*b
+            })
+            .collect();
+        FileFacts {
+            path: f.path.clone(),
+            language: f.language,
+            text: f.text.clone(),
+            ends: f.ends.clone(),
+            entities,
+            bases,
+            includes: f.includes.clone(),
+            refs: Vec::new(),
+            parse_errors: f.parse_errors,
+            bytes: f.bytes,
+            lines: f.lines,
+            content_hash: f.content_hash,
+        }
+    }
+}
+
+/// Queues `file` for extraction as context when it is a present, not yet known file.
+fn want(
+    file: &str,
+    emit: &BTreeSet<String>,
+    context: &mut BTreeSet<String>,
+    pending: &mut BTreeSet<String>,
+    facts: &HashMap<String, FileFacts>,
+    present: &BTreeMap<String, Language>,
+) {
+    if file.is_empty() || emit.contains(file) || !present.contains_key(file) {
+        return;
+    }
+    if context.insert(file.to_owned()) && !facts.contains_key(file) {
+        pending.insert(file.to_owned());
+    }
+}
+
+/// Loads (or, on a cache miss, extracts) the pending context files into `facts`.
+fn fetch(
+    extract: &Extract<'_>,
+    facts: &mut HashMap<String, FileFacts>,
+    skeletal: &mut HashSet<String>,
+    pending: &mut BTreeSet<String>,
+) -> Result<(), PatchError> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let paths: Vec<String> = std::mem::take(pending).into_iter().collect();
+    let (got, hits) = extract.context(&paths)?;
+    for (i, f) in got.into_iter().enumerate() {
+        if i < hits {
+            skeletal.insert(f.path.clone());
+        }
+        facts.insert(f.path.clone(), f);
+    }
+    Ok(())
+}
