@@ -443,7 +443,6 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .collect();
     let changes = fragment::changes(&base, &fragment);
     let (rel_added, rel_removed) = fragment::edge_delta(&base, &fragment);
-    let (node_count, edge_count) = fragment::merged_counts(&base, &fragment);
 
     let mark = Instant::now();
     let head = git::read_head(&root);
@@ -462,8 +461,9 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         status: RunStatus::Completed,
         git_commit: head.commit,
         git_branch: head.branch,
-        node_count,
-        edge_count,
+        // Filled in by the commit, which alone knows the merged graph's size.
+        node_count: 0,
+        edge_count: 0,
         file_count: emit.len() as u64,
         skipped_files: discovery.skipped.len() as u64,
         duration_ms: started.elapsed().as_millis() as u64,
@@ -479,6 +479,8 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     drop(writer);
     report.run = Some(RunRecord {
         generation: commit.generation,
+        node_count: commit.node_count,
+        edge_count: commit.edge_count,
         ..run
     });
     report.files = files;
@@ -621,19 +623,51 @@ impl Extract<'_> {
     /// skeletons (no references) where the cache has them, parsed facts for the rest.
     /// Returns the facts and how many came from the cache (the first ones).
     pub(crate) fn context(&self, paths: &[String]) -> Result<(Vec<FileFacts>, usize), PatchError> {
+        // Decompressing and decoding thousands of skeletons is worth the threads.
+        let chunk = paths.len().div_ceil(self.workers).max(64);
+        let loaded: Vec<Vec<(usize, Option<FileFacts>)>> = std::thread::scope(|s| {
+            let handles: Vec<_> = paths
+                .chunks(chunk)
+                .enumerate()
+                .map(|(c, part)| {
+                    s.spawn(move || {
+                        part.iter()
+                            .enumerate()
+                            .map(|(i, p)| {
+                                let hit = self
+                                    .indexed
+                                    .files
+                                    .get(p)
+                                    .and_then(|(_, _, hash)| self.cache.get(p, hash));
+                                (c * chunk + i, hit)
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
         let mut got = Vec::with_capacity(paths.len());
         let mut missed = Vec::new();
-        for p in paths {
-            let hit = self
-                .indexed
-                .files
-                .get(p)
-                .and_then(|(_, _, hash)| self.cache.get(p, hash));
+        let mut answered = vec![false; paths.len()];
+        for (i, hit) in loaded.into_iter().flatten() {
+            answered[i] = true;
             match hit {
                 Some(f) => got.push(f),
-                None => missed.push(p.clone()),
+                None => missed.push(paths[i].clone()),
             }
         }
+        // A thread that died answered nothing: its files are parsed.
+        missed.extend(
+            answered
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| !**a)
+                .map(|(i, _)| paths[i].clone()),
+        );
         let hits = got.len();
         got.extend(self.run(&missed)?.0);
         Ok((got, hits))

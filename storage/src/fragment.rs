@@ -32,7 +32,8 @@ pub struct GraphFragment {
 
 impl WriterLock<'_> {
     /// Commits `base` (the current generation, opened by the caller) with `fragment` laid
-    /// over it as a new generation, recording `run` (its generation field is filled in).
+    /// over it as a new generation, recording `run` (its generation and its node and edge
+    /// counts are filled in).
     ///
     /// Fails with [`StorageError::FragmentEdgeNotAuthoritative`] when a fragment edge leaves
     /// a node whose file is not replaced, and with [`StorageError::InvalidFragment`] when

@@ -429,6 +429,9 @@ impl WriterLock<'_> {
             return Err(simulated());
         }
         run.generation = generation;
+        // The run records what the generation holds, whatever the caller estimated.
+        run.node_count = built.live_nodes;
+        run.edge_count = built.live_edges;
         let mut runs = prev.map(|m| m.runs).unwrap_or_default();
         runs.push(run);
         let layer = Layer {

@@ -108,7 +108,7 @@ pub(super) fn gather(
     let mut waiting: HashMap<u64, Vec<(u32, u32)>, IdBuild> = HashMap::default();
     let mut looked: HashSet<String> = HashSet::new();
     // Instance fields in the base named like a wanted name, waiting for their class.
-    let mut deferred: Vec<(String, NodeIdx)> = Vec::new();
+    let mut deferred: HashMap<String, Vec<NodeIdx>> = HashMap::new();
     loop {
         let before = (wanted.names.len(), context.len());
         // Look at the entities of every newly loaded emitted or context file once.
@@ -167,13 +167,16 @@ pub(super) fn gather(
             }
         }
         // Fields whose class became wanted since they were looked up.
-        deferred.retain(|(class, n)| {
-            let now = wanted.names.contains(class);
-            if now {
-                found.push(*n);
+        if !deferred.is_empty() {
+            let ready: Vec<String> = deferred
+                .keys()
+                .filter(|c| wanted.names.contains(*c))
+                .cloned()
+                .collect();
+            for c in ready {
+                found.extend(deferred.remove(&c).unwrap_or_default());
             }
-            !now
-        });
+        }
         for n in found {
             let node = base.node(n);
             let kind = node.kind();
@@ -183,7 +186,7 @@ pub(super) fn gather(
             if kind == NodeKind::Field && !node.flags().contains(NodeFlags::STATIC) {
                 let class = last_comp(resolve::scope_of(node.qualified_name()));
                 if !wanted.names.contains(class) {
-                    deferred.push((class.to_owned(), n));
+                    deferred.entry(class.to_owned()).or_default().push(n);
                     continue;
                 }
             }
@@ -343,10 +346,15 @@ fn want(
     facts: &HashMap<String, FileFacts>,
     present: &BTreeMap<String, Language>,
 ) {
-    if file.is_empty() || emit.contains(file) || !present.contains_key(file) {
+    // Most calls name a file already taken: answer those first, with one look-up.
+    if file.is_empty() || context.contains(file) {
         return;
     }
-    if context.insert(file.to_owned()) && !facts.contains_key(file) {
+    if emit.contains(file) || !present.contains_key(file) {
+        return;
+    }
+    context.insert(file.to_owned());
+    if !facts.contains_key(file) {
         pending.insert(file.to_owned());
     }
 }

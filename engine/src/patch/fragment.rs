@@ -208,7 +208,13 @@ pub(super) fn changes(base: &Artifact, frag: &GraphFragment) -> Vec<EntityChange
 }
 
 /// An edge in canonical form: (src id, rel, dst id, roles, strategy, file, line).
-pub(crate) type EdgeKey = (String, u8, String, u8, u8, String, u32);
+/// An edge by the hashes of its ends' ids and file, plus its other properties: counting
+/// added and removed edges needs no strings (a 64-bit collision could only miscount).
+type EdgeKey = (u64, u8, u64, u8, u8, u64, u32);
+
+fn h(s: &[u8]) -> u64 {
+    crate::extract::fx_hash(s)
+}
 
 /// Edges added and removed by the fragment among those leaving the replaced files
 /// (multiset difference of canonical edges).
@@ -219,15 +225,15 @@ pub(super) fn edge_delta(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
             continue;
         };
         for n in bm.iter() {
-            let src = base.node(NodeIdx(n)).id().into_owned();
+            let src = h(base.node(NodeIdx(n)).id().as_bytes());
             for e in base.out_edges(NodeIdx(n)) {
                 let key = (
-                    src.clone(),
+                    src,
                     e.rel().code(),
-                    base.node(e.dst()).id().into_owned(),
+                    h(base.node(e.dst()).id().as_bytes()),
                     e.roles().0,
                     e.strategy().code(),
-                    e.file().to_owned(),
+                    h(e.file().as_bytes()),
                     e.line(),
                 );
                 *count.entry(key).or_default() -= 1;
@@ -235,14 +241,15 @@ pub(super) fn edge_delta(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
         }
     }
     let g = &frag.graph;
+    let ids: Vec<u64> = g.nodes.iter().map(|n| h(g.str(n.id).as_bytes())).collect();
     for e in &g.edges {
         let key = (
-            g.str(g.nodes[e.src.0 as usize].id).to_owned(),
+            ids[e.src.0 as usize],
             e.rel.code(),
-            g.str(g.nodes[e.dst.0 as usize].id).to_owned(),
+            ids[e.dst.0 as usize],
             e.roles.0,
             e.strategy.code(),
-            g.str(e.file).to_owned(),
+            h(g.str(e.file).as_bytes()),
             e.line,
         );
         *count.entry(key).or_default() += 1;
@@ -254,81 +261,4 @@ pub(super) fn edge_delta(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
         .map(|&c| (-c) as u64)
         .sum();
     (added, removed)
-}
-
-/// Node and edge counts of the graph `commit_fragment` will commit (the contract's rules
-/// applied to counts only), for the run record, which is written with the commit.
-pub(super) fn merged_counts(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
-    let g = &frag.graph;
-    let replaced = |file: &str| frag.replaced_files.contains(file);
-    let auth_ids: std::collections::HashSet<&str> = g
-        .nodes
-        .iter()
-        .filter(|n| replaced(g.str(n.file)))
-        .map(|n| g.str(n.id))
-        .collect();
-    let mut removed = batho_storage::RoaringBitmap::new();
-    for p in &frag.replaced_files {
-        if let Some(bm) = base.nodes_in_file(p) {
-            for n in bm.iter() {
-                if !auth_ids.contains(&*base.node(NodeIdx(n)).id()) {
-                    removed.insert(n);
-                }
-            }
-        }
-    }
-    // Base nodes the fragment's edges reach keep (or get) an incoming edge.
-    let mut reached = batho_storage::RoaringBitmap::new();
-    let mut nodes = i64::from(base.node_count());
-    for n in &g.nodes {
-        match base.lookup_id(g.str(n.id)) {
-            Some(b) => {
-                reached.insert(b.0);
-            }
-            None => nodes += 1,
-        }
-    }
-    let mut dropped: u64 = 0;
-    let mut stub_candidates = batho_storage::RoaringBitmap::new();
-    for p in &frag.replaced_files {
-        if let Some(bm) = base.nodes_in_file(p) {
-            for n in bm.iter() {
-                for e in base.out_edges(NodeIdx(n)) {
-                    dropped += 1;
-                    stub_candidates.insert(e.dst().0);
-                }
-                if removed.contains(n) {
-                    for e in base.in_edges(NodeIdx(n)) {
-                        let src = base.edge_src(e.idx());
-                        if !replaced(base.node(src).file()) {
-                            dropped += 1;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let indexed = |n: NodeIdx| {
-        let f = base.node(n).file();
-        !f.is_empty()
-            && base
-                .lookup_id(f)
-                .is_some_and(|i| base.node(i).kind() == NodeKind::File)
-    };
-    let mut orphans = 0;
-    for s in stub_candidates.iter() {
-        let n = NodeIdx(s);
-        if indexed(n) || reached.contains(s) || removed.contains(s) {
-            continue;
-        }
-        let alive = base
-            .in_edges(n)
-            .any(|e| !replaced(base.node(base.edge_src(e.idx())).file()));
-        if !alive {
-            orphans += 1;
-        }
-    }
-    nodes -= i64::from(removed.len() as u32) + orphans;
-    let edges = u64::from(base.edge_count()) - dropped + g.edges.len() as u64;
-    (nodes.max(0) as u64, edges)
 }
