@@ -232,6 +232,28 @@ impl FactsCache {
         Some(names.iter().any(|&h| filter_may_hold(filter, h)))
     }
 
+    /// Reads, checks and decodes every entry and filter of every pack: (intact entries,
+    /// damaged ones). Used by tests and the fuzz target; never panics.
+    pub fn scan(&self) -> (u64, u64) {
+        let (mut ok, mut bad) = (0, 0);
+        for p in &self.packs {
+            for i in 0..p.rows() {
+                let decoded = p
+                    .entry(i)
+                    .and_then(|b| decompress(&b))
+                    .and_then(|b| decode_skeleton("scan.c", &b).ok());
+                match (decoded, p.filter(i)) {
+                    (Some(_), Some(f)) => {
+                        let _ = filter_may_hold(f, name_hash("main"));
+                        ok += 1;
+                    }
+                    _ => bad += 1,
+                }
+            }
+        }
+        (ok, bad)
+    }
+
     /// Number of usable packs.
     pub fn packs(&self) -> usize {
         self.packs.len()

@@ -273,3 +273,24 @@ fn the_cache_answers_which_files_may_mention_a_name() {
     // The skeleton itself is still served.
     assert!(cache.get("a.c", h).is_some());
 }
+
+#[test]
+fn scan_counts_intact_and_damaged_entries_and_seeds_the_fuzzer() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = PackWriter::create(&cache_dir(dir.path())).unwrap();
+    w.add(&facts("a.c", Language::C, C_SRC)).unwrap();
+    w.add(&facts("b.cpp", Language::Cpp, CPP_SRC)).unwrap();
+    let pack = w.finish().unwrap();
+    assert_eq!(FactsCache::open(dir.path()).scan(), (2, 0));
+    // The fuzz target's seed: a real pack (regenerate with BATHO_WRITE_FUZZ_SEED=1).
+    if std::env::var_os("BATHO_WRITE_FUZZ_SEED").is_some() {
+        let seeds =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/facts_pack");
+        fs::create_dir_all(&seeds).unwrap();
+        fs::copy(&pack, seeds.join("two-files.pack")).unwrap();
+    }
+    let mut bytes = fs::read(&pack).unwrap();
+    bytes[HEADER_LEN as usize + 2] ^= 0x40;
+    fs::write(&pack, &bytes).unwrap();
+    assert_eq!(FactsCache::open(dir.path()).scan(), (1, 1));
+}
