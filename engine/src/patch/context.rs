@@ -109,6 +109,8 @@ pub(super) fn gather(
     let mut looked: HashSet<String> = HashSet::new();
     // Instance fields in the base named like a wanted name, waiting for their class.
     let mut deferred: HashMap<String, Vec<NodeIdx>> = HashMap::new();
+    // String ids of files already in the context or emitted.
+    let mut taken: HashSet<u32, IdBuild> = HashSet::default();
     loop {
         let before = (wanted.names.len(), context.len());
         // Look at the entities of every newly loaded emitted or context file once.
@@ -183,21 +185,28 @@ pub(super) fn gather(
             if kind == NodeKind::File {
                 continue;
             }
-            if kind == NodeKind::Field && !node.flags().contains(NodeFlags::STATIC) {
-                let class = last_comp(resolve::scope_of(node.qualified_name()));
-                if !wanted.names.contains(class) {
-                    deferred.entry(class.to_owned()).or_default().push(n);
+            // Most entities found live in files already taken: skip them by string id.
+            let sid = node.file_sid().0;
+            if !taken.contains(&sid) {
+                if kind == NodeKind::Field && !node.flags().contains(NodeFlags::STATIC) {
+                    let class = last_comp(resolve::scope_of(node.qualified_name()));
+                    if !wanted.names.contains(class) {
+                        deferred.entry(class.to_owned()).or_default().push(n);
+                        continue;
+                    }
+                }
+                // A `static` or a macro of a source file outside every emitted unit is
+                // never visible to an emitted file (the resolver's `visible`).
+                let file = node.file();
+                let internal = kind == NodeKind::Macro || node.flags().contains(NodeFlags::STATIC);
+                if internal && !resolve::is_header(file) && !in_units.contains(file) {
                     continue;
                 }
+                want(file, emit, &mut context, &mut pending, facts, present);
+                if context.contains(file) || emit.contains(file) {
+                    taken.insert(sid);
+                }
             }
-            // A `static` or a macro of a source file outside every emitted unit is
-            // never visible to an emitted file (the resolver's `visible`).
-            let file = node.file();
-            let internal = kind == NodeKind::Macro || node.flags().contains(NodeFlags::STATIC);
-            if internal && !resolve::is_header(file) && !in_units.contains(file) {
-                continue;
-            }
-            want(file, emit, &mut context, &mut pending, facts, present);
             // Classes deriving from it: virtual calls reach their overrides.
             if matches!(kind, NodeKind::Class | NodeKind::Struct | NodeKind::Union) {
                 for e in base.in_edges(n) {
