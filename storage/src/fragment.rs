@@ -294,6 +294,57 @@ pub(crate) fn node_input(g: &mut GraphBuilder, node: NodeRef<'_>) -> NodeInput {
     }
 }
 
+/// The builder string of each artifact string already interned (`u32::MAX`: not yet).
+struct StrMemo(Vec<u32>);
+
+impl StrMemo {
+    fn new(base: &Artifact) -> StrMemo {
+        StrMemo(vec![u32::MAX; base.string_count() as usize])
+    }
+
+    fn get(&mut self, g: &mut GraphBuilder, base: &Artifact, s: StrId) -> StrId {
+        match self.0.get(s.0 as usize) {
+            Some(&v) if v != u32::MAX => StrId(v),
+            Some(_) => {
+                let id = g.intern(base.string(s));
+                self.0[s.0 as usize] = id.0;
+                id
+            }
+            None => g.intern(base.string(s)),
+        }
+    }
+
+    /// [`node_input`] through the memo.
+    fn node_input(
+        &mut self,
+        g: &mut GraphBuilder,
+        base: &Artifact,
+        node: NodeRef<'_>,
+    ) -> NodeInput {
+        let mut content_hash = [0u8; 32];
+        content_hash[..16].copy_from_slice(&node.content_hash());
+        NodeInput {
+            id: match node.id_sid() {
+                Some(s) => self.get(g, base, s),
+                None => g.intern(&node.id()),
+            },
+            name: self.get(g, base, node.name_sid()),
+            qualified_name: self.get(g, base, node.qualified_name_sid()),
+            kind: node.kind(),
+            file: self.get(g, base, node.file_sid()),
+            language: node.language(),
+            start_line: node.start_line(),
+            end_line: node.end_line(),
+            start_byte: node.start_byte(),
+            end_byte: node.end_byte(),
+            signature: self.get(g, base, node.signature_sid()),
+            content_hash,
+            flags: node.flags(),
+            community: node.community(),
+        }
+    }
+}
+
 /// `n` of builder `from` re-interned into `to`.
 pub(crate) fn copy_node(to: &mut GraphBuilder, from: &GraphBuilder, n: &NodeInput) -> NodeInput {
     let mut s = |id: StrId| to.intern(from.str(id));
@@ -321,13 +372,16 @@ pub(crate) fn apply(base: &Artifact, fragment: &GraphFragment, plan: &Plan) -> G
     let mut out = GraphBuilder::new();
     let over: HashMap<u32, u32> = plan.overrides.iter().copied().collect();
     let mut map = vec![DROPPED; base_n as usize + plan.new_nodes.len()];
+    // Each string of the artifact is interned once, not once per use: a kernel-size
+    // graph names the same file and signature strings tens of millions of times.
+    let mut memo = StrMemo::new(base);
     for b in 0..base_n {
         if plan.removed.contains(b) || !base.is_live(NodeIdx(b)) {
             continue;
         }
         let input = match over.get(&b) {
             Some(&i) => copy_node(&mut out, fg, &fg.nodes[i as usize]),
-            None => node_input(&mut out, base.node(NodeIdx(b))),
+            None => memo.node_input(&mut out, base, base.node(NodeIdx(b))),
         };
         map[b as usize] = out.add_node(input).0;
     }
@@ -344,7 +398,7 @@ pub(crate) fn apply(base: &Artifact, fragment: &GraphFragment, plan: &Plan) -> G
             if plan.dropped.contains(e.idx().0) || dst == DROPPED {
                 continue;
             }
-            let file = out.intern(e.file());
+            let file = memo.get(&mut out, base, e.file_sid());
             out.add_edge(EdgeInput {
                 src: NodeIdx(map[b as usize]),
                 dst: NodeIdx(dst),
