@@ -1,17 +1,19 @@
 //! Incremental re-indexing: `batho patch` brings an artifact up to date with the files on
 //! disk by re-extracting and re-resolving only what an edit can have changed, and commits
-//! the new state of those files as a [`GraphFragment`](batho_storage::GraphFragment) laid over the current generation.
+//! the new state of those files as a [`GraphFragment`](batho_storage::GraphFragment) laid
+//! over the current generation.
 //!
 //! The steps:
 //! 1. **Detect** added, modified and deleted files ([`DetectMode`]): discovery as the
 //!    build does it, compared with the artifact's `File` nodes, whose content hash is the
 //!    blake3 of the file's raw bytes.
 //! 2. **Widen** to the affected files (`scope::affected`): unchanged files whose
-//!    references, includes or emitted edges may come out differently now.
-//! 3. **Gather context** (`scope::gather`): the files the resolver must see to resolve the
-//!    replaced files exactly as a full build does (their include closure, every file
-//!    defining a name they use), extracted alongside them; every other file is stood in
-//!    for by its path only.
+//!    references, includes or emitted edges may come out differently now (including the
+//!    files whose name filter in the facts cache says they mention a changed name).
+//! 3. **Gather context** (`context::gather`): what the resolver must see to resolve the
+//!    replaced files exactly as a full build does (their include closures, the entities
+//!    their look-ups can reach), loaded from the facts cache ([`crate::facts_cache`])
+//!    rather than parsed; every other file is stood in for by its path only.
 //! 4. **Resolve** with [`resolve::resolve_partial`], which makes edges only for the
 //!    replaced files, and **cut** the fragment (`fragment`): the replaced files' nodes plus
 //!    the context nodes and stubs their edges reach, which stand for base nodes.
