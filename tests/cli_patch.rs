@@ -176,3 +176,37 @@ fn patch_writes_a_delta_that_compaction_folds_without_changing_answers() {
     assert_eq!(nodes(&repo), patched_nodes);
     assert_eq!(calls(&repo), patched_calls);
 }
+
+#[test]
+fn a_patch_without_facts_cache_says_how_to_get_one() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let hash = repo.join("src/hash.c");
+    let edit = |n: usize| {
+        let text = fs::read_to_string(&hash).unwrap();
+        fs::write(
+            &hash,
+            format!("{text}\nint batho_note_{n}(void) {{ return {n}; }}\n"),
+        )
+        .unwrap();
+    };
+    // With the cache the build wrote: no note.
+    edit(1);
+    let out = run(&["patch", arg(&repo)]);
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("facts cache"));
+    // Without it: the patch still works, and says what makes it fast again.
+    fs::remove_dir_all(repo.join(".batho/facts")).unwrap();
+    edit(2);
+    let out = run(&["patch", arg(&repo)]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no facts cache") && err.contains("batho build --full"),
+        "{err}"
+    );
+    // That patch started a cache, so the next one has one.
+    edit(3);
+    let v = run_json(&["patch", arg(&repo)]);
+    assert_eq!(v["facts_cache_missing"], false);
+}

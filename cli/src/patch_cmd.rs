@@ -73,6 +73,7 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
             "affected_files": report.affected,
             "context_files": report.context_files,
             "context_cached": report.context_cached,
+            "facts_cache_missing": report.facts_cache_missing,
             "entities": {
                 "added": count(&report, patch::ChangeKind::Added),
                 "removed": count(&report, patch::ChangeKind::Removed),
@@ -96,6 +97,12 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
         );
     } else {
         println!("{}", summary(&report));
+        if report.facts_cache_missing && report.run.is_some() {
+            eprintln!(
+                "note: this artifact has no facts cache, so unchanged files were parsed; \
+                 'batho build --full' once makes later patches fast"
+            );
+        }
     }
     Ok(())
 }

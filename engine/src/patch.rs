@@ -139,6 +139,10 @@ pub struct PatchReport {
     pub context_files: u64,
     /// Of those, the ones loaded from the facts cache instead of parsed.
     pub context_cached: u64,
+    /// The artifact had no facts cache (built by an older batho, or the cache was
+    /// deleted): context files were parsed, and every file counted as mentioning every
+    /// changed name. This patch starts a cache; `batho build --full` makes a whole one.
+    pub facts_cache_missing: bool,
     /// Entity-level changes of the run.
     pub entities: Vec<EntityChange>,
     /// Edges leaving the replaced files that the patch added (multiset difference).
@@ -312,6 +316,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         affected: Vec::new(),
         context_files: 0,
         context_cached: 0,
+        facts_cache_missing: false,
         entities: Vec::new(),
         relationships_added: 0,
         relationships_removed: 0,
@@ -335,6 +340,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .collect();
     let mark = Instant::now();
     let cache = FactsCache::open(&dir);
+    report.facts_cache_missing = cache.packs() == 0;
     let extractor = Extract {
         by_path: &by_path,
         workers,
