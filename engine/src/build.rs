@@ -407,7 +407,6 @@ pub(crate) fn extract_all(
                 let Ok(mut extractor) = Extractor::new() else {
                     return;
                 };
-                let mut encoded = Vec::new();
                 while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let file = &files[i];
                     let outcome = match source::read_source(&file.abs_path, max_bytes) {
@@ -416,11 +415,7 @@ pub(crate) fn extract_all(
                                 let mut facts = extractor.extract(&file.rel_path, lang, &text.text);
                                 facts.content_hash = text.hash;
                                 if let Some(pack) = pack {
-                                    encoded.clear();
-                                    facts_cache::encode_skeleton(&facts, &mut encoded);
-                                    let key = facts_cache::key(&facts.path, &text.hash[..16]);
-                                    let stored = facts_cache::compress(&encoded);
-                                    let filter = facts_cache::name_filter(&facts);
+                                    let (key, stored, filter) = facts_cache::stored_entry(&facts);
                                     if let Ok(mut w) = pack.lock() {
                                         let _ = w.add_stored(key, &stored, &filter);
                                     }

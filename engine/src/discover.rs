@@ -380,7 +380,7 @@ pub fn modified_ms(m: &std::fs::Metadata) -> i64 {
 }
 
 /// True when a NUL byte occurs in the first [`BINARY_SNIFF_BYTES`] bytes of the file.
-pub(crate) fn sniff_binary(path: &Path) -> std::io::Result<bool> {
+fn sniff_binary(path: &Path) -> std::io::Result<bool> {
     let mut f = File::open(path)?;
     let mut buf = [0u8; BINARY_SNIFF_BYTES];
     let mut filled = 0;
@@ -392,7 +392,12 @@ pub(crate) fn sniff_binary(path: &Path) -> std::io::Result<bool> {
             Err(e) => return Err(e),
         }
     }
-    Ok(buf[..filled].contains(&0))
+    Ok(looks_binary(&buf[..filled]))
+}
+
+/// True when a NUL byte occurs in the first [`BINARY_SNIFF_BYTES`] bytes of `bytes`.
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0)
 }
 
 fn walk_error(err: &ignore::Error, root: &Path) -> SkippedFile {

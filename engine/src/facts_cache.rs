@@ -76,9 +76,8 @@ pub fn key(path: &str, hash16: &[u8]) -> [u8; 16] {
     k
 }
 
-/// An encoded skeleton as a pack stores it. Callers compress on their own thread (the
-/// build's parser threads) and hand the result to [`PackWriter::add_stored`].
-pub fn compress(encoded: &[u8]) -> Vec<u8> {
+/// An encoded skeleton as a pack stores it.
+fn compress(encoded: &[u8]) -> Vec<u8> {
     lz4_flex::block::compress_prepend_size(encoded)
 }
 
@@ -163,16 +162,24 @@ pub fn filter_may_hold(filter: &[u8], h: u64) -> bool {
     bits > 0 && probes(h, bits).all(|p| filter[(p / 8) as usize] & (1 << (p % 8)) != 0)
 }
 
+/// What a pack stores of parsed facts `f` (content hash set): its key, its compressed
+/// skeleton and its name filter. The build makes these on its parser threads and hands
+/// them to [`PackWriter::add_stored`] under a lock.
+pub fn stored_entry(f: &FileFacts) -> ([u8; 16], Vec<u8>, Vec<u8>) {
+    let mut buf = Vec::new();
+    encode_skeleton(f, &mut buf);
+    (
+        key(&f.path, &f.content_hash[..16]),
+        compress(&buf),
+        name_filter(f),
+    )
+}
+
 impl PackWriter {
     /// Appends the skeleton and name filter of `f` (parsed facts, content hash set).
     pub fn add(&mut self, f: &FileFacts) -> std::io::Result<()> {
-        let mut buf = Vec::new();
-        encode_skeleton(f, &mut buf);
-        self.add_stored(
-            key(&f.path, &f.content_hash[..16]),
-            &compress(&buf),
-            &name_filter(f),
-        )
+        let (key, stored, filter) = stored_entry(f);
+        self.add_stored(key, &stored, &filter)
     }
 }
 
@@ -257,6 +264,19 @@ impl FactsCache {
     /// Number of usable packs.
     pub fn packs(&self) -> usize {
         self.packs.len()
+    }
+
+    /// [`FactsCache::fold_small_packs`] for the cache of `batho_dir`, opening it only when
+    /// it has more packs than a few (counting names costs no index read).
+    pub fn fold_if_many(batho_dir: &Path) -> std::io::Result<()> {
+        let packs = fs::read_dir(cache_dir(batho_dir))?
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
+            .count();
+        if packs <= MAX_PACKS {
+            return Ok(());
+        }
+        FactsCache::open(batho_dir).fold_small_packs()
     }
 
     /// Folds every pack but the largest into one when there are more than a few, so

@@ -23,6 +23,7 @@
 //! Correctness is parity: the merged graph equals a full build of the edited tree (see
 //! `docs/architecture.md` and the tests in `patch/tests.rs`).
 
+pub mod canon;
 mod context;
 mod fragment;
 mod scope;
@@ -289,23 +290,6 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .or_else(|| base.last_run().map(|r| r.started_at_ms))
         .unwrap_or(0);
     let mut files = detect(&discovery.files, &indexed, opts.mode, since_ms, workers);
-    // Discovery trusted the indexed files to be text; a modified one that turned binary
-    // is gone from the index, as a full build would skip it.
-    let paths_of: HashMap<&str, &Path> = discovery
-        .files
-        .iter()
-        .map(|f| (f.rel_path.as_str(), f.abs_path.as_path()))
-        .collect();
-    let (binary, text): (Vec<String>, Vec<String>) = std::mem::take(&mut files.modified)
-        .into_iter()
-        .partition(|p| {
-            paths_of
-                .get(p.as_str())
-                .is_some_and(|abs| discover::sniff_binary(abs).unwrap_or(false))
-        });
-    files.modified = text;
-    files.deleted.extend(binary);
-    files.deleted.sort();
     let mut phases = PatchPhases {
         detect_ms: started.elapsed().as_millis() as u64,
         ..PatchPhases::default()
@@ -523,7 +507,7 @@ fn save_parsed(
         return Ok(());
     }
     w.finish()?;
-    FactsCache::open(dir).fold_small_packs()
+    FactsCache::fold_if_many(dir)
 }
 
 /// Compares the files on disk with the artifact's `File` nodes.
@@ -552,11 +536,12 @@ fn detect(
     }
     // Hash in parallel: on a kernel-size tree this reads a gigabyte.
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let modified = std::sync::Mutex::new(Vec::new());
+    // (modified, turned binary)
+    let found = std::sync::Mutex::new((Vec::new(), Vec::new()));
     std::thread::scope(|s| {
         for _ in 0..workers.min(candidates.len()).max(1) {
             s.spawn(|| {
-                let mut mine = Vec::new();
+                let (mut modified, mut binary) = (Vec::new(), Vec::new());
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some((f, old)) = candidates.get(i) else {
@@ -564,20 +549,23 @@ fn detect(
                     };
                     // A file that cannot be read now counts as modified: extraction then
                     // finds out and reports it deleted, as a build would skip it.
-                    let same = std::fs::read(&f.abs_path)
-                        .map(|b| blake3::hash(&b).as_bytes()[..16] == old[..])
-                        .unwrap_or(false);
-                    if !same {
-                        mine.push(f.rel_path.clone());
+                    match std::fs::read(&f.abs_path) {
+                        Ok(b) if blake3::hash(&b).as_bytes()[..16] == old[..] => {}
+                        // Discovery trusted indexed files to be text; one that turned
+                        // binary is gone from the index, as a full build would skip it.
+                        Ok(b) if discover::looks_binary(&b) => binary.push(f.rel_path.clone()),
+                        _ => modified.push(f.rel_path.clone()),
                     }
                 }
-                if let Ok(mut m) = modified.lock() {
-                    m.extend(mine);
+                if let Ok(mut m) = found.lock() {
+                    m.0.extend(modified);
+                    m.1.extend(binary);
                 }
             });
         }
     });
-    out.modified = modified.into_inner().unwrap_or_default();
+    let (modified, binary) = found.into_inner().unwrap_or_default();
+    out.modified = modified;
     out.modified.sort();
     let on_disk: BTreeSet<&str> = disk.iter().map(|f| f.rel_path.as_str()).collect();
     out.deleted = indexed
@@ -585,7 +573,9 @@ fn detect(
         .keys()
         .filter(|p| !on_disk.contains(p.as_str()))
         .cloned()
+        .chain(binary)
         .collect();
+    out.deleted.sort();
     out
 }
 
@@ -633,49 +623,35 @@ impl Extract<'_> {
     pub(crate) fn context(&self, paths: &[String]) -> Result<(Vec<FileFacts>, usize), PatchError> {
         // Decompressing and decoding thousands of skeletons is worth the threads.
         let chunk = paths.len().div_ceil(self.workers).max(64);
-        let loaded: Vec<Vec<(usize, Option<FileFacts>)>> = std::thread::scope(|s| {
+        let loaded: Vec<Vec<Option<FileFacts>>> = std::thread::scope(|s| {
             let handles: Vec<_> = paths
                 .chunks(chunk)
-                .enumerate()
-                .map(|(c, part)| {
+                .map(|part| {
                     s.spawn(move || {
                         part.iter()
-                            .enumerate()
-                            .map(|(i, p)| {
-                                let hit = self
-                                    .indexed
-                                    .files
-                                    .get(p)
-                                    .and_then(|(_, _, hash)| self.cache.get(p, hash));
-                                (c * chunk + i, hit)
+                            .map(|p| {
+                                let (_, _, hash) = self.indexed.files.get(p)?;
+                                self.cache.get(p, hash)
                             })
                             .collect()
                     })
                 })
                 .collect();
+            // A thread that died answered nothing: its files are parsed.
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_default())
+                .zip(paths.chunks(chunk))
+                .map(|(h, part)| h.join().unwrap_or_else(|_| vec![None; part.len()]))
                 .collect()
         });
         let mut got = Vec::with_capacity(paths.len());
         let mut missed = Vec::new();
-        let mut answered = vec![false; paths.len()];
-        for (i, hit) in loaded.into_iter().flatten() {
-            answered[i] = true;
+        for (p, hit) in paths.iter().zip(loaded.into_iter().flatten()) {
             match hit {
                 Some(f) => got.push(f),
-                None => missed.push(paths[i].clone()),
+                None => missed.push(p.clone()),
             }
         }
-        // A thread that died answered nothing: its files are parsed.
-        missed.extend(
-            answered
-                .iter()
-                .enumerate()
-                .filter(|(_, a)| !**a)
-                .map(|(i, _)| paths[i].clone()),
-        );
         let hits = got.len();
         got.extend(self.run(&missed)?.0);
         Ok((got, hits))

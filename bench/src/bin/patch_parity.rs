@@ -16,62 +16,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use batho_engine::build::{BuildOptions, artifact_dir, build};
+use batho_engine::patch::canon::{EdgeCanon, canonical};
 use batho_engine::patch::{PatchOptions, patch};
 use batho_schema::NodeKind;
 use batho_storage::fuzzing::Rng;
-use batho_storage::{Artifact, GraphBuilder, NodeIdx};
-
-type NodeCanon = (
-    String,
-    String,
-    u8,
-    String,
-    u32,
-    u32,
-    u64,
-    u64,
-    String,
-    Vec<u8>,
-    u8,
-);
-type EdgeCanon = (String, u8, String, u8, u8, u32, String, u32);
-
-fn canon(g: &GraphBuilder) -> (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>) {
-    let mut nodes = BTreeMap::new();
-    for n in &g.nodes {
-        nodes.insert(
-            g.str(n.id).to_owned(),
-            (
-                g.str(n.name).to_owned(),
-                g.str(n.qualified_name).to_owned(),
-                n.kind.code(),
-                g.str(n.file).to_owned(),
-                n.start_line,
-                n.end_line,
-                n.start_byte,
-                n.end_byte,
-                g.str(n.signature).to_owned(),
-                n.content_hash[..16].to_vec(),
-                n.flags.0,
-            ),
-        );
-    }
-    let mut edges = BTreeMap::new();
-    for e in &g.edges {
-        let key = (
-            g.str(g.nodes[e.src.0 as usize].id).to_owned(),
-            e.rel.code(),
-            g.str(g.nodes[e.dst.0 as usize].id).to_owned(),
-            e.roles.0,
-            e.strategy.code(),
-            e.confidence.to_bits(),
-            g.str(e.file).to_owned(),
-            e.line,
-        );
-        *edges.entry(key).or_insert(0) += 1;
-    }
-    (nodes, edges)
-}
+use batho_storage::{Artifact, NodeIdx};
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
@@ -262,8 +211,8 @@ fn main() {
         full_build(&fresh);
         let p = Artifact::open(&artifact_dir(&root)).expect("open patched");
         let f = Artifact::open(&artifact_dir(&fresh)).expect("open fresh");
-        let (pn, pe) = canon(&p.to_graph_builder());
-        let (fnodes, fe) = canon(&f.to_graph_builder());
+        let (pn, pe) = canonical(&p.to_graph_builder());
+        let (fnodes, fe) = canonical(&f.to_graph_builder());
         let node_diff = fnodes.iter().filter(|(k, v)| pn.get(*k) != Some(v)).count()
             + pn.keys().filter(|k| !fnodes.contains_key(*k)).count();
         let edge_diff: Vec<&EdgeCanon> = fe

@@ -3,73 +3,18 @@
 //! but `community`; edges as a multiset of (src id, rel, dst id, roles, strategy,
 //! confidence, file, line)).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use batho_storage::Artifact;
-use batho_storage::input::GraphBuilder;
 
 use super::{ChangeKind, DetectMode, PatchOptions, PatchReport, patch};
 use crate::build::{BuildOptions, artifact_dir, build};
 
-type NodeCanon = (
-    String,
-    String,
-    u8,
-    String,
-    u8,
-    u32,
-    u32,
-    u64,
-    u64,
-    String,
-    Vec<u8>,
-    u8,
-);
-type EdgeCanon = (String, u8, String, u8, u8, u32, String, u32);
+use super::canon::{Canon, canonical};
 
-/// The canonical form of a graph.
-fn canon(g: &GraphBuilder) -> (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>) {
-    let mut nodes = BTreeMap::new();
-    for n in &g.nodes {
-        nodes.insert(
-            g.str(n.id).to_owned(),
-            (
-                g.str(n.name).to_owned(),
-                g.str(n.qualified_name).to_owned(),
-                n.kind.code(),
-                g.str(n.file).to_owned(),
-                n.language as u8,
-                n.start_line,
-                n.end_line,
-                n.start_byte,
-                n.end_byte,
-                g.str(n.signature).to_owned(),
-                n.content_hash[..16].to_vec(),
-                n.flags.0,
-            ),
-        );
-    }
-    let mut edges = BTreeMap::new();
-    for e in &g.edges {
-        let key = (
-            g.str(g.nodes[e.src.0 as usize].id).to_owned(),
-            e.rel.code(),
-            g.str(g.nodes[e.dst.0 as usize].id).to_owned(),
-            e.roles.0,
-            e.strategy.code(),
-            e.confidence.to_bits(),
-            g.str(e.file).to_owned(),
-            e.line,
-        );
-        *edges.entry(key).or_insert(0) += 1;
-    }
-    (nodes, edges)
-}
-
-fn artifact_canon(root: &Path) -> (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>) {
+fn artifact_canon(root: &Path) -> Canon {
     let a = Artifact::open(&artifact_dir(root)).expect("open artifact");
-    canon(&a.to_graph_builder())
+    canonical(&a.to_graph_builder())
 }
 
 fn copy_tree(from: &Path, to: &Path) {

@@ -1,0 +1,69 @@
+//! The canonical form patch parity is checked on: nodes by id with every property but
+//! the community, edges as a multiset of (source id, relation, target id, roles,
+//! strategy, confidence, file, line). Two graphs with equal canonical forms answer every
+//! query alike; used by the parity tests and the `patch_parity` bench.
+
+use std::collections::BTreeMap;
+
+use batho_storage::input::GraphBuilder;
+
+/// A node's properties, community aside.
+pub type NodeCanon = (
+    String,
+    String,
+    u8,
+    String,
+    u8,
+    u32,
+    u32,
+    u64,
+    u64,
+    String,
+    Vec<u8>,
+    u8,
+);
+
+/// An edge: (source id, relation, target id, roles, strategy, confidence bits, file, line).
+pub type EdgeCanon = (String, u8, String, u8, u8, u32, String, u32);
+
+/// Nodes by id, and edges with their multiplicity.
+pub type Canon = (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>);
+
+/// The canonical form of a graph.
+pub fn canonical(g: &GraphBuilder) -> Canon {
+    let mut nodes = BTreeMap::new();
+    for n in &g.nodes {
+        nodes.insert(
+            g.str(n.id).to_owned(),
+            (
+                g.str(n.name).to_owned(),
+                g.str(n.qualified_name).to_owned(),
+                n.kind.code(),
+                g.str(n.file).to_owned(),
+                n.language as u8,
+                n.start_line,
+                n.end_line,
+                n.start_byte,
+                n.end_byte,
+                g.str(n.signature).to_owned(),
+                n.content_hash[..16].to_vec(),
+                n.flags.0,
+            ),
+        );
+    }
+    let mut edges = BTreeMap::new();
+    for e in &g.edges {
+        let key = (
+            g.str(g.nodes[e.src.0 as usize].id).to_owned(),
+            e.rel.code(),
+            g.str(g.nodes[e.dst.0 as usize].id).to_owned(),
+            e.roles.0,
+            e.strategy.code(),
+            e.confidence.to_bits(),
+            g.str(e.file).to_owned(),
+            e.line,
+        );
+        *edges.entry(key).or_insert(0) += 1;
+    }
+    (nodes, edges)
+}
