@@ -59,6 +59,7 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
         },
         max_workers: args.max_workers.map(|n| n as usize),
         max_file_size_kb: args.max_file_size_kb,
+        ..PatchOptions::default()
     };
     let report = patch::patch(&root, &opts).map_err(|e| Failure {
         message: e.to_string(),
@@ -74,6 +75,7 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
             "context_files": report.context_files,
             "context_cached": report.context_cached,
             "facts_cache_missing": report.facts_cache_missing,
+            "rebuilt": report.rebuilt,
             "entities": {
                 "added": count(&report, patch::ChangeKind::Added),
                 "removed": count(&report, patch::ChangeKind::Removed),
@@ -97,6 +99,13 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
         );
     } else {
         println!("{}", summary(&report));
+        if report.rebuilt {
+            eprintln!(
+                "note: the changes reached {} of the tree's files, so every file was indexed \
+                 again as a full build does (a fresh base rather than a delta)",
+                report.affected.len() + report.files.added.len() + report.files.modified.len()
+            );
+        }
         if report.facts_cache_missing && report.run.is_some() {
             eprintln!(
                 "note: this artifact has no facts cache, so unchanged files were parsed; \

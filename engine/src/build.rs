@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use batho_schema::NodeKind;
+use batho_storage::input::GraphBuilder;
 use batho_storage::{RunKind, RunRecord, RunStatus, StorageError, Store};
 
 use crate::discover::{self, DiscoverOptions, SkipReason, SkippedFile};
@@ -239,58 +240,16 @@ pub fn build(
         ..DiscoverOptions::default()
     }
     .max_bytes();
-    let mark = Instant::now();
-    // The skeleton of every file goes to a fresh facts-cache pack as it is parsed, so a
-    // later patch can show the resolver unchanged files without parsing them. The cache
-    // is an accelerator: when it cannot be written the build goes on without it.
-    let pack = facts_cache::PackWriter::create(&facts_cache::cache_dir(&dir))
-        .ok()
-        .map(Mutex::new);
-    let parsed = extract_all(&discovery.files, workers, limit, pack.as_ref(), progress)?;
-    phases.extract_ms = mark.elapsed().as_millis() as u64;
-
+    let whole = index_all(&dir, &discovery.files, workers, limit, progress)?;
+    phases.extract_ms = whole.extract_ms;
+    phases.resolve_ms = whole.resolve_ms;
+    phases.communities_ms = whole.communities_ms;
     let mut skipped = discovery.skipped;
-    let mut lossy_files = Vec::new();
-    let mut facts = Vec::with_capacity(parsed.len());
-    let mut files_with_syntax_errors = 0;
-    for (file, outcome) in discovery.files.iter().zip(parsed) {
-        match outcome {
-            FileOutcome::Parsed { facts: f, lossy } => {
-                if lossy {
-                    lossy_files.push(file.rel_path.clone());
-                }
-                if f.parse_errors > 0 {
-                    files_with_syntax_errors += 1;
-                }
-                facts.push(f);
-            }
-            FileOutcome::Skipped(reason) => skipped.push(SkippedFile {
-                rel_path: file.rel_path.clone(),
-                reason,
-            }),
-        }
-    }
+    skipped.extend(whole.skipped);
     skipped.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
-    let file_count = facts.len() as u64;
-
-    progress(BuildEvent::Resolving);
-    let mark = Instant::now();
-    let resolved = resolve::resolve(
-        facts,
-        &ResolveOptions {
-            threads: workers,
-            ..ResolveOptions::default()
-        },
-    );
-    let mut graph = resolved.graph;
-    release_freed_memory();
-    phases.resolve_ms = mark.elapsed().as_millis() as u64;
-    progress(BuildEvent::Communities);
-    let mark = Instant::now();
-    let communities = algo::communities(&graph);
-    for (node, community) in graph.nodes.iter_mut().zip(communities) {
-        node.community = community;
-    }
+    let (graph, file_count, pack) = (whole.graph, whole.file_count, whole.pack);
+    let (lossy_files, files_with_syntax_errors) =
+        (whole.lossy_files, whole.files_with_syntax_errors);
 
     let mut kinds = BTreeMap::new();
     let mut entities = 0;
@@ -302,7 +261,6 @@ pub fn build(
     }
     let relationships = graph.edges.len() as u64;
 
-    phases.communities_ms = mark.elapsed().as_millis() as u64;
     progress(BuildEvent::Writing);
     let mark = Instant::now();
     let head = git::read_head(&root);
@@ -324,14 +282,7 @@ pub fn build(
         message: String::new(),
     };
     let commit = writer.commit(&graph, run.clone())?;
-    // Older packs describe older file versions too; only the fresh one is kept. Its
-    // entries are content-addressed, so finishing it before or after the commit is the
-    // same: it can never describe other bytes than the ones it is asked for.
-    if let Some(w) = pack.and_then(|p| p.into_inner().ok())
-        && let Ok(kept) = w.finish()
-    {
-        facts_cache::clear_except(&dir, &kept);
-    }
+    pack.finish(&dir);
     phases.write_ms = mark.elapsed().as_millis() as u64;
     let run = RunRecord {
         generation: commit.generation,
@@ -372,6 +323,118 @@ fn release_freed_memory() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn release_freed_memory() {}
+
+/// Every file of a tree indexed as a full build does it: parsed (each skeleton going to a
+/// fresh facts-cache pack), resolved into one graph, communities detected. Shared by the
+/// build and by a patch whose changes reach most of the tree.
+pub(crate) struct WholeTree {
+    /// The resolved graph, communities set.
+    pub(crate) graph: GraphBuilder,
+    /// Files indexed.
+    pub(crate) file_count: u64,
+    /// Files that could not be indexed after all (unreadable, binary, too large by now).
+    pub(crate) skipped: Vec<SkippedFile>,
+    /// Files decoded lossily.
+    pub(crate) lossy_files: Vec<String>,
+    /// Files whose syntax tree has errors.
+    pub(crate) files_with_syntax_errors: u64,
+    /// Parsing (milliseconds).
+    pub(crate) extract_ms: u64,
+    /// Resolution (milliseconds).
+    pub(crate) resolve_ms: u64,
+    /// Community detection (milliseconds).
+    pub(crate) communities_ms: u64,
+    /// The facts-cache pack the parser threads filled.
+    pub(crate) pack: WholePack,
+}
+
+/// The fresh facts-cache pack of a whole-tree indexing, to finish once the generation
+/// is committed.
+pub(crate) struct WholePack(Option<Mutex<facts_cache::PackWriter>>);
+
+impl WholePack {
+    /// Finishes the pack and deletes every other one: older packs describe older file
+    /// versions too. Its entries are content-addressed, so finishing it before or after
+    /// the commit is the same: it can never describe other bytes than the ones it is
+    /// asked for. The cache is an accelerator: failing to write it fails nothing.
+    pub(crate) fn finish(self, dir: &Path) {
+        if let Some(w) = self.0.and_then(|p| p.into_inner().ok())
+            && let Ok(kept) = w.finish()
+        {
+            facts_cache::clear_except(dir, &kept);
+        }
+    }
+}
+
+/// Indexes every file of `files` for the artifact at `dir` (see [`WholeTree`]).
+pub(crate) fn index_all(
+    dir: &Path,
+    files: &[discover::SourceFile],
+    workers: usize,
+    limit: u64,
+    progress: &(dyn Fn(BuildEvent) + Sync),
+) -> Result<WholeTree, BuildError> {
+    let mark = Instant::now();
+    let pack = facts_cache::PackWriter::create(&facts_cache::cache_dir(dir))
+        .ok()
+        .map(Mutex::new);
+    let parsed = extract_all(files, workers, limit, pack.as_ref(), progress)?;
+    let extract_ms = mark.elapsed().as_millis() as u64;
+
+    let mut skipped = Vec::new();
+    let mut lossy_files = Vec::new();
+    let mut facts = Vec::with_capacity(parsed.len());
+    let mut files_with_syntax_errors = 0;
+    for (file, outcome) in files.iter().zip(parsed) {
+        match outcome {
+            FileOutcome::Parsed { facts: f, lossy } => {
+                if lossy {
+                    lossy_files.push(file.rel_path.clone());
+                }
+                if f.parse_errors > 0 {
+                    files_with_syntax_errors += 1;
+                }
+                facts.push(f);
+            }
+            FileOutcome::Skipped(reason) => skipped.push(SkippedFile {
+                rel_path: file.rel_path.clone(),
+                reason,
+            }),
+        }
+    }
+    let file_count = facts.len() as u64;
+
+    progress(BuildEvent::Resolving);
+    let mark = Instant::now();
+    let resolved = resolve::resolve(
+        facts,
+        &ResolveOptions {
+            threads: workers,
+            ..ResolveOptions::default()
+        },
+    );
+    let mut graph = resolved.graph;
+    release_freed_memory();
+    let resolve_ms = mark.elapsed().as_millis() as u64;
+    progress(BuildEvent::Communities);
+    let mark = Instant::now();
+    let communities = algo::communities(&graph);
+    for (node, community) in graph.nodes.iter_mut().zip(communities) {
+        node.community = community;
+    }
+    let communities_ms = mark.elapsed().as_millis() as u64;
+    Ok(WholeTree {
+        graph,
+        file_count,
+        skipped,
+        lossy_files,
+        files_with_syntax_errors,
+        extract_ms,
+        resolve_ms,
+        communities_ms,
+        pack: WholePack(pack),
+    })
+}
 
 // Nearly every file parses: boxing the large variant would only add an allocation per file.
 #[allow(clippy::large_enum_variant)]

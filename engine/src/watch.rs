@@ -345,6 +345,7 @@ fn refresh(root: &Path, opts: &WatchOptions) -> Result<Option<String>, String> {
         mode: DetectMode::Hash,
         max_workers: None,
         max_file_size_kb: opts.max_file_size_kb,
+        ..PatchOptions::default()
     };
     let report = patch(root, &patch_opts).map_err(|e| match e.hint() {
         Some(h) => format!("{e} ({h})"),

@@ -104,10 +104,15 @@ fn is_entity(k: NodeKind) -> bool {
     !matches!(k, NodeKind::File | NodeKind::External)
 }
 
-/// The entity-level changes a fragment makes to `base`, sorted by change then id.
-pub(super) fn changes(base: &Artifact, frag: &GraphFragment) -> Vec<EntityChange> {
+/// The entity-level changes of the files `replaced` between `base` and graph `g` (a
+/// fragment's, or a whole tree's), sorted by change then id.
+pub(super) fn changes(
+    base: &Artifact,
+    replaced: &BTreeSet<String>,
+    g: &GraphBuilder,
+) -> Vec<EntityChange> {
     let mut before: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
-    for p in &frag.replaced_files {
+    for p in replaced {
         let Some(bm) = base.nodes_in_file(p) else {
             continue;
         };
@@ -127,10 +132,9 @@ pub(super) fn changes(base: &Artifact, frag: &GraphFragment) -> Vec<EntityChange
             before.insert(snap.id.clone(), (snap, node.content_hash()));
         }
     }
-    let g = &frag.graph;
     let mut after: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
     for n in &g.nodes {
-        if !is_entity(n.kind) || !frag.replaced_files.contains(g.str(n.file)) {
+        if !is_entity(n.kind) || !replaced.contains(g.str(n.file)) {
             continue;
         }
         let mut h = [0u8; 16];
@@ -216,21 +220,36 @@ fn h(s: &[u8]) -> u64 {
     crate::extract::fx_hash(s)
 }
 
-/// Edges added and removed by the fragment among those leaving the replaced files
-/// (multiset difference of canonical edges).
-pub(super) fn edge_delta(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
+/// Edges added and removed among those leaving the files `replaced`, between `base` and
+/// graph `g` (a fragment's, or a whole tree's): a multiset difference of canonical edges.
+pub(super) fn edge_delta(
+    base: &Artifact,
+    replaced: &BTreeSet<String>,
+    g: &GraphBuilder,
+) -> (u64, u64) {
     let mut count: HashMap<EdgeKey, i64> = HashMap::new();
-    for p in &frag.replaced_files {
+    // Edges of many files reach the same few nodes, whose ids may be composed (allocated)
+    // on every read: hash each node's id once. 0 stands for "not hashed yet" (a real hash
+    // of 0 is only re-hashed).
+    let mut id_hash = vec![0u64; base.node_count() as usize];
+    let mut node_hash = |n: NodeIdx| {
+        let slot = &mut id_hash[n.0 as usize];
+        if *slot == 0 {
+            *slot = h(base.node(n).id().as_bytes());
+        }
+        *slot
+    };
+    for p in replaced {
         let Some(bm) = base.nodes_in_file(p) else {
             continue;
         };
         for n in bm.iter() {
-            let src = h(base.node(NodeIdx(n)).id().as_bytes());
+            let src = node_hash(NodeIdx(n));
             for e in base.out_edges(NodeIdx(n)) {
                 let key = (
                     src,
                     e.rel().code(),
-                    h(base.node(e.dst()).id().as_bytes()),
+                    node_hash(e.dst()),
                     e.roles().0,
                     e.strategy().code(),
                     h(e.file().as_bytes()),
@@ -240,9 +259,13 @@ pub(super) fn edge_delta(base: &Artifact, frag: &GraphFragment) -> (u64, u64) {
             }
         }
     }
-    let g = &frag.graph;
     let ids: Vec<u64> = g.nodes.iter().map(|n| h(g.str(n.id).as_bytes())).collect();
-    for e in &g.edges {
+    let leaves: Vec<bool> = g
+        .nodes
+        .iter()
+        .map(|n| replaced.contains(g.str(n.file)))
+        .collect();
+    for e in g.edges.iter().filter(|e| leaves[e.src.0 as usize]) {
         let key = (
             ids[e.src.0 as usize],
             e.rel.code(),

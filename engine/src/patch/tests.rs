@@ -52,11 +52,16 @@ fn quiet_build(root: &Path) {
 }
 
 fn run_patch(root: &Path, mode: DetectMode) -> PatchReport {
+    run_patch_with(root, mode, None)
+}
+
+fn run_patch_with(root: &Path, mode: DetectMode, whole_tree_percent: Option<usize>) -> PatchReport {
     patch(
         root,
         &PatchOptions {
             mode,
             max_workers: Some(2),
+            whole_tree_percent,
             ..PatchOptions::default()
         },
     )
@@ -85,9 +90,9 @@ fn apply_edit(root: &Path, edit: Edit<'_>) {
 /// (context files are parsed, and every unchanged file counts as mentioning every
 /// changed name), which must give the same graph.
 fn parity(base: &Path, setup: Edit<'_>, edit: Edit<'_>) -> PatchReport {
-    let uncached = parity_with(base, setup, edit, false);
+    let uncached = parity_with(base, setup, edit, false, None);
     assert_eq!(uncached.context_cached, 0);
-    let cached = parity_with(base, setup, edit, true);
+    let cached = parity_with(base, setup, edit, true, None);
     assert_eq!(
         cached.context_cached, cached.context_files,
         "every context file of a freshly built tree is in the cache"
@@ -95,7 +100,13 @@ fn parity(base: &Path, setup: Edit<'_>, edit: Edit<'_>) -> PatchReport {
     cached
 }
 
-fn parity_with(base: &Path, setup: Edit<'_>, edit: Edit<'_>, cache: bool) -> PatchReport {
+fn parity_with(
+    base: &Path,
+    setup: Edit<'_>,
+    edit: Edit<'_>,
+    cache: bool,
+    whole_tree_percent: Option<usize>,
+) -> PatchReport {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join("repo");
     copy_tree(base, &root);
@@ -106,7 +117,7 @@ fn parity_with(base: &Path, setup: Edit<'_>, edit: Edit<'_>, cache: bool) -> Pat
             .expect("remove the facts cache");
     }
     apply_edit(&root, edit);
-    let report = run_patch(&root, DetectMode::Hash);
+    let report = run_patch_with(&root, DetectMode::Hash, whole_tree_percent);
     let fresh = tmp.path().join("fresh");
     copy_tree(&root, &fresh);
     quiet_build(&fresh);
@@ -241,23 +252,47 @@ fn parity_edited_cpp_class() {
     parity(&demo_dir(), &[], &[(h, Some(&text))]);
 }
 
-#[test]
-fn parity_several_edits_at_once() {
+fn demo_several_edits() -> Vec<(&'static str, Option<String>)> {
     let hash = demo_text(HASH_C).replace("mix(", "mix64(");
     let table = demo_text("src/table.c").replacen("static", "static inline", 1);
-    parity(
-        &demo_dir(),
-        &[],
-        &[
-            (HASH_C, Some(&hash)),
-            ("src/table.c", Some(&table)),
-            (
-                "src/new.c",
-                Some("int hash_djb2_twice(const char *k) { return (int)hash_djb2(k) * 2; }\n"),
-            ),
-            ("src/main.cpp", None),
-        ],
+    vec![
+        (HASH_C, Some(hash)),
+        ("src/table.c", Some(table)),
+        (
+            "src/new.c",
+            Some("int hash_djb2_twice(const char *k) { return (int)hash_djb2(k) * 2; }\n".into()),
+        ),
+        ("src/main.cpp", None),
+    ]
+}
+
+#[test]
+fn parity_several_edits_at_once() {
+    let edits = demo_several_edits();
+    let edit: Vec<(&str, Option<&str>)> = edits.iter().map(|(p, t)| (*p, t.as_deref())).collect();
+    let report = parity(&demo_dir(), &[], &edit);
+    assert!(!report.rebuilt, "a small tree is patched file by file");
+}
+
+/// When the changes reach most of the tree the patch indexes it whole: the graph is still
+/// a full build's, and the run reports the same changes as a patch file by file.
+#[test]
+fn whole_tree_patch_matches_a_full_build_and_reports_the_same_changes() {
+    let edits = demo_several_edits();
+    let edit: Vec<(&str, Option<&str>)> = edits.iter().map(|(p, t)| (*p, t.as_deref())).collect();
+    let by_file = parity_with(&demo_dir(), &[], &edit, true, None);
+    let whole = parity_with(&demo_dir(), &[], &edit, true, Some(0));
+    assert!(whole.rebuilt && !by_file.rebuilt);
+    assert_eq!(whole.files, by_file.files);
+    assert_eq!(whole.affected, by_file.affected);
+    assert_eq!(whole.entities, by_file.entities);
+    assert!(!whole.entities.is_empty());
+    assert_eq!(
+        (whole.relationships_added, whole.relationships_removed),
+        (by_file.relationships_added, by_file.relationships_removed)
     );
+    let run = whole.run.expect("a run");
+    assert_eq!(run.kind, batho_storage::RunKind::Patch);
 }
 
 #[test]

@@ -63,6 +63,11 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
             rep.duration_ms,
         )
     };
+    if rep.rebuilt {
+        md.push_str(
+            "- The changes reached most of the tree: every file was indexed again, as a full build does\n",
+        );
+    }
     let mut audit = None;
     if let Some(run) = &rep.run {
         let _ = writeln!(md, "- Run: {} (generation {})", run.uuid, run.generation);
@@ -95,6 +100,9 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
             "files_changed": rep.files.total(),
             "files": rep.files,
             "affected_files": rep.affected.len(),
+            "context_files": rep.context_files,
+            "context_cached": rep.context_cached,
+            "rebuilt": rep.rebuilt,
             "entities_added": added,
             "entities_removed": removed,
             "entities_modified": modified,
