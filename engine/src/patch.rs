@@ -20,6 +20,12 @@
 //! 5. **Commit** under the writer lock with a [`RunKind::Patch`] run, and report the
 //!    entity-level changes (added, removed, modified, renamed).
 //!
+//! When step 2 widens to a third or more of a large tree, steps 3 and 4 would cost more
+//! than a full build (each of those files parsed for its references, then a fragment the
+//! size of the artifact laid over it): the patch indexes the whole tree as a build does
+//! ([`crate::build`]'s `index_all`) and commits it as a fresh base, with the same run and
+//! change records.
+//!
 //! Correctness is parity: the merged graph equals a full build of the edited tree (see
 //! `docs/architecture.md` and the tests in `patch/tests.rs`).
 
@@ -148,8 +154,9 @@ pub struct PatchReport {
     /// deleted): context files were parsed, and every file counted as mentioning every
     /// changed name. This patch starts a cache; `batho build --full` makes a whole one.
     pub facts_cache_missing: bool,
-    /// The changes reached so much of the tree (see [`PatchOptions::whole_tree_percent`]) that the patch indexed every file as a full build does and committed a
-    /// fresh base, rather than re-resolving them one by one into a delta.
+    /// The changes reached so much of the tree (see [`PatchOptions::whole_tree_percent`])
+    /// that the patch indexed every file as a full build does and committed a fresh base,
+    /// rather than re-resolving them one by one into a delta.
     pub rebuilt: bool,
     /// Entity-level changes of the run.
     pub entities: Vec<EntityChange>,
@@ -396,6 +403,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     );
     let affected: BTreeSet<String> = emit.difference(&changed).cloned().collect();
     emit.retain(|p| present.contains_key(p));
+    // Files whose facts in `facts` are cached skeletons: context only, never emitted.
     let mut skeletal: HashSet<String> = HashSet::new();
     let mut context_files = 0;
     let outcome = if whole_tree_is_cheaper(emit.len(), present.len(), opts) {
@@ -408,7 +416,6 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         phases.resolve_ms = mark.elapsed().as_millis() as u64;
         Outcome::Whole(whole)
     } else {
-        // Files whose facts in `facts` are cached skeletons: context only, never emitted.
         loop {
             let context = context::gather(
                 &base,
