@@ -22,6 +22,12 @@ trap 'rm -rf "$SAVE" "$LIST" "$TF"' EXIT
   awk -v a="$REPO/" -v b="$OTHER/" '
     /^Files / { p=$2; sub(a, "", p); print p; next }
     /^Only in / { d=$3; sub(/:$/, "", d); d=d "/" $4; sub(a, "", d); sub(b, "", d); print d }' |
+  while IFS= read -r p; do # a folder only one side has: every file in it
+    for t in "$REPO" "$OTHER"; do
+      if [ -d "$t/$p" ]; then (cd "$t" && find "$p" -type f); continue 2; fi
+    done
+    echo "$p"
+  done |
   grep -E '\.(c|h|cc|cpp|cxx|hh|hpp|hxx)$' | sort -u >"$LIST.all"
 TOTAL=$(wc -l <"$LIST.all")
 if [ "$N" = all ] || [ "$N" -ge "$TOTAL" ]; then cp "$LIST.all" "$LIST"
