@@ -42,7 +42,11 @@ done <"$LIST"
 swap() { # $1: source tree of the picked files
   while IFS= read -r p; do
     if [ -e "$1/$p" ]; then mkdir -p "$REPO/$(dirname "$p")"; cp -p "$1/$p" "$REPO/$p"
-    else rm -f "$REPO/$p"; fi
+    else
+      rm -f "$REPO/$p"
+      # A folder the checkout brought in goes with its last file.
+      rmdir -p --ignore-fail-on-non-empty "$(dirname "$REPO/$p")" 2>/dev/null || true
+    fi
   done <"$LIST"
 }
 run() { # $1: label

@@ -31,6 +31,29 @@ pub(super) fn add_comps(s: &str, out: &mut HashSet<String>) {
     }
 }
 
+/// A signature as the resolver can tell it apart: whitespace only where it separates two
+/// identifier characters, as one space. A lookup reads a signature's arity and its first
+/// identifier (a macro there can make the entity static), never its spacing, so
+/// `void die(int) ;` and `void die(int);` are the same definition to other files.
+pub(super) fn lookup_signature(sig: &str) -> String {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(sig.len());
+    let mut gap = false;
+    for c in sig.chars() {
+        if c.is_whitespace() {
+            gap = true;
+            continue;
+        }
+        // Leading whitespace stays visible: it would hide a first identifier.
+        if gap && (out.is_empty() || (out.chars().next_back().is_some_and(word) && word(c))) {
+            out.push(' ');
+        }
+        gap = false;
+        out.push(c);
+    }
+    out
+}
+
 /// The first identifier of a signature: a macro there (`MEM_STATIC int f(void)`) can make
 /// the entity static (`mark_macro_statics`).
 pub(super) fn first_token(sig: &str) -> &str {
@@ -208,7 +231,7 @@ pub(super) fn affected(
                     node.kind().code(),
                     node.flags().0,
                     node.qualified_name().to_owned(),
-                    node.signature().to_owned(),
+                    lookup_signature(node.signature()),
                     text,
                 );
                 *old_keys.entry(key).or_default() += 1;
@@ -241,7 +264,7 @@ pub(super) fn affected(
                 e.kind.code(),
                 e.flags.0,
                 f.str(e.qual).to_owned(),
-                f.str(e.signature).to_owned(),
+                lookup_signature(f.str(e.signature)),
                 text,
             );
             match old_keys.get_mut(&key) {
@@ -403,6 +426,36 @@ fn couple(base: &Artifact, emit: &mut BTreeSet<String>, changed: &BTreeSet<&str>
             if !f.is_empty() && !changed.contains(f.as_str()) && emit.insert(f.clone()) {
                 queue.push(f);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_token, lookup_signature};
+
+    #[test]
+    fn lookup_signature_drops_only_spacing_a_lookup_cannot_see() {
+        assert_eq!(
+            lookup_signature("void die(const char *str, long err) ;"),
+            lookup_signature("void die(const char *str,\n\tlong err);")
+        );
+        assert_eq!(lookup_signature("unsigned  long x"), "unsigned long x");
+        // Identifiers never fuse, and the first one stays the first one.
+        assert_ne!(
+            lookup_signature("MEM_STATIC int f(void)"),
+            lookup_signature("MEM_STATICint f(void)")
+        );
+        for sig in [
+            "MEM_STATIC int f(void)",
+            " static int f(void)",
+            "int f(int a, int b)",
+        ] {
+            assert_eq!(
+                first_token(&lookup_signature(sig)),
+                first_token(sig),
+                "{sig}"
+            );
         }
     }
 }

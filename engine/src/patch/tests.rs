@@ -534,3 +534,27 @@ fn parity_new_struct_reaches_a_type_use_that_found_nothing_before() {
         r.affected
     );
 }
+
+#[test]
+fn parity_reformatted_prototype_re_resolves_no_other_file() {
+    // Spacing in a signature is nothing a lookup sees: the caller in `main.c` keeps its
+    // edge, and only the header is re-extracted.
+    let t = small_tree(&[
+        ("inc/geo.h", "int area(int w, int h);\n"),
+        (
+            "src/main.c",
+            "#include \"../inc/geo.h\"\nint twice(void) { return area(2, 3) * 2; }\n",
+        ),
+    ]);
+    let report = parity(
+        t.path(),
+        &[],
+        &[("inc/geo.h", Some("int area(int w,\n         int h) ;\n"))],
+    );
+    assert_eq!(report.files.modified, ["inc/geo.h"]);
+    assert!(
+        report.affected.is_empty(),
+        "re-resolved: {:?}",
+        report.affected
+    );
+}
