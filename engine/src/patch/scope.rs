@@ -31,6 +31,69 @@ pub(super) fn add_comps(s: &str, out: &mut HashSet<String>) {
     }
 }
 
+/// The simple names of every class a method belongs to, in the base or in the changed
+/// files, and of all their base classes: the classes whose fields' types a lookup reads.
+fn classes_with_methods(base: &Artifact, facts: &HashMap<String, FileFacts>) -> HashSet<String> {
+    let mut out: HashSet<String> = HashSet::new();
+    let mut queue: Vec<String> = Vec::new();
+    let add = |name: &str, out: &mut HashSet<String>, queue: &mut Vec<String>| {
+        if !name.is_empty() && out.insert(name.to_owned()) {
+            queue.push(name.to_owned());
+        }
+    };
+    for n in base.nodes_of_kind(NodeKind::Method).iter() {
+        let q = base.node(NodeIdx(n)).qualified_name();
+        add(last_comp(resolve::scope_of(q)), &mut out, &mut queue);
+    }
+    // Bases named in the changed files, by the simple name of the class deriving.
+    let mut bases_of: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in facts.values() {
+        for e in &f.entities {
+            if e.kind == NodeKind::Method {
+                add(
+                    last_comp(resolve::scope_of(f.str(e.qual))),
+                    &mut out,
+                    &mut queue,
+                );
+            }
+        }
+        for b in &f.bases {
+            let class = f.str(f.entities[b.entity as usize].name);
+            bases_of
+                .entry(class)
+                .or_default()
+                .push(last_comp(f.str(b.name)));
+        }
+    }
+    while let Some(class) = queue.pop() {
+        let mut found: Vec<String> = Vec::new();
+        for n in base.lookup_name(&class) {
+            if !matches!(
+                base.node(n).kind(),
+                NodeKind::Class | NodeKind::Struct | NodeKind::Union
+            ) {
+                continue;
+            }
+            for e in base.out_edges(n) {
+                if e.rel() == RelType::Inherits {
+                    found.push(last_comp(base.node(e.dst()).name()).to_owned());
+                }
+            }
+        }
+        found.extend(
+            bases_of
+                .get(class.as_str())
+                .into_iter()
+                .flatten()
+                .map(|b| (*b).to_owned()),
+        );
+        for b in found {
+            add(&b, &mut out, &mut queue);
+        }
+    }
+    out
+}
+
 /// A signature as the resolver can tell it apart: whitespace only where it separates two
 /// identifier characters, as one space. A lookup reads a signature's arity and its first
 /// identifier (a macro there can make the entity static), never its spacing, so
@@ -191,6 +254,29 @@ pub(super) fn affected(
         }
         _ => false,
     };
+    // An instance field takes part in a lookup through its file, name, kind, flags and
+    // class (its qualified name), all in the key. Its type is read in one place only: for
+    // the receiver of a member reference inside a method of its class or of a class
+    // deriving from it (`enclosing_class`). So the field of a class no method can be in
+    // (every C struct, in practice) is keyed without its declaration text: a field whose
+    // type changed changes nothing for other files, where keying it by text made every
+    // file with an edge into any field of that name re-resolve.
+    let method_classes = classes_with_methods(base, facts);
+    let typeless_field = |k: NodeKind, flags: batho_schema::NodeFlags, qual: &str| {
+        k == NodeKind::Field
+            && !flags.contains(batho_schema::NodeFlags::STATIC)
+            && !method_classes.contains(last_comp(resolve::scope_of(qual)))
+    };
+    let key_text = |k: NodeKind, flags: batho_schema::NodeFlags, qual: &str, sig: &str| {
+        !(keyed(k, sig) || typeless_field(k, flags, qual))
+    };
+    let key_signature = |k: NodeKind, flags: batho_schema::NodeFlags, qual: &str, sig: &str| {
+        if typeless_field(k, flags, qual) {
+            String::new()
+        } else {
+            lookup_signature(sig)
+        }
+    };
     // A `static` definition or a macro of a source file that no file includes is visible
     // to its own file only (the resolver's `visible` drops such "internal" candidates
     // outside the translation unit), so it cannot change another file's resolution.
@@ -220,10 +306,11 @@ pub(super) fn affected(
                 if private && internal(node.kind(), node.flags()) {
                     continue;
                 }
-                let text = if keyed(node.kind(), node.signature()) {
-                    [0; 16]
-                } else {
+                let (kind, flags, qual) = (node.kind(), node.flags(), node.qualified_name());
+                let text = if key_text(kind, flags, qual, node.signature()) {
                     node.content_hash()
+                } else {
+                    [0; 16]
                 };
                 let key = (
                     p.clone(),
@@ -231,7 +318,7 @@ pub(super) fn affected(
                     node.kind().code(),
                     node.flags().0,
                     node.qualified_name().to_owned(),
-                    lookup_signature(node.signature()),
+                    key_signature(kind, flags, qual, node.signature()),
                     text,
                 );
                 *old_keys.entry(key).or_default() += 1;
@@ -255,7 +342,7 @@ pub(super) fn affected(
                 continue;
             }
             let mut text = [0; 16];
-            if !keyed(e.kind, f.str(e.signature)) {
+            if key_text(e.kind, e.flags, f.str(e.qual), f.str(e.signature)) {
                 text.copy_from_slice(&e.hash[..16]);
             }
             let key = (
@@ -264,7 +351,7 @@ pub(super) fn affected(
                 e.kind.code(),
                 e.flags.0,
                 f.str(e.qual).to_owned(),
-                lookup_signature(f.str(e.signature)),
+                key_signature(e.kind, e.flags, f.str(e.qual), f.str(e.signature)),
                 text,
             );
             match old_keys.get_mut(&key) {

@@ -558,3 +558,64 @@ fn parity_reformatted_prototype_re_resolves_no_other_file() {
         report.affected
     );
 }
+
+#[test]
+fn parity_field_type_change_of_a_c_struct_re_resolves_no_other_file() {
+    // A field counts for other files by its class and name; its type only for receivers
+    // inside methods of its class. `pkt` has no methods (a C++ class elsewhere does), so
+    // neither `reader.c` (whose `p->len` is this field) nor `other.c` (another struct's
+    // `len`) is re-resolved when `len` changes type.
+    let t = small_tree(&[
+        ("inc/pkt.h", "struct pkt { int len; int flags; };\n"),
+        (
+            "src/reader.c",
+            "#include \"../inc/pkt.h\"\nint size_of(struct pkt *p) { return p->len; }\n",
+        ),
+        (
+            "src/other.c",
+            "struct buf { int len; };\nint blen(struct buf *q) { return q->len; }\n",
+        ),
+        (
+            "src/widget.cpp",
+            "class Widget { public: int len; void grow(); };\nvoid Widget::grow() { len++; }\n",
+        ),
+    ]);
+    let report = parity(
+        t.path(),
+        &[],
+        &[(
+            "inc/pkt.h",
+            Some("struct pkt { unsigned long len; int flags; };\n"),
+        )],
+    );
+    assert!(
+        report.affected.is_empty(),
+        "re-resolved: {:?}",
+        report.affected
+    );
+}
+
+#[test]
+fn parity_field_type_change_reaches_a_method_using_it_as_receiver() {
+    // `Big::use` (a method of a class deriving from `Box`) calls `item.go()`: the
+    // receiver's type is the inherited field's, so changing it from `Inner` to `Other`
+    // must re-resolve `big.cpp`, which nothing else ties to `box.h`.
+    let boxed = |t: &str| {
+        format!(
+            "struct Inner {{ void go(); }};\nstruct Other {{ void go(); }};\nclass Box {{ public: {t} item; }};\n"
+        )
+    };
+    let t = small_tree(&[
+        ("inc/box.h", &boxed("Inner")),
+        (
+            "inc/big.h",
+            "#include \"box.h\"\nclass Big : public Box { public: void use(); };\n",
+        ),
+        (
+            "src/big.cpp",
+            "#include \"../inc/big.h\"\nvoid Big::use() { item.go(); }\n",
+        ),
+    ]);
+    let report = parity(t.path(), &[], &[("inc/box.h", Some(&boxed("Other")))]);
+    assert!(report.affected.contains(&"src/big.cpp".to_owned()));
+}
