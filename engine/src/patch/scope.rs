@@ -267,16 +267,18 @@ pub(super) fn affected(
             && !flags.contains(batho_schema::NodeFlags::STATIC)
             && !method_classes.contains(last_comp(resolve::scope_of(qual)))
     };
-    let key_text = |k: NodeKind, flags: batho_schema::NodeFlags, qual: &str, sig: &str| {
-        !(keyed(k, sig) || typeless_field(k, flags, qual))
-    };
-    let key_signature = |k: NodeKind, flags: batho_schema::NodeFlags, qual: &str, sig: &str| {
-        if typeless_field(k, flags, qual) {
-            String::new()
-        } else {
-            lookup_signature(sig)
-        }
-    };
+    // The signature and text parts of a definition's key.
+    let sig_and_text =
+        |k: NodeKind, flags: batho_schema::NodeFlags, qual: &str, sig: &str, hash: &[u8]| {
+            let mut text = [0; 16];
+            if typeless_field(k, flags, qual) {
+                return (String::new(), text);
+            }
+            if !keyed(k, sig) {
+                text.copy_from_slice(&hash[..16]);
+            }
+            (lookup_signature(sig), text)
+        };
     // A `static` definition or a macro of a source file that no file includes is visible
     // to its own file only (the resolver's `visible` drops such "internal" candidates
     // outside the translation unit), so it cannot change another file's resolution.
@@ -306,19 +308,20 @@ pub(super) fn affected(
                 if private && internal(node.kind(), node.flags()) {
                     continue;
                 }
-                let (kind, flags, qual) = (node.kind(), node.flags(), node.qualified_name());
-                let text = if key_text(kind, flags, qual, node.signature()) {
-                    node.content_hash()
-                } else {
-                    [0; 16]
-                };
+                let (sig, text) = sig_and_text(
+                    node.kind(),
+                    node.flags(),
+                    node.qualified_name(),
+                    node.signature(),
+                    &node.content_hash(),
+                );
                 let key = (
                     p.clone(),
                     node.name().to_owned(),
                     node.kind().code(),
                     node.flags().0,
                     node.qualified_name().to_owned(),
-                    key_signature(kind, flags, qual, node.signature()),
+                    sig,
                     text,
                 );
                 *old_keys.entry(key).or_default() += 1;
@@ -341,17 +344,15 @@ pub(super) fn affected(
             if private && internal(e.kind, e.flags) {
                 continue;
             }
-            let mut text = [0; 16];
-            if key_text(e.kind, e.flags, f.str(e.qual), f.str(e.signature)) {
-                text.copy_from_slice(&e.hash[..16]);
-            }
+            let (sig, text) =
+                sig_and_text(e.kind, e.flags, f.str(e.qual), f.str(e.signature), &e.hash);
             let key = (
                 f.path.clone(),
                 f.str(e.name).to_owned(),
                 e.kind.code(),
                 e.flags.0,
                 f.str(e.qual).to_owned(),
-                key_signature(e.kind, e.flags, f.str(e.qual), f.str(e.signature)),
+                sig,
                 text,
             );
             match old_keys.get_mut(&key) {

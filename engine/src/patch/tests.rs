@@ -535,6 +535,14 @@ fn parity_new_struct_reaches_a_type_use_that_found_nothing_before() {
     );
 }
 
+fn assert_nothing_else_re_resolved(report: &PatchReport) {
+    assert!(
+        report.affected.is_empty(),
+        "re-resolved: {:?}",
+        report.affected
+    );
+}
+
 #[test]
 fn parity_reformatted_prototype_re_resolves_no_other_file() {
     // Spacing in a signature is nothing a lookup sees: the caller in `main.c` keeps its
@@ -552,11 +560,7 @@ fn parity_reformatted_prototype_re_resolves_no_other_file() {
         &[("inc/geo.h", Some("int area(int w,\n         int h) ;\n"))],
     );
     assert_eq!(report.files.modified, ["inc/geo.h"]);
-    assert!(
-        report.affected.is_empty(),
-        "re-resolved: {:?}",
-        report.affected
-    );
+    assert_nothing_else_re_resolved(&report);
 }
 
 #[test]
@@ -588,11 +592,7 @@ fn parity_field_type_change_of_a_c_struct_re_resolves_no_other_file() {
             Some("struct pkt { unsigned long len; int flags; };\n"),
         )],
     );
-    assert!(
-        report.affected.is_empty(),
-        "re-resolved: {:?}",
-        report.affected
-    );
+    assert_nothing_else_re_resolved(&report);
 }
 
 #[test]
