@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use batho_engine::query::{Database, Value};
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
-use batho_storage::{EdgeInput, GraphBuilder, NodeInput, Store};
+use batho_storage::{EdgeInput, GraphBuilder, IdText, NodeInput, Store};
 
 fn synthetic(dir: &std::path::Path) -> Database {
     let mut g = GraphBuilder::new();
@@ -34,7 +34,7 @@ fn synthetic(dir: &std::path::Path) -> Database {
             format!("fn_{i}")
         };
         let node = NodeInput {
-            id: g.intern(&format!("{file}:{name}")),
+            id: IdText::Text(g.intern(&format!("{file}:{name}"))),
             name: g.intern(&name),
             qualified_name: g.intern(&name),
             kind: NodeKind::Function,

@@ -251,9 +251,9 @@ fn main() {
                 let roles: Vec<&str> = e.roles.names().collect();
                 format!(
                     "{} -{}-> {} {} {:.2} [{}] {}:{}",
-                    g.str(g.nodes[e.src.0 as usize].id),
+                    g.id_of(&g.nodes[e.src.0 as usize]),
                     e.rel,
-                    g.str(g.nodes[e.dst.0 as usize].id),
+                    g.id_of(&g.nodes[e.dst.0 as usize]),
                     e.strategy,
                     e.confidence,
                     roles.join("|"),

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use batho_engine::query::Database;
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
-use batho_storage::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, Store};
+use batho_storage::{EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, Store};
 
 /// A node description: (file, name, kind, flags).
 pub type NodeSpec<'s> = (&'s str, &'s str, NodeKind, NodeFlags);
@@ -25,7 +25,7 @@ pub fn node(
         format!("{file}:{name}")
     };
     let n = NodeInput {
-        id: g.intern(&id),
+        id: IdText::Text(g.intern(&id)),
         name: g.intern(name),
         qualified_name: g.intern(name),
         kind,

@@ -20,13 +20,13 @@ fn main() {
 
     let t = Instant::now();
     let g = sample_graph(42, nodes, edges);
-    let string_bytes: usize = g.strings().iter().map(String::len).sum();
+    let string_bytes: usize = g.strings().map(str::len).sum();
     println!(
         "generate: {:.2?} ({} nodes, {} edges, {} strings, {} string bytes)",
         t.elapsed(),
         nodes,
         edges,
-        g.strings().len(),
+        g.string_count(),
         string_bytes
     );
 
@@ -48,7 +48,7 @@ fn main() {
         .collect();
     let ids: Vec<String> = picks
         .iter()
-        .map(|&i| g.str(g.nodes[i].id).to_owned())
+        .map(|&i| g.id_of(&g.nodes[i]).into_owned())
         .collect();
     let names: Vec<String> = picks
         .iter()

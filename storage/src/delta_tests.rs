@@ -9,7 +9,7 @@ use proptest::prelude::*;
 
 use crate::fragment::tests::{assert_same, canonical, edge_key, node_props};
 use crate::fuzzing::{Rng, sample_run};
-use crate::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput};
+use crate::input::{EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput};
 use crate::{Artifact, EdgeIdx, GraphFragment, Store, materialize_fragment};
 
 const NAMES: [&str; 6] = ["a", "ab", "abc", "b", "ba", "c"];
@@ -29,7 +29,7 @@ fn add(g: &mut GraphBuilder, rng: &mut Rng, id: &str, file: &str) -> NodeIdx {
         [NodeKind::Function, NodeKind::Struct, NodeKind::Variable][rng.below(3) as usize]
     };
     let input = NodeInput {
-        id: g.intern(id),
+        id: IdText::Text(g.intern(id)),
         name: g.intern(name),
         qualified_name: g.intern(if rng.below(3) == 0 { "q::x" } else { name }),
         kind,

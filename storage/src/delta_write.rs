@@ -12,7 +12,7 @@ use crate::format::{SegmentKind, cmp_parts, edges_col, nodes_col, strings_col};
 use crate::fragment::{GraphFragment, Plan, copy_node, node_input};
 use crate::input::{EdgeInput, GraphBuilder, NodeIdx, StrId};
 use crate::reader::Artifact;
-use crate::writer::{BuiltLayer, CONTENT_HASH_LEN, add_out_edge_columns, is_composed, palette_of};
+use crate::writer::{BuiltLayer, CONTENT_HASH_LEN, add_out_edge_columns, palette_of};
 
 /// A delta layer to write, relative to a base layer.
 #[derive(Debug)]
@@ -199,17 +199,11 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     }
     let base_s = m.base_string_count();
     // Strings: the base's id where it has the text, else a new delta string.
-    let composed: Vec<bool> = g
-        .nodes
-        .iter()
-        .map(|x| is_composed(g.str(x.id), g.str(x.file), g.str(x.qualified_name)))
-        .collect();
+    let stored_ids: Vec<Option<StrId>> = g.nodes.iter().map(|x| g.stored_id(x)).collect();
     let mut used: Vec<StrId> = Vec::new();
-    for (x, c) in g.nodes.iter().zip(&composed) {
+    for (x, id) in g.nodes.iter().zip(&stored_ids) {
         used.extend([x.name, x.qualified_name, x.file, x.signature]);
-        if !c {
-            used.push(x.id);
-        }
+        used.extend(*id);
     }
     used.extend(d.edges.iter().map(|e| e.file));
     let mut remap: HashMap<StrId, u32> = HashMap::new();
@@ -279,7 +273,7 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
         .collect();
     nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
     nw.add_uint(nodes_col::ID, rows, |i| {
-        if composed[i] { 0 } else { r(nodes[i].id) + 1 }
+        stored_ids[i].map_or(0, |s| r(s) + 1)
     });
     nw.add_uint(nodes_col::NAME, rows, |i| r(nodes[i].name));
     nw.add_uint(nodes_col::QUALIFIED_NAME, rows, |i| {
@@ -288,18 +282,7 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     });
     nw.add_uint(nodes_col::FILE, rows, |i| r(nodes[i].file));
     nw.add_uint(nodes_col::SIGNATURE, rows, |i| r(nodes[i].signature));
-    let parts = |i: u32| {
-        let x = &nodes[i as usize];
-        if composed[i as usize] {
-            [
-                g.str(x.file).as_bytes(),
-                b":".as_slice(),
-                g.str(x.qualified_name).as_bytes(),
-            ]
-        } else {
-            [g.str(x.id).as_bytes(), b"".as_slice(), b"".as_slice()]
-        }
-    };
+    let parts = |i: u32| g.id_parts(&nodes[i as usize]);
     let mut idx: Vec<u32> = (0..rows as u32).collect();
     idx.sort_unstable_by(|&a, &b| cmp_parts(parts(a), parts(b)).then(a.cmp(&b)));
     nw.add_uint(nodes_col::ID_INDEX, rows, |i| u64::from(idx[i]));

@@ -8,12 +8,13 @@
 //! which is what a fresh base layer (and compaction) commits and what the delta layer
 //! must be indistinguishable from.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use roaring::RoaringBitmap;
 
 use crate::error::{Result, StorageError};
-use crate::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
+use crate::input::{EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, StrId};
 use crate::manifest::RunRecord;
 use crate::reader::Artifact;
 use crate::refs::NodeRef;
@@ -78,9 +79,13 @@ fn invalid(detail: String) -> StorageError {
 /// Checks that every string id and node index of the fragment is in range, so the rest of
 /// the merge can index without panicking.
 fn check_shape(g: &GraphBuilder) -> Result<()> {
-    let ns = g.strings().len();
+    let ns = g.string_count();
     for (i, n) in g.nodes.iter().enumerate() {
-        for s in [n.id, n.name, n.qualified_name, n.file, n.signature] {
+        let id = match n.id {
+            IdText::Text(s) => s,
+            IdText::Composed => StrId(0),
+        };
+        for s in [id, n.name, n.qualified_name, n.file, n.signature] {
             if s.0 as usize >= ns {
                 return Err(invalid(format!(
                     "node {i} refers to unknown string id {}",
@@ -124,7 +129,7 @@ impl Plan {
                 let n = &fg.nodes[e.src.0 as usize];
                 return Err(StorageError::FragmentEdgeNotAuthoritative {
                     edge: k,
-                    src_id: fg.str(n.id).to_owned(),
+                    src_id: fg.id_of(n).into_owned(),
                     src_file: fg.str(n.file).to_owned(),
                 });
             }
@@ -134,7 +139,7 @@ impl Plan {
         let mut overrides = Vec::new();
         let mut new_nodes: Vec<u32> = Vec::new();
         let mut claimed: HashSet<u32> = HashSet::new();
-        let mut by_id: HashMap<&str, u32> = HashMap::new();
+        let mut by_id: HashMap<Cow<'_, str>, u32> = HashMap::new();
         let next = |new_nodes: &Vec<u32>| base_n + new_nodes.len() as u32;
 
         // Rule 1: authoritative nodes take over the live node with their id, if any.
@@ -142,11 +147,11 @@ impl Plan {
             if !auth[i] {
                 continue;
             }
-            let id = fg.str(n.id);
+            let id = fg.id_of(n);
             // Duplicate ids (which only a build's own ambiguity produces) pair up in
             // index order, so edges into the second duplicate survive too.
             let free = base
-                .nodes_with_id(id)
+                .nodes_with_id(&id)
                 .into_iter()
                 .find(|b| !claimed.contains(&b.0));
             let at = match free {
@@ -183,11 +188,11 @@ impl Plan {
             if auth[i] {
                 continue;
             }
-            let id = fg.str(n.id);
-            let at = if let Some(&at) = by_id.get(id) {
+            let id = fg.id_of(n);
+            let at = if let Some(&at) = by_id.get(&*id) {
                 at
             } else {
-                let at = match base.lookup_id(id) {
+                let at = match base.lookup_id(&id) {
                     Some(b) if !removed.contains(b.0) => b.0,
                     _ => {
                         let at = next(&new_nodes);
@@ -277,7 +282,10 @@ pub(crate) fn node_input(g: &mut GraphBuilder, node: NodeRef<'_>) -> NodeInput {
     let mut content_hash = [0u8; 32];
     content_hash[..16].copy_from_slice(&node.content_hash());
     NodeInput {
-        id: g.intern(&node.id()),
+        id: match node.id_sid() {
+            Some(_) => IdText::Text(g.intern(&node.id())),
+            None => IdText::Composed,
+        },
         name: g.intern(node.name()),
         qualified_name: g.intern(node.qualified_name()),
         kind: node.kind(),
@@ -325,8 +333,8 @@ impl StrMemo {
         content_hash[..16].copy_from_slice(&node.content_hash());
         NodeInput {
             id: match node.id_sid() {
-                Some(s) => self.get(g, base, s),
-                None => g.intern(&node.id()),
+                Some(s) => IdText::Text(self.get(g, base, s)),
+                None => IdText::Composed,
             },
             name: self.get(g, base, node.name_sid()),
             qualified_name: self.get(g, base, node.qualified_name_sid()),
@@ -349,7 +357,10 @@ impl StrMemo {
 pub(crate) fn copy_node(to: &mut GraphBuilder, from: &GraphBuilder, n: &NodeInput) -> NodeInput {
     let mut s = |id: StrId| to.intern(from.str(id));
     NodeInput {
-        id: s(n.id),
+        id: match n.id {
+            IdText::Text(id) => IdText::Text(s(id)),
+            IdText::Composed => IdText::Composed,
+        },
         name: s(n.name),
         qualified_name: s(n.qualified_name),
         file: s(n.file),

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
 
 use crate::fuzzing::sample_run;
-use crate::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput};
+use crate::input::{EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput};
 use crate::reader::Artifact;
 use crate::store::Store;
 use crate::{GraphFragment, StorageError};
@@ -118,7 +118,7 @@ pub(crate) fn node(g: &mut GraphBuilder, id: &str, line: u32) -> NodeIdx {
         NodeKind::Function
     };
     let input = NodeInput {
-        id: g.intern(id),
+        id: IdText::Text(g.intern(id)),
         name: g.intern(&name),
         qualified_name: g.intern(&name),
         kind,

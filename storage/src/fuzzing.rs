@@ -13,7 +13,7 @@ use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
 use crate::error::{Result, StorageError};
 use crate::format::names;
 use crate::fragment::GraphFragment;
-use crate::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
+use crate::input::{EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, StrId};
 use crate::manifest::{RunKind, RunRecord, RunStatus};
 use crate::reader::{Artifact, EdgeIdx};
 use crate::store::Store;
@@ -76,7 +76,7 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
         let start_line = rng.below(5000) as u32;
         let start_byte = rng.below(200_000);
         let node = NodeInput {
-            id: g.intern(&id),
+            id: IdText::Text(g.intern(&id)),
             name: g.intern(name),
             qualified_name: g.intern(&qn),
             kind: NodeKind::ALL[rng.below(NodeKind::ALL.len() as u64) as usize],
@@ -187,7 +187,7 @@ pub fn sample_fragment(a: &Artifact) -> GraphFragment {
     }
     let file = files.first().map_or("new.c", String::as_str).to_owned();
     let fresh = NodeInput {
-        id: g.intern(&format!("{file}:fuzz_new_entity")),
+        id: IdText::Text(g.intern(&format!("{file}:fuzz_new_entity"))),
         name: g.intern("fuzz_new_entity"),
         qualified_name: g.intern("fuzz_new_entity"),
         kind: NodeKind::Function,
@@ -204,7 +204,7 @@ pub fn sample_fragment(a: &Artifact) -> GraphFragment {
     };
     let src = g.add_node(fresh.clone());
     let stub = NodeInput {
-        id: g.intern("<external>:fuzz_stub"),
+        id: IdText::Text(g.intern("<external>:fuzz_stub")),
         name: g.intern("fuzz_stub"),
         qualified_name: g.intern("fuzz_stub"),
         kind: NodeKind::External,

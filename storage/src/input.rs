@@ -1,9 +1,11 @@
 //! The in-memory graph a build hands to the store.
 //!
 //! The extractor and resolver fill a [`GraphBuilder`]; [`crate`]'s writer turns it into
-//! segments. Strings are interned as they arrive so that a kernel-size graph (millions of
-//! nodes and edges) does not hold one heap allocation per field.
+//! segments. Strings are interned as they arrive, into one text arena, so that a
+//! kernel-size graph (millions of nodes and edges) holds no heap allocation per string; and
+//! the usual id `file:qualified_name` is not interned at all (see [`IdText`]).
 
+use std::borrow::Cow;
 use std::hash::BuildHasher;
 
 use foldhash::fast::FixedState;
@@ -19,11 +21,32 @@ pub struct StrId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeIdx(pub u32);
 
+/// A node's stable id as the builder holds it.
+///
+/// Most ids are `file + ":" + qualified_name`; the writer does not store those either
+/// (they are composed on read), so interning them would only cost memory: on a kernel,
+/// 7 M strings of ~55 bytes each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IdText {
+    /// The id is the node's `file + ":" + qualified_name`.
+    Composed,
+    /// Any other id (files, external stubs, overloads disambiguated with `#2`).
+    Text(StrId),
+}
+
+/// Whether `id` is exactly `file + ":" + qualified_name`, the usual shape.
+pub(crate) fn is_composed(id: &str, file: &str, qualified_name: &str) -> bool {
+    id.len() == file.len() + 1 + qualified_name.len()
+        && id.starts_with(file)
+        && id.as_bytes()[file.len()] == b':'
+        && id.ends_with(qualified_name)
+}
+
 /// One node as the build produced it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeInput {
     /// Stable id: repo-relative path + `:` + qualified name (disambiguated for overloads).
-    pub id: StrId,
+    pub id: IdText,
     /// Simple name (`validate_token`).
     pub name: StrId,
     /// Qualified name (`auth::Manager::validate_token`).
@@ -76,15 +99,26 @@ pub struct EdgeInput {
 /// Accumulates the nodes, edges and strings of one graph generation.
 #[derive(Clone, Default)]
 pub struct GraphBuilder {
-    strings: Vec<String>,
-    // Ids of `strings`, hashed by their text. The text is stored once (in `strings`): a
-    // kernel build interns tens of millions of strings, and a `HashMap<String, _>` would
-    // hold a second copy of each and hash it with SipHash.
+    // Every interned string, back to back: string `k` is `text[ends[k-1]..ends[k]]`
+    // (`ends[-1]` = 0). One arena instead of a `String` each saves the 24-byte header and
+    // the allocator's per-block overhead of millions of short names.
+    text: String,
+    ends: Vec<u64>,
+    // Ids of the strings, hashed by their text. The text is stored once (in `text`): a
+    // `HashMap<String, _>` would hold a second copy of each and hash it with SipHash.
     string_ids: HashTable<StrId>,
     /// Nodes in insertion order; a node's index is its [`NodeIdx`].
     pub nodes: Vec<NodeInput>,
     /// Edges in any order; the writer sorts them into CSR order.
     pub edges: Vec<EdgeInput>,
+}
+
+/// String `id` of an arena (see [`GraphBuilder`]); panics on an id it never issued, like
+/// the indexing of a `Vec` would.
+fn arena_str<'a>(text: &'a str, ends: &[u64], id: StrId) -> &'a str {
+    let k = id.0 as usize;
+    let start = if k == 0 { 0 } else { ends[k - 1] as usize };
+    &text[start..ends[k] as usize]
 }
 
 /// A fixed-seed hash: interning must not depend on a random seed, so that builds stay
@@ -96,7 +130,7 @@ fn string_hash(s: &str) -> u64 {
 impl std::fmt::Debug for GraphBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GraphBuilder")
-            .field("strings", &self.strings.len())
+            .field("strings", &self.ends.len())
             .field("nodes", &self.nodes.len())
             .field("edges", &self.edges.len())
             .finish()
@@ -114,26 +148,91 @@ impl GraphBuilder {
     /// Interns `s`, returning the id of an equal string if one exists.
     pub fn intern(&mut self, s: &str) -> StrId {
         let hash = string_hash(s);
-        let strings = &self.strings;
-        if let Some(id) = self.string_ids.find(hash, |id| strings[id.0 as usize] == s) {
+        let (text, ends) = (&self.text, &self.ends);
+        if let Some(id) = self
+            .string_ids
+            .find(hash, |id| arena_str(text, ends, *id) == s)
+        {
             return *id;
         }
-        let id = StrId(u32::try_from(self.strings.len()).expect("more than 2^32 strings"));
-        self.strings.push(s.to_owned());
-        let strings = &self.strings;
+        let id = StrId(u32::try_from(self.ends.len()).expect("more than 2^32 strings"));
+        self.text.push_str(s);
+        self.ends.push(self.text.len() as u64);
+        let (text, ends) = (&self.text, &self.ends);
         self.string_ids
-            .insert_unique(hash, id, |id| string_hash(&strings[id.0 as usize]));
+            .insert_unique(hash, id, |id| string_hash(arena_str(text, ends, *id)));
         id
     }
 
     /// The text of an interned string.
     pub fn str(&self, id: StrId) -> &str {
-        &self.strings[id.0 as usize]
+        arena_str(&self.text, &self.ends, id)
     }
 
-    /// Every interned string, indexed by `StrId`.
-    pub fn strings(&self) -> &[String] {
-        &self.strings
+    /// Every interned string, in `StrId` order.
+    pub fn strings(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        (0..self.ends.len() as u32).map(|k| self.str(StrId(k)))
+    }
+
+    /// How many strings are interned; every `StrId` below it is valid.
+    pub fn string_count(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The [`IdText`] of a node whose id is `id`: composed when `id` is exactly
+    /// `file:qualified_name`, else the interned text.
+    pub fn id_text(&mut self, id: &str, file: StrId, qualified_name: StrId) -> IdText {
+        if is_composed(id, self.str(file), self.str(qualified_name)) {
+            IdText::Composed
+        } else {
+            IdText::Text(self.intern(id))
+        }
+    }
+
+    /// The stable id of `node` (a node of this builder).
+    pub fn id_of(&self, node: &NodeInput) -> Cow<'_, str> {
+        match node.id {
+            IdText::Text(s) => Cow::Borrowed(self.str(s)),
+            IdText::Composed => Cow::Owned(format!(
+                "{}:{}",
+                self.str(node.file),
+                self.str(node.qualified_name)
+            )),
+        }
+    }
+
+    /// Whether `node`'s id is `file:qualified_name`, whichever way it is held.
+    pub fn is_composed(&self, node: &NodeInput) -> bool {
+        self.stored_id(node).is_none()
+    }
+
+    /// The string a writer must store as `node`'s id: none when the id is composed on read.
+    pub(crate) fn stored_id(&self, node: &NodeInput) -> Option<StrId> {
+        match node.id {
+            IdText::Text(s)
+                if !is_composed(
+                    self.str(s),
+                    self.str(node.file),
+                    self.str(node.qualified_name),
+                ) =>
+            {
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+
+    /// `node`'s id as up to three parts whose concatenation is its text (what the id
+    /// index sorts by), without allocating.
+    pub(crate) fn id_parts(&self, node: &NodeInput) -> [&[u8]; 3] {
+        match self.stored_id(node) {
+            Some(s) => [self.str(s).as_bytes(), b"", b""],
+            None => [
+                self.str(node.file).as_bytes(),
+                b":",
+                self.str(node.qualified_name).as_bytes(),
+            ],
+        }
     }
 
     /// Appends a node and returns its index.
@@ -148,5 +247,67 @@ impl GraphBuilder {
         debug_assert!((edge.src.0 as usize) < self.nodes.len());
         debug_assert!((edge.dst.0 as usize) < self.nodes.len());
         self.edges.push(edge);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_file_colon_qualified_name_shape_is_composed() {
+        assert!(is_composed("a.c:f", "a.c", "f"));
+        assert!(is_composed(":f", "", "f"));
+        assert!(is_composed("a.c:", "a.c", ""));
+        assert!(!is_composed("a.c:f#2", "a.c", "f"));
+        assert!(!is_composed("a.c;f", "a.c", "f"));
+        assert!(!is_composed("b.c:f", "a.c", "f"));
+        assert!(!is_composed("é:x", "é", "y"));
+    }
+
+    #[test]
+    fn the_arena_interns_each_text_once_and_gives_it_back() {
+        let mut g = GraphBuilder::new();
+        let texts = ["", "a", "ab", "é", "a", "ab", "x::y"];
+        let ids: Vec<StrId> = texts.iter().map(|t| g.intern(t)).collect();
+        assert_eq!(ids[0], StrId(0));
+        assert_eq!(ids[1], ids[4]);
+        assert_eq!(ids[2], ids[5]);
+        assert_eq!(g.string_count(), 5);
+        for (t, id) in texts.iter().zip(&ids) {
+            assert_eq!(g.str(*id), *t);
+        }
+    }
+
+    #[test]
+    fn an_id_is_composed_only_when_it_is_file_colon_qualified_name() {
+        let mut g = GraphBuilder::new();
+        let (file, qual) = (g.intern("a.c"), g.intern("f"));
+        assert_eq!(g.id_text("a.c:f", file, qual), IdText::Composed);
+        let text = g.id_text("a.c:f#2", file, qual);
+        assert!(matches!(text, IdText::Text(s) if g.str(s) == "a.c:f#2"));
+        let node = |id| NodeInput {
+            id,
+            name: qual,
+            qualified_name: qual,
+            kind: NodeKind::Function,
+            file,
+            language: Language::C,
+            start_line: 1,
+            end_line: 1,
+            start_byte: 0,
+            end_byte: 0,
+            signature: StrId(0),
+            content_hash: [0; 32],
+            flags: NodeFlags(0),
+            community: 0,
+        };
+        assert_eq!(g.id_of(&node(IdText::Composed)), "a.c:f");
+        assert_eq!(g.id_of(&node(text)), "a.c:f#2");
+        assert!(g.is_composed(&node(IdText::Composed)));
+        assert!(!g.is_composed(&node(text)));
+        // A composed-shaped text (e.g. copied from an artifact) counts as composed too.
+        let same = IdText::Text(g.intern("a.c:f"));
+        assert!(g.is_composed(&node(same)));
     }
 }

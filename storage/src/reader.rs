@@ -932,11 +932,11 @@ mod tests {
     #[test]
     fn edge_sources_are_found_across_blocks_and_empty_nodes() {
         use crate::fuzzing::sample_run;
-        use crate::input::{EdgeInput, GraphBuilder, NodeInput};
+        use crate::input::{EdgeInput, GraphBuilder, IdText, NodeInput};
         let mut g = GraphBuilder::new();
         let s = g.intern("n");
         for i in 0..1000u32 {
-            let id = g.intern(&format!("f.c:n{i}"));
+            let id = IdText::Text(g.intern(&format!("f.c:n{i}")));
             g.add_node(NodeInput {
                 id,
                 name: s,

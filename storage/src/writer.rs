@@ -13,7 +13,7 @@ use roaring::RoaringBitmap;
 use crate::column::SegmentWriter;
 use crate::error::{Result, StorageError};
 use crate::format::{SegmentKind, bitmaps_col, cmp_parts, edges_col, nodes_col, strings_col};
-use crate::input::{EdgeInput, GraphBuilder, NodeInput, StrId};
+use crate::input::{EdgeInput, GraphBuilder, IdText, NodeInput, StrId};
 
 /// Number of content-hash bytes kept per node (a 128-bit blake3 prefix).
 pub const CONTENT_HASH_LEN: usize = 16;
@@ -27,15 +27,6 @@ pub(crate) struct BuiltLayer {
     /// Nodes and edges of the graph after the layer (a delta's tombstones excluded).
     pub(crate) live_nodes: u64,
     pub(crate) live_edges: u64,
-}
-
-/// Whether `id` is exactly `file + ":" + qualified_name`, the usual shape, which is then
-/// not stored but composed on read: ids are the largest strings of a code graph.
-pub(crate) fn is_composed(id: &str, file: &str, qualified_name: &str) -> bool {
-    id.len() == file.len() + 1 + qualified_name.len()
-        && id.starts_with(file)
-        && id.as_bytes()[file.len()] == b':'
-        && id.ends_with(qualified_name)
 }
 
 fn invalid(detail: String) -> StorageError {
@@ -52,7 +43,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
             "{n} nodes / {e} edges exceed the u32 limit of format 1"
         )));
     }
-    let ns = g.strings().len();
+    let ns = g.string_count();
     // The description is only formatted for the error: this runs for every node and edge.
     let check_str = |s: crate::input::StrId, what: &dyn Fn() -> String| {
         if (s.0 as usize) < ns {
@@ -66,8 +57,10 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
         }
     };
     for (i, nd) in g.nodes.iter().enumerate() {
+        if let IdText::Text(s) = nd.id {
+            check_str(s, &|| format!("node {i} id"))?;
+        }
         for (s, w) in [
-            (nd.id, "id"),
             (nd.name, "name"),
             (nd.qualified_name, "qualified_name"),
             (nd.file, "file"),
@@ -86,19 +79,17 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
         check_str(ed.file, &|| format!("edge {i} file"))?;
     }
 
-    // Strings: keep the referenced ones (plus ""), sorted by bytes.
-    let composed: Vec<bool> = g
-        .nodes
-        .iter()
-        .map(|nd| is_composed(g.str(nd.id), g.str(nd.file), g.str(nd.qualified_name)))
-        .collect();
+    // Strings: keep the referenced ones (plus ""), sorted by bytes. Ids of the usual
+    // `file:qualified_name` shape are not stored but composed on read: ids are the largest
+    // strings of a code graph.
+    let stored_ids: Vec<Option<StrId>> = g.nodes.iter().map(|nd| g.stored_id(nd)).collect();
     let mut used = vec![false; ns];
-    for (nd, c) in g.nodes.iter().zip(&composed) {
+    for (nd, id) in g.nodes.iter().zip(&stored_ids) {
         for s in [nd.name, nd.qualified_name, nd.file, nd.signature] {
             used[s.0 as usize] = true;
         }
-        if !c {
-            used[nd.id.0 as usize] = true;
+        if let Some(s) = id {
+            used[s.0 as usize] = true;
         }
     }
     for ed in &g.edges {
@@ -108,7 +99,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     order.push(("", u32::MAX));
     for (i, u) in used.iter().enumerate() {
         if *u {
-            order.push((g.strings()[i].as_str(), i as u32));
+            order.push((g.str(StrId(i as u32)), i as u32));
         }
     }
     order.sort_unstable();
@@ -174,9 +165,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     }
     nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
     drop(hashes);
-    nw.add_uint(nodes_col::ID, n, |i| {
-        if composed[i] { 0 } else { r(nodes[i].id) + 1 }
-    });
+    nw.add_uint(nodes_col::ID, n, |i| stored_ids[i].map_or(0, |s| r(s) + 1));
     nw.add_uint(nodes_col::NAME, n, |i| r(nodes[i].name));
     nw.add_uint(nodes_col::QUALIFIED_NAME, n, |i| {
         let q = r(nodes[i].qualified_name);
@@ -185,18 +174,7 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
     nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
     let mut idx: Vec<u32> = (0..n as u32).collect();
-    let parts = |i: u32| {
-        let x = &nodes[i as usize];
-        if composed[i as usize] {
-            [
-                g.str(x.file).as_bytes(),
-                b":".as_slice(),
-                g.str(x.qualified_name).as_bytes(),
-            ]
-        } else {
-            [g.str(x.id).as_bytes(), b"".as_slice(), b"".as_slice()]
-        }
-    };
+    let parts = |i: u32| g.id_parts(&nodes[i as usize]);
     idx.sort_unstable_by(|&a, &b| cmp_parts(parts(a), parts(b)).then(a.cmp(&b)));
     nw.add_uint(nodes_col::ID_INDEX, n, |i| u64::from(idx[i]));
     idx.sort_unstable_by_key(|&i| (remap[nodes[i as usize].name.0 as usize], i));
@@ -418,17 +396,6 @@ impl BitmapBuild {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_the_exact_file_colon_qualified_name_shape_is_composed() {
-        assert!(is_composed("a.c:f", "a.c", "f"));
-        assert!(is_composed(":f", "", "f"));
-        assert!(is_composed("a.c:", "a.c", ""));
-        assert!(!is_composed("a.c:f#2", "a.c", "f"));
-        assert!(!is_composed("a.c;f", "a.c", "f"));
-        assert!(!is_composed("b.c:f", "a.c", "f"));
-        assert!(!is_composed("é:x", "é", "y"));
-    }
 
     #[test]
     fn edges_to_missing_nodes_are_invalid_input() {

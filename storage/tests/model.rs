@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy as Resolution};
 use batho_storage::{
-    Artifact, EdgeIdx, EdgeInput, GraphBuilder, NodeIdx, NodeInput, RunKind, RunRecord, RunStatus,
-    Store,
+    Artifact, EdgeIdx, EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, RunKind, RunRecord,
+    RunStatus, Store,
 };
 use proptest::prelude::*;
 
@@ -126,11 +126,14 @@ fn build(
             n.strs[2]
         };
         let qn = strings[qn_idx % strings.len()].clone();
-        // A third of the ids have the usual `file:qualified_name` shape, stored composed.
-        let id = if n.strs[0] % 3 == 0 {
-            g.intern(&format!("{file}:{qn}"))
+        // A third of the ids have the usual `file:qualified_name` shape, stored composed;
+        // the builder holds half of those as composed, half as text of that shape.
+        let id = if n.strs[0] % 6 == 0 {
+            IdText::Composed
+        } else if n.strs[0] % 3 == 0 {
+            IdText::Text(g.intern(&format!("{file}:{qn}")))
         } else {
-            s(&mut g, n.strs[0])
+            IdText::Text(s(&mut g, n.strs[0]))
         };
         let node = NodeInput {
             id,
@@ -245,16 +248,17 @@ fn check(g: &GraphBuilder, a: &Artifact) {
     assert_eq!(a.edge_count() as usize, g.edges.len());
     assert_eq!(a.verify(true), vec![]);
     assert_eq!(a.string(batho_storage::StrId(0)), "");
-    let mut first_with_id: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut first_with_id: BTreeMap<String, u32> = BTreeMap::new();
     let mut by_name: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     let mut by_file: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
     for (i, n) in g.nodes.iter().enumerate() {
         let r = a.node(NodeIdx(i as u32));
         assert_eq!(r.idx(), NodeIdx(i as u32));
-        assert_eq!(r.id(), g.str(n.id));
-        assert!(r.id_is(g.str(n.id)));
-        assert!(!r.id_is(&format!("{}\u{0}", g.str(n.id))));
-        let composed = g.str(n.id) == format!("{}:{}", g.str(n.file), g.str(n.qualified_name));
+        let id = g.id_of(n);
+        assert_eq!(r.id(), id);
+        assert!(r.id_is(&id));
+        assert!(!r.id_is(&format!("{id}\u{0}")));
+        let composed = *id == format!("{}:{}", g.str(n.file), g.str(n.qualified_name));
         assert_eq!(r.id_sid().is_none(), composed);
         assert_eq!(r.name(), g.str(n.name));
         assert_eq!(r.qualified_name(), g.str(n.qualified_name));
@@ -267,7 +271,7 @@ fn check(g: &GraphBuilder, a: &Artifact) {
         assert_eq!(r.content_hash()[..], n.content_hash[..16]);
         assert_eq!(r.flags(), n.flags);
         assert_eq!(r.community(), n.community);
-        first_with_id.entry(g.str(n.id)).or_insert(i as u32);
+        first_with_id.entry(id.into_owned()).or_insert(i as u32);
         by_name.entry(g.str(n.name)).or_default().push(i as u32);
         if !g.str(n.file).is_empty() {
             by_file.entry(g.str(n.file)).or_default().insert(i as u32);
@@ -416,7 +420,7 @@ fn a_default_builder_without_the_empty_string_round_trips() {
     let mut g = GraphBuilder::default();
     let x = g.intern("x");
     g.add_node(NodeInput {
-        id: x,
+        id: IdText::Text(x),
         name: x,
         qualified_name: x,
         kind: NodeKind::Function,

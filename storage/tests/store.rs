@@ -49,7 +49,7 @@ fn generations_stay_readable_and_open_artifacts_keep_their_view() {
     // The artifact opened before the second commit still reads generation 1.
     assert_eq!(a1.generation(), 1);
     assert_eq!(a1.node_count(), 30);
-    assert_eq!(a1.node(NodeIdx(3)).id(), g1.str(g1.nodes[3].id));
+    assert_eq!(a1.node(NodeIdx(3)).id(), g1.id_of(&g1.nodes[3]));
     assert_eq!(a1.verify(true), vec![]);
     let a2 = store.open_current().unwrap();
     assert_eq!((a2.generation(), a2.node_count()), (2, 45));

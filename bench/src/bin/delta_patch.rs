@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use batho_storage::fuzzing::{Rng, copy_store};
 use batho_storage::{
-    Artifact, EdgeInput, GraphBuilder, GraphFragment, NodeIdx, NodeInput, RunKind, RunRecord,
-    RunStatus, Store,
+    Artifact, EdgeInput, GraphBuilder, GraphFragment, IdText, NodeIdx, NodeInput, RunKind,
+    RunRecord, RunStatus, Store,
 };
 
 fn run_record() -> RunRecord {
@@ -40,7 +40,7 @@ fn node_input(g: &mut GraphBuilder, n: batho_storage::NodeRef<'_>, shift: u32) -
     let mut content_hash = [0u8; 32];
     content_hash[..16].copy_from_slice(&n.content_hash());
     NodeInput {
-        id: g.intern(&n.id()),
+        id: IdText::Text(g.intern(&n.id())),
         name: g.intern(n.name()),
         qualified_name: g.intern(n.qualified_name()),
         kind: n.kind(),

@@ -4,7 +4,7 @@ use batho_storage::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput};
 use super::{communities, community_names};
 
 fn node(g: &mut GraphBuilder, name: &str, kind: NodeKind) -> NodeIdx {
-    let id = g.intern(&format!("a.c:{name}"));
+    let id = batho_storage::IdText::Text(g.intern(&format!("a.c:{name}")));
     let nm = g.intern(name);
     let file = g.intern("a.c");
     let empty = g.intern("");

@@ -399,7 +399,7 @@ fn tiny(file_hash: u8, f_hash: u8) -> batho_storage::GraphBuilder {
     let empty = g.intern("");
     let file = g.intern("a.c");
     let node = |g: &mut GraphBuilder, id: &str, name: &str, kind, hash: u8, line| {
-        let (id, name) = (g.intern(id), g.intern(name));
+        let (id, name) = (batho_storage::IdText::Text(g.intern(id)), g.intern(name));
         g.add_node(NodeInput {
             id,
             name,

@@ -34,7 +34,7 @@ pub fn canonical(g: &GraphBuilder) -> Canon {
     let mut nodes = BTreeMap::new();
     for n in &g.nodes {
         nodes.insert(
-            g.str(n.id).to_owned(),
+            g.id_of(n).into_owned(),
             (
                 g.str(n.name).to_owned(),
                 g.str(n.qualified_name).to_owned(),
@@ -54,9 +54,9 @@ pub fn canonical(g: &GraphBuilder) -> Canon {
     let mut edges = BTreeMap::new();
     for e in &g.edges {
         let key = (
-            g.str(g.nodes[e.src.0 as usize].id).to_owned(),
+            g.id_of(&g.nodes[e.src.0 as usize]).into_owned(),
             e.rel.code(),
-            g.str(g.nodes[e.dst.0 as usize].id).to_owned(),
+            g.id_of(&g.nodes[e.dst.0 as usize]).into_owned(),
             e.roles.0,
             e.strategy.code(),
             e.confidence.to_bits(),

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use batho_schema::NodeKind;
-use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
+use batho_storage::input::{GraphBuilder, IdText, NodeIdx, NodeInput};
 use batho_storage::{Artifact, GraphFragment};
 
 /// The kind of an entity-level change: the same vocabulary as a diff between generations.
@@ -70,14 +70,17 @@ pub(super) fn cut(
         if !keep[i] {
             continue;
         }
-        let id = g.str(n.id);
         let community = if auth[i] {
-            base.lookup_id(id).map_or(0, |b| base.node(b).community())
+            base.lookup_id(&g.id_of(n))
+                .map_or(0, |b| base.node(b).community())
         } else {
             0
         };
         let node = NodeInput {
-            id: out.intern(id),
+            id: match n.id {
+                IdText::Text(s) => IdText::Text(out.intern(g.str(s))),
+                IdText::Composed => IdText::Composed,
+            },
             name: out.intern(g.str(n.name)),
             qualified_name: out.intern(g.str(n.qualified_name)),
             file: out.intern(g.str(n.file)),
@@ -140,7 +143,7 @@ pub(super) fn changes(
         let mut h = [0u8; 16];
         h.copy_from_slice(&n.content_hash[..16]);
         let snap = EntitySnapshot {
-            id: g.str(n.id).to_owned(),
+            id: g.id_of(n).into_owned(),
             name: g.str(n.name).to_owned(),
             kind: n.kind.name(),
             file: g.str(n.file).to_owned(),
@@ -259,7 +262,7 @@ pub(super) fn edge_delta(
             }
         }
     }
-    let ids: Vec<u64> = g.nodes.iter().map(|n| h(g.str(n.id).as_bytes())).collect();
+    let ids: Vec<u64> = g.nodes.iter().map(|n| h(g.id_of(n).as_bytes())).collect();
     let leaves: Vec<bool> = g
         .nodes
         .iter()

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use batho_schema::{Language, NodeFlags, NodeKind};
-use batho_storage::input::{EdgeInput, GraphBuilder, NodeIdx, NodeInput, StrId};
+use batho_storage::input::{EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, StrId};
 
 use super::index::Index;
 use super::{R, ResolveOptions, ResolveStats, find_classes_in, scope_of};
@@ -132,7 +132,7 @@ fn add_nodes(
         let base = f.path.rsplit('/').next().unwrap_or(&f.path);
         let name = g.intern(base);
         let idx = g.add_node(NodeInput {
-            id: path,
+            id: IdText::Text(path),
             name,
             qualified_name: path,
             kind: NodeKind::File,
@@ -176,15 +176,16 @@ fn add_nodes(
             suffix[i as usize] = n;
         }
         for (ei, e) in f.entities.iter().enumerate() {
-            id.clear();
-            id.push_str(&f.path);
-            id.push(':');
-            id.push_str(f.str(e.qual));
-            if suffix[ei] > 1 {
+            // The usual id, `path:qualified_name`, is composed on read and never interned;
+            // only a disambiguated overload (`#2`) has text of its own.
+            let sid = if suffix[ei] > 1 {
                 use std::fmt::Write;
-                let _ = write!(id, "#{}", suffix[ei]);
-            }
-            let sid = g.intern(&id);
+                id.clear();
+                let _ = write!(id, "{}:{}#{}", f.path, f.str(e.qual), suffix[ei]);
+                IdText::Text(g.intern(&id))
+            } else {
+                IdText::Composed
+            };
             // Interning hashes the text: skip what is known to repeat or be empty.
             let name = g.intern(f.str(e.name));
             let qual = if e.qual == e.name {
@@ -303,7 +304,7 @@ impl Sink {
                     let sid = self.g.intern(&s.id);
                     let name = self.g.intern(&s.name);
                     let n = self.g.add_node(NodeInput {
-                        id: sid,
+                        id: IdText::Text(sid),
                         name,
                         qualified_name: name,
                         kind: s.kind,
