@@ -59,8 +59,7 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
             }
             BuildEvent::Parsed { bytes, .. } => bar.set_position(bytes),
             BuildEvent::Resolving => bar.set_message("resolving references"),
-            BuildEvent::Communities => bar.set_message("detecting communities"),
-            BuildEvent::Writing => bar.set_message("writing the artifact"),
+            BuildEvent::Writing => bar.set_message("detecting communities, writing the artifact"),
         }
     };
     let result = build::build(&root, &opts, &progress);

@@ -13,7 +13,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use batho_schema::NodeKind;
 use batho_storage::input::GraphBuilder;
-use batho_storage::{RunKind, RunRecord, RunStatus, StorageError, Store};
+use batho_storage::{CommitInfo, RunKind, RunRecord, RunStatus, StorageError, Store, WriterLock};
 
 use crate::discover::{self, DiscoverOptions, SkipReason, SkippedFile};
 use crate::extract::{Extractor, FileFacts};
@@ -58,9 +58,7 @@ pub enum BuildEvent {
     },
     /// All files are parsed; references are being resolved.
     Resolving,
-    /// Communities are being detected.
-    Communities,
-    /// The graph is being written to the store.
+    /// The graph is being written to the store (communities are detected meanwhile).
     Writing,
 }
 
@@ -105,7 +103,8 @@ pub struct PhaseTimes {
     pub extract_ms: u64,
     /// Resolving references into the graph.
     pub resolve_ms: u64,
-    /// Detecting communities.
+    /// Detecting communities, on a second thread while the other segments are written
+    /// (so this time is part of `write_ms`, not added to it).
     pub communities_ms: u64,
     /// Writing and committing the generation.
     pub write_ms: u64,
@@ -243,7 +242,6 @@ pub fn build(
     let whole = index_all(&dir, &discovery.files, workers, limit, progress)?;
     phases.extract_ms = whole.extract_ms;
     phases.resolve_ms = whole.resolve_ms;
-    phases.communities_ms = whole.communities_ms;
     let mut skipped = discovery.skipped;
     skipped.extend(whole.skipped);
     skipped.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
@@ -281,9 +279,10 @@ pub fn build(
         generation,
         message: String::new(),
     };
-    let commit = writer.commit(&graph, run.clone())?;
+    let (commit, communities_ms) = commit_whole(&mut writer, &graph, run.clone())?;
     pack.finish(&dir);
     phases.write_ms = mark.elapsed().as_millis() as u64;
+    phases.communities_ms = communities_ms;
     let run = RunRecord {
         generation: commit.generation,
         ..run
@@ -324,11 +323,40 @@ fn release_freed_memory() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn release_freed_memory() {}
 
+/// Commits the graph of a whole tree as a new base generation. Its communities are
+/// detected on a second thread meanwhile: the writer encodes the segments that do not
+/// need them first (on a kernel, each side takes about ten seconds). Returns the commit
+/// and the milliseconds community detection took.
+pub(crate) fn commit_whole(
+    writer: &mut WriterLock<'_>,
+    graph: &GraphBuilder,
+    run: RunRecord,
+) -> Result<(CommitInfo, u64), StorageError> {
+    std::thread::scope(|s| {
+        let mut detection = Some(s.spawn(|| {
+            let mark = Instant::now();
+            let communities = algo::communities(graph);
+            (communities, mark.elapsed().as_millis() as u64)
+        }));
+        let mut communities_ms = 0;
+        let mut communities = || match detection.take().map(|h| h.join()) {
+            Some(Ok((communities, ms))) => {
+                communities_ms = ms;
+                communities
+            }
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Vec::new(),
+        };
+        let commit = writer.commit_with_communities(graph, &mut communities, run)?;
+        Ok((commit, communities_ms))
+    })
+}
+
 /// Every file of a tree indexed as a full build does it: parsed (each skeleton going to a
-/// fresh facts-cache pack), resolved into one graph, communities detected. Shared by the
-/// build and by a patch whose changes reach most of the tree.
+/// fresh facts-cache pack) and resolved into one graph. Shared by the build and by a patch
+/// whose changes reach most of the tree; communities are left to [`commit_whole`].
 pub(crate) struct WholeTree {
-    /// The resolved graph, communities set.
+    /// The resolved graph (communities not set: [`commit_whole`] detects them).
     pub(crate) graph: GraphBuilder,
     /// Files indexed.
     pub(crate) file_count: u64,
@@ -342,8 +370,6 @@ pub(crate) struct WholeTree {
     pub(crate) extract_ms: u64,
     /// Resolution (milliseconds).
     pub(crate) resolve_ms: u64,
-    /// Community detection (milliseconds).
-    pub(crate) communities_ms: u64,
     /// The facts-cache pack the parser threads filled.
     pub(crate) pack: WholePack,
 }
@@ -413,16 +439,9 @@ pub(crate) fn index_all(
             ..ResolveOptions::default()
         },
     );
-    let mut graph = resolved.graph;
+    let graph = resolved.graph;
     release_freed_memory();
     let resolve_ms = mark.elapsed().as_millis() as u64;
-    progress(BuildEvent::Communities);
-    let mark = Instant::now();
-    let communities = algo::communities(&graph);
-    for (node, community) in graph.nodes.iter_mut().zip(communities) {
-        node.community = community;
-    }
-    let communities_ms = mark.elapsed().as_millis() as u64;
     Ok(WholeTree {
         graph,
         file_count,
@@ -431,7 +450,6 @@ pub(crate) fn index_all(
         files_with_syntax_errors,
         extract_ms,
         resolve_ms,
-        communities_ms,
         pack: WholePack(pack),
     })
 }

@@ -518,7 +518,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
             commit
         }
         Outcome::Whole(whole) => {
-            let commit = writer.commit(&whole.graph, run.clone())?;
+            let (commit, _) = crate::build::commit_whole(&mut writer, &whole.graph, run.clone())?;
             whole.pack.finish(&dir);
             commit
         }

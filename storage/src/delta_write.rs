@@ -12,7 +12,7 @@ use crate::format::{SegmentKind, cmp_parts, edges_col, nodes_col, strings_col};
 use crate::fragment::{GraphFragment, Plan, copy_node, node_input};
 use crate::input::{EdgeInput, GraphBuilder, NodeIdx, StrId};
 use crate::reader::Artifact;
-use crate::writer::{BuiltLayer, CONTENT_HASH_LEN, add_out_edge_columns, palette_of};
+use crate::writer::{BuiltLayer, CONTENT_HASH_LEN, LayerCounts, add_out_edge_columns, palette_of};
 
 /// A delta layer to write, relative to a base layer.
 #[derive(Debug)]
@@ -331,9 +331,11 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
             (SegmentKind::DeltaNodes, nseg),
             (SegmentKind::DeltaEdges, eseg),
         ],
-        node_count: u64::from(d.n),
-        edge_count: u64::from(m.e) + de as u64,
-        live_nodes,
-        live_edges,
+        counts: LayerCounts {
+            node_count: u64::from(d.n),
+            edge_count: u64::from(m.e) + de as u64,
+            live_nodes,
+            live_edges,
+        },
     })
 }

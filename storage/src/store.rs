@@ -16,7 +16,7 @@ use crate::format::{SegmentKind, decode_dbid, encode_dbid, names};
 use crate::input::GraphBuilder;
 use crate::manifest::{self, LAYER_BASE, LAYER_DELTA, Layer, ManifestBody, RunRecord, SegmentRef};
 use crate::reader::Artifact;
-use crate::writer::{BuiltLayer, build_layer};
+use crate::writer::{BuiltLayer, LayerCounts, build_layer};
 
 /// A handle on one `.batho/` directory.
 #[derive(Debug, Clone)]
@@ -373,8 +373,41 @@ impl WriterLock<'_> {
         run: RunRecord,
         crash: &mut dyn FnMut(CommitStep) -> bool,
     ) -> Result<CommitInfo> {
-        let built = build_layer(graph, self.store.db_uuid)?;
-        self.commit_layer_with(&built, None, run, crash)
+        self.commit_base_with(graph, None, run, crash)
+    }
+
+    /// Commits `graph` as a new base generation, like [`WriterLock::commit`], except that
+    /// its community column comes from `communities` (one id per node), called once the
+    /// segments that do not need it are written: a caller can compute the communities of
+    /// `graph` on another thread meanwhile.
+    pub fn commit_with_communities(
+        &mut self,
+        graph: &GraphBuilder,
+        communities: &mut dyn FnMut() -> Vec<u32>,
+        run: RunRecord,
+    ) -> Result<CommitInfo> {
+        self.commit_base_with(graph, Some(communities), run, &mut |_| false)
+    }
+
+    /// Encodes `graph` into a base layer, writing each segment as soon as it is encoded
+    /// (so that at most one encoded segment is held in memory), then publishes it.
+    fn commit_base_with(
+        &mut self,
+        graph: &GraphBuilder,
+        communities: Option<&mut dyn FnMut() -> Vec<u32>>,
+        run: RunRecord,
+        crash: &mut dyn FnMut(CommitStep) -> bool,
+    ) -> Result<CommitInfo> {
+        let prev = self.check_identity()?;
+        let mut files = SegmentFiles::new(self.store, crash);
+        let counts = build_layer(
+            graph,
+            self.store.db_uuid,
+            communities,
+            &mut |kind, bytes| files.put(kind, &bytes),
+        )?;
+        let written = files.finish()?;
+        self.publish_layer(prev, written, counts, None, run, crash)
     }
 
     /// Writes the segments of `built` and publishes a generation whose layers are
@@ -383,55 +416,48 @@ impl WriterLock<'_> {
         &mut self,
         built: &BuiltLayer,
         below: Option<Layer>,
-        mut run: RunRecord,
+        run: RunRecord,
         crash: &mut dyn FnMut(CommitStep) -> bool,
     ) -> Result<CommitInfo> {
-        let store = self.store;
-        let prev = store.current_manifest()?;
+        let prev = self.check_identity()?;
+        let mut files = SegmentFiles::new(self.store, crash);
+        for (kind, bytes) in &built.segments {
+            files.put(*kind, bytes)?;
+        }
+        let written = files.finish()?;
+        self.publish_layer(prev, written, built.counts, below, run, crash)
+    }
+
+    /// The current manifest, checked to belong to this database.
+    fn check_identity(&self) -> Result<Option<ManifestBody>> {
+        let prev = self.store.current_manifest()?;
         if let Some(p) = &prev
-            && p.db_uuid != store.db_uuid
+            && p.db_uuid != self.store.db_uuid
         {
             return Err(StorageError::corrupt(
                 "MANIFEST",
                 "database identity differs from DBID",
             ));
         }
+        Ok(prev)
+    }
+
+    /// Publishes a generation whose layers are the segments `written` as a base, or,
+    /// with `below` (a base layer), `below` plus them as its delta.
+    fn publish_layer(
+        &mut self,
+        prev: Option<ManifestBody>,
+        written: WrittenSegments,
+        counts: LayerCounts,
+        below: Option<Layer>,
+        mut run: RunRecord,
+        crash: &mut dyn FnMut(CommitStep) -> bool,
+    ) -> Result<CommitInfo> {
         let generation = self.next_generation(prev.as_ref())?;
-        let seg_dir = store.dir.join(names::SEGMENTS_DIR);
-        let mut refs = Vec::with_capacity(built.segments.len());
-        let (mut bytes_written, mut written, mut reused) = (0u64, 0u32, 0u32);
-        for (kind, bytes) in &built.segments {
-            let r = SegmentRef {
-                kind: *kind as u8,
-                hash: *blake3::hash(bytes).as_bytes(),
-                len: bytes.len() as u64,
-            };
-            let final_path = seg_dir.join(r.file_name());
-            let present = fs::metadata(&final_path).is_ok_and(|m| m.len() == r.len);
-            if present {
-                reused += 1;
-            } else {
-                let tmp = write_temp(&seg_dir, &r.file_name(), bytes)?;
-                if crash(CommitStep::SegmentTempWritten) {
-                    return Err(simulated());
-                }
-                fs::rename(&tmp, &final_path).map_err(io_err(&final_path))?;
-                if crash(CommitStep::SegmentRenamed) {
-                    return Err(simulated());
-                }
-                bytes_written += r.len;
-                written += 1;
-            }
-            refs.push(r);
-        }
-        sync_dir(&seg_dir)?;
-        if crash(CommitStep::SegmentsDirSynced) {
-            return Err(simulated());
-        }
         run.generation = generation;
         // The run records what the generation holds, whatever the caller estimated.
-        run.node_count = built.live_nodes;
-        run.edge_count = built.live_edges;
+        run.node_count = counts.live_nodes;
+        run.edge_count = counts.live_edges;
         let mut runs = prev.map(|m| m.runs).unwrap_or_default();
         runs.push(run);
         let layer = Layer {
@@ -441,25 +467,25 @@ impl WriterLock<'_> {
                 LAYER_BASE
             },
             created_generation: generation,
-            node_count: built.node_count,
-            edge_count: built.edge_count,
-            segments: refs,
+            node_count: counts.node_count,
+            edge_count: counts.edge_count,
+            segments: written.refs,
         };
         let body = ManifestBody {
             generation,
-            db_uuid: store.db_uuid,
+            db_uuid: self.store.db_uuid,
             created_at_ms: now_ms(),
             layers: below.into_iter().chain([layer]).collect(),
             runs,
         };
-        bytes_written += self.publish(&body, crash)?;
+        let bytes_written = written.bytes_written + self.publish(&body, crash)?;
         Ok(CommitInfo {
             generation,
             bytes_written,
-            segments_written: written,
-            segments_reused: reused,
-            node_count: built.live_nodes,
-            edge_count: built.live_edges,
+            segments_written: written.written,
+            segments_reused: written.reused,
+            node_count: counts.live_nodes,
+            edge_count: counts.live_edges,
         })
     }
 
@@ -493,6 +519,74 @@ impl WriterLock<'_> {
             return Err(simulated());
         }
         Ok(2 * bytes.len() as u64)
+    }
+}
+
+/// Segment files of one commit, written as they are handed over: to a temporary name,
+/// fsynced, renamed to the blake3 name (§3 of the format); a segment already present under
+/// its name is reused.
+struct SegmentFiles<'c> {
+    dir: PathBuf,
+    crash: &'c mut dyn FnMut(CommitStep) -> bool,
+    done: WrittenSegments,
+}
+
+/// What [`SegmentFiles`] wrote, in the order the segments were handed over.
+struct WrittenSegments {
+    refs: Vec<SegmentRef>,
+    bytes_written: u64,
+    written: u32,
+    reused: u32,
+}
+
+impl<'c> SegmentFiles<'c> {
+    fn new(store: &Store, crash: &'c mut dyn FnMut(CommitStep) -> bool) -> Self {
+        SegmentFiles {
+            dir: store.dir.join(names::SEGMENTS_DIR),
+            crash,
+            done: WrittenSegments {
+                refs: Vec::new(),
+                bytes_written: 0,
+                written: 0,
+                reused: 0,
+            },
+        }
+    }
+
+    fn put(&mut self, kind: SegmentKind, bytes: &[u8]) -> Result<()> {
+        let r = SegmentRef {
+            kind: kind as u8,
+            hash: *blake3::hash(bytes).as_bytes(),
+            len: bytes.len() as u64,
+        };
+        let final_path = self.dir.join(r.file_name());
+        let present = fs::metadata(&final_path).is_ok_and(|m| m.len() == r.len);
+        if present {
+            self.done.reused += 1;
+        } else {
+            let tmp = write_temp(&self.dir, &r.file_name(), bytes)?;
+            if (self.crash)(CommitStep::SegmentTempWritten) {
+                return Err(simulated());
+            }
+            fs::rename(&tmp, &final_path).map_err(io_err(&final_path))?;
+            if (self.crash)(CommitStep::SegmentRenamed) {
+                return Err(simulated());
+            }
+            self.done.bytes_written += r.len;
+            self.done.written += 1;
+        }
+        self.done.refs.push(r);
+        Ok(())
+    }
+
+    /// Makes the renames durable; the segments are listed in segment-kind order.
+    fn finish(mut self) -> Result<WrittenSegments> {
+        sync_dir(&self.dir)?;
+        if (self.crash)(CommitStep::SegmentsDirSynced) {
+            return Err(simulated());
+        }
+        self.done.refs.sort_by_key(|r| r.kind);
+        Ok(self.done)
     }
 }
 

@@ -18,9 +18,15 @@ use crate::input::{EdgeInput, GraphBuilder, IdText, NodeInput, StrId};
 /// Number of content-hash bytes kept per node (a 128-bit blake3 prefix).
 pub const CONTENT_HASH_LEN: usize = 16;
 
-/// The encoded segments of one base layer.
+/// The encoded segments of one (delta) layer.
 pub(crate) struct BuiltLayer {
     pub(crate) segments: Vec<(SegmentKind, Vec<u8>)>,
+    pub(crate) counts: LayerCounts,
+}
+
+/// The counts a manifest layer and its run record carry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LayerCounts {
     /// Node and edge index spaces (the manifest layer's counts).
     pub(crate) node_count: u64,
     pub(crate) edge_count: u64,
@@ -33,8 +39,17 @@ fn invalid(detail: String) -> StorageError {
     StorageError::InvalidInput { detail }
 }
 
-/// Encodes `g` into the four base segments.
-pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLayer> {
+/// Encodes `g` into the four base segments, handing each to `sink` as soon as it is
+/// encoded so that the caller can write and free it before the next one is built. The
+/// nodes segment comes last: with `communities`, its community column is that function's
+/// answer (one id per node) instead of the builder's, asked for only then, so a caller
+/// can compute it on another thread while the other segments are encoded.
+pub(crate) fn build_layer(
+    g: &GraphBuilder,
+    db_uuid: [u8; 16],
+    communities: Option<&mut dyn FnMut() -> Vec<u32>>,
+    sink: &mut dyn FnMut(SegmentKind, Vec<u8>) -> Result<()>,
+) -> Result<LayerCounts> {
     let n = g.nodes.len();
     let e = g.edges.len();
     // Offsets are stored as values up to the edge count and indexes as u32.
@@ -132,55 +147,12 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     strings.add_uint(strings_col::OFFSETS, offsets.len(), |i| offsets[i]);
     strings.add_bytes(strings_col::BYTES, &bytes);
     drop((offsets, bytes, sorted));
-    let strings = strings.finish(SegmentKind::Strings as u8, db_uuid);
+    sink(
+        SegmentKind::Strings,
+        strings.finish(SegmentKind::Strings as u8, db_uuid),
+    )?;
 
-    // Nodes.
     let nodes = &g.nodes;
-    let mut nw = SegmentWriter::default();
-    let node_type = |i: usize| {
-        let x = &nodes[i];
-        u64::from(x.kind.code()) | u64::from(x.flags.0) << 8 | u64::from(x.language.code()) << 16
-    };
-    let node_palette = palette_of((0..n).map(node_type));
-    nw.add_uint(nodes_col::TYPE, n, |i| {
-        node_palette
-            .binary_search(&node_type(i))
-            .map_or(0, |p| p as u64)
-    });
-    nw.add_uint(nodes_col::TYPE_PALETTE, node_palette.len(), |p| {
-        node_palette[p]
-    });
-    nw.add_uint(nodes_col::START_LINE, n, |i| u64::from(nodes[i].start_line));
-    nw.add_uint(nodes_col::LINE_SPAN, n, |i| {
-        u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
-    });
-    nw.add_uint(nodes_col::START_BYTE, n, |i| nodes[i].start_byte);
-    nw.add_uint(nodes_col::BYTE_SPAN, n, |i| {
-        nodes[i].end_byte.wrapping_sub(nodes[i].start_byte)
-    });
-    nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community));
-    let mut hashes = Vec::with_capacity(n * CONTENT_HASH_LEN);
-    for nd in nodes {
-        hashes.extend_from_slice(&nd.content_hash[..CONTENT_HASH_LEN]);
-    }
-    nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
-    drop(hashes);
-    nw.add_uint(nodes_col::ID, n, |i| stored_ids[i].map_or(0, |s| r(s) + 1));
-    nw.add_uint(nodes_col::NAME, n, |i| r(nodes[i].name));
-    nw.add_uint(nodes_col::QUALIFIED_NAME, n, |i| {
-        let q = r(nodes[i].qualified_name);
-        if q == r(nodes[i].name) { 0 } else { q + 1 }
-    });
-    nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
-    nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
-    let mut idx: Vec<u32> = (0..n as u32).collect();
-    let parts = |i: u32| g.id_parts(&nodes[i as usize]);
-    idx.sort_unstable_by(|&a, &b| cmp_parts(parts(a), parts(b)).then(a.cmp(&b)));
-    nw.add_uint(nodes_col::ID_INDEX, n, |i| u64::from(idx[i]));
-    idx.sort_unstable_by_key(|&i| (remap[nodes[i as usize].name.0 as usize], i));
-    nw.add_uint(nodes_col::NAME_INDEX, n, |i| u64::from(idx[i]));
-    drop(idx);
-    let nw = nw.finish(SegmentKind::Nodes as u8, db_uuid);
 
     let edges = &g.edges;
     let mut ew = SegmentWriter::default();
@@ -204,7 +176,10 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     ew.add_uint(edges_col::IN_OFFSETS, n + 1, |i| in_off[i]);
     ew.add_uint(edges_col::IN_PERM, e, |k| u64::from(perm[k]));
     drop((perm, in_off));
-    let ew = ew.finish(SegmentKind::Edges as u8, db_uuid);
+    sink(
+        SegmentKind::Edges,
+        ew.finish(SegmentKind::Edges as u8, db_uuid),
+    )?;
 
     // Bitmaps. Members arrive in ascending order and are appended in batches: a single
     // push into a bitmap container first scans it for its maximum.
@@ -278,21 +253,91 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     });
     bw.add_uint(bitmaps_col::FILE_OFFSETS, file_offs.len(), |i| file_offs[i]);
 
-    Ok(BuiltLayer {
-        segments: vec![
-            (SegmentKind::Strings, strings),
-            (SegmentKind::Nodes, nw),
-            (SegmentKind::Edges, ew),
-            (
-                SegmentKind::Bitmaps,
-                bw.finish(SegmentKind::Bitmaps as u8, db_uuid),
-            ),
-        ],
+    sink(
+        SegmentKind::Bitmaps,
+        bw.finish(SegmentKind::Bitmaps as u8, db_uuid),
+    )?;
+    drop((kinds, rels, roles, files, data));
+
+    // Nodes.
+    let mut nw = SegmentWriter::default();
+    let node_type = |i: usize| {
+        let x = &nodes[i];
+        u64::from(x.kind.code()) | u64::from(x.flags.0) << 8 | u64::from(x.language.code()) << 16
+    };
+    let node_palette = palette_of((0..n).map(node_type));
+    nw.add_uint(nodes_col::TYPE, n, |i| {
+        node_palette
+            .binary_search(&node_type(i))
+            .map_or(0, |p| p as u64)
+    });
+    nw.add_uint(nodes_col::TYPE_PALETTE, node_palette.len(), |p| {
+        node_palette[p]
+    });
+    nw.add_uint(nodes_col::START_LINE, n, |i| u64::from(nodes[i].start_line));
+    nw.add_uint(nodes_col::LINE_SPAN, n, |i| {
+        u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
+    });
+    nw.add_uint(nodes_col::START_BYTE, n, |i| nodes[i].start_byte);
+    nw.add_uint(nodes_col::BYTE_SPAN, n, |i| {
+        nodes[i].end_byte.wrapping_sub(nodes[i].start_byte)
+    });
+    match communities {
+        Some(f) => {
+            let c = f();
+            if c.len() != n {
+                return Err(invalid(format!("{} community ids for {n} nodes", c.len())));
+            }
+            nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(c[i]));
+        }
+        None => nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community)),
+    }
+    let mut hashes = Vec::with_capacity(n * CONTENT_HASH_LEN);
+    for nd in nodes {
+        hashes.extend_from_slice(&nd.content_hash[..CONTENT_HASH_LEN]);
+    }
+    nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
+    drop(hashes);
+    nw.add_uint(nodes_col::ID, n, |i| stored_ids[i].map_or(0, |s| r(s) + 1));
+    nw.add_uint(nodes_col::NAME, n, |i| r(nodes[i].name));
+    nw.add_uint(nodes_col::QUALIFIED_NAME, n, |i| {
+        let q = r(nodes[i].qualified_name);
+        if q == r(nodes[i].name) { 0 } else { q + 1 }
+    });
+    nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
+    nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
+    let mut idx: Vec<u32> = (0..n as u32).collect();
+    let parts = |i: u32| g.id_parts(&nodes[i as usize]);
+    idx.sort_unstable_by(|&a, &b| cmp_parts(parts(a), parts(b)).then(a.cmp(&b)));
+    nw.add_uint(nodes_col::ID_INDEX, n, |i| u64::from(idx[i]));
+    idx.sort_unstable_by_key(|&i| (remap[nodes[i as usize].name.0 as usize], i));
+    nw.add_uint(nodes_col::NAME_INDEX, n, |i| u64::from(idx[i]));
+    drop(idx);
+    sink(
+        SegmentKind::Nodes,
+        nw.finish(SegmentKind::Nodes as u8, db_uuid),
+    )?;
+
+    Ok(LayerCounts {
         node_count: n as u64,
         edge_count: e as u64,
         live_nodes: n as u64,
         live_edges: e as u64,
     })
+}
+
+/// The four base segments of `g`, all held in memory (for repairs that compare them).
+pub(crate) fn build_layer_segments(
+    g: &GraphBuilder,
+    db_uuid: [u8; 16],
+) -> Result<Vec<(SegmentKind, Vec<u8>)>> {
+    let mut segments = Vec::new();
+    build_layer(g, db_uuid, None, &mut |kind, bytes| {
+        segments.push((kind, bytes));
+        Ok(())
+    })?;
+    segments.sort_by_key(|(kind, _)| *kind as u8);
+    Ok(segments)
 }
 
 /// The distinct values of `values`, ascending. A graph has a few dozen distinct node and
@@ -411,7 +456,40 @@ mod tests {
             line: 0,
         });
         assert!(matches!(
-            build_layer(&g, [0; 16]),
+            build_layer_segments(&g, [0; 16]),
+            Err(StorageError::InvalidInput { .. })
+        ));
+    }
+
+    fn segments_with_late_communities(
+        g: &GraphBuilder,
+        ids: Vec<u32>,
+    ) -> Result<Vec<(SegmentKind, Vec<u8>)>> {
+        let mut segments = Vec::new();
+        let mut ids = Some(ids);
+        let mut late = || ids.take().unwrap_or_default();
+        build_layer(g, [1; 16], Some(&mut late), &mut |kind, bytes| {
+            segments.push((kind, bytes));
+            Ok(())
+        })?;
+        segments.sort_by_key(|(kind, _)| *kind as u8);
+        Ok(segments)
+    }
+
+    #[test]
+    fn communities_handed_over_late_encode_as_the_builders_own() {
+        let mut g = crate::fuzzing::sample_graph(7, 300, 900);
+        let ids: Vec<u32> = (0..g.nodes.len() as u32).map(|i| i % 7 + 1).collect();
+        let late = segments_with_late_communities(&g, ids.clone()).unwrap();
+        for (n, c) in g.nodes.iter_mut().zip(&ids) {
+            n.community = *c;
+        }
+        let own = build_layer_segments(&g, [1; 16]).unwrap();
+        assert_eq!(late, own);
+        let none = segments_with_late_communities(&g, vec![0; g.nodes.len()]).unwrap();
+        assert_ne!(none, own, "the late column must replace the builder's");
+        assert!(matches!(
+            segments_with_late_communities(&g, vec![1; 3]),
             Err(StorageError::InvalidInput { .. })
         ));
     }

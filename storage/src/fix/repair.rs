@@ -19,7 +19,7 @@ use crate::reader::Artifact;
 use crate::store::{
     WriterLock, generation_manifest_path, io_err, now_ms, read_manifest, sync_dir, write_temp,
 };
-use crate::writer::build_layer;
+use crate::writer::build_layer_segments;
 
 /// What the repairs did and what they could not do.
 pub(super) struct RepairOutcome {
@@ -241,7 +241,7 @@ fn restore_segments(
                 // The base layer alone re-derives the base segments; a delta layer is
                 // re-derived from its own rows, edges and tombstones over that base.
                 let base = a.base_only().ok()?;
-                let mut segs = build_layer(&base.to_graph_builder(), uuid).ok()?.segments;
+                let mut segs = build_layer_segments(&base.to_graph_builder(), uuid).ok()?;
                 if let Some(d) = crate::delta_write::rederive(&a) {
                     segs.extend(crate::delta_write::build_delta(&a, &d, uuid).ok()?.segments);
                 }
