@@ -40,7 +40,7 @@ fn add(g: &mut GraphBuilder, rng: &mut Rng, id: &str, file: &str) -> NodeIdx {
         start_byte: u64::from(line) * 7,
         end_byte: u64::from(line) * 7 + 3,
         signature: g.intern(&format!("sig{}", rng.below(4))),
-        content_hash: [rng.below(256) as u8; 32],
+        content_hash: [rng.below(256) as u8; 16],
         flags: NodeFlags(rng.below(4) as u8),
         community: 0,
     };

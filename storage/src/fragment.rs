@@ -276,11 +276,8 @@ impl Plan {
     }
 }
 
-/// `n` as a builder node of `g` (strings interned; content hash zero-padded past the
-/// 16 stored bytes).
+/// `n` as a builder node of `g` (strings interned).
 pub(crate) fn node_input(g: &mut GraphBuilder, node: NodeRef<'_>) -> NodeInput {
-    let mut content_hash = [0u8; 32];
-    content_hash[..16].copy_from_slice(&node.content_hash());
     NodeInput {
         id: match node.id_sid() {
             Some(_) => IdText::Text(g.intern(&node.id())),
@@ -296,7 +293,7 @@ pub(crate) fn node_input(g: &mut GraphBuilder, node: NodeRef<'_>) -> NodeInput {
         start_byte: node.start_byte(),
         end_byte: node.end_byte(),
         signature: g.intern(node.signature()),
-        content_hash,
+        content_hash: node.content_hash(),
         flags: node.flags(),
         community: node.community(),
     }
@@ -329,8 +326,6 @@ impl StrMemo {
         base: &Artifact,
         node: NodeRef<'_>,
     ) -> NodeInput {
-        let mut content_hash = [0u8; 32];
-        content_hash[..16].copy_from_slice(&node.content_hash());
         NodeInput {
             id: match node.id_sid() {
                 Some(s) => IdText::Text(self.get(g, base, s)),
@@ -346,7 +341,7 @@ impl StrMemo {
             start_byte: node.start_byte(),
             end_byte: node.end_byte(),
             signature: self.get(g, base, node.signature_sid()),
-            content_hash,
+            content_hash: node.content_hash(),
             flags: node.flags(),
             community: node.community(),
         }

@@ -71,7 +71,7 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
         } else {
             String::new()
         };
-        let mut h = [0u8; 32];
+        let mut h = [0u8; 16];
         h[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
         let start_line = rng.below(5000) as u32;
         let start_byte = rng.below(200_000);
@@ -198,7 +198,7 @@ pub fn sample_fragment(a: &Artifact) -> GraphFragment {
         start_byte: 1,
         end_byte: 2,
         signature: g.intern("void fuzz_new_entity(void)"),
-        content_hash: [3; 32],
+        content_hash: [3; 16],
         flags: NodeFlags(0),
         community: 0,
     };

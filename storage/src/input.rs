@@ -42,6 +42,22 @@ pub(crate) fn is_composed(id: &str, file: &str, qualified_name: &str) -> bool {
         && id.ends_with(qualified_name)
 }
 
+/// What a build keeps of a node's blake3 content hash: its first 16 bytes (the artifact
+/// stores at most that many; holding 32 per node cost a kernel build 230 MB).
+pub type ContentHash = [u8; 16];
+
+/// The [`ContentHash`] of `text`.
+pub fn content_hash(text: &[u8]) -> ContentHash {
+    content_hash_prefix(blake3::hash(text).as_bytes())
+}
+
+/// The [`ContentHash`] part of a full 32-byte blake3 hash.
+pub fn content_hash_prefix(full: &[u8; 32]) -> ContentHash {
+    let mut h = [0; 16];
+    h.copy_from_slice(&full[..16]);
+    h
+}
+
 /// One node as the build produced it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeInput {
@@ -68,7 +84,7 @@ pub struct NodeInput {
     /// Declaration text up to the body (`int add(int a, int b)`), empty when none.
     pub signature: StrId,
     /// blake3 of the entity's source text (all zeros for stubs).
-    pub content_hash: [u8; 32],
+    pub content_hash: ContentHash,
     /// Linkage and declaration flags.
     pub flags: NodeFlags,
     /// Community id (0 until communities are computed).
@@ -298,7 +314,7 @@ mod tests {
             start_byte: 0,
             end_byte: 0,
             signature: StrId(0),
-            content_hash: [0; 32],
+            content_hash: [0; 16],
             flags: NodeFlags(0),
             community: 0,
         };

@@ -51,7 +51,10 @@ mod crash_tests;
 
 pub use error::{Result, StorageError};
 pub use fragment::{GraphFragment, materialize_fragment};
-pub use input::{EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, StrId};
+pub use input::{
+    ContentHash, EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, StrId, content_hash,
+    content_hash_prefix,
+};
 pub use manifest::{RunKind, RunRecord, RunStatus};
 pub use reader::{Artifact, EdgeIdx, EdgeIter, NameIter};
 pub use refs::{EdgeRef, NodeRef};

@@ -949,7 +949,7 @@ mod tests {
                 start_byte: 0,
                 end_byte: 0,
                 signature: s,
-                content_hash: [0; 32],
+                content_hash: [0; 16],
                 flags: NodeFlags::default(),
                 community: 0,
             });

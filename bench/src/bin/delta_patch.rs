@@ -37,8 +37,6 @@ fn run_record() -> RunRecord {
 }
 
 fn node_input(g: &mut GraphBuilder, n: batho_storage::NodeRef<'_>, shift: u32) -> NodeInput {
-    let mut content_hash = [0u8; 32];
-    content_hash[..16].copy_from_slice(&n.content_hash());
     NodeInput {
         id: IdText::Text(g.intern(&n.id())),
         name: g.intern(n.name()),
@@ -51,7 +49,7 @@ fn node_input(g: &mut GraphBuilder, n: batho_storage::NodeRef<'_>, shift: u32) -
         start_byte: n.start_byte(),
         end_byte: n.end_byte(),
         signature: g.intern(n.signature()),
-        content_hash,
+        content_hash: n.content_hash(),
         flags: n.flags(),
         community: n.community(),
     }

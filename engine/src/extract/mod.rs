@@ -22,6 +22,7 @@ mod walk;
 mod tests;
 
 use batho_schema::{Language, NodeFlags, NodeKind};
+use batho_storage::ContentHash;
 use kinds::KindTable;
 
 /// An index into a file's string arena; `Sym(0)` is the empty string.
@@ -89,8 +90,8 @@ pub struct Entity {
     pub start_byte: u32,
     /// End byte (exclusive).
     pub end_byte: u32,
-    /// blake3 of the entity's source text.
-    pub hash: [u8; 32],
+    /// blake3 of the entity's source text (the part a graph keeps).
+    pub hash: ContentHash,
 }
 
 /// A base class named in a class/struct head.

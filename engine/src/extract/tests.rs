@@ -129,7 +129,9 @@ int add(int a, int b) { return helper() + MAX(a, b); }
     assert_eq!(add.params, 2);
     assert_eq!(
         add.hash,
-        *blake3::hash(&src.as_bytes()[add.start_byte as usize..add.end_byte as usize]).as_bytes()
+        batho_storage::content_hash(
+            &src.as_bytes()[add.start_byte as usize..add.end_byte as usize]
+        )
     );
 }
 

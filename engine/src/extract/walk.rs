@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use batho_schema::{Language, NodeFlags, NodeKind};
+use batho_storage::content_hash;
 use tree_sitter::{Node, Tree, TreeCursor};
 
 use super::kinds::{K, KindTable};
@@ -288,7 +289,7 @@ impl<'a, 't> W<'a, 't> {
         range: Node<'t>,
     ) -> u32 {
         let (a, b) = (range.start_byte(), range.end_byte());
-        let hash = blake3::hash(self.src.as_bytes().get(a..b).unwrap_or(&[])).into();
+        let hash = content_hash(self.src.as_bytes().get(a..b).unwrap_or(&[]));
         let idx = self.f.entities.len() as u32;
         self.f.entities.push(Entity {
             kind,

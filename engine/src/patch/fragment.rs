@@ -140,8 +140,7 @@ pub(super) fn changes(
         if !is_entity(n.kind) || !replaced.contains(g.str(n.file)) {
             continue;
         }
-        let mut h = [0u8; 16];
-        h.copy_from_slice(&n.content_hash[..16]);
+        let h = n.content_hash;
         let snap = EntitySnapshot {
             id: g.id_of(n).into_owned(),
             name: g.str(n.name).to_owned(),

@@ -332,9 +332,7 @@ pub(super) fn affected(
         let private = private(&f.path);
         for e in &f.entities {
             if e.kind == NodeKind::Macro && e.bits & entity_bits::FUNCTION_LIKE == 0 {
-                let mut h = [0; 16];
-                h.copy_from_slice(&e.hash[..16]);
-                match macros_before.get_mut(&(f.str(e.name).to_owned(), h)) {
+                match macros_before.get_mut(&(f.str(e.name).to_owned(), e.hash)) {
                     Some(c) if *c > 0 => *c -= 1,
                     _ => {
                         object_macros.insert(f.str(e.name).to_owned());

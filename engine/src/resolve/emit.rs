@@ -13,7 +13,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use batho_schema::{Language, NodeFlags, NodeKind};
-use batho_storage::input::{EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, StrId};
+use batho_storage::input::{
+    EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, StrId, content_hash_prefix,
+};
 
 use super::index::Index;
 use super::{R, ResolveOptions, ResolveStats, find_classes_in, scope_of};
@@ -143,7 +145,7 @@ fn add_nodes(
             start_byte: 0,
             end_byte: f.bytes,
             signature: StrId(0),
-            content_hash: f.content_hash,
+            content_hash: content_hash_prefix(&f.content_hash),
             flags: NodeFlags(0),
             community: 0,
         });
@@ -315,7 +317,7 @@ impl Sink {
                         start_byte: 0,
                         end_byte: 0,
                         signature: StrId(0),
-                        content_hash: [0; 32],
+                        content_hash: [0; 16],
                         flags: s.flags,
                         community: 0,
                     });

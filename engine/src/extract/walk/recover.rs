@@ -3,6 +3,7 @@
 //! swallowed by file-scope ERROR nodes.
 
 use batho_schema::{NodeFlags, NodeKind};
+use batho_storage::content_hash;
 use tree_sitter::{Node, TreeCursor};
 
 use super::{K, Mode, W};
@@ -115,11 +116,10 @@ impl<'t> W<'_, 't> {
         e.bits |= entity_bits::RECOVERED;
         e.end_byte = n.end_byte() as u32;
         e.end_line = n.end_position().row as u32 + 1;
-        e.hash = blake3::hash(
+        e.hash = content_hash(
             src.get(e.start_byte as usize..e.end_byte as usize)
                 .unwrap_or(&[]),
-        )
-        .into();
+        );
         let saved = self.encl;
         self.encl = first;
         let mark = self.locals.len();
@@ -248,6 +248,6 @@ impl<'t> W<'_, 't> {
                 .iter()
                 .filter(|&&b| b == b'\n')
                 .count() as u32;
-        en.hash = blake3::hash(&src[en.start_byte as usize..end]).into();
+        en.hash = content_hash(&src[en.start_byte as usize..end]);
     }
 }
