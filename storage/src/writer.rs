@@ -308,7 +308,17 @@ pub(crate) fn build_layer(
     nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
     let mut idx: Vec<u32> = (0..n as u32).collect();
     let parts = |i: u32| g.id_parts(&nodes[i as usize]);
-    idx.sort_unstable_by(|&a, &b| cmp_parts(parts(a), parts(b)).then(a.cmp(&b)));
+    let keys = id_sort_keys(g, &stored_ids, &remap);
+    idx.sort_unstable_by(|&a, &b| {
+        let (ka, kb) = (keys[a as usize], keys[b as usize]);
+        if ka == BY_BYTES || kb == BY_BYTES {
+            cmp_parts(parts(a), parts(b))
+        } else {
+            ka.cmp(&kb)
+        }
+        .then(a.cmp(&b))
+    });
+    drop(keys);
     nw.add_uint(nodes_col::ID_INDEX, n, |i| u64::from(idx[i]));
     idx.sort_unstable_by_key(|&i| (remap[nodes[i as usize].name.0 as usize], i));
     nw.add_uint(nodes_col::NAME_INDEX, n, |i| u64::from(idx[i]));
@@ -324,6 +334,47 @@ pub(crate) fn build_layer(
         live_nodes: n as u64,
         live_edges: e as u64,
     })
+}
+
+/// An id sort key meaning "compare the id texts".
+const BY_BYTES: u64 = u64::MAX;
+
+/// Integer sort keys for the id index, in the byte order of the id texts. For two ids of
+/// the form `file:qualified_name` whose files hold no `:`, that order is the order of
+/// `file + ":"`, then of the qualified names (whose sorted-dictionary ids `remap` gives), so
+/// such an id's key is `rank(file + ":") << 32 | remap[qualified_name]`. Any other id gets
+/// [`BY_BYTES`]. Integer comparisons instead of slices of three strings made the kernel's
+/// id index (7 M ids, 23 comparisons each) several times faster to sort.
+fn id_sort_keys(g: &GraphBuilder, stored_ids: &[Option<StrId>], remap: &[u32]) -> Vec<u64> {
+    let fast = |i: usize| stored_ids[i].is_none() && !g.str(g.nodes[i].file).contains(':');
+    let mut files: Vec<StrId> = (0..g.nodes.len())
+        .filter(|&i| fast(i))
+        .map(|i| g.nodes[i].file)
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    files.sort_unstable_by(|a, b| {
+        cmp_parts(
+            [g.str(*a).as_bytes(), b":", b""],
+            [g.str(*b).as_bytes(), b":", b""],
+        )
+    });
+    let rank: std::collections::HashMap<StrId, u64> = files
+        .iter()
+        .enumerate()
+        .map(|(r, f)| (*f, r as u64))
+        .collect();
+    (0..g.nodes.len())
+        .map(|i| {
+            let nd = &g.nodes[i];
+            match rank.get(&nd.file) {
+                Some(r) if stored_ids[i].is_none() => {
+                    r << 32 | u64::from(remap[nd.qualified_name.0 as usize])
+                }
+                _ => BY_BYTES,
+            }
+        })
+        .collect()
 }
 
 /// The four base segments of `g`, all held in memory (for repairs that compare them).

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy as Resolution};
 use batho_storage::{
     Artifact, EdgeIdx, EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, RunKind, RunRecord,
-    RunStatus, Store,
+    RunStatus, Store, StrId,
 };
 use proptest::prelude::*;
 
@@ -435,6 +435,45 @@ fn a_default_builder_without_the_empty_string_round_trips() {
         flags: NodeFlags::default(),
         community: 0,
     });
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::create_or_open(tmp.path()).unwrap();
+    store.lock_writer().unwrap().commit(&g, run()).unwrap();
+    check(&g, &store.open_current().unwrap());
+}
+
+#[test]
+fn the_id_index_follows_id_bytes_across_tricky_file_names() {
+    // `a.c:` sorts after `a.c.x:` although `a.c` sorts before `a.c.x`; a file holding `:`
+    // makes one `file:` a prefix of another id; text ids interleave with composed ones.
+    let files = ["a.c", "a.c.x", "a.c:x", "a", "b/a.c", "", "é.c", "a.c:"];
+    let quals = ["f", "x:f", "", "f#2", "g", "é"];
+    let mut g = GraphBuilder::new();
+    for (i, file) in files.iter().enumerate() {
+        for (j, qual) in quals.iter().enumerate() {
+            let (f, q) = (g.intern(file), g.intern(qual));
+            let id = match (i + j) % 3 {
+                0 => IdText::Composed,
+                1 => IdText::Text(g.intern(&format!("{file}:{qual}#2"))),
+                _ => IdText::Text(g.intern(&format!("{file}{qual}"))),
+            };
+            g.add_node(NodeInput {
+                id,
+                name: q,
+                qualified_name: q,
+                kind: NodeKind::Function,
+                file: f,
+                language: Language::C,
+                start_line: 1,
+                end_line: 1,
+                start_byte: 0,
+                end_byte: 0,
+                signature: StrId(0),
+                content_hash: [0; 16],
+                flags: NodeFlags::default(),
+                community: 0,
+            });
+        }
+    }
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::create_or_open(tmp.path()).unwrap();
     store.lock_writer().unwrap().commit(&g, run()).unwrap();
