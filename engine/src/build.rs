@@ -194,6 +194,7 @@ pub fn build(
 ) -> Result<BuildReport, BuildError> {
     let started = Instant::now();
     let started_at_ms = now_ms();
+    let hashed_from_ns = crate::stamps::now_ns();
     if !root.is_dir() {
         return Err(BuildError::NotADirectory(root.to_path_buf()));
     }
@@ -281,6 +282,9 @@ pub fn build(
     };
     let (commit, communities_ms) = commit_whole(&mut writer, &graph, run.clone())?;
     pack.finish(&dir);
+    // An accelerator for the next patch, like the facts cache: failing to write it fails
+    // nothing.
+    let _ = crate::stamps::save_for_build(&dir, &discovery.files, &graph, hashed_from_ns);
     phases.write_ms = mark.elapsed().as_millis() as u64;
     phases.communities_ms = communities_ms;
     let run = RunRecord {

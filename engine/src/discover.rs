@@ -101,6 +101,8 @@ pub struct SourceFile {
     /// Modification time when it was discovered, in milliseconds since the Unix epoch
     /// (`i64::MAX` when the file system does not tell).
     pub modified_ms: i64,
+    /// What `stat` said when it was discovered (see [`crate::stamps`]).
+    pub stamp: Option<crate::stamps::Stamp>,
 }
 
 /// An eligible source file that was left out, and why.
@@ -344,8 +346,8 @@ fn classify(
         // Sockets, FIFOs and devices: reading a FIFO would block the walk.
         return None;
     }
-    let (size, modified_ms) = match entry.metadata() {
-        Ok(m) => (m.len(), modified_ms(&m)),
+    let (size, modified_ms, stamp) = match entry.metadata() {
+        Ok(m) => (m.len(), modified_ms(&m), crate::stamps::Stamp::of(&m)),
         Err(e) => return skip(SkipReason::Unreadable(e.to_string())),
     };
     if size > limit {
@@ -363,6 +365,7 @@ fn classify(
             rel_path,
             size,
             modified_ms,
+            stamp,
         })),
         Err(e) => skip(SkipReason::Unreadable(e.to_string())),
     }

@@ -22,5 +22,6 @@ pub mod patch;
 pub mod query;
 pub mod resolve;
 pub mod source;
+pub mod stamps;
 pub mod status;
 pub mod watch;

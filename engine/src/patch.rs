@@ -51,6 +51,7 @@ use crate::extract::FileFacts;
 use crate::facts_cache::{self, FactsCache, PackWriter};
 use crate::git;
 use crate::resolve::{self, ResolveOptions};
+use crate::stamps::Stamps;
 
 pub use fragment::{ChangeKind, EntityChange, EntitySnapshot};
 
@@ -268,6 +269,8 @@ impl Indexed {
 pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError> {
     let started = Instant::now();
     let started_at_ms = now_ms();
+    // Before any file is looked at: what changes from here on is never stamped as seen.
+    let hashed_from_ns = crate::stamps::now_ns();
     if !root.is_dir() {
         return Err(PatchError::NotADirectory(root.to_path_buf()));
     }
@@ -303,7 +306,29 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .min()
         .or_else(|| base.last_run().map(|r| r.started_at_ms))
         .unwrap_or(0);
-    let mut files = detect(&discovery.files, &indexed, opts.mode, since_ms, workers);
+    let mut stamps = Stamps::load(&dir);
+    let (mut files, hashed) = detect(
+        &discovery.files,
+        &indexed,
+        opts.mode,
+        since_ms,
+        &stamps,
+        workers,
+    );
+    // Stamps of the files just hashed, and none for files gone; written under the writer
+    // lock whether or not anything changed, so that a touched file is hashed once.
+    for (i, hash) in &hashed {
+        let f = &discovery.files[*i];
+        stamps.record(&f.rel_path, f.stamp, hash, hashed_from_ns);
+    }
+    {
+        let on_disk: HashSet<&str> = discovery
+            .files
+            .iter()
+            .map(|f| f.rel_path.as_str())
+            .collect();
+        stamps.retain(|p| on_disk.contains(p));
+    }
     let mut phases = PatchPhases {
         detect_ms: started.elapsed().as_millis() as u64,
         ..PatchPhases::default()
@@ -326,6 +351,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         phases,
     };
     if files.is_empty() {
+        let _ = stamps.save(&dir);
         report.duration_ms = started.elapsed().as_millis() as u64;
         report.artifact_bytes = store.size_on_disk()?;
         return Ok(report);
@@ -364,6 +390,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     }
     files.deleted.sort();
     if files.is_empty() {
+        let _ = stamps.save(&dir);
         report.duration_ms = started.elapsed().as_millis() as u64;
         report.artifact_bytes = store.size_on_disk()?;
         return Ok(report);
@@ -523,6 +550,8 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
             commit
         }
     };
+    // After the commit: a stamp is trusted only for the content hash the artifact holds.
+    let _ = stamps.save(&dir);
     phases.write_ms = mark.elapsed().as_millis() as u64;
     drop(writer);
     report.run = Some(RunRecord {
@@ -592,49 +621,55 @@ fn save_parsed(
     FactsCache::fold_if_many(dir)
 }
 
-/// Compares the files on disk with the artifact's `File` nodes.
+/// Compares the files on disk with the artifact's `File` nodes. Also returns the full
+/// hash of each file it read (by index in `disk`), for its stamp.
 fn detect(
     disk: &[SourceFile],
     indexed: &Indexed,
     mode: DetectMode,
     since_ms: i64,
+    stamps: &Stamps,
     workers: usize,
-) -> FileChanges {
+) -> (FileChanges, Vec<(usize, [u8; 32])>) {
     let mut out = FileChanges::default();
-    let mut candidates: Vec<(&SourceFile, [u8; 16])> = Vec::new();
-    for f in disk {
+    let mut candidates: Vec<(usize, &SourceFile, [u8; 16])> = Vec::new();
+    for (i, f) in disk.iter().enumerate() {
         match indexed.files.get(&f.rel_path) {
             None => out.added.push(f.rel_path.clone()),
             Some(&(_, _, hash)) => {
                 let check = match mode {
-                    DetectMode::Hash => true,
+                    DetectMode::Hash => !stamps.unchanged(&f.rel_path, f.stamp.as_ref(), &hash),
                     DetectMode::Mtime => f.modified_ms >= since_ms,
                 };
                 if check {
-                    candidates.push((f, hash));
+                    candidates.push((i, f, hash));
                 }
             }
         }
     }
     // Hash in parallel: on a kernel-size tree this reads a gigabyte.
     let next = std::sync::atomic::AtomicUsize::new(0);
-    // (modified, turned binary)
-    let found = std::sync::Mutex::new((Vec::new(), Vec::new()));
+    // (modified, turned binary, hashed)
+    let found = std::sync::Mutex::new((Vec::new(), Vec::new(), Vec::new()));
     std::thread::scope(|s| {
         for _ in 0..workers.min(candidates.len()).max(1) {
             s.spawn(|| {
-                let (mut modified, mut binary) = (Vec::new(), Vec::new());
+                let (mut modified, mut binary, mut hashed) = (Vec::new(), Vec::new(), Vec::new());
                 // One buffer per thread: a fresh allocation per file costs page faults and
                 // zeroing on every large file, as much as the hashing itself.
                 let mut buf: Vec<u8> = Vec::new();
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((f, old)) = candidates.get(i) else {
+                    let Some((k, f, old)) = candidates.get(i) else {
                         break;
                     };
+                    let hash = hash_file(&f.abs_path, &mut buf);
+                    if let Ok(h) = &hash {
+                        hashed.push((*k, *h));
+                    }
                     // A file that cannot be read now counts as modified: extraction then
                     // finds out and reports it deleted, as a build would skip it.
-                    match hash_file(&f.abs_path, &mut buf) {
+                    match hash {
                         Ok(h) if h[..16] == old[..] => {}
                         // Discovery trusted indexed files to be text; one that turned
                         // binary is gone from the index, as a full build would skip it.
@@ -646,11 +681,12 @@ fn detect(
                 if let Ok(mut m) = found.lock() {
                     m.0.extend(modified);
                     m.1.extend(binary);
+                    m.2.extend(hashed);
                 }
             });
         }
     });
-    let (modified, binary) = found.into_inner().unwrap_or_default();
+    let (modified, binary, hashed) = found.into_inner().unwrap_or_default();
     out.modified = modified;
     out.modified.sort();
     let on_disk: BTreeSet<&str> = disk.iter().map(|f| f.rel_path.as_str()).collect();
@@ -662,7 +698,7 @@ fn detect(
         .chain(binary)
         .collect();
     out.deleted.sort();
-    out
+    (out, hashed)
 }
 
 /// The blake3 of a file's bytes, which are left in `buf` (scratch space kept between

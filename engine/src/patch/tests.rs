@@ -619,3 +619,76 @@ fn parity_field_type_change_reaches_a_method_using_it_as_receiver() {
     let report = parity(t.path(), &[], &[("inc/box.h", Some(&boxed("Other")))]);
     assert!(report.affected.contains(&"src/big.cpp".to_owned()));
 }
+
+#[test]
+fn hash_mode_trusts_a_stamp_only_while_size_times_inode_and_hash_all_match() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("repo");
+    copy_tree(&demo_dir(), &root);
+    // Stamps are recorded only for files last changed before the racy margin.
+    std::thread::sleep(std::time::Duration::from_millis(
+        crate::stamps::RACY_MARGIN_NS as u64 / 1_000_000 + 200,
+    ));
+    quiet_build(&root);
+    let dir = artifact_dir(&root);
+    let stamps = crate::stamps::Stamps::load(&dir);
+    let indexed = super::Indexed::of(&Artifact::open(&dir).expect("open"));
+    assert_eq!(
+        stamps.len(),
+        indexed.files.len(),
+        "the build stamps every file"
+    );
+    assert_eq!(run_patch(&root, DetectMode::Hash).files.total(), 0);
+
+    // Same size, mtime set back: only ctime tells. Hash mode must still see it.
+    let path = root.join("src/hash.c");
+    let before = std::fs::metadata(&path).expect("stat");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let edited = text.replacen("return", "RETURN", 1);
+    assert_eq!(edited.len(), text.len());
+    std::fs::write(&path, edited).expect("write");
+    let f = std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    f.set_modified(before.modified().expect("mtime"))
+        .expect("set mtime");
+    drop(f);
+    let report = run_patch(&root, DetectMode::Hash);
+    assert_eq!(report.files.modified, ["src/hash.c"]);
+}
+
+#[test]
+fn detection_skips_a_stamped_file_without_reading_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("a.c");
+    std::fs::write(&path, "int a;\n").expect("write");
+    let stamp = crate::stamps::Stamp::of(&std::fs::metadata(&path).expect("stat"));
+    let disk = [crate::discover::SourceFile {
+        abs_path: path,
+        rel_path: "a.c".into(),
+        size: 7,
+        modified_ms: 0,
+        stamp,
+    }];
+    // The artifact's hash is not the file's: only a trusted stamp keeps it unchanged.
+    let indexed = super::Indexed {
+        files: [(
+            "a.c".to_owned(),
+            (
+                batho_storage::NodeIdx(0),
+                batho_schema::Language::C,
+                [9; 16],
+            ),
+        )]
+        .into(),
+    };
+    let mut stamps = crate::stamps::Stamps::default();
+    let (changes, hashed) = super::detect(&disk, &indexed, DetectMode::Hash, 0, &stamps, 1);
+    assert_eq!(changes.modified, ["a.c"]);
+    assert_eq!(hashed.len(), 1);
+    stamps.record("a.c", stamp, &[9; 32], i64::MAX);
+    let (changes, hashed) = super::detect(&disk, &indexed, DetectMode::Hash, 0, &stamps, 1);
+    assert_eq!(changes.total(), 0);
+    assert!(hashed.is_empty());
+}

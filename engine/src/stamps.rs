@@ -1,0 +1,289 @@
+//! File stamps: what `stat` said about each indexed file when its content was hashed.
+//!
+//! Hash-mode change detection compares every file's blake3 with its `File` node, which
+//! reads the whole tree (a kernel: 1.2 GB, most of a one-file patch's second). Like git's
+//! index, a patch skips a file whose stamp (size, mtime, ctime, inode, device) is the one
+//! recorded when the file last hashed to the content hash the artifact holds for it. Any
+//! write to a file changes its ctime, which no program can set back, so an edited file is
+//! never skipped; a file merely touched is hashed again and found unchanged.
+//!
+//! Racy stamps: a file written within the timestamp granularity of the moment it was
+//! hashed could change again without its stamp changing. A stamp is therefore recorded
+//! only for a file whose mtime and ctime are older than [`RACY_MARGIN_NS`] before the
+//! hashing began; others are hashed again next time.
+//!
+//! The stamps live in `.batho/stamps`, rewritten (temporary file, rename) under the writer
+//! lock after each build and patch. They are an accelerator: a missing, damaged or foreign
+//! file only means every file is hashed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// How much older than the start of hashing a file's mtime and ctime must be for its
+/// stamp to be trusted later (file system timestamps can be coarser than a millisecond).
+pub(crate) const RACY_MARGIN_NS: i64 = 2_000_000_000;
+
+const MAGIC: &[u8; 8] = b"BATHOSTM";
+const VERSION: u32 = 1;
+const FILE_NAME: &str = "stamps";
+
+/// What `stat` says about a file, as far as change detection cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    size: u64,
+    mtime_ns: i64,
+    ctime_ns: i64,
+    ino: u64,
+    dev: u64,
+}
+
+impl Stamp {
+    /// The stamp of a file's metadata; `None` where the platform lacks ctime and inodes.
+    pub fn of(m: &std::fs::Metadata) -> Option<Stamp> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(Stamp {
+                size: m.size(),
+                mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
+                ctime_ns: m.ctime().saturating_mul(1_000_000_000) + m.ctime_nsec(),
+                ino: m.ino(),
+                dev: m.dev(),
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = m;
+            None
+        }
+    }
+
+    fn newest_ns(&self) -> i64 {
+        self.mtime_ns.max(self.ctime_ns)
+    }
+}
+
+/// Nanoseconds since the Unix epoch, now.
+pub(crate) fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// The recorded stamps, by repository path, with the content hash (first 16 bytes) the
+/// file had when stamped.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Stamps {
+    entries: HashMap<String, (Stamp, [u8; 16])>,
+}
+
+impl Stamps {
+    /// The stamps of the artifact at `dir`; none if the file is missing or not valid.
+    pub(crate) fn load(dir: &Path) -> Stamps {
+        std::fs::read(dir.join(FILE_NAME))
+            .ok()
+            .and_then(|b| Stamps::decode(&b))
+            .unwrap_or_default()
+    }
+
+    /// Whether the file at `path`, whose stamp is now `stamp`, certainly still has the
+    /// content the artifact holds (`indexed` is its `File` node's hash).
+    pub(crate) fn unchanged(&self, path: &str, stamp: Option<&Stamp>, indexed: &[u8; 16]) -> bool {
+        match (stamp, self.entries.get(path)) {
+            (Some(now), Some((then, hash))) => now == then && hash == indexed,
+            _ => false,
+        }
+    }
+
+    /// Records that the file at `path` with `stamp` hashed to `hash` in a pass that began
+    /// at `hashed_from_ns`; a racy stamp is dropped instead.
+    pub(crate) fn record(
+        &mut self,
+        path: &str,
+        stamp: Option<Stamp>,
+        hash: &[u8],
+        hashed_from_ns: i64,
+    ) {
+        match stamp {
+            Some(s) if s.newest_ns() < hashed_from_ns.saturating_sub(RACY_MARGIN_NS) => {
+                let mut h = [0; 16];
+                h.copy_from_slice(&hash[..16]);
+                self.entries.insert(path.to_owned(), (s, h));
+            }
+            _ => {
+                self.entries.remove(path);
+            }
+        }
+    }
+
+    /// Number of stamped files.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Keeps only the paths `keep` accepts (files still indexed).
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.entries.retain(|p, _| keep(p));
+    }
+
+    /// Writes the stamps for the artifact at `dir` (temporary file, then rename). Callers
+    /// hold the writer lock.
+    pub(crate) fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let tmp: PathBuf = dir.join(format!("{FILE_NAME}.tmp-{}", uuid::Uuid::new_v4()));
+        std::fs::write(&tmp, self.encode())?;
+        std::fs::rename(&tmp, dir.join(FILE_NAME)).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+    }
+
+    /// `MAGIC`, version (u32), count (u32), then per entry sorted by path: path length
+    /// (u32), path, size, mtime, ctime, inode, device (8 bytes each), hash (16 bytes); then
+    /// the blake3 of everything before (32 bytes). Little-endian.
+    fn encode(&self) -> Vec<u8> {
+        let mut paths: Vec<&String> = self.entries.keys().collect();
+        paths.sort();
+        let mut out = Vec::with_capacity(16 + paths.len() * 100);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&(paths.len() as u32).to_le_bytes());
+        for p in paths {
+            let (s, h) = &self.entries[p];
+            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+            out.extend_from_slice(p.as_bytes());
+            for v in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            out.extend_from_slice(h);
+        }
+        let sum = blake3::hash(&out);
+        out.extend_from_slice(sum.as_bytes());
+        out
+    }
+
+    fn decode(b: &[u8]) -> Option<Stamps> {
+        let (body, sum) = b.split_at_checked(b.len().checked_sub(32)?)?;
+        if blake3::hash(body).as_bytes() != sum {
+            return None;
+        }
+        let mut r = Reader(body);
+        if r.take(8)? != MAGIC || r.u32()? != VERSION {
+            return None;
+        }
+        let count = r.u32()?;
+        let mut entries = HashMap::new();
+        for _ in 0..count {
+            let len = r.u32()? as usize;
+            let path = std::str::from_utf8(r.take(len)?).ok()?.to_owned();
+            let stamp = Stamp {
+                size: r.u64()?,
+                mtime_ns: r.u64()? as i64,
+                ctime_ns: r.u64()? as i64,
+                ino: r.u64()?,
+                dev: r.u64()?,
+            };
+            let hash: [u8; 16] = r.take(16)?.try_into().ok()?;
+            entries.insert(path, (stamp, hash));
+        }
+        r.0.is_empty().then_some(Stamps { entries })
+    }
+}
+
+/// Writes the stamps of a whole build of `files` at `dir`: each indexed file (a `File` node
+/// of `graph`) with the content hash it was indexed with. `hashed_from_ns`: when the build
+/// began, before discovery took the stamps.
+pub(crate) fn save_for_build(
+    dir: &Path,
+    files: &[crate::discover::SourceFile],
+    graph: &batho_storage::GraphBuilder,
+    hashed_from_ns: i64,
+) -> std::io::Result<()> {
+    let by_path: HashMap<&str, &crate::discover::SourceFile> =
+        files.iter().map(|f| (f.rel_path.as_str(), f)).collect();
+    let mut stamps = Stamps::default();
+    for n in &graph.nodes {
+        if n.kind != batho_schema::NodeKind::File {
+            continue;
+        }
+        let path = graph.str(n.file);
+        if let Some(f) = by_path.get(path) {
+            stamps.record(path, f.stamp, &n.content_hash, hashed_from_ns);
+        }
+    }
+    stamps.save(dir)
+}
+
+/// A bounds-checked cursor over the stamps file.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (a, b) = self.0.split_at_checked(n)?;
+        self.0 = b;
+        Some(a)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(mtime_s: i64, ctime_s: i64) -> Stamp {
+        Stamp {
+            size: 10,
+            mtime_ns: mtime_s * 1_000_000_000,
+            ctime_ns: ctime_s * 1_000_000_000,
+            ino: 7,
+            dev: 1,
+        }
+    }
+
+    #[test]
+    fn a_stamp_is_trusted_only_with_the_same_stat_and_the_indexed_hash() {
+        let now = 100 * 1_000_000_000;
+        let mut s = Stamps::default();
+        s.record("a.c", Some(stamp(50, 60)), &[1; 32], now);
+        assert!(s.unchanged("a.c", Some(&stamp(50, 60)), &[1; 16]));
+        // Any write moves ctime; the artifact may hold other content than was stamped.
+        assert!(!s.unchanged("a.c", Some(&stamp(50, 61)), &[1; 16]));
+        assert!(!s.unchanged("a.c", Some(&stamp(50, 60)), &[2; 16]));
+        assert!(!s.unchanged("b.c", Some(&stamp(50, 60)), &[1; 16]));
+        assert!(!s.unchanged("a.c", None, &[1; 16]));
+    }
+
+    #[test]
+    fn a_racy_stamp_is_not_recorded_and_drops_the_old_one() {
+        let now = 100 * 1_000_000_000;
+        let mut s = Stamps::default();
+        s.record("a.c", Some(stamp(50, 60)), &[1; 32], now);
+        // Changed within the margin before hashing began: hashed again next time.
+        s.record("a.c", Some(stamp(50, 99)), &[2; 32], now);
+        assert!(!s.unchanged("a.c", Some(&stamp(50, 99)), &[2; 16]));
+        assert!(!s.unchanged("a.c", Some(&stamp(50, 60)), &[1; 16]));
+    }
+
+    #[test]
+    fn stamps_round_trip_and_damage_reads_as_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let now = 100 * 1_000_000_000;
+        let mut s = Stamps::default();
+        s.record("dir/a.c", Some(stamp(5, 6)), &[3; 32], now);
+        s.record("é.h", Some(stamp(7, 8)), &[4; 32], now);
+        s.save(tmp.path()).unwrap();
+        assert_eq!(Stamps::load(tmp.path()), s);
+        let bytes = s.encode();
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x40;
+            assert_eq!(Stamps::decode(&bad), None, "flip at {i}");
+            assert_eq!(Stamps::decode(&bytes[..i]), None, "cut at {i}");
+        }
+        assert_eq!(Stamps::load(&tmp.path().join("missing")), Stamps::default());
+    }
+}
