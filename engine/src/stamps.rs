@@ -73,13 +73,13 @@ pub(crate) fn now_ns() -> i64 {
 /// The recorded stamps, by repository path, with the content hash (first 16 bytes) the
 /// file had when stamped.
 #[derive(Debug, Default, PartialEq)]
-pub(crate) struct Stamps {
+pub struct Stamps {
     entries: HashMap<String, (Stamp, [u8; 16])>,
 }
 
 impl Stamps {
     /// The stamps of the artifact at `dir`; none if the file is missing or not valid.
-    pub(crate) fn load(dir: &Path) -> Stamps {
+    pub fn load(dir: &Path) -> Stamps {
         std::fs::read(dir.join(FILE_NAME))
             .ok()
             .and_then(|b| Stamps::decode(&b))

@@ -1,9 +1,12 @@
 //! Arbitrary bytes as a facts-cache pack file: opening the cache, checking and decoding
 //! every entry and filter, and decoding the bytes as one skeleton must never panic or
-//! allocate without bound (a damaged pack is a cache miss, never an error).
+//! allocate without bound (a damaged pack is a cache miss, never an error). The same bytes
+//! as the file stamps (`.batho/stamps`, the other accelerator beside the artifact) must
+//! load as no stamps or valid ones, never panic.
 #![no_main]
 
 use batho_engine::facts_cache::{FactsCache, cache_dir, decode_skeleton};
+use batho_engine::stamps::Stamps;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,6 +19,9 @@ fuzz_target!(|data: &[u8]| {
         || std::fs::write(facts.join("fuzz.pack"), data).is_err()
     {
         return;
+    }
+    if std::fs::write(dir.path().join("stamps"), data).is_ok() {
+        let _ = Stamps::load(dir.path());
     }
     let cache = FactsCache::open(dir.path());
     let _ = cache.scan();
