@@ -187,15 +187,32 @@ pub(crate) fn build_layer(
         .map(|_| BitmapBuild::default())
         .collect();
     let mut file_rows: BTreeMap<u32, BitmapBuild> = BTreeMap::new();
+    // A file's nodes come in runs: each run is looked up in `file_rows` once. The sorted
+    // dictionary's string 0 is "", so a file key of 0 is a stub's empty file.
+    let mut run: (u32, Vec<u32>) = (0, Vec::new());
     for (i, nd) in nodes.iter().enumerate() {
         if let Some(b) = kinds.get_mut(usize::from(nd.kind.code())) {
             b.push(i as u32)?;
         }
-        if !g.str(nd.file).is_empty() {
-            file_rows
-                .entry(remap[nd.file.0 as usize])
-                .or_default()
-                .push(i as u32)?;
+        let file = remap[nd.file.0 as usize];
+        if file != run.0 {
+            if run.0 != 0 {
+                let rows = file_rows.entry(run.0).or_default();
+                for r in run.1.drain(..) {
+                    rows.push(r)?;
+                }
+            }
+            run.1.clear();
+            run.0 = file;
+        }
+        if file != 0 {
+            run.1.push(i as u32);
+        }
+    }
+    if run.0 != 0 {
+        let rows = file_rows.entry(run.0).or_default();
+        for r in run.1.drain(..) {
+            rows.push(r)?;
         }
     }
     let mut rels: Vec<BitmapBuild> = (0..RelType::ALL.len())
@@ -346,13 +363,17 @@ const BY_BYTES: u64 = u64::MAX;
 /// [`BY_BYTES`]. Integer comparisons instead of slices of three strings made the kernel's
 /// id index (7 M ids, 23 comparisons each) several times faster to sort.
 fn id_sort_keys(g: &GraphBuilder, stored_ids: &[Option<StrId>], remap: &[u32]) -> Vec<u64> {
-    let fast = |i: usize| stored_ids[i].is_none() && !g.str(g.nodes[i].file).contains(':');
-    let mut files: Vec<StrId> = (0..g.nodes.len())
-        .filter(|&i| fast(i))
-        .map(|i| g.nodes[i].file)
-        .collect();
+    // The distinct files of composed ids (a file's nodes are mostly consecutive), each
+    // checked once.
+    let mut files: Vec<StrId> = Vec::new();
+    for (nd, id) in g.nodes.iter().zip(stored_ids) {
+        if id.is_none() && files.last() != Some(&nd.file) {
+            files.push(nd.file);
+        }
+    }
     files.sort_unstable();
     files.dedup();
+    files.retain(|f| !g.str(*f).contains(':'));
     files.sort_unstable_by(|a, b| {
         cmp_parts(
             [g.str(*a).as_bytes(), b":", b""],
@@ -364,15 +385,25 @@ fn id_sort_keys(g: &GraphBuilder, stored_ids: &[Option<StrId>], remap: &[u32]) -
         .enumerate()
         .map(|(r, f)| (*f, r as u64))
         .collect();
-    (0..g.nodes.len())
-        .map(|i| {
-            let nd = &g.nodes[i];
-            match rank.get(&nd.file) {
-                Some(r) if stored_ids[i].is_none() => {
-                    r << 32 | u64::from(remap[nd.qualified_name.0 as usize])
-                }
-                _ => BY_BYTES,
+    let mut last: Option<(StrId, Option<u64>)> = None;
+    g.nodes
+        .iter()
+        .zip(stored_ids)
+        .map(|(nd, id)| {
+            if id.is_some() {
+                return BY_BYTES;
             }
+            let r = match last {
+                Some((f, r)) if f == nd.file => r,
+                _ => {
+                    let r = rank.get(&nd.file).copied();
+                    last = Some((nd.file, r));
+                    r
+                }
+            };
+            r.map_or(BY_BYTES, |r| {
+                r << 32 | u64::from(remap[nd.qualified_name.0 as usize])
+            })
         })
         .collect()
 }
