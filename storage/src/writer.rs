@@ -190,31 +190,29 @@ pub(crate) fn build_layer(
     // A file's nodes come in runs: each run is looked up in `file_rows` once. The sorted
     // dictionary's string 0 is "", so a file key of 0 is a stub's empty file.
     let mut run: (u32, Vec<u32>) = (0, Vec::new());
+    let flush = |file_rows: &mut BTreeMap<u32, BitmapBuild>, run: &mut (u32, Vec<u32>)| {
+        if run.0 != 0 {
+            let rows = file_rows.entry(run.0).or_default();
+            for r in run.1.drain(..) {
+                rows.push(r)?;
+            }
+        }
+        Ok::<(), StorageError>(())
+    };
     for (i, nd) in nodes.iter().enumerate() {
         if let Some(b) = kinds.get_mut(usize::from(nd.kind.code())) {
             b.push(i as u32)?;
         }
         let file = remap[nd.file.0 as usize];
         if file != run.0 {
-            if run.0 != 0 {
-                let rows = file_rows.entry(run.0).or_default();
-                for r in run.1.drain(..) {
-                    rows.push(r)?;
-                }
-            }
-            run.1.clear();
-            run.0 = file;
+            flush(&mut file_rows, &mut run)?;
+            run = (file, Vec::new());
         }
         if file != 0 {
             run.1.push(i as u32);
         }
     }
-    if run.0 != 0 {
-        let rows = file_rows.entry(run.0).or_default();
-        for r in run.1.drain(..) {
-            rows.push(r)?;
-        }
-    }
+    flush(&mut file_rows, &mut run)?;
     let mut rels: Vec<BitmapBuild> = (0..RelType::ALL.len())
         .map(|_| BitmapBuild::default())
         .collect();
