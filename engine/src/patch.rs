@@ -315,20 +315,14 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         &stamps,
         workers,
     );
-    // Stamps of the files just hashed, and none for files gone; written under the writer
-    // lock whether or not anything changed, so that a touched file is hashed once.
+    // Stamps of the files just hashed, and none for files gone (stamps only ever name
+    // indexed files, so the gone ones are all in `deleted`); written under the writer lock
+    // whether or not anything changed, so that a touched file is hashed once.
     for (i, hash) in &hashed {
         let f = &discovery.files[*i];
         stamps.record(&f.rel_path, f.stamp, hash, hashed_from_ns);
     }
-    {
-        let on_disk: HashSet<&str> = discovery
-            .files
-            .iter()
-            .map(|f| f.rel_path.as_str())
-            .collect();
-        stamps.retain(|p| on_disk.contains(p));
-    }
+    stamps.forget(&files.deleted);
     let mut phases = PatchPhases {
         detect_ms: started.elapsed().as_millis() as u64,
         ..PatchPhases::default()

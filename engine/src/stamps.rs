@@ -122,9 +122,11 @@ impl Stamps {
         self.entries.len()
     }
 
-    /// Keeps only the paths `keep` accepts (files still indexed).
-    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        self.entries.retain(|p, _| keep(p));
+    /// Drops the stamps of `paths` (files no longer indexed).
+    pub(crate) fn forget(&mut self, paths: &[String]) {
+        for p in paths {
+            self.entries.remove(p);
+        }
     }
 
     /// Writes the stamps for the artifact at `dir` (temporary file, then rename). Callers

@@ -409,10 +409,7 @@ proptest! {
 #[test]
 fn the_empty_graph_round_trips() {
     let g = GraphBuilder::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::create_or_open(tmp.path()).unwrap();
-    store.lock_writer().unwrap().commit(&g, run()).unwrap();
-    check(&g, &store.open_current().unwrap());
+    round_trip(&g);
 }
 
 #[test]
@@ -420,25 +417,13 @@ fn a_default_builder_without_the_empty_string_round_trips() {
     let mut g = GraphBuilder::default();
     let x = g.intern("x");
     g.add_node(NodeInput {
-        id: IdText::Text(x),
-        name: x,
-        qualified_name: x,
-        kind: NodeKind::Function,
-        file: x,
-        language: Language::C,
-        start_line: 1,
         end_line: 2,
-        start_byte: 0,
         end_byte: 10,
         signature: x,
         content_hash: [1; 16],
-        flags: NodeFlags::default(),
-        community: 0,
+        ..function_node(IdText::Text(x), x, x)
     });
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::create_or_open(tmp.path()).unwrap();
-    store.lock_writer().unwrap().commit(&g, run()).unwrap();
-    check(&g, &store.open_current().unwrap());
+    round_trip(&g);
 }
 
 #[test]
@@ -456,26 +441,36 @@ fn the_id_index_follows_id_bytes_across_tricky_file_names() {
                 1 => IdText::Text(g.intern(&format!("{file}:{qual}#2"))),
                 _ => IdText::Text(g.intern(&format!("{file}{qual}"))),
             };
-            g.add_node(NodeInput {
-                id,
-                name: q,
-                qualified_name: q,
-                kind: NodeKind::Function,
-                file: f,
-                language: Language::C,
-                start_line: 1,
-                end_line: 1,
-                start_byte: 0,
-                end_byte: 0,
-                signature: StrId(0),
-                content_hash: [0; 16],
-                flags: NodeFlags::default(),
-                community: 0,
-            });
+            g.add_node(function_node(id, q, f));
         }
     }
+    round_trip(&g);
+}
+
+/// Commits `g` to a fresh store and checks the artifact against it.
+fn round_trip(g: &GraphBuilder) {
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::create_or_open(tmp.path()).unwrap();
-    store.lock_writer().unwrap().commit(&g, run()).unwrap();
-    check(&g, &store.open_current().unwrap());
+    store.lock_writer().unwrap().commit(g, run()).unwrap();
+    check(g, &store.open_current().unwrap());
+}
+
+/// A one-line C function named `name` (its qualified name too) in `file`.
+fn function_node(id: IdText, name: StrId, file: StrId) -> NodeInput {
+    NodeInput {
+        id,
+        name,
+        qualified_name: name,
+        kind: NodeKind::Function,
+        file,
+        language: Language::C,
+        start_line: 1,
+        end_line: 1,
+        start_byte: 0,
+        end_byte: 0,
+        signature: StrId(0),
+        content_hash: [0; 16],
+        flags: NodeFlags::default(),
+        community: 0,
+    }
 }

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use batho_storage::fuzzing::{Rng, copy_store};
 use batho_storage::{
-    Artifact, EdgeInput, GraphBuilder, GraphFragment, IdText, NodeIdx, NodeInput, RunKind,
-    RunRecord, RunStatus, Store,
+    Artifact, EdgeInput, GraphBuilder, GraphFragment, NodeIdx, NodeInput, RunKind, RunRecord,
+    RunStatus, Store,
 };
 
 fn run_record() -> RunRecord {
@@ -37,12 +37,13 @@ fn run_record() -> RunRecord {
 }
 
 fn node_input(g: &mut GraphBuilder, n: batho_storage::NodeRef<'_>, shift: u32) -> NodeInput {
+    let (file, qualified_name) = (g.intern(n.file()), g.intern(n.qualified_name()));
     NodeInput {
-        id: IdText::Text(g.intern(&n.id())),
+        id: g.id_text(&n.id(), file, qualified_name),
         name: g.intern(n.name()),
-        qualified_name: g.intern(n.qualified_name()),
+        qualified_name,
         kind: n.kind(),
-        file: g.intern(n.file()),
+        file,
         language: n.language(),
         start_line: n.start_line() + shift,
         end_line: n.end_line() + shift,
