@@ -18,6 +18,7 @@ use crate::manifest::RunRecord;
 use crate::reader::Artifact;
 use crate::refs::NodeRef;
 use crate::store::{CommitInfo, WriterLock};
+use crate::writer::CONTENT_HASH_LEN;
 
 /// The new state of some files, laid over an artifact's current graph by a patch.
 #[derive(Clone, Debug, Default)]
@@ -272,22 +273,22 @@ impl Plan {
 }
 
 /// `n` as a builder node of `g` (strings interned; content hash zero-padded past the
-/// 16 stored bytes).
+/// [`CONTENT_HASH_LEN`] stored bytes).
 pub(crate) fn node_input(g: &mut GraphBuilder, node: NodeRef<'_>) -> NodeInput {
     let mut content_hash = [0u8; 32];
-    content_hash[..16].copy_from_slice(&node.content_hash());
+    content_hash[..CONTENT_HASH_LEN].copy_from_slice(&node.content_hash());
     NodeInput {
         id: g.intern(&node.id()),
-        name: g.intern(node.name()),
-        qualified_name: g.intern(node.qualified_name()),
+        name: g.intern(&node.name()),
+        qualified_name: g.intern(&node.qualified_name()),
         kind: node.kind(),
-        file: g.intern(node.file()),
+        file: g.intern(&node.file()),
         language: node.language(),
         start_line: node.start_line(),
         end_line: node.end_line(),
         start_byte: node.start_byte(),
         end_byte: node.end_byte(),
-        signature: g.intern(node.signature()),
+        signature: g.intern(&node.signature()),
         content_hash,
         flags: node.flags(),
         community: node.community(),
@@ -306,11 +307,11 @@ impl StrMemo {
         match self.0.get(s.0 as usize) {
             Some(&v) if v != u32::MAX => StrId(v),
             Some(_) => {
-                let id = g.intern(base.string(s));
+                let id = g.intern(&base.string(s));
                 self.0[s.0 as usize] = id.0;
                 id
             }
-            None => g.intern(base.string(s)),
+            None => g.intern(&base.string(s)),
         }
     }
 
@@ -322,7 +323,7 @@ impl StrMemo {
         node: NodeRef<'_>,
     ) -> NodeInput {
         let mut content_hash = [0u8; 32];
-        content_hash[..16].copy_from_slice(&node.content_hash());
+        content_hash[..CONTENT_HASH_LEN].copy_from_slice(&node.content_hash());
         NodeInput {
             id: match node.id_sid() {
                 Some(s) => self.get(g, base, s),

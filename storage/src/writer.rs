@@ -12,11 +12,16 @@ use roaring::RoaringBitmap;
 
 use crate::column::SegmentWriter;
 use crate::error::{Result, StorageError};
-use crate::format::{SegmentKind, bitmaps_col, cmp_parts, edges_col, nodes_col, strings_col};
+use crate::format::{SegmentKind, bitmaps_col, cmp_parts, edges_col, nodes_col};
 use crate::input::{EdgeInput, GraphBuilder, NodeInput, StrId};
 
-/// Number of content-hash bytes kept per node (a 128-bit blake3 prefix).
+/// Number of content-hash bytes kept per node (a 128-bit blake3 prefix). Everything that
+/// compares a fresh hash with a stored one (patch change detection, facts-cache keys)
+/// must truncate to this length.
 pub const CONTENT_HASH_LEN: usize = 16;
+
+/// A node's stored content hash.
+pub type StoredHash = [u8; CONTENT_HASH_LEN];
 
 /// The encoded segments of one base layer.
 pub(crate) struct BuiltLayer {
@@ -130,18 +135,8 @@ pub(crate) fn build_layer(g: &GraphBuilder, db_uuid: [u8; 16]) -> Result<BuiltLa
     }
     let r = |s: StrId| u64::from(remap[s.0 as usize]);
 
-    let mut strings = SegmentWriter::default();
-    let mut offsets = Vec::with_capacity(sorted.len() + 1);
-    let mut bytes = Vec::new();
-    offsets.push(0u64);
-    for s in &sorted {
-        bytes.extend_from_slice(s.as_bytes());
-        offsets.push(bytes.len() as u64);
-    }
-    strings.add_uint(strings_col::OFFSETS, offsets.len(), |i| offsets[i]);
-    strings.add_bytes(strings_col::BYTES, &bytes);
-    drop((offsets, bytes, sorted));
-    let strings = strings.finish(SegmentKind::Strings as u8, db_uuid);
+    let strings = crate::strings::encode_segment(&sorted, SegmentKind::Strings, db_uuid);
+    drop(sorted);
 
     // Nodes.
     let nodes = &g.nodes;

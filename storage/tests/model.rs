@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy as Resolution};
 use batho_storage::{
-    Artifact, EdgeIdx, EdgeInput, GraphBuilder, NodeIdx, NodeInput, RunKind, RunRecord, RunStatus,
-    Store,
+    Artifact, CONTENT_HASH_LEN, EdgeIdx, EdgeInput, GraphBuilder, NodeIdx, NodeInput, RunKind,
+    RunRecord, RunStatus, Store, StrId,
 };
 use proptest::prelude::*;
 
@@ -97,15 +97,22 @@ fn edge_spec() -> impl Strategy<Value = EdgeSpec> {
         )
 }
 
+/// Strings for every text field. The dictionary is front-coded in blocks of 16, so the
+/// pool is large enough to span several blocks and rich in shared prefixes (paths, scoped
+/// names, non-ASCII ones whose shared prefix can end inside a character).
 fn pool() -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec(
         prop_oneof![
             Just(String::new()),
             "[a-c]{1,3}",
             "[a-z_/.:]{0,12}",
-            "\\PC{0,6}"
+            "\\PC{0,6}",
+            "(src/|src/net/|include/linux/)[a-c]{0,3}\\.[ch]",
+            "(é|ê|日本|a)(é|b|語){0,4}",
+            "struct (a|ab)::[a-c]{0,3}",
+            "[a-b]{100,140}",
         ],
-        1..40,
+        1..90,
     )
 }
 
@@ -226,7 +233,7 @@ fn art_edge(a: &Artifact, e: batho_storage::EdgeRef<'_>) -> EdgeKey {
         e.roles().0,
         e.confidence().to_bits(),
         e.strategy().code(),
-        e.file().to_owned(),
+        e.file().into_owned(),
         e.line(),
     )
         .tap(|_| assert_eq!(a.edge(e.idx()).dst(), e.dst()))
@@ -240,11 +247,41 @@ trait Tap: Sized {
 }
 impl<T> Tap for T {}
 
+/// The dictionary holds exactly the distinct texts the graph stores (ids of the usual
+/// `file:qualified_name` shape are composed on read, not stored), ascending, each found
+/// by text at its own id.
+fn check_dictionary(g: &GraphBuilder, a: &Artifact) {
+    let mut want: BTreeSet<&str> = BTreeSet::from([""]);
+    for n in &g.nodes {
+        want.extend([n.name, n.qualified_name, n.file, n.signature].map(|s| g.str(s)));
+        let composed = g.str(n.id) == format!("{}:{}", g.str(n.file), g.str(n.qualified_name));
+        if !composed {
+            want.insert(g.str(n.id));
+        }
+    }
+    want.extend(g.edges.iter().map(|e| g.str(e.file)));
+    let got: Vec<String> = (0..a.string_count())
+        .map(|s| a.string(StrId(s)).into_owned())
+        .collect();
+    assert_eq!(got, want.iter().copied().collect::<Vec<_>>());
+    for (s, text) in got.iter().enumerate() {
+        assert_eq!(a.find_string(text), Some(StrId(s as u32)), "{text:?}");
+        assert_eq!(&*a.string_bytes(StrId(s as u32)), text.as_bytes());
+        let mut after = text.clone();
+        after.push('\u{0}');
+        if !want.contains(after.as_str()) {
+            assert_eq!(a.find_string(&after), None);
+        }
+    }
+    assert_eq!(a.string(StrId(a.string_count())), "");
+}
+
 fn check(g: &GraphBuilder, a: &Artifact) {
     assert_eq!(a.node_count() as usize, g.nodes.len());
     assert_eq!(a.edge_count() as usize, g.edges.len());
     assert_eq!(a.verify(true), vec![]);
-    assert_eq!(a.string(batho_storage::StrId(0)), "");
+    assert_eq!(a.string(StrId(0)), "");
+    check_dictionary(g, a);
     let mut first_with_id: BTreeMap<&str, u32> = BTreeMap::new();
     let mut by_name: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     let mut by_file: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
@@ -264,7 +301,7 @@ fn check(g: &GraphBuilder, a: &Artifact) {
         assert_eq!(r.language(), n.language);
         assert_eq!((r.start_line(), r.end_line()), (n.start_line, n.end_line));
         assert_eq!((r.start_byte(), r.end_byte()), (n.start_byte, n.end_byte));
-        assert_eq!(r.content_hash()[..], n.content_hash[..16]);
+        assert_eq!(r.content_hash()[..], n.content_hash[..CONTENT_HASH_LEN]);
         assert_eq!(r.flags(), n.flags);
         assert_eq!(r.community(), n.community);
         first_with_id.entry(g.str(n.id)).or_insert(i as u32);

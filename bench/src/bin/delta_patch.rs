@@ -38,19 +38,19 @@ fn run_record() -> RunRecord {
 
 fn node_input(g: &mut GraphBuilder, n: batho_storage::NodeRef<'_>, shift: u32) -> NodeInput {
     let mut content_hash = [0u8; 32];
-    content_hash[..16].copy_from_slice(&n.content_hash());
+    content_hash[..batho_storage::CONTENT_HASH_LEN].copy_from_slice(&n.content_hash());
     NodeInput {
         id: g.intern(&n.id()),
-        name: g.intern(n.name()),
-        qualified_name: g.intern(n.qualified_name()),
+        name: g.intern(&n.name()),
+        qualified_name: g.intern(&n.qualified_name()),
         kind: n.kind(),
-        file: g.intern(n.file()),
+        file: g.intern(&n.file()),
         language: n.language(),
         start_line: n.start_line() + shift,
         end_line: n.end_line() + shift,
         start_byte: n.start_byte(),
         end_byte: n.end_byte(),
-        signature: g.intern(n.signature()),
+        signature: g.intern(&n.signature()),
         content_hash,
         flags: n.flags(),
         community: n.community(),
@@ -80,7 +80,7 @@ fn fragment(a: &Artifact, file: &str) -> GraphFragment {
                     d
                 }
             };
-            let f = g.intern(e.file());
+            let f = g.intern(&e.file());
             g.add_edge(EdgeInput {
                 src: at[&b],
                 dst,
@@ -155,7 +155,7 @@ fn main() {
             .files()
             .max_by_key(|f| base.nodes_in_file(f).map_or(0, |b| b.len()))
             .expect("a file")
-            .to_owned(),
+            .into_owned(),
     };
     let frag = fragment(&base, &file);
 

@@ -46,7 +46,7 @@ pub fn canonical(g: &GraphBuilder) -> Canon {
                 n.start_byte,
                 n.end_byte,
                 g.str(n.signature).to_owned(),
-                n.content_hash[..16].to_vec(),
+                n.content_hash[..batho_storage::CONTENT_HASH_LEN].to_vec(),
                 n.flags.0,
             ),
         );

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
-use batho_storage::{Artifact, GraphFragment};
+use batho_storage::{Artifact, CONTENT_HASH_LEN, GraphFragment, StoredHash};
 
 /// The kind of an entity-level change: the same vocabulary as a diff between generations.
 pub use crate::diff::ChangeKind;
@@ -111,7 +111,7 @@ pub(super) fn changes(
     replaced: &BTreeSet<String>,
     g: &GraphBuilder,
 ) -> Vec<EntityChange> {
-    let mut before: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
+    let mut before: BTreeMap<String, (EntitySnapshot, StoredHash)> = BTreeMap::new();
     for p in replaced {
         let Some(bm) = base.nodes_in_file(p) else {
             continue;
@@ -123,22 +123,23 @@ pub(super) fn changes(
             }
             let snap = EntitySnapshot {
                 id: node.id().into_owned(),
-                name: node.name().to_owned(),
+                name: node.name().into_owned(),
                 kind: node.kind().name(),
-                file: node.file().to_owned(),
+                file: node.file().into_owned(),
                 start_line: node.start_line(),
                 end_line: node.end_line(),
             };
             before.insert(snap.id.clone(), (snap, node.content_hash()));
         }
     }
-    let mut after: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
+    let mut after: BTreeMap<String, (EntitySnapshot, StoredHash)> = BTreeMap::new();
     for n in &g.nodes {
         if !is_entity(n.kind) || !replaced.contains(g.str(n.file)) {
             continue;
         }
-        let mut h = [0u8; 16];
-        h.copy_from_slice(&n.content_hash[..16]);
+        // Cut to the stored length, so a moved entity's hashes compare equal.
+        let mut h = [0u8; CONTENT_HASH_LEN];
+        h.copy_from_slice(&n.content_hash[..CONTENT_HASH_LEN]);
         let snap = EntitySnapshot {
             id: g.str(n.id).to_owned(),
             name: g.str(n.name).to_owned(),
@@ -150,7 +151,7 @@ pub(super) fn changes(
         after.insert(snap.id.clone(), (snap, h));
     }
     let mut out = Vec::new();
-    let mut removed: Vec<(EntitySnapshot, [u8; 16])> = Vec::new();
+    let mut removed: Vec<(EntitySnapshot, StoredHash)> = Vec::new();
     for (id, (snap, h)) in &before {
         match after.get(id) {
             Some((a, ah)) => {
@@ -166,7 +167,8 @@ pub(super) fn changes(
         }
     }
     // Renames: a removed entity whose exact text (hash) and kind reappear under a new id.
-    let mut added_by_hash: HashMap<([u8; 16], &'static str), Vec<EntitySnapshot>> = HashMap::new();
+    let mut added_by_hash: HashMap<(StoredHash, &'static str), Vec<EntitySnapshot>> =
+        HashMap::new();
     for (id, (snap, h)) in after.iter().rev() {
         if !before.contains_key(id) {
             added_by_hash
