@@ -56,8 +56,8 @@ pub use pack::PackWriter;
 pub use skeleton::{DecodeError, decode_skeleton, encode_skeleton};
 
 /// Bumped whenever extraction or the encoding changes what a pack holds: packs of
-/// another version are ignored.
-pub const CACHE_VERSION: u32 = 5;
+/// another version are ignored. (6: keys hash the artifact's 8-byte content-hash prefix.)
+pub const CACHE_VERSION: u32 = 6;
 
 /// When more packs than this exist, a patch folds the small ones into one.
 const MAX_PACKS: usize = 8;

@@ -129,7 +129,7 @@ pub mod nodes_col {
     pub const BYTE_SPAN: u32 = 7;
     /// Community id.
     pub const COMMUNITY: u32 = 8;
-    /// 16-byte prefix of the content hash, raw bytes.
+    /// 8-byte prefix of the content hash, raw bytes.
     pub const CONTENT_HASH: u32 = 9;
     /// 0 when the id is exactly `file + ":" + qualified_name` (composed on read), else
     /// `string id + 1`.

@@ -15,10 +15,10 @@ use crate::error::{Result, StorageError};
 use crate::format::{SegmentKind, bitmaps_col, cmp_parts, edges_col, nodes_col};
 use crate::input::{EdgeInput, GraphBuilder, NodeInput, StrId};
 
-/// Number of content-hash bytes kept per node (a 128-bit blake3 prefix). Everything that
+/// Number of content-hash bytes kept per node (a 64-bit blake3 prefix). Everything that
 /// compares a fresh hash with a stored one (patch change detection, facts-cache keys)
 /// must truncate to this length.
-pub const CONTENT_HASH_LEN: usize = 16;
+pub const CONTENT_HASH_LEN: usize = 8;
 
 /// A node's stored content hash.
 pub type StoredHash = [u8; CONTENT_HASH_LEN];
