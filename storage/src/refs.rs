@@ -10,7 +10,6 @@ use std::borrow::Cow;
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
 
 use crate::column::UIntCol;
-use crate::format::cmp_parts;
 use crate::input::{NodeIdx, StrId};
 use crate::reader::{Artifact, EdgeCols, EdgeIdx, NodeCols};
 use crate::writer::{CONTENT_HASH_LEN, StoredHash};
@@ -18,12 +17,24 @@ use crate::writer::{CONTENT_HASH_LEN, StoredHash};
 /// Marks an [`EdgeRef`] whose source has not been looked up yet.
 pub(crate) const UNKNOWN: u32 = u32::MAX;
 
-/// Buffers in which [`NodeRef::cmp_id_in`] assembles the strings it compares, so a binary
-/// search over ids (a dozen comparisons or more) allocates once, not per comparison.
-#[derive(Default)]
+/// What [`NodeRef::cmp_id_in`] keeps between the comparisons of one binary search (a
+/// dozen comparisons or more): buffers to assemble strings in (allocated once, not per
+/// comparison), and the file of the last composed id it assembled (the last steps of a
+/// search stay in one file).
 pub(crate) struct IdScratch {
+    file_sid: StrId,
     file: Vec<u8>,
     rest: Vec<u8>,
+}
+
+impl Default for IdScratch {
+    fn default() -> Self {
+        IdScratch {
+            file_sid: StrId(u32::MAX),
+            file: Vec::new(),
+            rest: Vec::new(),
+        }
+    }
 }
 
 /// A node of an [`Artifact`].
@@ -101,25 +112,35 @@ impl<'a> NodeRef<'a> {
     pub(crate) fn cmp_id(&self, target: &[u8]) -> std::cmp::Ordering {
         self.cmp_id_in(target, &mut IdScratch::default())
     }
-    /// Compares the id with `target`, assembling strings in `sc`, and reading the
-    /// qualified name of a composed id only when the file part matches (most
-    /// binary-search steps stop at the file).
+    /// Compares the id with `target`, reading the qualified name of a composed id only
+    /// when the file part matches (most binary-search steps stop at the file), and
+    /// assembling a string in `sc` only when its block head does not decide.
     pub(crate) fn cmp_id_in(&self, target: &[u8], sc: &mut IdScratch) -> std::cmp::Ordering {
         use std::cmp::Ordering;
+        // `s` against `t`: equal prefixes order by length.
+        let whole = |s: StrId, t: &[u8], buf: &mut Vec<u8>| {
+            let (o, len, _) = self.a.cmp_string_prefix(s, t, buf);
+            o.then(len.cmp(&t.len()))
+        };
         if let Some(s) = self.id_sid() {
-            return self.a.string_bytes_in(s, &mut sc.file).cmp(target);
+            return whole(s, target, &mut sc.rest);
         }
-        let file = self.a.string_bytes_in(self.file_sid(), &mut sc.file);
-        let k = file.len().min(target.len());
-        match file[..k].cmp(&target[..k]) {
-            Ordering::Equal if file.len() > target.len() => Ordering::Greater,
-            Ordering::Equal => {
-                let rest = &target[file.len()..];
-                let qn = self
-                    .a
-                    .string_bytes_in(self.qualified_name_sid(), &mut sc.rest);
-                cmp_parts([b":", qn, b""], [rest, b"", b""])
-            }
+        let fs = self.file_sid();
+        let (o, file_len) = if sc.file_sid == fs {
+            let k = sc.file.len().min(target.len());
+            (sc.file[..k].cmp(&target[..k]), sc.file.len())
+        } else {
+            let (o, len, held) = self.a.cmp_string_prefix(fs, target, &mut sc.file);
+            sc.file_sid = if held { fs } else { StrId(u32::MAX) };
+            (o, len)
+        };
+        match o {
+            Ordering::Equal if file_len > target.len() => Ordering::Greater,
+            Ordering::Equal => match target[file_len..].split_first() {
+                None => Ordering::Greater,
+                Some((&b':', rest)) => whole(self.qualified_name_sid(), rest, &mut sc.rest),
+                Some((c, _)) => b':'.cmp(c),
+            },
             o => o,
         }
     }

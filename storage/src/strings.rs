@@ -7,8 +7,10 @@
 //! plus the rest. On the kernel this halves the dictionary. The price is that a string is
 //! no longer one contiguous slice of the mapping: the first of a block (and any string
 //! that shares nothing with its predecessor) is still borrowed, the others are assembled
-//! from the block (each byte copied once, see [`assemble`]). Lookups by text stay binary
-//! searches: over the block heads, which are contiguous, then a scan inside one block.
+//! from the block (see [`Entry`]). Lookups by text stay binary searches: over the block
+//! heads, which are contiguous, then a scan inside one block. Binary searches that compare
+//! many stored strings with one target (ids) first compare the bytes a string surely
+//! shares with its block head, and assemble it only when those do not decide.
 //!
 //! Every read is bounds-checked: a malformed block reads as empty strings (as any damaged
 //! column reads as defaults), and [`Dict::check`] reports it for `verify`. The byte layout
@@ -28,8 +30,8 @@ use crate::reader::Artifact;
 /// 115.4 MB (+1.7), 32 take 110.9 MB (+0.8), 64 take 108.6 MB. Past 16 the gain is small
 /// while a random read walks twice the entry headers.
 pub(crate) const BLOCK_STRINGS: u32 = 16;
-/// Largest block size a reader accepts (bounds the work of one read and its stack table).
-pub(crate) const MAX_BLOCK_STRINGS: u32 = 64;
+/// Largest block size a reader accepts (bounds the work of one read and its table).
+pub(crate) const MAX_BLOCK_STRINGS: u32 = 32;
 
 /// Appends `v` as LEB128 (7 bits per byte, low first).
 fn put_varint(out: &mut Vec<u8>, mut v: u32) {
@@ -112,7 +114,7 @@ pub(crate) fn encode_segment_with(
     w.finish(kind as u8, db_uuid)
 }
 
-/// Where entry `j` of a block lives: its first `shared` bytes are the previous entry's,
+/// Where entry `i` of a block lives: its first `shared` bytes are the previous entry's,
 /// the rest is `block[start..start + len]`.
 #[derive(Clone, Copy, Default)]
 struct Piece {
@@ -121,60 +123,115 @@ struct Piece {
     len: u32,
 }
 
-/// Parses the headers of entries `0..=j` of `block` into `out`; `None` if the block is
-/// malformed (truncated, a shared prefix longer than the previous entry, a block over
-/// 4 GiB).
-#[inline]
-fn pieces(block: &[u8], j: usize, out: &mut [Piece]) -> Option<()> {
-    u32::try_from(block.len()).ok()?;
-    let mut pos = 0usize;
-    let mut prev_total = 0u64;
-    for (i, slot) in out.iter_mut().enumerate().take(j + 1) {
-        let shared = if i == 0 {
-            0
-        } else {
-            get_varint(block, &mut pos)?
-        };
-        let len = get_varint(block, &mut pos)?;
-        if u64::from(shared) > prev_total {
-            return None;
+/// Reads a varint whose first byte is usually the whole value.
+#[inline(always)]
+fn varint(b: &[u8], pos: &mut usize) -> Option<u32> {
+    match b.get(*pos) {
+        Some(&x) if x < 0x80 => {
+            *pos += 1;
+            Some(u32::from(x))
         }
-        let start = pos;
-        pos = pos
-            .checked_add(len as usize)
-            .filter(|&e| e <= block.len())?;
-        *slot = Piece {
-            shared,
-            start: start as u32,
-            len,
-        };
-        prev_total = u64::from(shared) + u64::from(len);
+        _ => get_varint(b, pos),
     }
-    Some(())
 }
 
-/// Appends entry `j` (whose headers and predecessors' are in `ps`) to `out`. Walking back
-/// from `j`, each earlier entry supplies the bytes between its own shared prefix and what
-/// is still missing, so every output byte is copied once.
-fn assemble(block: &[u8], ps: &[Piece], j: usize, out: &mut Vec<u8>) {
-    let at = out.len();
-    let p = ps[j];
-    let total = p.shared as usize + p.len as usize;
-    out.resize(at + total, 0);
-    let (s, l) = (p.start as usize, p.len as usize);
-    out[at + p.shared as usize..at + total].copy_from_slice(&block[s..s + l]);
-    let mut need = p.shared as usize;
-    for q in ps[..j].iter().rev() {
-        if need == 0 {
-            break;
+/// Entry `j` of one block, located by one pass over the entry headers `0..=j`; no byte
+/// of the strings is copied until [`Entry::copy_to`].
+struct Entry<'a> {
+    block: &'a [u8],
+    pieces: [Piece; MAX_BLOCK_STRINGS as usize],
+    j: usize,
+    /// How many leading bytes entry `j` surely shares with the head: the smallest shared
+    /// prefix along the chain from the head.
+    common: usize,
+}
+
+impl<'a> Entry<'a> {
+    /// Parses the headers of entries `0..=j` of `block`; `None` if they are malformed
+    /// (truncated, an entry past the block, a shared prefix longer than the previous
+    /// entry, a block over 4 GiB, `j` past the largest block).
+    #[inline]
+    fn parse(block: &'a [u8], j: usize) -> Option<Entry<'a>> {
+        u32::try_from(block.len()).ok()?;
+        let mut e = Entry {
+            block,
+            pieces: [Piece::default(); MAX_BLOCK_STRINGS as usize],
+            j,
+            common: usize::MAX,
+        };
+        let mut pos = 0usize;
+        let mut prev = 0u32;
+        for (i, slot) in e.pieces.get_mut(..=j)?.iter_mut().enumerate() {
+            let shared = if i == 0 { 0 } else { varint(block, &mut pos)? };
+            let len = varint(block, &mut pos)?;
+            if shared > prev {
+                return None;
+            }
+            let start = pos;
+            pos = pos
+                .checked_add(len as usize)
+                .filter(|&x| x <= block.len())?;
+            *slot = Piece {
+                shared,
+                start: start as u32,
+                len,
+            };
+            if i > 0 {
+                e.common = e.common.min(shared as usize);
+            }
+            prev = shared.checked_add(len)?;
         }
-        let shared = q.shared as usize;
-        if need > shared {
-            // `pieces` checked shared(i+1) ≤ total(i), and `need` only shrinks, so this
-            // stays inside entry i's suffix.
-            let s = q.start as usize;
-            out[at + shared..at + need].copy_from_slice(&block[s..s + need - shared]);
-            need = shared;
+        e.common = e.common.min(e.pieces[0].len as usize);
+        Some(e)
+    }
+
+    fn slice(&self, p: Piece) -> &'a [u8] {
+        let s = p.start as usize;
+        &self.block[s..s + p.len as usize]
+    }
+
+    /// Length of the entry.
+    #[inline]
+    fn len(&self) -> usize {
+        let p = self.pieces[self.j];
+        p.shared as usize + p.len as usize
+    }
+
+    /// The entry when it is stored whole (the head, or an entry sharing nothing).
+    #[inline]
+    fn whole(&self) -> Option<&'a [u8]> {
+        let p = self.pieces[self.j];
+        (p.shared == 0).then(|| self.slice(p))
+    }
+
+    /// The block's first entry.
+    #[inline]
+    fn head(&self) -> &'a [u8] {
+        self.slice(self.pieces[0])
+    }
+
+    /// Appends the entry to `out`. Walking back from `j`, each earlier entry supplies the
+    /// bytes between its own shared prefix and what is still missing, so every output
+    /// byte is copied once.
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        let at = out.len();
+        let p = self.pieces[self.j];
+        let total = self.len();
+        out.resize(at + total, 0);
+        out[at + p.shared as usize..].copy_from_slice(self.slice(p));
+        let mut need = p.shared as usize;
+        for q in self.pieces[..self.j].iter().rev() {
+            if need == 0 {
+                break;
+            }
+            let shared = q.shared as usize;
+            if need > shared {
+                // `parse` checked shared(i+1) ≤ length(i), and `need` only shrinks, so
+                // this stays inside entry i's stored bytes.
+                let s = q.start as usize;
+                out[at + shared..at + need].copy_from_slice(&self.block[s..s + need - shared]);
+                need = shared;
+            }
         }
     }
 }
@@ -239,7 +296,7 @@ impl Dict {
         let count = u32::try_from(shape.get(p, 0)).map_err(|_| bad("too many strings"))?;
         let per_block = shape.get(p, 1);
         if !(1..=u64::from(MAX_BLOCK_STRINGS)).contains(&per_block) {
-            return Err(bad("strings per block outside 1..=64"));
+            return Err(bad("strings per block outside 1..=32"));
         }
         let per_block = per_block as u32;
         // Every string costs at least one byte (its length), so more strings than bytes is
@@ -308,25 +365,27 @@ impl Dict {
             .unwrap_or(&[])
     }
 
+    /// Entry of string `k` (`None` when out of range or damaged).
+    #[inline]
+    fn entry<'a>(&self, p: &'a [u8], k: u32) -> Option<Entry<'a>> {
+        if k >= self.count {
+            return None;
+        }
+        let (b, j) = (k / self.per_block, (k % self.per_block) as usize);
+        Entry::parse(self.block(p, b), j)
+    }
+
     /// String `k` appended to `out`, or borrowed from the mapping when it is stored whole
     /// (`None` then, and nothing is appended). Out of range or damaged: appends nothing.
     #[inline]
     fn locate<'a>(&self, p: &'a [u8], k: u32, out: &mut Vec<u8>) -> Option<&'a [u8]> {
-        if k >= self.count {
+        let Some(e) = self.entry(p, k) else {
             return Some(&[]);
+        };
+        if let Some(w) = e.whole() {
+            return Some(w);
         }
-        let (b, j) = (k / self.per_block, (k % self.per_block) as usize);
-        let block = self.block(p, b);
-        let mut ps = [Piece::default(); MAX_BLOCK_STRINGS as usize];
-        if pieces(block, j, &mut ps).is_none() {
-            return Some(&[]);
-        }
-        let pc = ps[j];
-        if pc.shared == 0 {
-            let s = pc.start as usize;
-            return Some(&block[s..s + pc.len as usize]);
-        }
-        assemble(block, &ps, j, out);
+        e.copy_to(out);
         None
     }
 
@@ -340,23 +399,47 @@ impl Dict {
         }
     }
 
-    /// The bytes of string `k`, assembled in `buf` when not stored whole: lookups that
-    /// compare many strings reuse one buffer instead of allocating per string.
-    #[inline]
-    pub(crate) fn get_in<'a>(&self, p: &'a [u8], k: u32, buf: &'a mut Vec<u8>) -> &'a [u8] {
-        buf.clear();
-        match self.locate(p, k, buf) {
-            Some(s) => s,
-            None => buf,
-        }
-    }
-
     /// Appends the bytes of string `k` to `out`.
     #[inline]
     pub(crate) fn append(&self, p: &[u8], k: u32, out: &mut Vec<u8>) {
         if let Some(s) = self.locate(p, k, out) {
             out.extend_from_slice(s);
         }
+    }
+
+    /// Compares string `k` cut to the length of `t` with `t`, and gives the string's
+    /// length; `buf` receives the string when it had to be assembled (`true`). Binary
+    /// searches compare strings far from the target in most steps: the bytes every entry
+    /// of the chain shares with the block head usually decide, and then nothing is copied.
+    pub(crate) fn cmp_prefix(
+        &self,
+        p: &[u8],
+        k: u32,
+        t: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> (Ordering, usize, bool) {
+        let cut = |s: &[u8]| {
+            let n = s.len().min(t.len());
+            (s[..n].cmp(&t[..n]), s.len())
+        };
+        let Some(e) = self.entry(p, k) else {
+            let (o, n) = cut(b"");
+            return (o, n, false);
+        };
+        if let Some(w) = e.whole() {
+            let (o, n) = cut(w);
+            return (o, n, false);
+        }
+        let n = e.common.min(t.len());
+        match e.head()[..n].cmp(&t[..n]) {
+            Ordering::Equal if n == t.len() => return (Ordering::Equal, e.len(), false),
+            Ordering::Equal => {}
+            o => return (o, e.len(), false),
+        }
+        buf.clear();
+        e.copy_to(buf);
+        let (o, n) = cut(buf);
+        (o, n, true)
     }
 
     /// The first block whose head fails `before` (which must hold for a prefix of the
@@ -377,22 +460,31 @@ impl Dict {
     /// The id of `t`, if present: a binary search over block heads, then a scan of one
     /// block.
     pub(crate) fn find(&self, p: &[u8], t: &[u8]) -> Option<u32> {
-        let b = self.first_block_failing(p, &|h| h <= t).checked_sub(1)?;
+        match self.rank(p, t) {
+            (k, true) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The first string id whose string is `>= t`, and whether that string is `t`. In a
+    /// sorted dictionary, string `k` compares with `t` as `k` compares with the rank (equal
+    /// only when found), so a search comparing many strings with one `t` can compare ids.
+    pub(crate) fn rank(&self, p: &[u8], t: &[u8]) -> (u32, bool) {
+        let Some(b) = self.first_block_failing(p, &|h| h <= t).checked_sub(1) else {
+            return (0, false);
+        };
         let mut buf = Vec::new();
-        let mut found = None;
-        let _ = walk(
-            self.block(p, b),
-            self.block_len(b),
-            &mut buf,
-            |j, s| match s.cmp(t) {
-                Ordering::Less => true,
-                Ordering::Equal => {
-                    found = Some(b * self.per_block + j as u32);
-                    false
-                }
-                Ordering::Greater => false,
-            },
+        let mut found = (
+            (b + 1).saturating_mul(self.per_block).min(self.count),
+            false,
         );
+        let _ = walk(self.block(p, b), self.block_len(b), &mut buf, |j, s| {
+            if s < t {
+                return true;
+            }
+            found = (b * self.per_block + j as u32, s == t);
+            false
+        });
         found
     }
 
@@ -512,18 +604,23 @@ impl Artifact {
         utf8(self.string_bytes(s))
     }
 
-    /// The bytes of string `s`, assembled in `buf` when needed (no allocation per call
-    /// once `buf` has grown).
-    #[inline]
-    pub(crate) fn string_bytes_in<'a>(&'a self, s: StrId, buf: &'a mut Vec<u8>) -> &'a [u8] {
-        let (d, p, k) = self.dict_of(s);
-        d.get_in(p, k, buf)
-    }
-
     /// Appends the bytes of string `s` to `out`.
     pub(crate) fn append_string(&self, s: StrId, out: &mut Vec<u8>) {
         let (d, p, k) = self.dict_of(s);
         d.append(p, k, out);
+    }
+
+    /// [`Dict::cmp_prefix`] for string `s`: (`s` cut to `t`'s length against `t`, the
+    /// length of `s`, whether `buf` now holds `s`).
+    #[inline]
+    pub(crate) fn cmp_string_prefix(
+        &self,
+        s: StrId,
+        t: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> (Ordering, usize, bool) {
+        let (d, p, k) = self.dict_of(s);
+        d.cmp_prefix(p, k, t, buf)
     }
 
     /// The id of `text` in the dictionary, by binary search (O(log strings)). With a delta
