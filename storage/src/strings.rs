@@ -147,18 +147,26 @@ struct Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
-    /// Parses the headers of entries `0..=j` of `block`; `None` if they are malformed
-    /// (truncated, an entry past the block, a shared prefix longer than the previous
-    /// entry, a block over 4 GiB, `j` past the largest block).
+    /// Parses the headers of entries `0..=j` of `block` and calls `f` with the entry, or
+    /// with `None` if they are malformed (truncated, an entry past the block, a shared
+    /// prefix longer than the previous entry, a block over 4 GiB, `j` past the largest
+    /// block). The entry stays in this frame: returning its table would copy it.
     #[inline]
-    fn parse(block: &'a [u8], j: usize) -> Option<Entry<'a>> {
-        u32::try_from(block.len()).ok()?;
+    fn with<R>(block: &'a [u8], j: usize, f: impl FnOnce(Option<&Entry<'a>>) -> R) -> R {
         let mut e = Entry {
             block,
             pieces: [Piece::default(); MAX_BLOCK_STRINGS as usize],
             j,
             common: usize::MAX,
         };
+        let parsed = e.parse();
+        f(parsed.map(|()| &e))
+    }
+
+    fn parse(&mut self) -> Option<()> {
+        let (block, j) = (self.block, self.j);
+        let e = self;
+        u32::try_from(block.len()).ok()?;
         let mut pos = 0usize;
         let mut prev = 0u32;
         for (i, slot) in e.pieces.get_mut(..=j)?.iter_mut().enumerate() {
@@ -182,7 +190,7 @@ impl<'a> Entry<'a> {
             prev = shared.checked_add(len)?;
         }
         e.common = e.common.min(e.pieces[0].len as usize);
-        Some(e)
+        Some(())
     }
 
     fn slice(&self, p: Piece) -> &'a [u8] {
@@ -367,26 +375,28 @@ impl Dict {
 
     /// Entry of string `k` (`None` when out of range or damaged).
     #[inline]
-    fn entry<'a>(&self, p: &'a [u8], k: u32) -> Option<Entry<'a>> {
+    fn with_entry<'a, R>(&self, p: &'a [u8], k: u32, f: impl FnOnce(Option<&Entry<'a>>) -> R) -> R {
         if k >= self.count {
-            return None;
+            return f(None);
         }
         let (b, j) = (k / self.per_block, (k % self.per_block) as usize);
-        Entry::parse(self.block(p, b), j)
+        Entry::with(self.block(p, b), j, f)
     }
 
     /// String `k` appended to `out`, or borrowed from the mapping when it is stored whole
     /// (`None` then, and nothing is appended). Out of range or damaged: appends nothing.
     #[inline]
     fn locate<'a>(&self, p: &'a [u8], k: u32, out: &mut Vec<u8>) -> Option<&'a [u8]> {
-        let Some(e) = self.entry(p, k) else {
-            return Some(&[]);
-        };
-        if let Some(w) = e.whole() {
-            return Some(w);
-        }
-        e.copy_to(out);
-        None
+        // Outer `None`: damaged; inner `None`: copied to `out`.
+        self.with_entry(p, k, |e| {
+            let e = e?;
+            if let Some(w) = e.whole() {
+                return Some(Some(w));
+            }
+            e.copy_to(out);
+            Some(None)
+        })
+        .unwrap_or(Some(&[]))
     }
 
     /// The bytes of string `k` (empty if out of range or damaged).
@@ -422,24 +432,26 @@ impl Dict {
             let n = s.len().min(t.len());
             (s[..n].cmp(&t[..n]), s.len())
         };
-        let Some(e) = self.entry(p, k) else {
-            let (o, n) = cut(b"");
-            return (o, n, false);
-        };
-        if let Some(w) = e.whole() {
-            let (o, n) = cut(w);
-            return (o, n, false);
-        }
-        let n = e.common.min(t.len());
-        match e.head()[..n].cmp(&t[..n]) {
-            Ordering::Equal if n == t.len() => return (Ordering::Equal, e.len(), false),
-            Ordering::Equal => {}
-            o => return (o, e.len(), false),
-        }
-        buf.clear();
-        e.copy_to(buf);
-        let (o, n) = cut(buf);
-        (o, n, true)
+        self.with_entry(p, k, |e| {
+            let Some(e) = e else {
+                let (o, n) = cut(b"");
+                return (o, n, false);
+            };
+            if let Some(w) = e.whole() {
+                let (o, n) = cut(w);
+                return (o, n, false);
+            }
+            let n = e.common.min(t.len());
+            match e.head()[..n].cmp(&t[..n]) {
+                Ordering::Equal if n == t.len() => return (Ordering::Equal, e.len(), false),
+                Ordering::Equal => {}
+                o => return (o, e.len(), false),
+            }
+            buf.clear();
+            e.copy_to(buf);
+            let (o, n) = cut(buf);
+            (o, n, true)
+        })
     }
 
     /// The first block whose head fails `before` (which must hold for a prefix of the
