@@ -168,16 +168,29 @@ fn errors_are_one_line_with_a_nonzero_exit() {
 fn full_build_moves_an_artifact_of_another_format_aside() {
     let (_tmp, repo) = copy_repo("examples/demo");
     run_ok(&["build", arg(&repo)]);
-    // Pretend an older batho wrote it: the version at bytes 8..12 of DBID is checked first.
-    let dbid = repo.join(".batho/DBID");
-    let mut bytes = std::fs::read(&dbid).unwrap();
-    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
-    std::fs::write(&dbid, &bytes).unwrap();
+    // Pretend the previous format (2) wrote it: every file carries its version at bytes
+    // 8..12, checked before anything else.
+    let batho = repo.join(".batho");
+    let mut files = vec![batho.join("DBID"), batho.join("MANIFEST")];
+    for dir in ["manifests", "segments"] {
+        files.extend(
+            std::fs::read_dir(batho.join(dir))
+                .unwrap()
+                .map(|e| e.unwrap().path()),
+        );
+    }
+    for f in &files {
+        let mut b = std::fs::read(f).unwrap();
+        b[8..12].copy_from_slice(&2u32.to_le_bytes());
+        std::fs::write(f, &b).unwrap();
+    }
+    let dbid = batho.join("DBID");
+    let bytes = std::fs::read(&dbid).unwrap();
 
     let out = run(&["build", arg(&repo)]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("format version 1"), "{err}");
+    assert!(err.contains("format version 2"), "{err}");
     assert!(err.contains("batho build --full"), "{err}");
 
     let out = run(&["build", "--full", arg(&repo)]);
@@ -190,7 +203,7 @@ fn full_build_moves_an_artifact_of_another_format_aside() {
         .filter(|e| {
             e.file_name()
                 .to_string_lossy()
-                .starts_with(".batho-format1-")
+                .starts_with(".batho-format2-")
         })
         .collect();
     assert_eq!(aside.len(), 1, "the old artifact is kept, once");

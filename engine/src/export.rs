@@ -21,7 +21,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Component, Path, PathBuf};
 
 use batho_schema::{NodeFlags, NodeKind};
-use batho_storage::{Artifact, NodeIdx, NodeRef};
+use batho_storage::{Artifact, CONTENT_HASH_LEN, NodeIdx, NodeRef};
 use serde_json::{Map, Value as Json, json};
 
 /// Which view to write.
@@ -362,7 +362,8 @@ impl SourceCache {
     fn source(&mut self, n: &NodeRef<'_>) -> (Option<String>, bool) {
         let file = n.file();
         if file != self.file {
-            self.file = file.to_owned();
+            self.file = file.into_owned();
+            let file = self.file.as_str();
             // Paths come from the artifact, which may have been loaded from elsewhere:
             // never read outside the repository.
             let rel = Path::new(file);
@@ -379,7 +380,7 @@ impl SourceCache {
         match b.get(s..e) {
             Some(slice) => {
                 let h = blake3::hash(slice);
-                let ok = h.as_bytes()[..16] == n.content_hash();
+                let ok = h.as_bytes()[..CONTENT_HASH_LEN] == n.content_hash();
                 (Some(String::from_utf8_lossy(slice).into_owned()), ok)
             }
             None => (None, false),
@@ -462,7 +463,7 @@ fn storage_view(
     let mut files = std::collections::BTreeSet::new();
     let mut first = true;
     for n in live_nodes(a) {
-        if !wants_node(opts, &n) || !filter.matches(n.file()) {
+        if !wants_node(opts, &n) || !filter.matches(&n.file()) {
             continue;
         }
         let mut obj = node_json(&n);
@@ -490,7 +491,7 @@ fn storage_view(
         w.write_all(b",\n\"edges\":[")?;
         let mut first = true;
         for n in live_nodes(a) {
-            if !filter.matches(n.file()) {
+            if !filter.matches(&n.file()) {
                 continue;
             }
             if opts.category == Category::Files && n.kind() != NodeKind::File {
@@ -552,7 +553,7 @@ fn agent_view(
         } else {
             agent_entity(&node)
         };
-        if want && filter.matches(node.file()) {
+        if want && filter.matches(&node.file()) {
             candidate[node.idx().0 as usize] = true;
             total += 1;
         }

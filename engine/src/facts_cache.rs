@@ -18,7 +18,8 @@
 //!
 //! Layout: `.batho/facts/*.pack`, each an immutable pack file written by a build (one for
 //! the whole tree) or a patch (the files it parsed). An entry is keyed by the blake3 of
-//! (cache version, path, the first 16 bytes of the file's content hash), so an entry can
+//! (cache version, path, the file's content hash cut to the artifact's
+//! [`CONTENT_HASH_LEN`] bytes, which a patch compares), so an entry can
 //! never describe other bytes than the ones it is asked for: no invalidation is needed,
 //! stale entries are only garbage. The cache is never trusted blindly: every entry, the
 //! index and the filters carry checksums, and a pack or entry that is damaged, truncated
@@ -47,14 +48,16 @@ mod tests;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use batho_storage::CONTENT_HASH_LEN;
+
 use crate::extract::FileFacts;
 use pack::Pack;
 pub use pack::PackWriter;
 pub use skeleton::{DecodeError, decode_skeleton, encode_skeleton};
 
 /// Bumped whenever extraction or the encoding changes what a pack holds: packs of
-/// another version are ignored.
-pub const CACHE_VERSION: u32 = 5;
+/// another version are ignored. (6: keys hash the artifact's 8-byte content-hash prefix.)
+pub const CACHE_VERSION: u32 = 6;
 
 /// When more packs than this exist, a patch folds the small ones into one.
 const MAX_PACKS: usize = 8;
@@ -64,13 +67,15 @@ pub fn cache_dir(batho_dir: &Path) -> PathBuf {
     batho_dir.join("facts")
 }
 
-/// The cache key of the file at `path` whose content hash starts with `hash16`.
-pub fn key(path: &str, hash16: &[u8]) -> [u8; 16] {
+/// The cache key of the file at `path` with content hash `hash`: the full blake3 of its
+/// bytes (a build's facts) or the prefix an artifact stores (a patch's look-up). Only the
+/// first [`CONTENT_HASH_LEN`] bytes are keyed, so both give the same key.
+pub fn key(path: &str, hash: &[u8]) -> [u8; 16] {
     let mut h = blake3::Hasher::new();
     h.update(&CACHE_VERSION.to_le_bytes());
     h.update(path.as_bytes());
     h.update(&[0]);
-    h.update(hash16);
+    h.update(&hash[..hash.len().min(CONTENT_HASH_LEN)]);
     let mut k = [0; 16];
     k.copy_from_slice(&h.finalize().as_bytes()[..16]);
     k
@@ -169,7 +174,7 @@ pub fn stored_entry(f: &FileFacts) -> ([u8; 16], Vec<u8>, Vec<u8>) {
     let mut buf = Vec::new();
     encode_skeleton(f, &mut buf);
     (
-        key(&f.path, &f.content_hash[..16]),
+        key(&f.path, &f.content_hash),
         compress(&buf),
         name_filter(f),
     )
@@ -215,10 +220,10 @@ impl FactsCache {
         }
     }
 
-    /// The skeleton of the file at `path` whose content hash starts with `hash16`, when a
-    /// pack holds an intact one.
-    pub fn get(&self, path: &str, hash16: &[u8]) -> Option<FileFacts> {
-        let k = key(path, hash16);
+    /// The skeleton of the file at `path` with content hash `hash` (full or stored, see
+    /// [`key`]), when a pack holds an intact one.
+    pub fn get(&self, path: &str, hash: &[u8]) -> Option<FileFacts> {
+        let k = key(path, hash);
         self.packs
             .iter()
             .rev()
@@ -227,10 +232,11 @@ impl FactsCache {
             .and_then(|b| decode_skeleton(path, &b).ok())
     }
 
-    /// Whether the file at `path` with content hash `hash16` may mention any of the names
-    /// hashed (by [`name_hash`]) to `names`; `None` when no pack has an intact filter for it.
-    pub fn may_mention(&self, path: &str, hash16: &[u8], names: &[u64]) -> Option<bool> {
-        let k = key(path, hash16);
+    /// Whether the file at `path` with content hash `hash` (full or stored, see [`key`])
+    /// may mention any of the names hashed (by [`name_hash`]) to `names`; `None` when no
+    /// pack has an intact filter for it.
+    pub fn may_mention(&self, path: &str, hash: &[u8], names: &[u64]) -> Option<bool> {
+        let k = key(path, hash);
         let filter = self
             .packs
             .iter()

@@ -43,7 +43,9 @@ use std::time::Instant;
 
 use batho_schema::{Language, NodeFlags, NodeKind};
 use batho_storage::input::NodeIdx;
-use batho_storage::{Artifact, RunKind, RunRecord, RunStatus, StorageError, Store};
+use batho_storage::{
+    Artifact, CONTENT_HASH_LEN, RunKind, RunRecord, RunStatus, StorageError, Store, StoredHash,
+};
 
 use crate::build::{self, FileOutcome, artifact_dir, extract_all, now_ms};
 use crate::discover::{self, DiscoverOptions, SourceFile};
@@ -235,7 +237,7 @@ impl PatchError {
 
 /// The indexed source files of an artifact: path → (File node, language, content hash).
 pub(crate) struct Indexed {
-    pub(crate) files: BTreeMap<String, (NodeIdx, Language, [u8; 16])>,
+    pub(crate) files: BTreeMap<String, (NodeIdx, Language, StoredHash)>,
 }
 
 impl Indexed {
@@ -249,7 +251,7 @@ impl Indexed {
                 continue;
             }
             files.insert(
-                file.to_owned(),
+                file.into_owned(),
                 (NodeIdx(n), node.language(), node.content_hash()),
             );
         }
@@ -257,7 +259,7 @@ impl Indexed {
     }
 
     /// The indexed file `path` of `base`: its File node, language and content hash.
-    pub(crate) fn of_path(base: &Artifact, path: &str) -> Option<(NodeIdx, Language, [u8; 16])> {
+    pub(crate) fn of_path(base: &Artifact, path: &str) -> Option<(NodeIdx, Language, StoredHash)> {
         let n = base.lookup_id(path)?;
         let node = base.node(n);
         (node.kind() == NodeKind::File && node.file() == path)
@@ -626,7 +628,7 @@ fn detect(
     workers: usize,
 ) -> (FileChanges, Vec<(usize, [u8; 32])>) {
     let mut out = FileChanges::default();
-    let mut candidates: Vec<(usize, &SourceFile, [u8; 16])> = Vec::new();
+    let mut candidates: Vec<(usize, &SourceFile, StoredHash)> = Vec::new();
     for (i, f) in disk.iter().enumerate() {
         match indexed.files.get(&f.rel_path) {
             None => out.added.push(f.rel_path.clone()),
@@ -664,7 +666,8 @@ fn detect(
                     // A file that cannot be read now counts as modified: extraction then
                     // finds out and reports it deleted, as a build would skip it.
                     match hash {
-                        Ok(h) if h[..16] == old[..] => {}
+                        // The artifact keeps a prefix of the hash: compare that much.
+                        Ok(h) if h[..CONTENT_HASH_LEN] == old[..] => {}
                         // Discovery trusted indexed files to be text; one that turned
                         // binary is gone from the index, as a full build would skip it.
                         // (`buf` still holds the bytes just hashed.)

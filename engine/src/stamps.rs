@@ -19,12 +19,14 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use batho_storage::{CONTENT_HASH_LEN, StoredHash};
+
 /// How much older than the start of hashing a file's mtime and ctime must be for its
 /// stamp to be trusted later (file system timestamps can be coarser than a millisecond).
 pub(crate) const RACY_MARGIN_NS: i64 = 2_000_000_000;
 
 const MAGIC: &[u8; 8] = b"BATHOSTM";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const FILE_NAME: &str = "stamps";
 
 /// What `stat` says about a file, as far as change detection cares.
@@ -70,11 +72,11 @@ pub(crate) fn now_ns() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
-/// The recorded stamps, by repository path, with the content hash (first 16 bytes) the
-/// file had when stamped.
+/// The recorded stamps, by repository path, with the (stored) content hash the file had
+/// when stamped.
 #[derive(Debug, Default, PartialEq)]
 pub struct Stamps {
-    entries: HashMap<String, (Stamp, [u8; 16])>,
+    entries: HashMap<String, (Stamp, StoredHash)>,
 }
 
 impl Stamps {
@@ -88,7 +90,12 @@ impl Stamps {
 
     /// Whether the file at `path`, whose stamp is now `stamp`, certainly still has the
     /// content the artifact holds (`indexed` is its `File` node's hash).
-    pub(crate) fn unchanged(&self, path: &str, stamp: Option<&Stamp>, indexed: &[u8; 16]) -> bool {
+    pub(crate) fn unchanged(
+        &self,
+        path: &str,
+        stamp: Option<&Stamp>,
+        indexed: &StoredHash,
+    ) -> bool {
         match (stamp, self.entries.get(path)) {
             (Some(now), Some((then, hash))) => now == then && hash == indexed,
             _ => false,
@@ -106,8 +113,8 @@ impl Stamps {
     ) {
         match stamp {
             Some(s) if s.newest_ns() < hashed_from_ns.saturating_sub(RACY_MARGIN_NS) => {
-                let mut h = [0; 16];
-                h.copy_from_slice(&hash[..16]);
+                let mut h = [0; CONTENT_HASH_LEN];
+                h.copy_from_slice(&hash[..CONTENT_HASH_LEN]);
                 self.entries.insert(path.to_owned(), (s, h));
             }
             _ => {
@@ -140,7 +147,7 @@ impl Stamps {
     }
 
     /// `MAGIC`, version (u32), count (u32), then per entry sorted by path: path length
-    /// (u32), path, size, mtime, ctime, inode, device (8 bytes each), hash (16 bytes); then
+    /// (u32), path, size, mtime, ctime, inode, device (8 bytes each), hash (`CONTENT_HASH_LEN` bytes); then
     /// the blake3 of everything before (32 bytes). Little-endian.
     fn encode(&self) -> Vec<u8> {
         let mut paths: Vec<&String> = self.entries.keys().collect();
@@ -184,7 +191,7 @@ impl Stamps {
                 ino: r.u64()?,
                 dev: r.u64()?,
             };
-            let hash: [u8; 16] = r.take(16)?.try_into().ok()?;
+            let hash: StoredHash = r.take(CONTENT_HASH_LEN)?.try_into().ok()?;
             entries.insert(path, (stamp, hash));
         }
         r.0.is_empty().then_some(Stamps { entries })
@@ -251,12 +258,12 @@ mod tests {
         let now = 100 * 1_000_000_000;
         let mut s = Stamps::default();
         s.record("a.c", Some(stamp(50, 60)), &[1; 32], now);
-        assert!(s.unchanged("a.c", Some(&stamp(50, 60)), &[1; 16]));
+        assert!(s.unchanged("a.c", Some(&stamp(50, 60)), &[1; 8]));
         // Any write moves ctime; the artifact may hold other content than was stamped.
-        assert!(!s.unchanged("a.c", Some(&stamp(50, 61)), &[1; 16]));
-        assert!(!s.unchanged("a.c", Some(&stamp(50, 60)), &[2; 16]));
-        assert!(!s.unchanged("b.c", Some(&stamp(50, 60)), &[1; 16]));
-        assert!(!s.unchanged("a.c", None, &[1; 16]));
+        assert!(!s.unchanged("a.c", Some(&stamp(50, 61)), &[1; 8]));
+        assert!(!s.unchanged("a.c", Some(&stamp(50, 60)), &[2; 8]));
+        assert!(!s.unchanged("b.c", Some(&stamp(50, 60)), &[1; 8]));
+        assert!(!s.unchanged("a.c", None, &[1; 8]));
     }
 
     #[test]
@@ -266,8 +273,8 @@ mod tests {
         s.record("a.c", Some(stamp(50, 60)), &[1; 32], now);
         // Changed within the margin before hashing began: hashed again next time.
         s.record("a.c", Some(stamp(50, 99)), &[2; 32], now);
-        assert!(!s.unchanged("a.c", Some(&stamp(50, 99)), &[2; 16]));
-        assert!(!s.unchanged("a.c", Some(&stamp(50, 60)), &[1; 16]));
+        assert!(!s.unchanged("a.c", Some(&stamp(50, 99)), &[2; 8]));
+        assert!(!s.unchanged("a.c", Some(&stamp(50, 60)), &[1; 8]));
     }
 
     #[test]

@@ -139,7 +139,7 @@ fn indexed_files(artifact: &Artifact) -> BTreeSet<String> {
         .iter()
         .map(|n| artifact.node(batho_storage::input::NodeIdx(n)))
         .filter(|n| !n.flags().contains(batho_schema::NodeFlags::SYSTEM))
-        .map(|n| n.file().to_owned())
+        .map(|n| n.file().into_owned())
         .collect()
 }
 

@@ -105,7 +105,7 @@ fn scans_filters_projections() {
             "MATCH (f:Function {name: 'main'}) RETURN f.kind, f.language, f.is_exported, f.content_hash",
             false
         ),
-        "'Function' | 'c' | true | '07070707070707070707070707070707'"
+        "'Function' | 'c' | true | '0707070707070707'"
     );
 }
 

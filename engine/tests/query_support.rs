@@ -36,7 +36,7 @@ pub fn node(
         start_byte: 0,
         end_byte: 10,
         signature: g.intern(""),
-        content_hash: [7; 16],
+        content_hash: [7; 8],
         flags,
         community: 0,
     };

@@ -358,6 +358,12 @@ impl From<String> for Value {
         Value::String(s)
     }
 }
+/// Text read from a store, borrowed or assembled: owned text is moved, not copied.
+impl From<std::borrow::Cow<'_, str>> for Value {
+    fn from(s: std::borrow::Cow<'_, str>) -> Self {
+        Value::String(s.into_owned())
+    }
+}
 impl<T: Into<Value>> From<Option<T>> for Value {
     fn from(o: Option<T>) -> Self {
         o.map_or(Value::Null, Into::into)

@@ -1,13 +1,14 @@
 //! Columns inside a segment payload: the column table, the compact integer codec and raw
 //! byte columns.
 //!
-//! An integer column stores `count` values as `base + raw`, where `raw` is a little-endian
-//! unsigned integer of `width` ∈ {0, 1, 2, 3, 4, 8} bytes. Values that do not fit the chosen
-//! width are *exceptions*: their slot holds the all-ones escape (or nothing when the
-//! width is 0) and the real value sits in a sorted side table searched by binary search.
-//! The writer picks the width that minimises bytes, so an all-zero column costs nothing,
-//! line numbers cost two bytes with a few exceptions, and a column that is almost always
-//! zero (the per-edge file override) becomes a sparse list.
+//! An integer column stores `count` values as `base + raw`, where `raw` is an unsigned
+//! integer of `width` bits (0 to 64), packed back to back little-endian. Values that do not
+//! fit the chosen width are *exceptions*: their slot holds the all-ones escape (or nothing
+//! when the width is 0) and the real value sits in a sorted side table searched by binary
+//! search. The writer picks the width that minimises bytes, so an all-zero column costs
+//! nothing, line numbers cost 17 or 18 bits with a few exceptions, a node index of a
+//! kernel 23 bits and an edge index 25 (byte widths cost the kernel 41 MB more), and a
+//! column that is almost always zero (the per-edge file override) becomes a sparse list.
 //!
 //! A *sparse* integer column serves columns that are mostly zero but not rare enough for
 //! exceptions (signatures, explicit ids, qualified names differing from the name): a
@@ -27,12 +28,19 @@ const EXC_COST: u64 = 12;
 /// Upper bound on the number of columns in one segment; anything larger is corruption.
 const MAX_COLUMNS: usize = 1024;
 
-fn escape(width: u8) -> u64 {
-    match width {
+/// The escape of a packed column `bits` wide: all ones (0 for width 0, where every slot
+/// is empty and every value not equal to the base is an exception).
+fn escape(bits: u8) -> u64 {
+    match bits {
         0 => 0,
-        8 => u64::MAX,
-        w => (1u64 << (8 * u32::from(w))) - 1,
+        64.. => u64::MAX,
+        b => (1u64 << b) - 1,
     }
+}
+
+/// Bytes of `count` values packed `bits` wide.
+fn packed_len(count: u64, bits: u8) -> Option<u64> {
+    count.checked_mul(u64::from(bits)).map(|b| b.div_ceil(8))
 }
 
 /// Builds one segment file in memory.
@@ -74,36 +82,41 @@ impl SegmentWriter {
         let base = if count == 0 { 0 } else { min };
         // Exceptions need a u32 index, so only columns addressable by u32 may use them.
         let exc_allowed = u32::try_from(count).is_ok();
-        let mut over = [0u64; 5]; // values with delta >= escape(w) for w = 0,1,2,3,4 (w=0: delta >= 1)
+        // by_len[l]: values whose delta needs exactly `l` bits; ones[l]: those equal to
+        // 2^l - 1, the escape of width `l`. A width `w` then has as exceptions every
+        // delta longer than `w` bits plus the deltas equal to its escape.
+        let (mut by_len, mut ones) = ([0u64; 65], [0u64; 65]);
         for i in 0..count {
             let d = value(i) - base;
-            for (k, w) in [0u8, 1, 2, 3, 4].into_iter().enumerate() {
-                let limit = if w == 0 { 1 } else { escape(w) };
-                if d >= limit {
-                    over[k] += 1;
-                }
+            let l = (64 - d.leading_zeros()) as usize;
+            by_len[l] += 1;
+            if d != 0 && d.count_ones() as usize == l {
+                ones[l] += 1;
             }
         }
         let n = count as u64;
-        let mut best = (8u8, n.saturating_mul(8), 0u64);
-        for (k, w) in [4u8, 3, 2, 1, 0]
-            .into_iter()
-            .enumerate()
-            .map(|(j, w)| (4 - j, w))
-        {
-            if over[k] > 0 && !exc_allowed {
+        let mut best = (64u8, n.saturating_mul(8), 0u64);
+        let mut longer = 0u64; // deltas longer than `w` bits
+        for w in (0..64u8).rev() {
+            longer += by_len[usize::from(w) + 1];
+            let over = if w == 0 {
+                longer
+            } else {
+                longer + ones[usize::from(w)]
+            };
+            if over > 0 && !exc_allowed {
                 continue;
             }
             // With width 0 every read of the column searches the exception table, so it is
             // only worth it for truly sparse columns (the table then stays in cache).
-            if w == 0 && over[k] > n / 32 {
+            if w == 0 && over > n / 32 {
                 continue;
             }
-            let cost = n
-                .saturating_mul(u64::from(w))
-                .saturating_add(over[k].saturating_mul(EXC_COST));
+            let cost = packed_len(n, w)
+                .unwrap_or(u64::MAX)
+                .saturating_add(over.saturating_mul(EXC_COST));
             if cost < best.1 {
-                best = (w, cost, over[k]);
+                best = (w, cost, over);
             }
         }
         let nonzero = (0..count).filter(|&i| value(i) != 0).count() as u64;
@@ -138,16 +151,17 @@ impl SegmentWriter {
         let esc = escape(width);
         let mut exc_idx: Vec<u32> = Vec::new();
         let mut exc_val: Vec<u64> = Vec::new();
-        if width > 0 {
-            self.data.reserve(count * usize::from(width));
-        }
+        self.data
+            .reserve(packed_len(n, width).unwrap_or(0) as usize);
+        // Bits not yet written, lowest first.
+        let (mut acc, mut pending) = (0u128, 0u32);
         for i in 0..count {
             let v = value(i);
             let d = v - base;
             let is_exc = if width == 0 {
                 d != 0
             } else {
-                width < 8 && d >= esc
+                width < 64 && d >= esc
             };
             let raw = if is_exc {
                 exc_idx.push(i as u32);
@@ -156,10 +170,21 @@ impl SegmentWriter {
             } else {
                 d
             };
-            if width > 0 {
+            if width % 8 == 0 {
                 self.data
-                    .extend_from_slice(&raw.to_le_bytes()[..usize::from(width)]);
+                    .extend_from_slice(&raw.to_le_bytes()[..usize::from(width / 8)]);
+                continue;
             }
+            acc |= u128::from(raw) << pending;
+            pending += u32::from(width);
+            while pending >= 8 {
+                self.data.push(acc as u8);
+                acc >>= 8;
+                pending -= 8;
+            }
+        }
+        if pending > 0 {
+            self.data.push(acc as u8);
         }
         debug_assert_eq!(exc_idx.len() as u64, exc_count);
         let data_len = self.data.len() - data_off;
@@ -349,19 +374,54 @@ impl UIntCol {
         self.base.wrapping_add(raw)
     }
 
+    /// Raw slot `i` of a packed column (`width` in bits).
     #[inline]
     fn raw(&self, p: &[u8], i: usize) -> u64 {
+        let o = self.off;
         match self.width {
             0 => 0,
-            1 => p.get(self.off + i).copied().map_or(0, u64::from),
-            2 => p
-                .get(self.off + 2 * i..self.off + 2 * i + 2)
+            8 => p.get(o + i).copied().map_or(0, u64::from),
+            16 => p
+                .get(o + 2 * i..o + 2 * i + 2)
                 .map_or(0, |s| u64::from(u16::from_le_bytes([s[0], s[1]]))),
-            3 => p
-                .get(self.off + 3 * i..self.off + 3 * i + 3)
+            24 => p
+                .get(o + 3 * i..o + 3 * i + 3)
                 .map_or(0, |s| u64::from(u32::from_le_bytes([s[0], s[1], s[2], 0]))),
-            4 => le_u32(p, self.off + 4 * i).map_or(0, u64::from),
-            _ => le_u64(p, self.off + 8 * i).unwrap_or(0),
+            32 => le_u32(p, o + 4 * i).map_or(0, u64::from),
+            64 => le_u64(p, o + 8 * i).unwrap_or(0),
+            w => {
+                let w = u32::from(w);
+                let bit = i as u64 * u64::from(w);
+                let (at, shift) = (o + (bit / 8) as usize, (bit % 8) as u32);
+                let mask = escape(w as u8);
+                // One 8-byte load holds the value when it spans at most 8 bytes (always
+                // below 58 bits); bytes past the value are masked off.
+                if shift + w <= 64
+                    && let Some(x) = le_u64(p, at)
+                {
+                    return (x >> shift) & mask;
+                }
+                // Near the end of the payload, or 58..63 bits: the bytes there are.
+                let mut b = [0u8; 16];
+                let avail = p.get(at..).unwrap_or(&[]);
+                let n = avail.len().min(16);
+                b[..n].copy_from_slice(&avail[..n]);
+                ((u128::from_le_bytes(b) >> shift) as u64) & mask
+            }
+        }
+    }
+
+    /// Raw value `i` of a sparse column's dense values (`width` in bytes).
+    #[inline]
+    fn raw_bytes(&self, p: &[u8], i: usize) -> u64 {
+        let (o, w) = (self.off, usize::from(self.width));
+        match p.get(o + w * i..o + w * i + w) {
+            Some(s) if w <= 8 => {
+                let mut b = [0u8; 8];
+                b[..w].copy_from_slice(s);
+                u64::from_le_bytes(b)
+            }
+            _ => 0,
         }
     }
 
@@ -374,9 +434,9 @@ impl UIntCol {
         }
         let rank = le_u32(p, self.exc_val_off + 4 * w).unwrap_or(0) as usize
             + (word & ((1u64 << b) - 1)).count_ones() as usize;
-        // A damaged rank can point past the values; `raw` then reads 0 instead of panicking.
+        // A damaged rank can point past the values; the read is then 0 instead of a panic.
         self.base
-            .wrapping_add(self.raw(p, rank.min(self.exc_count)))
+            .wrapping_add(self.raw_bytes(p, rank.min(self.exc_count)))
     }
 
     /// Value `i` narrowed to u32 (saturating, for columns whose writer only stores u32).
@@ -590,11 +650,11 @@ fn check_entry(e: &RawEntry, payload_len: usize, table_end: usize) -> Result<(),
             }
         }
         ENC_UINT => {
-            if ![0u8, 1, 2, 3, 4, 8].contains(&e.width) {
-                return Err(format!("width {} is not 0, 1, 2, 3, 4 or 8", e.width));
+            if e.width > 64 {
+                return Err(format!("width of {} bits", e.width));
             }
-            if e.count.checked_mul(u64::from(e.width)) != Some(e.data_len) {
-                return Err("data length does not match count × width".into());
+            if packed_len(e.count, e.width) != Some(e.data_len) {
+                return Err("data length does not match ⌈count × width / 8⌉".into());
             }
             if e.exc_count > e.count || (e.exc_count > 0 && e.count > u64::from(u32::MAX)) {
                 return Err("too many exceptions".into());
@@ -629,100 +689,4 @@ fn check_entry(e: &RawEntry, payload_len: usize, table_end: usize) -> Result<(),
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn round_trip(values: &[u64]) -> (Vec<u64>, usize) {
-        let mut w = SegmentWriter::default();
-        w.add_uint(7, values.len(), |i| values[i]);
-        w.add_bytes(8, b"hello");
-        let file = w.finish(1, [0; 16]);
-        let payload = &file[SEGMENT_HEADER_LEN..];
-        let t = ColumnTable::parse(payload, "t").unwrap();
-        let c = t.uint(7, Some(values.len())).unwrap();
-        assert!(c.check_exceptions(payload).is_none());
-        assert_eq!(t.bytes(8).unwrap().bytes(payload), b"hello");
-        (
-            (0..values.len()).map(|i| c.get(payload, i)).collect(),
-            file.len(),
-        )
-    }
-
-    #[test]
-    fn integer_codec_round_trips_every_shape() {
-        let cases: Vec<Vec<u64>> = vec![
-            vec![],
-            vec![0; 100],
-            vec![5; 100],
-            (0..1000).collect(),
-            (0..1000)
-                .map(|i| if i % 97 == 0 { 1 << 40 } else { i % 300 })
-                .collect(),
-            vec![u64::MAX, 0, 1, u64::MAX - 1],
-            (0..3000).map(|i| i * 5000).collect(),
-            (0..3000)
-                .map(|i| if i % 500 == 0 { 1 << 30 } else { i * 5000 })
-                .collect(),
-            (0..500)
-                .map(|i| if i == 250 { 70_000 } else { 0 })
-                .collect(),
-            (0..1000)
-                .map(|i| if i % 3 == 0 { 1_000_000 + i } else { 0 })
-                .collect(),
-            (0..130)
-                .map(|i| if i % 2 == 0 { u64::MAX - i } else { 0 })
-                .collect(),
-        ];
-        for c in cases {
-            assert_eq!(round_trip(&c).0, c);
-        }
-    }
-
-    #[test]
-    fn sparse_and_small_columns_are_compact() {
-        let sparse: Vec<u64> = (0..10_000).map(|i| u64::from(i % 1000 == 0)).collect();
-        let (_, size) = round_trip(&sparse);
-        assert!(size < 1000, "sparse column took {size} bytes");
-        let lines: Vec<u64> = (0..10_000).map(|i| (i * 7) % 60_000).collect();
-        let (_, size) = round_trip(&lines);
-        assert!(size < 10_000 * 2 + 500, "u16 column took {size} bytes");
-    }
-
-    #[test]
-    fn mostly_zero_columns_use_the_sparse_encoding() {
-        let v: Vec<u64> = (0..64_000)
-            .map(|i| if i % 5 == 0 { 3_000_000 + i } else { 0 })
-            .collect();
-        let (back, size) = round_trip(&v);
-        assert_eq!(back, v);
-        // Dense u32 would take 256 000 bytes; sparse takes 12 800 × 4 + 1000 × 12.
-        assert!(size < 70_000, "{size}");
-    }
-
-    #[test]
-    fn out_of_range_reads_are_zero() {
-        let c = UIntCol::default();
-        assert_eq!(c.get(&[], 5), 0);
-    }
-
-    #[test]
-    fn damaged_tables_are_rejected() {
-        let mut w = SegmentWriter::default();
-        w.add_uint(1, 10, |i| i as u64 * 1000);
-        let file = w.finish(1, [0; 16]);
-        let payload = &file[SEGMENT_HEADER_LEN..];
-        for i in 0..TABLE_HEADER_LEN + ENTRY_LEN {
-            let mut p = payload.to_vec();
-            p[i] ^= 0xff;
-            // Either rejected, or (for bytes that do not matter, e.g. base/id) still in bounds.
-            if let Ok(t) = ColumnTable::parse(&p, "t")
-                && let Ok(c) = t.uint(1, None)
-            {
-                for k in 0..c.len().min(100) {
-                    let _ = c.get(&p, k);
-                }
-            }
-        }
-        assert!(ColumnTable::parse(&payload[..20], "t").is_err());
-    }
-}
+mod tests;

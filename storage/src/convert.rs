@@ -11,8 +11,8 @@ use crate::reader::Artifact;
 impl Artifact {
     /// Every live node and edge of this generation as a builder, in artifact order (node
     /// indexes are kept when no delta removed a node, else renumbered densely; edges come
-    /// in out-edge order). Content hashes keep the 16 stored
-    /// bytes and are zero-padded. Committing the result reproduces identical segments.
+    /// in out-edge order). Content hashes keep the
+    /// [`crate::CONTENT_HASH_LEN`] stored bytes and are zero-padded. Committing the result reproduces identical segments.
     pub fn to_graph_builder(&self) -> GraphBuilder {
         let mut g = GraphBuilder::new();
         g.nodes.reserve(self.live_node_count() as usize);
@@ -39,7 +39,7 @@ impl Artifact {
                     roles: e.roles(),
                     confidence: e.confidence(),
                     strategy: e.strategy(),
-                    file: g.intern(e.file()),
+                    file: g.intern(&e.file()),
                     line: e.line(),
                 };
                 g.add_edge(input);

@@ -19,11 +19,12 @@ use roaring::RoaringBitmap;
 use crate::bitmaps::decode;
 use crate::column::{BytesCol, ColumnTable, UIntCol};
 use crate::error::{Result, StorageError};
-use crate::format::{SEGMENT_HEADER_LEN, edges_col, nodes_col, strings_col};
+use crate::format::{SEGMENT_HEADER_LEN, edges_col, nodes_col};
+use crate::input::CONTENT_HASH_LEN;
 use crate::input::StrId;
 use crate::manifest::Layer;
-use crate::reader::{Artifact, EdgeCols, NodeCols, Segment, StringCols, block_search};
-use crate::writer::CONTENT_HASH_LEN;
+use crate::reader::{Artifact, EdgeCols, NodeCols, Segment, block_search};
+use crate::strings::Dict;
 
 /// Positions of the delta segments in [`Artifact`]'s segment list (after the base's four).
 pub(crate) const DS: usize = 4;
@@ -41,7 +42,7 @@ pub(crate) struct Delta {
     /// Number of delta edges (edge `base_e + k` is delta edge `k`).
     pub(crate) de: u32,
     pub(crate) rows: u32,
-    pub(crate) strings: StringCols,
+    pub(crate) strings: Dict,
     pub(crate) nodes: NodeCols,
     pub(crate) row_node: UIntCol,
     removed_raw: BytesCol,
@@ -90,24 +91,9 @@ impl Delta {
             .ok_or_else(|| corrupt(&segs[DE], "delta edge count below the base's"))?;
 
         let st = ColumnTable::parse(pay(DS), &what(DS))?;
-        let strings = StringCols {
-            offsets: st.uint(strings_col::OFFSETS, None)?,
-            bytes: st.bytes(strings_col::BYTES)?,
-        };
-        let (so, blen) = (&strings.offsets, strings.bytes.bytes(pay(DS)).len() as u64);
-        if so.len() == 0
-            || so.get(pay(DS), 0) != 0
-            || so.get(pay(DS), so.len() - 1) != blen
-            || so.len() as u64 > blen + 2
-            || u32::try_from(so.len())
-                .ok()
-                .and_then(|c| c.checked_add(base_s))
-                .is_none()
-        {
-            return Err(corrupt(
-                &segs[DS],
-                "string offsets do not span the string bytes",
-            ));
+        let strings = Dict::open(&st, pay(DS), &what(DS), false)?;
+        if strings.len().checked_add(base_s).is_none() {
+            return Err(corrupt(&segs[DS], "more than 2^32 strings"));
         }
 
         let nt = ColumnTable::parse(pay(DN), &what(DN))?;
@@ -202,33 +188,6 @@ impl Delta {
             touched: OnceLock::new(),
             files: OnceLock::new(),
         })
-    }
-
-    pub(crate) fn string_count(&self) -> u32 {
-        self.strings.offsets.len().saturating_sub(1) as u32
-    }
-
-    pub(crate) fn string_bytes<'a>(&self, p: &'a [u8], k: u32) -> &'a [u8] {
-        let o = &self.strings.offsets;
-        let (a, b) = (o.get(p, k as usize), o.get(p, k as usize + 1));
-        self.strings
-            .bytes
-            .bytes(p)
-            .get(a as usize..b as usize)
-            .unwrap_or(&[])
-    }
-
-    pub(crate) fn find_string(&self, p: &[u8], t: &[u8]) -> Option<u32> {
-        let (mut lo, mut hi) = (0u32, self.string_count());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.string_bytes(p, mid).cmp(t) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(mid),
-            }
-        }
-        None
     }
 
     /// Removed node indexes (base nodes and dead appended slots), clipped to the index space.
@@ -519,7 +478,7 @@ impl Delta {
                     .filter(|(s, bm)| !bm.is_empty() && !base_keys.contains(s))
                     .map(|(s, _)| *s),
             );
-            out.sort_by(|x, y| a.string_bytes(StrId(*x)).cmp(a.string_bytes(StrId(*y))));
+            out.sort_by_cached_key(|x| a.string_bytes(StrId(*x)));
             out.dedup();
             out
         })

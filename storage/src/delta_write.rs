@@ -8,11 +8,12 @@ use roaring::RoaringBitmap;
 
 use crate::column::SegmentWriter;
 use crate::error::{Result, StorageError};
-use crate::format::{SegmentKind, cmp_parts, edges_col, nodes_col, strings_col};
+use crate::format::{SegmentKind, cmp_parts, edges_col, nodes_col};
 use crate::fragment::{GraphFragment, Plan, copy_node, node_input};
+use crate::input::CONTENT_HASH_LEN;
 use crate::input::{EdgeInput, GraphBuilder, NodeIdx, StrId};
 use crate::reader::Artifact;
-use crate::writer::{BuiltLayer, CONTENT_HASH_LEN, LayerCounts, add_out_edge_columns, palette_of};
+use crate::writer::{BuiltLayer, LayerCounts, add_out_edge_columns, palette_of};
 
 /// A delta layer to write, relative to a base layer.
 #[derive(Debug)]
@@ -100,7 +101,7 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
             let Some(&src) = row_of.get(&edge.src().0) else {
                 continue;
             };
-            let file = g.intern(edge.file());
+            let file = g.intern(&edge.file());
             edges.push(EdgeInput {
                 src: NodeIdx(src),
                 dst: edge.dst(),
@@ -153,7 +154,7 @@ pub(crate) fn rederive(a: &Artifact) -> Option<DeltaInput> {
     for r in 0..d.rows {
         for k in d.out_range(a, r) {
             let e = a.edge_with_src(d.base_e + k, row_node[r as usize]);
-            let file = g.intern(e.file());
+            let file = g.intern(&e.file());
             edges.push(EdgeInput {
                 src: NodeIdx(r),
                 dst: e.dst(),
@@ -232,16 +233,7 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     }
     let r = |s: StrId| u64::from(remap[&s]);
 
-    let mut sw = SegmentWriter::default();
-    let mut offsets = vec![0u64];
-    let mut bytes = Vec::new();
-    for s in &fresh {
-        bytes.extend_from_slice(s.as_bytes());
-        offsets.push(bytes.len() as u64);
-    }
-    sw.add_uint(strings_col::OFFSETS, offsets.len(), |i| offsets[i]);
-    sw.add_bytes(strings_col::BYTES, &bytes);
-    let strings = sw.finish(SegmentKind::DeltaStrings as u8, db_uuid);
+    let strings = crate::strings::encode_segment(&fresh, SegmentKind::DeltaStrings, db_uuid);
 
     let nodes = &g.nodes;
     let mut nw = SegmentWriter::default();

@@ -7,7 +7,7 @@
 use crate::error::{Result, StorageError};
 
 /// The on-disk format version this crate reads and writes. A reader refuses any other.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// First bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"BATHOSEG";
@@ -103,12 +103,14 @@ impl SegmentKind {
     }
 }
 
-/// Column ids of the strings segment.
+/// Column ids of the strings segment (front-coded, see `strings.rs`).
 pub mod strings_col {
-    /// `count + 1` byte offsets into [`BYTES`]; string `i` is `BYTES[OFFSETS[i]..OFFSETS[i+1]]`.
-    pub const OFFSETS: u32 = 1;
-    /// The UTF-8 bytes of every string, concatenated in sorted order.
+    /// Two values: the number of strings, then the number of strings per block.
+    pub const SHAPE: u32 = 1;
+    /// The front-coded blocks, concatenated.
     pub const BYTES: u32 = 2;
+    /// `blocks + 1` byte offsets into [`BYTES`]; block `b` is `BYTES[off[b]..off[b+1]]`.
+    pub const BLOCK_OFFSETS: u32 = 3;
 }
 
 /// Column ids of the nodes segment.
@@ -127,7 +129,7 @@ pub mod nodes_col {
     pub const BYTE_SPAN: u32 = 7;
     /// Community id.
     pub const COMMUNITY: u32 = 8;
-    /// 16-byte prefix of the content hash, raw bytes.
+    /// 8-byte prefix of the content hash, raw bytes.
     pub const CONTENT_HASH: u32 = 9;
     /// 0 when the id is exactly `file + ":" + qualified_name` (composed on read), else
     /// `string id + 1`.
@@ -400,13 +402,14 @@ mod tests {
             db_uuid: [0; 16],
         }
         .encode();
-        b[8..12].copy_from_slice(&1u32.to_le_bytes());
+        // Version 2 (plain string offsets, 16-byte content hashes) is refused like any other.
+        b[8..12].copy_from_slice(&2u32.to_le_bytes());
         let sum = checksum64(&b[0..56]);
         b[56..64].copy_from_slice(&sum.to_le_bytes());
         match SegmentHeader::decode(&b, Path::new("x")) {
             Err(StorageError::UnsupportedFormat {
-                found: 1,
-                expected: 2,
+                found: 2,
+                expected: 3,
                 ..
             }) => {}
             other => panic!("{other:?}"),

@@ -283,16 +283,16 @@ pub(crate) fn node_input(g: &mut GraphBuilder, node: NodeRef<'_>) -> NodeInput {
             Some(_) => IdText::Text(g.intern(&node.id())),
             None => IdText::Composed,
         },
-        name: g.intern(node.name()),
-        qualified_name: g.intern(node.qualified_name()),
+        name: g.intern(&node.name()),
+        qualified_name: g.intern(&node.qualified_name()),
         kind: node.kind(),
-        file: g.intern(node.file()),
+        file: g.intern(&node.file()),
         language: node.language(),
         start_line: node.start_line(),
         end_line: node.end_line(),
         start_byte: node.start_byte(),
         end_byte: node.end_byte(),
-        signature: g.intern(node.signature()),
+        signature: g.intern(&node.signature()),
         content_hash: node.content_hash(),
         flags: node.flags(),
         community: node.community(),
@@ -311,11 +311,11 @@ impl StrMemo {
         match self.0.get(s.0 as usize) {
             Some(&v) if v != u32::MAX => StrId(v),
             Some(_) => {
-                let id = g.intern(base.string(s));
+                let id = g.intern(&base.string(s));
                 self.0[s.0 as usize] = id.0;
                 id
             }
-            None => g.intern(base.string(s)),
+            None => g.intern(&base.string(s)),
         }
     }
 

@@ -5,6 +5,7 @@
 //! the fuzz bytes, then [`open_and_exercise`], which must return (`Ok` or `Err`) and never
 //! panic. Everything here is ordinary public API; nothing is compiled only for fuzzing.
 
+use std::borrow::Cow;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -71,8 +72,7 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
         } else {
             String::new()
         };
-        let mut h = [0u8; 16];
-        h[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+        let h = rng.next_u64().to_le_bytes();
         let start_line = rng.below(5000) as u32;
         let start_byte = rng.below(200_000);
         let node = NodeInput {
@@ -171,7 +171,7 @@ pub fn write_sample_store(dir: &Path) -> Result<()> {
 /// shifted lines, minus every third one, plus a new node with a new name; the second file
 /// is deleted; the new node calls a kept node, a node of another file and a new stub.
 pub fn sample_fragment(a: &Artifact) -> GraphFragment {
-    let files: Vec<String> = a.files().take(2).map(str::to_owned).collect();
+    let files: Vec<String> = a.files().take(2).map(Cow::into_owned).collect();
     let mut g = GraphBuilder::new();
     let mut kept = Vec::new();
     if let Some(bm) = files.first().and_then(|f| a.nodes_in_file(f)) {
@@ -198,7 +198,7 @@ pub fn sample_fragment(a: &Artifact) -> GraphFragment {
         start_byte: 1,
         end_byte: 2,
         signature: g.intern("void fuzz_new_entity(void)"),
-        content_hash: [3; 16],
+        content_hash: [3; 8],
         flags: NodeFlags(0),
         community: 0,
     };
@@ -214,7 +214,7 @@ pub fn sample_fragment(a: &Artifact) -> GraphFragment {
     let stub = g.add_node(stub);
     let other = a
         .live_nodes()
-        .find(|n| !n.file().is_empty() && !files.iter().any(|f| f == n.file()))
+        .find(|n| !n.file().is_empty() && !files.iter().any(|f| *f == n.file()))
         .map(|n| crate::fragment::node_input(&mut g, n));
     let mut dsts = vec![stub];
     dsts.extend(kept.first().copied());
@@ -331,10 +331,10 @@ pub fn exercise(a: &Artifact) -> u64 {
             ^ node.end_byte());
         mix(u64::from(node.community()) ^ u64::from(node.content_hash()[0]));
         mix(a.lookup_id(&node.id()).map_or(1, |x| u64::from(x.0)));
-        mix(a.lookup_name(node.name()).take(100).count() as u64);
+        mix(a.lookup_name(&node.name()).take(100).count() as u64);
         let prefix: String = node.name().chars().take(2).collect();
         mix(a.lookup_name_prefix(&prefix).take(100).count() as u64);
-        mix(a.find_string(node.file()).map_or(7, |s| u64::from(s.0)));
+        mix(a.find_string(&node.file()).map_or(7, |s| u64::from(s.0)));
         for e in a
             .out_edges(NodeIdx(i))
             .take(100)
@@ -361,7 +361,14 @@ pub fn exercise(a: &Artifact) -> u64 {
     for (r, _) in Roles::NAMED {
         mix(a.edges_with_role(r).len());
     }
-    let files: Vec<String> = a.files().take(1000).map(str::to_owned).collect();
+    // Every dictionary string, base and delta: damaged blocks must read as "" and
+    // lookups by text must still terminate.
+    for k in 0..a.string_count().min(20_000) {
+        let text = a.string(StrId(k));
+        mix(text.len() as u64 ^ a.string_bytes(StrId(k)).len() as u64);
+        mix(a.find_string(&text).map_or(3, |s| u64::from(s.0)));
+    }
+    let files: Vec<String> = a.files().take(1000).map(Cow::into_owned).collect();
     for f in &files {
         mix(a.nodes_in_file(f).map_or(0, |b| b.len()));
     }

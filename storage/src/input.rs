@@ -42,19 +42,24 @@ pub(crate) fn is_composed(id: &str, file: &str, qualified_name: &str) -> bool {
         && id.ends_with(qualified_name)
 }
 
-/// What a build keeps of a node's blake3 content hash: its first 16 bytes (the artifact
-/// stores at most that many; holding 32 per node cost a kernel build 230 MB).
-pub type ContentHash = [u8; 16];
+/// Number of content-hash bytes kept per node (a 64-bit blake3 prefix). Everything that
+/// compares a fresh hash with a stored one (patch change detection, facts-cache keys)
+/// must truncate to this length.
+pub const CONTENT_HASH_LEN: usize = 8;
 
-/// The [`ContentHash`] of `text`.
-pub fn content_hash(text: &[u8]) -> ContentHash {
+/// What a build and the artifact keep of a node's blake3 content hash: its first
+/// [`CONTENT_HASH_LEN`] bytes (holding all 32 per node cost a kernel build 230 MB).
+pub type StoredHash = [u8; CONTENT_HASH_LEN];
+
+/// The [`StoredHash`] of `text`.
+pub fn content_hash(text: &[u8]) -> StoredHash {
     content_hash_prefix(blake3::hash(text).as_bytes())
 }
 
-/// The [`ContentHash`] part of a full 32-byte blake3 hash.
-pub fn content_hash_prefix(full: &[u8; 32]) -> ContentHash {
-    let mut h = [0; 16];
-    h.copy_from_slice(&full[..16]);
+/// The [`StoredHash`] part of a full 32-byte blake3 hash.
+pub fn content_hash_prefix(full: &[u8; 32]) -> StoredHash {
+    let mut h = [0; CONTENT_HASH_LEN];
+    h.copy_from_slice(&full[..CONTENT_HASH_LEN]);
     h
 }
 
@@ -84,7 +89,7 @@ pub struct NodeInput {
     /// Declaration text up to the body (`int add(int a, int b)`), empty when none.
     pub signature: StrId,
     /// blake3 of the entity's source text (all zeros for stubs).
-    pub content_hash: ContentHash,
+    pub content_hash: StoredHash,
     /// Linkage and declaration flags.
     pub flags: NodeFlags,
     /// Community id (0 until communities are computed).
@@ -223,7 +228,7 @@ impl GraphBuilder {
     }
 
     /// The string a writer must store as `node`'s id: none when the id is composed on read.
-    pub(crate) fn stored_id(&self, node: &NodeInput) -> Option<StrId> {
+    pub fn stored_id(&self, node: &NodeInput) -> Option<StrId> {
         match node.id {
             IdText::Text(s)
                 if !is_composed(
@@ -314,7 +319,7 @@ mod tests {
             start_byte: 0,
             end_byte: 0,
             signature: StrId(0),
-            content_hash: [0; 16],
+            content_hash: [0; 8],
             flags: NodeFlags(0),
             community: 0,
         };

@@ -11,13 +11,14 @@
 //!
 //! Module map: [`format`](mod@format) (constants, headers), `column` (the compact integer codec),
 //! [`manifest`] (rkyv manifest, run records), `writer` (graph → segments), `store`
-//! (directory, lock, commit), `reader` (artifact open and lookups), `refs` (node and edge
-//! views), `bitmaps` (lazy roaring), `verify` (structural checks), `convert` (artifact →
-//! builder), [`fuzzing`] (entry points for fuzz targets), [`fix`] (phased verification and
-//! repair), [`gc`] (space use, run pruning, compaction, reclaiming files), [`audit`] (the
-//! hash-chained log of destructive maintenance), `fragment` (a patch's [`GraphFragment`]
-//! and the merge rules), `delta` / `delta_write` / `verify_delta` (delta layers: merged
-//! reads, writing, checks), `merge_iter` (merged edge and name iterators), [`archive`]
+//! (directory, lock, commit), `reader` (artifact open and lookups), `strings` (the
+//! front-coded string dictionary), `refs` (node and edge views), `bitmaps` (lazy
+//! roaring), `verify` (structural checks), `convert` (artifact → builder), [`fuzzing`]
+//! (entry points for fuzz targets), [`fix`] (phased verification and repair), [`gc`]
+//! (space use, run pruning, compaction, reclaiming files), [`audit`] (the hash-chained log
+//! of destructive maintenance), `fragment` (a patch's [`GraphFragment`] and the merge
+//! rules), `delta` / `delta_write` / `verify_delta` (delta layers: merged reads, writing,
+//! checks), `merge_iter` (merged edge and name iterators), [`archive`]
 //! (the transport archive: export and load).
 
 #![warn(missing_docs, unreachable_pub)]
@@ -42,6 +43,7 @@ mod merge_iter;
 mod reader;
 mod refs;
 mod store;
+mod strings;
 mod verify;
 mod verify_delta;
 mod writer;
@@ -52,8 +54,8 @@ mod crash_tests;
 pub use error::{Result, StorageError};
 pub use fragment::{GraphFragment, materialize_fragment};
 pub use input::{
-    ContentHash, EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, StrId, content_hash,
-    content_hash_prefix,
+    CONTENT_HASH_LEN, EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, StoredHash, StrId,
+    content_hash, content_hash_prefix,
 };
 pub use manifest::{RunKind, RunRecord, RunStatus};
 pub use reader::{Artifact, EdgeIdx, EdgeIter, NameIter};
@@ -61,4 +63,3 @@ pub use refs::{EdgeRef, NodeRef};
 pub use roaring::RoaringBitmap;
 pub use store::{CommitInfo, DEFAULT_DELTA_LIMIT_PERCENT, Store, WriterLock};
 pub use verify::{Issue, VerifyPart};
-pub use writer::CONTENT_HASH_LEN;

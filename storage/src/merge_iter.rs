@@ -160,8 +160,8 @@ impl Iterator for NameIter<'_> {
                 Some(NodeIdx(v))
             }
             (Some(b), Some((r, v))) => {
-                let bn = self.a.base_node(b).name().as_bytes();
-                let dn = self.a.delta_node(d, r, v).name().as_bytes();
+                let bn = self.a.base_node(b).name();
+                let dn = self.a.delta_node(d, r, v).name();
                 if (bn, b) <= (dn, v) {
                     self.base.start += 1;
                     Some(NodeIdx(b))

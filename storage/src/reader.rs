@@ -2,11 +2,12 @@
 //!
 //! Opening reads the manifest, maps the four segments and checks their headers, column
 //! tables and a handful of O(1) invariants (column lengths, first/last CSR offsets, string
-//! table end). Nothing proportional to the graph is read or allocated. Every accessor is
+//! table end). The string dictionary and its lookups by text live in `strings.rs`. Nothing proportional to the graph is read or allocated. Every accessor is
 //! nevertheless panic-free on any bytes: reads go through bounds-checked slices and
 //! return defaults (0, `""`, the empty bitmap) where damaged data would point outside its
 //! column. [`Artifact::verify`] finds such damage.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -18,16 +19,15 @@ use crate::bitmaps::{Bitmaps, EMPTY};
 use crate::column::{BytesCol, ColumnTable, UIntCol};
 use crate::delta::Delta;
 use crate::error::{Result, StorageError};
-use crate::format::{
-    SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, edges_col, names, nodes_col, strings_col,
-};
+use crate::format::{SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, edges_col, names, nodes_col};
+use crate::input::CONTENT_HASH_LEN;
 use crate::input::{NodeIdx, StrId};
 use crate::manifest::{LAYER_BASE, LAYER_DELTA, ManifestBody, RunRecord};
 pub(crate) use crate::merge_iter::block_search;
 pub use crate::merge_iter::{EdgeIter, NameIter};
-use crate::refs::{EdgeRef, NodeRef, UNKNOWN};
+use crate::refs::{EdgeRef, IdScratch, NodeRef, UNKNOWN};
 use crate::store::{generation_manifest_path, read_manifest};
-use crate::writer::CONTENT_HASH_LEN;
+use crate::strings::Dict;
 
 /// The position of an edge in the artifact: its rank in (src, rel, dst) order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -44,12 +44,6 @@ pub(crate) struct Segment {
     pub(crate) map: Mmap,
     pub(crate) hash: [u8; 32],
     pub(crate) kind: SegmentKind,
-}
-
-#[derive(Debug)]
-pub(crate) struct StringCols {
-    pub(crate) offsets: UIntCol,
-    pub(crate) bytes: BytesCol,
 }
 
 #[derive(Debug)]
@@ -100,7 +94,7 @@ pub struct Artifact {
     pub(crate) segs: Vec<Segment>,
     pub(crate) n: u32,
     pub(crate) e: u32,
-    pub(crate) strings: StringCols,
+    pub(crate) strings: Dict,
     pub(crate) nodes: NodeCols,
     pub(crate) edges: EdgeCols,
     pub(crate) bitmaps: Bitmaps,
@@ -260,27 +254,7 @@ impl Artifact {
         let (nu, eu) = (n as usize, e as usize);
 
         let st = ColumnTable::parse(pay(S), &what(S))?;
-        let strings = StringCols {
-            offsets: st.uint(strings_col::OFFSETS, None)?,
-            bytes: st.bytes(strings_col::BYTES)?,
-        };
-        let so = &strings.offsets;
-        let blen = strings.bytes.bytes(pay(S)).len() as u64;
-        if so.len() < 2
-            || so.get(pay(S), 0) != 0
-            || so.get(pay(S), 1) != 0
-            || so.get(pay(S), so.len() - 1) != blen
-        {
-            return Err(StorageError::corrupt(
-                what(S),
-                "string offsets do not span the string bytes",
-            ));
-        }
-        // Strings are distinct, so only one can be empty: more offsets than bytes + 2 is damage
-        // (and would make a width-0 column claim billions of strings).
-        if u32::try_from(so.len() - 1).is_err() || so.len() as u64 > blen + 2 {
-            return Err(StorageError::corrupt(what(S), "implausible string count"));
-        }
+        let strings = Dict::open(&st, pay(S), &what(S), true)?;
 
         let nt = ColumnTable::parse(pay(N), &what(N))?;
         let c = |id| nt.uint(id, Some(nu));
@@ -360,7 +334,7 @@ impl Artifact {
             ));
         }
 
-        let base_s = (strings.offsets.len() - 1) as u32;
+        let base_s = strings.len();
         let delta = match delta_layer {
             Some(d) => Some(Box::new(Delta::open(&segs, d, n, e, base_s)?)),
             None => None,
@@ -466,16 +440,6 @@ impl Artifact {
             Some(d) => self.e - d.dropped(self).len() as u32 + d.de,
             None => self.e,
         }
-    }
-
-    /// Number of strings in the dictionary (`StrId`s are `0..string_count()`; 0 is `""`).
-    /// With a delta layer its strings follow the base's.
-    pub fn string_count(&self) -> u32 {
-        self.base_string_count() + self.delta.as_ref().map_or(0, |d| d.string_count())
-    }
-
-    pub(crate) fn base_string_count(&self) -> u32 {
-        (self.strings.offsets.len().saturating_sub(1)) as u32
     }
 
     /// Total bytes of this generation's segment files.
@@ -587,55 +551,6 @@ impl Artifact {
         }
     }
 
-    /// The bytes of string `s` (empty if out of range).
-    pub fn string_bytes(&self, s: StrId) -> &[u8] {
-        let bs = self.base_string_count();
-        if s.0 >= bs
-            && let Some(d) = &self.delta
-        {
-            return d.string_bytes(self.pay(crate::delta::DS), s.0 - bs);
-        }
-        let p = self.sp();
-        let o = &self.strings.offsets;
-        let (a, b) = (o.get(p, s.0 as usize), o.get(p, s.0 as usize + 1));
-        self.strings
-            .bytes
-            .bytes(p)
-            .get(a as usize..b as usize)
-            .unwrap_or(&[])
-    }
-
-    /// The text of string `s` (`""` if out of range or not UTF-8, which only damage causes).
-    pub fn string(&self, s: StrId) -> &str {
-        std::str::from_utf8(self.string_bytes(s)).unwrap_or("")
-    }
-
-    /// The id of `text` in the dictionary, by binary search (O(log strings)). With a delta
-    /// layer, strings of removed nodes may still be found until the next compaction.
-    pub fn find_string(&self, text: &str) -> Option<StrId> {
-        if let Some(s) = self.base_find_string(text) {
-            return Some(s);
-        }
-        let d = self.delta.as_ref()?;
-        d.find_string(self.pay(crate::delta::DS), text.as_bytes())
-            .map(|k| StrId(self.base_string_count() + k))
-    }
-
-    /// [`Artifact::find_string`] in the base dictionary only.
-    pub(crate) fn base_find_string(&self, text: &str) -> Option<StrId> {
-        let t = text.as_bytes();
-        let (mut lo, mut hi) = (0u32, self.base_string_count());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.string_bytes(StrId(mid)).cmp(t) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(StrId(mid)),
-            }
-        }
-        None
-    }
-
     /// First position in `index` (node indexes sorted by `key`) whose key is `>= s`.
     fn lower_bound(&self, index: &UIntCol, key: &UIntCol, s: u64) -> usize {
         let p = self.np();
@@ -651,16 +566,6 @@ impl Artifact {
         lo
     }
 
-    /// The id of base row `n` as up to three parts whose concatenation is the id text.
-    pub(crate) fn id_parts(&self, n: u32) -> [&[u8]; 3] {
-        self.base_node(n).id_parts()
-    }
-
-    /// Compares the id of base row `n` with `target`.
-    pub(crate) fn cmp_id(&self, n: u32, target: &[u8]) -> std::cmp::Ordering {
-        self.base_node(n).cmp_id(target)
-    }
-
     /// Whether base row `b` is hidden by the delta layer (removed, or superseded by a row).
     #[inline]
     pub(crate) fn masked(&self, b: u32) -> bool {
@@ -673,17 +578,19 @@ impl Artifact {
     fn base_id_range(&self, target: &[u8]) -> std::ops::Range<usize> {
         let ix = &self.nodes.id_index;
         let p = self.np();
+        let mut sc = IdScratch::default();
+        let mut cmp = |k: usize| self.base_node(ix.get32(p, k)).cmp_id_in(target, &mut sc);
         let (mut lo, mut hi) = (0usize, ix.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.cmp_id(ix.get32(p, mid), target).is_lt() {
+            if cmp(mid).is_lt() {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
         let mut end = lo;
-        while end < ix.len() && self.cmp_id(ix.get32(p, end), target).is_eq() {
+        while end < ix.len() && cmp(end).is_eq() {
             end += 1;
         }
         lo..end
@@ -768,21 +675,6 @@ impl Artifact {
             base,
             delta,
         }
-    }
-
-    /// The first base string id for which `before` is false (`before` must hold for a
-    /// prefix of the sorted dictionary and fail for the rest).
-    fn partition_strings(&self, before: impl Fn(&[u8]) -> bool) -> u32 {
-        let (mut lo, mut hi) = (0u32, self.base_string_count());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if before(self.string_bytes(StrId(mid))) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
     }
 
     pub(crate) fn csr_range(&self, col: &UIntCol, n: NodeIdx) -> std::ops::Range<u32> {
@@ -907,7 +799,7 @@ impl Artifact {
     }
 
     /// Paths having a per-file bitmap (every non-empty node `file`), ascending.
-    pub fn files(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+    pub fn files(&self) -> Box<dyn Iterator<Item = Cow<'_, str>> + '_> {
         match &self.delta {
             None => Box::new(
                 (0..self.bitmaps.file_keys.len())
@@ -949,7 +841,7 @@ mod tests {
                 start_byte: 0,
                 end_byte: 0,
                 signature: s,
-                content_hash: [0; 16],
+                content_hash: [0; 8],
                 flags: NodeFlags::default(),
                 community: 0,
             });

@@ -2,20 +2,40 @@
 //!
 //! Both hold the artifact, the index, and where the row lives (the base layer's columns
 //! or the delta layer's, resolved once when the view is made), and decode each field from
-//! the mapped columns on demand.
+//! the mapped columns on demand. String fields are `Cow`s: the dictionary is front-coded
+//! (`strings.rs`), so most strings are assembled from their block rather than borrowed.
 
 use std::borrow::Cow;
 
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
 
 use crate::column::UIntCol;
-use crate::format::cmp_parts;
+use crate::input::{CONTENT_HASH_LEN, StoredHash};
 use crate::input::{NodeIdx, StrId};
 use crate::reader::{Artifact, EdgeCols, EdgeIdx, NodeCols};
-use crate::writer::CONTENT_HASH_LEN;
 
 /// Marks an [`EdgeRef`] whose source has not been looked up yet.
 pub(crate) const UNKNOWN: u32 = u32::MAX;
+
+/// What [`NodeRef::cmp_id_in`] keeps between the comparisons of one binary search (a
+/// dozen comparisons or more): buffers to assemble strings in (allocated once, not per
+/// comparison), and the file of the last composed id it assembled (the last steps of a
+/// search stay in one file).
+pub(crate) struct IdScratch {
+    file_sid: StrId,
+    file: Vec<u8>,
+    rest: Vec<u8>,
+}
+
+impl Default for IdScratch {
+    fn default() -> Self {
+        IdScratch {
+            file_sid: StrId(u32::MAX),
+            file: Vec::new(),
+            rest: Vec::new(),
+        }
+    }
+}
 
 /// A node of an [`Artifact`].
 #[derive(Clone, Copy)]
@@ -52,47 +72,75 @@ impl<'a> NodeRef<'a> {
     pub fn idx(&self) -> NodeIdx {
         NodeIdx(self.i)
     }
-    /// Stable id. Borrowed from the dictionary when stored; built (one allocation) when it
-    /// is the usual `file:qualified_name`, which the format does not store.
+    /// Stable id. From the dictionary when stored; built (one allocation) when it is the
+    /// usual `file:qualified_name`, which the format does not store.
     pub fn id(&self) -> Cow<'a, str> {
-        match self.id_sid() {
-            Some(s) => Cow::Borrowed(self.a.string(s)),
-            None => Cow::Owned(format!("{}:{}", self.file(), self.qualified_name())),
+        if let Some(s) = self.id_sid() {
+            return self.a.string(s);
         }
+        // Each part is checked on its own, as `file()` and `qualified_name()` would read
+        // a damaged one as "".
+        let mut v = Vec::new();
+        self.a.append_string(self.file_sid(), &mut v);
+        if std::str::from_utf8(&v).is_err() {
+            v.clear();
+        }
+        let colon = v.len();
+        v.push(b':');
+        self.a.append_string(self.qualified_name_sid(), &mut v);
+        if std::str::from_utf8(&v[colon + 1..]).is_err() {
+            v.truncate(colon + 1);
+        }
+        Cow::Owned(String::from_utf8(v).unwrap_or_default())
     }
-    /// Whether the id of this node is `id`, without allocating.
+    /// Whether the id of this node is `id`.
     pub fn id_is(&self, id: &str) -> bool {
         self.cmp_id(id.as_bytes()).is_eq()
     }
-    /// The id as up to three parts whose concatenation is the id text.
-    pub(crate) fn id_parts(&self) -> [&'a [u8]; 3] {
+    /// Appends the bytes of the id to `out` (no UTF-8 check: for comparisons).
+    pub(crate) fn append_id(&self, out: &mut Vec<u8>) {
         match self.id_sid() {
-            Some(s) => [self.a.string_bytes(s), b"", b""],
-            None => [
-                self.a.string_bytes(self.file_sid()),
-                b":",
-                self.a.string_bytes(self.qualified_name_sid()),
-            ],
+            Some(s) => self.a.append_string(s, out),
+            None => {
+                self.a.append_string(self.file_sid(), out);
+                out.push(b':');
+                self.a.append_string(self.qualified_name_sid(), out);
+            }
         }
     }
-    /// Compares the id with `target`, reading the qualified name of a composed id only
-    /// when the file part matches (most binary-search steps stop at the file).
+    /// Compares the id with `target`.
     pub(crate) fn cmp_id(&self, target: &[u8]) -> std::cmp::Ordering {
+        self.cmp_id_in(target, &mut IdScratch::default())
+    }
+    /// Compares the id with `target`, reading the qualified name of a composed id only
+    /// when the file part matches (most binary-search steps stop at the file), and
+    /// assembling a string in `sc` only when its block head does not decide.
+    pub(crate) fn cmp_id_in(&self, target: &[u8], sc: &mut IdScratch) -> std::cmp::Ordering {
         use std::cmp::Ordering;
+        // `s` against `t`: equal prefixes order by length.
+        let whole = |s: StrId, t: &[u8], buf: &mut Vec<u8>| {
+            let (o, len, _) = self.a.cmp_string_prefix(s, t, buf);
+            o.then(len.cmp(&t.len()))
+        };
         if let Some(s) = self.id_sid() {
-            return self.a.string_bytes(s).cmp(target);
+            return whole(s, target, &mut sc.rest);
         }
-        let file = self.a.string_bytes(self.file_sid());
-        let k = file.len().min(target.len());
-        match file[..k].cmp(&target[..k]) {
-            Ordering::Equal if file.len() > target.len() => Ordering::Greater,
-            Ordering::Equal => {
-                let rest = &target[file.len()..];
-                cmp_parts(
-                    [b":", self.a.string_bytes(self.qualified_name_sid()), b""],
-                    [rest, b"", b""],
-                )
-            }
+        let fs = self.file_sid();
+        let (o, file_len) = if sc.file_sid == fs {
+            let k = sc.file.len().min(target.len());
+            (sc.file[..k].cmp(&target[..k]), sc.file.len())
+        } else {
+            let (o, len, held) = self.a.cmp_string_prefix(fs, target, &mut sc.file);
+            sc.file_sid = if held { fs } else { StrId(u32::MAX) };
+            (o, len)
+        };
+        match o {
+            Ordering::Equal if file_len > target.len() => Ordering::Greater,
+            Ordering::Equal => match target[file_len..].split_first() {
+                None => Ordering::Greater,
+                Some((&b':', rest)) => whole(self.qualified_name_sid(), rest, &mut sc.rest),
+                Some((c, _)) => b':'.cmp(c),
+            },
             o => o,
         }
     }
@@ -104,7 +152,7 @@ impl<'a> NodeRef<'a> {
         }
     }
     /// Simple name.
-    pub fn name(&self) -> &'a str {
+    pub fn name(&self) -> Cow<'a, str> {
         self.a.string(self.name_sid())
     }
     /// String id of [`Self::name`].
@@ -112,7 +160,7 @@ impl<'a> NodeRef<'a> {
         self.sid(&self.cols.name)
     }
     /// Qualified name.
-    pub fn qualified_name(&self) -> &'a str {
+    pub fn qualified_name(&self) -> Cow<'a, str> {
         self.a.string(self.qualified_name_sid())
     }
     /// String id of [`Self::qualified_name`].
@@ -123,7 +171,7 @@ impl<'a> NodeRef<'a> {
         }
     }
     /// Repo-relative path of the defining file (`""` for stubs).
-    pub fn file(&self) -> &'a str {
+    pub fn file(&self) -> Cow<'a, str> {
         self.a.string(self.file_sid())
     }
     /// String id of [`Self::file`].
@@ -131,7 +179,7 @@ impl<'a> NodeRef<'a> {
         self.sid(&self.cols.file)
     }
     /// Declaration text (`""` when none).
-    pub fn signature(&self) -> &'a str {
+    pub fn signature(&self) -> Cow<'a, str> {
         self.a.string(self.signature_sid())
     }
     /// String id of [`Self::signature`].
@@ -177,9 +225,9 @@ impl<'a> NodeRef<'a> {
     pub fn community(&self) -> u32 {
         self.col(&self.cols.community) as u32
     }
-    /// The first 16 bytes (128 bits) of the blake3 content hash given to the writer.
-    pub fn content_hash(&self) -> [u8; 16] {
-        let mut h = [0u8; 16];
+    /// The first [`CONTENT_HASH_LEN`] bytes of the blake3 content hash given to the writer.
+    pub fn content_hash(&self) -> StoredHash {
+        let mut h = [0u8; CONTENT_HASH_LEN];
         let b = self.cols.content_hash.bytes(self.p);
         let at = self.r as usize * CONTENT_HASH_LEN;
         if let Some(s) = b.get(at..at + CONTENT_HASH_LEN) {
@@ -262,7 +310,7 @@ impl<'a> EdgeRef<'a> {
         }
     }
     /// Repo-relative path of the use-site file (`""` when none).
-    pub fn file(&self) -> &'a str {
+    pub fn file(&self) -> Cow<'a, str> {
         self.a.string(self.file_sid())
     }
     /// Use-site line (0 when none).

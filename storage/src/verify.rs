@@ -6,6 +6,7 @@
 //! the columns, every bitmap against the columns it is derived from, and with `deep` the
 //! blake3 of every segment against its name.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
 
 use batho_schema::{Language, NodeKind, RelType, Roles, Strategy};
@@ -13,8 +14,6 @@ use roaring::RoaringBitmap;
 
 use crate::bitmaps::{Family, decode};
 use crate::column::UIntCol;
-use crate::format::cmp_parts;
-use crate::input::StrId;
 use crate::reader::Artifact;
 
 /// One problem found by [`Artifact::verify`].
@@ -134,7 +133,7 @@ impl Artifact {
         let (n, e, b) = (&self.nodes, &self.edges, &self.bitmaps);
         let (np, ep, bp) = (self.np(), self.ep(), self.bp());
         vec![
-            ("strings.offsets", &self.strings.offsets, self.sp()),
+            ("strings.block_offsets", self.strings.offsets(), self.sp()),
             ("nodes.type", &n.node_type, np),
             ("nodes.type_palette", &n.type_palette, np),
             ("nodes.start_line", &n.start_line, np),
@@ -167,29 +166,7 @@ impl Artifact {
     }
 
     fn verify_strings(&self, r: &mut Report) {
-        let p = self.sp();
-        let o = &self.strings.offsets;
-        let mut prev_end = 0u64;
-        let mut prev: Option<&[u8]> = None;
-        for i in 0..self.base_string_count() {
-            let (a, b) = (o.get(p, i as usize), o.get(p, i as usize + 1));
-            if a != prev_end || b < a {
-                r.add("strings", format!("offsets of string {i} are not monotone"));
-                return;
-            }
-            prev_end = b;
-            let s = self.string_bytes(StrId(i));
-            if std::str::from_utf8(s).is_err() {
-                r.add("strings", format!("string {i} is not UTF-8"));
-            }
-            if prev.is_some_and(|q| q >= s) {
-                r.add(
-                    "strings",
-                    format!("string {i} is not in strictly ascending order"),
-                );
-            }
-            prev = Some(s);
-        }
+        self.strings.check(self.sp(), |d| r.add("strings", d));
     }
 
     fn verify_nodes(&self, r: &mut Report) {
@@ -250,8 +227,21 @@ impl Artifact {
                 }
             }
         }
+        // The index is checked pairwise in order, so each id is compared twice: keep the
+        // last one assembled instead of assembling it again.
+        let last = RefCell::new((u32::MAX, Vec::new(), Vec::new()));
         self.verify_index(r, "nodes.id_index", &nc.id_index, |a, b| {
-            cmp_parts(self.id_parts(a), self.id_parts(b))
+            let (prev, x, y) = &mut *last.borrow_mut();
+            if *prev != a {
+                x.clear();
+                self.base_node(a).append_id(x);
+            }
+            y.clear();
+            self.base_node(b).append_id(y);
+            let o = x.as_slice().cmp(y.as_slice());
+            std::mem::swap(x, y);
+            *prev = b;
+            o
         });
         self.verify_index(r, "nodes.name_index", &nc.name_index, |a, b| {
             nc.name.get(p, a as usize).cmp(&nc.name.get(p, b as usize))

@@ -10,7 +10,7 @@ use roaring::RoaringBitmap;
 
 use crate::bitmaps::decode;
 use crate::delta::{DE, DN, DS, Delta};
-use crate::format::{cmp_parts, edges_col};
+use crate::format::edges_col;
 use crate::input::NodeIdx;
 use crate::reader::Artifact;
 use crate::verify::{Issue, check_sorted_permutation};
@@ -45,7 +45,7 @@ impl Artifact {
         let (n, e) = (&d.nodes, &d.edges);
         let (sp, np, ep) = (self.pay(DS), self.pay(DN), self.pay(DE));
         let cols = [
-            (&d.strings.offsets, sp),
+            (d.strings.offsets(), sp),
             (&n.node_type, np),
             (&n.type_palette, np),
             (&n.start_line, np),
@@ -81,34 +81,15 @@ impl Artifact {
 
     fn delta_strings(&self, d: &Delta, r: &mut Out<'_>) {
         let p = self.pay(DS);
-        let o = &d.strings.offsets;
-        let mut prev: Option<&[u8]> = None;
-        for k in 0..d.string_count() {
-            if o.get(p, k as usize) > o.get(p, k as usize + 1) {
-                r.add(
-                    "delta.strings",
-                    format!("offsets of string {k} are not monotone"),
-                );
-                return;
-            }
-            let s = d.string_bytes(p, k);
-            let text = std::str::from_utf8(s);
-            if text.is_err() {
-                r.add("delta.strings", format!("string {k} is not UTF-8"));
-            }
-            if prev.is_some_and(|q| q >= s) {
-                r.add(
-                    "delta.strings",
-                    format!("string {k} is not in strictly ascending order"),
-                );
-            }
-            if let Ok(t) = text
+        // Block structure, UTF-8 and order; then that no string repeats a base string.
+        d.strings.check(p, |x| r.add("delta.strings", x));
+        let _ = d.strings.for_each(p, |k, s| {
+            if let Ok(t) = std::str::from_utf8(s)
                 && self.base_find_string(t).is_some()
             {
                 r.add("delta.strings", format!("string {k} repeats a base string"));
             }
-            prev = Some(s);
-        }
+        });
     }
 
     fn delta_rows(&self, d: &Delta, r: &mut Out<'_>) {
@@ -197,10 +178,15 @@ impl Artifact {
         }
         let node = |row: u32| self.delta_node(d, row, d.row_node.get32(p, row as usize));
         self.delta_index(d, r, "delta.id_index", &nc.id_index, |a, b| {
-            cmp_parts(node(a).id_parts(), node(b).id_parts())
+            let id = |row: u32| {
+                let mut v = Vec::new();
+                node(row).append_id(&mut v);
+                v
+            };
+            id(a).cmp(&id(b))
         });
         self.delta_index(d, r, "delta.name_index", &nc.name_index, |a, b| {
-            node(a).name().cmp(node(b).name())
+            node(a).name().cmp(&node(b).name())
         });
     }
 

@@ -12,11 +12,8 @@ use roaring::RoaringBitmap;
 
 use crate::column::SegmentWriter;
 use crate::error::{Result, StorageError};
-use crate::format::{SegmentKind, bitmaps_col, cmp_parts, edges_col, nodes_col, strings_col};
-use crate::input::{EdgeInput, GraphBuilder, IdText, NodeInput, StrId};
-
-/// Number of content-hash bytes kept per node (a 128-bit blake3 prefix).
-pub const CONTENT_HASH_LEN: usize = 16;
+use crate::format::{SegmentKind, bitmaps_col, cmp_parts, edges_col, nodes_col};
+use crate::input::{CONTENT_HASH_LEN, EdgeInput, GraphBuilder, IdText, NodeInput, StrId};
 
 /// The encoded segments of one (delta) layer.
 pub(crate) struct BuiltLayer {
@@ -136,21 +133,11 @@ pub(crate) fn build_layer(
     }
     let r = |s: StrId| u64::from(remap[s.0 as usize]);
 
-    let mut strings = SegmentWriter::default();
-    let mut offsets = Vec::with_capacity(sorted.len() + 1);
-    let mut bytes = Vec::new();
-    offsets.push(0u64);
-    for s in &sorted {
-        bytes.extend_from_slice(s.as_bytes());
-        offsets.push(bytes.len() as u64);
-    }
-    strings.add_uint(strings_col::OFFSETS, offsets.len(), |i| offsets[i]);
-    strings.add_bytes(strings_col::BYTES, &bytes);
-    drop((offsets, bytes, sorted));
     sink(
         SegmentKind::Strings,
-        strings.finish(SegmentKind::Strings as u8, db_uuid),
+        crate::strings::encode_segment(&sorted, SegmentKind::Strings, db_uuid),
     )?;
+    drop(sorted);
 
     let nodes = &g.nodes;
 

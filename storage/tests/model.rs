@@ -17,7 +17,7 @@ struct NodeSpec {
     lang: usize,
     lines: (u32, u32),
     bytes: (u64, u64),
-    hash: [u8; 16],
+    hash: [u8; 8],
     flags: u8,
     community: u32,
 }
@@ -54,7 +54,7 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
             prop_oneof![3 => 0u64..5000, 1 => any::<u64>()],
             prop_oneof![3 => 0u64..5000, 1 => any::<u64>()],
         ),
-        prop_oneof![any::<[u8; 16]>(), Just([0u8; 16])],
+        prop_oneof![any::<[u8; 8]>(), Just([0u8; 8])],
         any::<u8>(),
         prop_oneof![3 => Just(0u32), 1 => any::<u32>()],
     )
@@ -97,15 +97,22 @@ fn edge_spec() -> impl Strategy<Value = EdgeSpec> {
         )
 }
 
+/// Strings for every text field. The dictionary is front-coded in blocks of 16, so the
+/// pool is large enough to span several blocks and rich in shared prefixes (paths, scoped
+/// names, non-ASCII ones whose shared prefix can end inside a character).
 fn pool() -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec(
         prop_oneof![
             Just(String::new()),
             "[a-c]{1,3}",
             "[a-z_/.:]{0,12}",
-            "\\PC{0,6}"
+            "\\PC{0,6}",
+            "(src/|src/net/|include/linux/)[a-c]{0,3}\\.[ch]",
+            "(é|ê|日本|a)(é|b|語){0,4}",
+            "struct (a|ab)::[a-c]{0,3}",
+            "[a-b]{100,140}",
         ],
-        1..40,
+        1..90,
     )
 }
 
@@ -229,7 +236,7 @@ fn art_edge(a: &Artifact, e: batho_storage::EdgeRef<'_>) -> EdgeKey {
         e.roles().0,
         e.confidence().to_bits(),
         e.strategy().code(),
-        e.file().to_owned(),
+        e.file().into_owned(),
         e.line(),
     )
         .tap(|_| assert_eq!(a.edge(e.idx()).dst(), e.dst()))
@@ -243,11 +250,40 @@ trait Tap: Sized {
 }
 impl<T> Tap for T {}
 
+/// The dictionary holds exactly the distinct texts the graph stores (ids of the usual
+/// `file:qualified_name` shape are composed on read, not stored), ascending, each found
+/// by text at its own id.
+fn check_dictionary(g: &GraphBuilder, a: &Artifact) {
+    let mut want: BTreeSet<&str> = BTreeSet::from([""]);
+    for n in &g.nodes {
+        want.extend([n.name, n.qualified_name, n.file, n.signature].map(|s| g.str(s)));
+        if let Some(id) = g.stored_id(n) {
+            want.insert(g.str(id));
+        }
+    }
+    want.extend(g.edges.iter().map(|e| g.str(e.file)));
+    let got: Vec<String> = (0..a.string_count())
+        .map(|s| a.string(StrId(s)).into_owned())
+        .collect();
+    assert_eq!(got, want.iter().copied().collect::<Vec<_>>());
+    for (s, text) in got.iter().enumerate() {
+        assert_eq!(a.find_string(text), Some(StrId(s as u32)), "{text:?}");
+        assert_eq!(&*a.string_bytes(StrId(s as u32)), text.as_bytes());
+        let mut after = text.clone();
+        after.push('\u{0}');
+        if !want.contains(after.as_str()) {
+            assert_eq!(a.find_string(&after), None);
+        }
+    }
+    assert_eq!(a.string(StrId(a.string_count())), "");
+}
+
 fn check(g: &GraphBuilder, a: &Artifact) {
     assert_eq!(a.node_count() as usize, g.nodes.len());
     assert_eq!(a.edge_count() as usize, g.edges.len());
     assert_eq!(a.verify(true), vec![]);
-    assert_eq!(a.string(batho_storage::StrId(0)), "");
+    assert_eq!(a.string(StrId(0)), "");
+    check_dictionary(g, a);
     let mut first_with_id: BTreeMap<String, u32> = BTreeMap::new();
     let mut by_name: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     let mut by_file: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
@@ -420,7 +456,7 @@ fn a_default_builder_without_the_empty_string_round_trips() {
         end_line: 2,
         end_byte: 10,
         signature: x,
-        content_hash: [1; 16],
+        content_hash: [1; 8],
         ..function_node(IdText::Text(x), x, x)
     });
     round_trip(&g);
@@ -469,7 +505,7 @@ fn function_node(id: IdText, name: StrId, file: StrId) -> NodeInput {
         start_byte: 0,
         end_byte: 0,
         signature: StrId(0),
-        content_hash: [0; 16],
+        content_hash: [0; 8],
         flags: NodeFlags::default(),
         community: 0,
     }

@@ -37,10 +37,10 @@ fn run_record() -> RunRecord {
 }
 
 fn node_input(g: &mut GraphBuilder, n: batho_storage::NodeRef<'_>, shift: u32) -> NodeInput {
-    let (file, qualified_name) = (g.intern(n.file()), g.intern(n.qualified_name()));
+    let (file, qualified_name) = (g.intern(&n.file()), g.intern(&n.qualified_name()));
     NodeInput {
         id: g.id_text(&n.id(), file, qualified_name),
-        name: g.intern(n.name()),
+        name: g.intern(&n.name()),
         qualified_name,
         kind: n.kind(),
         file,
@@ -49,7 +49,7 @@ fn node_input(g: &mut GraphBuilder, n: batho_storage::NodeRef<'_>, shift: u32) -
         end_line: n.end_line() + shift,
         start_byte: n.start_byte(),
         end_byte: n.end_byte(),
-        signature: g.intern(n.signature()),
+        signature: g.intern(&n.signature()),
         content_hash: n.content_hash(),
         flags: n.flags(),
         community: n.community(),
@@ -79,7 +79,7 @@ fn fragment(a: &Artifact, file: &str) -> GraphFragment {
                     d
                 }
             };
-            let f = g.intern(e.file());
+            let f = g.intern(&e.file());
             g.add_edge(EdgeInput {
                 src: at[&b],
                 dst,
@@ -154,7 +154,7 @@ fn main() {
             .files()
             .max_by_key(|f| base.nodes_in_file(f).map_or(0, |b| b.len()))
             .expect("a file")
-            .to_owned(),
+            .into_owned(),
     };
     let frag = fragment(&base, &file);
 

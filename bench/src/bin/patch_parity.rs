@@ -81,17 +81,17 @@ fn edit(
 ) -> Option<String> {
     let n = funcs[rng.below(funcs.len() as u64) as usize];
     let node = art.node(n);
-    if !touched.insert(node.file().to_owned()) {
+    if !touched.insert(node.file().into_owned()) {
         return None;
     }
-    let path = root.join(node.file());
+    let path = root.join(&*node.file());
     let mut text = std::fs::read(&path).ok()?;
     backups.entry(path.clone()).or_insert_with(|| text.clone());
     let (a, b) = (node.start_byte() as usize, node.end_byte() as usize);
     if b > text.len() {
         return None;
     }
-    let name = node.name().to_owned();
+    let name = node.name().into_owned();
     let what = match i % kinds {
         0 => {
             // Body edit: a blank line at the end of the body shifts nothing outside.

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use batho_schema::{NodeKind, RelType};
 use batho_storage::format::SegmentKind;
-use batho_storage::{Artifact, NodeIdx, NodeRef, StrId};
+use batho_storage::{Artifact, CONTENT_HASH_LEN, NodeIdx, NodeRef, StoredHash, StrId};
 
 use super::{ChangeKind, DiffStats, EdgeCounts, FileChange, FullDiff, NodeChange, NodeSnapshot};
 
@@ -126,7 +126,7 @@ fn same_segments(a: &Artifact, b: &Artifact) -> bool {
     !a.manifest().layers.is_empty() && segs(a) == segs(b)
 }
 
-const ZERO: [u8; 16] = [0; 16];
+const ZERO: StoredHash = [0; CONTENT_HASH_LEN];
 
 /// How well removed `a` and added `b` pair as a rename: lower is better, `None` when not.
 fn rename_score(a: NodeRef<'_>, b: NodeRef<'_>) -> Option<(u8, u32)> {
@@ -147,7 +147,7 @@ fn rename_score(a: NodeRef<'_>, b: NodeRef<'_>) -> Option<(u8, u32)> {
         return None;
     }
     let (sa, sb) = (a.signature(), b.signature());
-    if sa.is_empty() != sb.is_empty() || (!sa.is_empty() && sa.replace(na, nb) != sb) {
+    if sa.is_empty() != sb.is_empty() || (!sa.is_empty() && sa.replace(&*na, &nb) != sb) {
         return None;
     }
     // The text may differ only by the name, written k times (k >= 1).
@@ -493,8 +493,8 @@ pub(super) fn compare(old: &Artifact, new: &Artifact) -> FullDiff {
         files: Vec::new(),
         stats: DiffStats::default(),
     };
-    let mut of: Vec<&str> = old.files().collect();
-    let mut nf: Vec<&str> = new.files().collect();
+    let mut of: Vec<Cow<'_, str>> = old.files().collect();
+    let mut nf: Vec<Cow<'_, str>> = new.files().collect();
     // Listed in dictionary (byte) order already; sorting again costs little and keeps
     // the merge correct whatever a future layout lists first.
     of.sort_unstable();

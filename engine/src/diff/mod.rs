@@ -119,12 +119,12 @@ impl NodeSnapshot {
         let r = a.node(NodeIdx(n));
         NodeSnapshot {
             id: r.id().into_owned(),
-            name: r.name().to_owned(),
+            name: r.name().into_owned(),
             kind: r.kind().name(),
-            file: r.file().to_owned(),
+            file: r.file().into_owned(),
             start_line: r.start_line(),
             end_line: r.end_line(),
-            signature: r.signature().to_owned(),
+            signature: r.signature().into_owned(),
         }
     }
 }

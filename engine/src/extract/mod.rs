@@ -22,7 +22,7 @@ mod walk;
 mod tests;
 
 use batho_schema::{Language, NodeFlags, NodeKind};
-use batho_storage::ContentHash;
+use batho_storage::StoredHash;
 use kinds::KindTable;
 
 /// An index into a file's string arena; `Sym(0)` is the empty string.
@@ -91,7 +91,7 @@ pub struct Entity {
     /// End byte (exclusive).
     pub end_byte: u32,
     /// blake3 of the entity's source text (the part a graph keeps).
-    pub hash: ContentHash,
+    pub hash: StoredHash,
 }
 
 /// A base class named in a class/struct head.

@@ -166,7 +166,7 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
             end_line: v[6],
             start_byte: v[7],
             end_byte: v[8],
-            hash: [0; 16],
+            hash: [0; 8],
         });
     }
     let n_bases = c.count(12)?;

@@ -35,7 +35,7 @@ fn skeleton_of(f: &FileFacts) -> FileFacts {
     let mut s = f.clone();
     s.refs.clear();
     for e in &mut s.entities {
-        e.hash = [0; 16];
+        e.hash = [0; 8];
     }
     s
 }
@@ -101,16 +101,28 @@ fn a_pack_serves_its_entries_and_nothing_else() {
     let cache = FactsCache::open(dir.path());
     assert_eq!(cache.packs(), 1);
     assert_same(
-        &cache.get("a.c", &a.content_hash[..16]).unwrap(),
+        &cache
+            .get("a.c", &a.content_hash[..CONTENT_HASH_LEN])
+            .unwrap(),
         &skeleton_of(&a),
     );
     assert_same(
-        &cache.get("b.cpp", &b.content_hash[..16]).unwrap(),
+        &cache
+            .get("b.cpp", &b.content_hash[..CONTENT_HASH_LEN])
+            .unwrap(),
         &skeleton_of(&b),
     );
     // Other bytes at the same path, or the same bytes at another path: a miss.
-    assert!(cache.get("a.c", &b.content_hash[..16]).is_none());
-    assert!(cache.get("c.c", &a.content_hash[..16]).is_none());
+    assert!(
+        cache
+            .get("a.c", &b.content_hash[..CONTENT_HASH_LEN])
+            .is_none()
+    );
+    assert!(
+        cache
+            .get("c.c", &a.content_hash[..CONTENT_HASH_LEN])
+            .is_none()
+    );
     // No temporary file is left behind.
     let names: Vec<String> = fs::read_dir(cache_dir(dir.path()))
         .unwrap()
@@ -134,7 +146,7 @@ fn a_damaged_entry_or_pack_is_a_miss_not_an_error() {
     fs::write(&pack, &bad).unwrap();
     assert!(
         FactsCache::open(dir.path())
-            .get("a.c", &a.content_hash[..16])
+            .get("a.c", &a.content_hash[..CONTENT_HASH_LEN])
             .is_none()
     );
 
@@ -150,7 +162,11 @@ fn a_damaged_entry_or_pack_is_a_miss_not_an_error() {
         fs::write(&pack, &bad).unwrap();
         let cache = FactsCache::open(dir.path());
         assert_eq!(cache.packs(), 0);
-        assert!(cache.get("a.c", &a.content_hash[..16]).is_none());
+        assert!(
+            cache
+                .get("a.c", &a.content_hash[..CONTENT_HASH_LEN])
+                .is_none()
+        );
     }
 }
 
@@ -181,7 +197,9 @@ fn small_packs_are_folded_and_still_answer() {
     assert_eq!(cache.packs(), 2);
     for f in &all {
         assert_same(
-            &cache.get(&f.path, &f.content_hash[..16]).unwrap(),
+            &cache
+                .get(&f.path, &f.content_hash[..CONTENT_HASH_LEN])
+                .unwrap(),
             &skeleton_of(f),
         );
     }
@@ -249,7 +267,7 @@ fn the_cache_answers_which_files_may_mention_a_name() {
     w.add(&a).unwrap();
     let pack = w.finish().unwrap();
     let cache = FactsCache::open(dir.path());
-    let h = &a.content_hash[..16];
+    let h = &a.content_hash[..CONTENT_HASH_LEN];
     assert_eq!(
         cache.may_mention("a.c", h, &[name_hash("twice")]),
         Some(true)

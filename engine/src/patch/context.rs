@@ -189,7 +189,8 @@ pub(super) fn gather(
             let sid = node.file_sid().0;
             if !taken.contains(&sid) {
                 if kind == NodeKind::Field && !node.flags().contains(NodeFlags::STATIC) {
-                    let class = last_comp(resolve::scope_of(node.qualified_name()));
+                    let qn = node.qualified_name();
+                    let class = last_comp(resolve::scope_of(&qn));
                     if !wanted.names.contains(class) {
                         deferred.entry(class.to_owned()).or_default().push(n);
                         continue;
@@ -198,6 +199,7 @@ pub(super) fn gather(
                 // A `static` or a macro of a source file outside every emitted unit is
                 // never visible to an emitted file (the resolver's `visible`).
                 let file = node.file();
+                let file = file.as_ref();
                 let internal = kind == NodeKind::Macro || node.flags().contains(NodeFlags::STATIC);
                 if internal && !resolve::is_header(file) && !in_units.contains(file) {
                     continue;
@@ -212,8 +214,15 @@ pub(super) fn gather(
                 for e in base.in_edges(n) {
                     if e.rel() == RelType::Inherits {
                         let src = base.node(base.edge_src(e.idx()));
-                        want(src.file(), emit, &mut context, &mut pending, facts, present);
-                        derived.push(src.name().to_owned());
+                        want(
+                            &src.file(),
+                            emit,
+                            &mut context,
+                            &mut pending,
+                            facts,
+                            present,
+                        );
+                        derived.push(src.name().into_owned());
                     }
                 }
             }

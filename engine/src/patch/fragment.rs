@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, IdText, NodeIdx, NodeInput};
-use batho_storage::{Artifact, GraphFragment};
+use batho_storage::{Artifact, GraphFragment, StoredHash};
 
 /// The kind of an entity-level change: the same vocabulary as a diff between generations.
 pub use crate::diff::ChangeKind;
@@ -114,7 +114,7 @@ pub(super) fn changes(
     replaced: &BTreeSet<String>,
     g: &GraphBuilder,
 ) -> Vec<EntityChange> {
-    let mut before: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
+    let mut before: BTreeMap<String, (EntitySnapshot, StoredHash)> = BTreeMap::new();
     for p in replaced {
         let Some(bm) = base.nodes_in_file(p) else {
             continue;
@@ -126,16 +126,16 @@ pub(super) fn changes(
             }
             let snap = EntitySnapshot {
                 id: node.id().into_owned(),
-                name: node.name().to_owned(),
+                name: node.name().into_owned(),
                 kind: node.kind().name(),
-                file: node.file().to_owned(),
+                file: node.file().into_owned(),
                 start_line: node.start_line(),
                 end_line: node.end_line(),
             };
             before.insert(snap.id.clone(), (snap, node.content_hash()));
         }
     }
-    let mut after: BTreeMap<String, (EntitySnapshot, [u8; 16])> = BTreeMap::new();
+    let mut after: BTreeMap<String, (EntitySnapshot, StoredHash)> = BTreeMap::new();
     for n in &g.nodes {
         if !is_entity(n.kind) || !replaced.contains(g.str(n.file)) {
             continue;
@@ -152,7 +152,7 @@ pub(super) fn changes(
         after.insert(snap.id.clone(), (snap, h));
     }
     let mut out = Vec::new();
-    let mut removed: Vec<(EntitySnapshot, [u8; 16])> = Vec::new();
+    let mut removed: Vec<(EntitySnapshot, StoredHash)> = Vec::new();
     for (id, (snap, h)) in &before {
         match after.get(id) {
             Some((a, ah)) => {
@@ -168,7 +168,8 @@ pub(super) fn changes(
         }
     }
     // Renames: a removed entity whose exact text (hash) and kind reappear under a new id.
-    let mut added_by_hash: HashMap<([u8; 16], &'static str), Vec<EntitySnapshot>> = HashMap::new();
+    let mut added_by_hash: HashMap<(StoredHash, &'static str), Vec<EntitySnapshot>> =
+        HashMap::new();
     for (id, (snap, h)) in after.iter().rev() {
         if !before.contains_key(id) {
             added_by_hash

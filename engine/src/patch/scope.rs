@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use batho_schema::{Language, NodeKind, RelType};
-use batho_storage::Artifact;
 use batho_storage::input::NodeIdx;
+use batho_storage::{Artifact, CONTENT_HASH_LEN, StoredHash};
 
 use super::FileChanges;
 use crate::extract::{FileFacts, entity_bits};
@@ -43,7 +43,7 @@ fn classes_with_methods(base: &Artifact, facts: &HashMap<String, FileFacts>) -> 
     };
     for n in base.nodes_of_kind(NodeKind::Method).iter() {
         let q = base.node(NodeIdx(n)).qualified_name();
-        add(last_comp(resolve::scope_of(q)), &mut out, &mut queue);
+        add(last_comp(resolve::scope_of(&q)), &mut out, &mut queue);
     }
     // Bases named in the changed files, by the simple name of the class deriving.
     let mut bases_of: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -76,7 +76,7 @@ fn classes_with_methods(base: &Artifact, facts: &HashMap<String, FileFacts>) -> 
             }
             for e in base.out_edges(n) {
                 if e.rel() == RelType::Inherits {
-                    found.push(last_comp(base.node(e.dst()).name()).to_owned());
+                    found.push(last_comp(&base.node(e.dst()).name()).to_owned());
                 }
             }
         }
@@ -138,7 +138,7 @@ fn includers(base: &Artifact, start: &[NodeIdx], out: &mut BTreeSet<String>) {
             if seen.insert(src.0) {
                 let f = base.node(src).file();
                 if !f.is_empty() {
-                    out.insert(f.to_owned());
+                    out.insert(f.into_owned());
                 }
                 queue.push_back(src);
             }
@@ -232,13 +232,13 @@ pub(super) fn affected(
     // inside their own text: their key adds the content hash, so only the ones
     // whose text changed count (counting every name of a changed file made one appended
     // function re-resolve 1,137 of rocksdb's 1,313 files through names like `s`).
-    type Key = (String, String, u8, u8, String, String, [u8; 16]);
+    type Key = (String, String, u8, u8, String, String, StoredHash);
     let mut old_keys: HashMap<Key, i32> = HashMap::new();
     let mut names: HashSet<String> = HashSet::new();
     // Object-like macros of the changed files whose text changed (added, removed or
     // edited): any of them may be (or have been) a static macro; the base does not keep
     // a macro's value to tell. A macro with the same text has the same value.
-    let mut macros_before: HashMap<(String, [u8; 16]), i32> = HashMap::new();
+    let mut macros_before: HashMap<(String, StoredHash), i32> = HashMap::new();
     let mut object_macros: HashSet<String> = HashSet::new();
     // Kinds whose key needs no content hash: all a lookup uses of them is in the key.
     // A namespace is never looked up by name, only named in qualifiers; a class, struct,
@@ -270,12 +270,14 @@ pub(super) fn affected(
     // The signature and text parts of a definition's key.
     let sig_and_text =
         |k: NodeKind, flags: batho_schema::NodeFlags, qual: &str, sig: &str, hash: &[u8]| {
-            let mut text = [0; 16];
+            // The artifact keeps a prefix of the content hash: a fresh hash (from the
+            // changed files' facts) is cut to the same length to compare.
+            let mut text = [0; CONTENT_HASH_LEN];
             if typeless_field(k, flags, qual) {
                 return (String::new(), text);
             }
             if !keyed(k, sig) {
-                text.copy_from_slice(&hash[..16]);
+                text.copy_from_slice(&hash[..CONTENT_HASH_LEN]);
             }
             (lookup_signature(sig), text)
         };
@@ -302,7 +304,7 @@ pub(super) fn affected(
                 }
                 if node.kind() == NodeKind::Macro && !node.signature().contains('(') {
                     *macros_before
-                        .entry((node.name().to_owned(), node.content_hash()))
+                        .entry((node.name().into_owned(), node.content_hash()))
                         .or_default() += 1;
                 }
                 if private && internal(node.kind(), node.flags()) {
@@ -311,16 +313,16 @@ pub(super) fn affected(
                 let (sig, text) = sig_and_text(
                     node.kind(),
                     node.flags(),
-                    node.qualified_name(),
-                    node.signature(),
+                    &node.qualified_name(),
+                    &node.signature(),
                     &node.content_hash(),
                 );
                 let key = (
                     p.clone(),
-                    node.name().to_owned(),
+                    node.name().into_owned(),
                     node.kind().code(),
                     node.flags().0,
-                    node.qualified_name().to_owned(),
+                    node.qualified_name().into_owned(),
                     sig,
                     text,
                 );
@@ -379,10 +381,10 @@ pub(super) fn affected(
         for kind in [NodeKind::Function, NodeKind::Variable] {
             for n in base.nodes_of_kind(kind).iter() {
                 let node = base.node(NodeIdx(n));
-                if object_macros.contains(first_token(node.signature())) {
+                if object_macros.contains(first_token(&node.signature())) {
                     // Its referrers see a different linkage too (rule 1).
-                    names.insert(node.name().to_owned());
-                    out.insert(node.file().to_owned());
+                    names.insert(node.name().into_owned());
+                    out.insert(node.file().into_owned());
                 }
             }
         }
@@ -399,11 +401,11 @@ pub(super) fn affected(
                 continue;
             }
             if node.kind() == NodeKind::Method {
-                out.insert(node.file().to_owned());
+                out.insert(node.file().into_owned());
             }
             for e in base.in_edges(n) {
                 let src = base.edge_src(e.idx());
-                out.insert(base.node(src).file().to_owned());
+                out.insert(base.node(src).file().into_owned());
             }
         }
     }
@@ -458,13 +460,13 @@ pub(super) fn affected(
         for n in base.nodes_of_kind(NodeKind::File).iter() {
             let node = base.node(NodeIdx(n));
             let name = node.name();
-            if !basenames.contains(name.rsplit('/').next().unwrap_or(name)) {
+            if !basenames.contains(name.rsplit('/').next().unwrap_or(&name)) {
                 continue;
             }
             for e in base.in_edges(NodeIdx(n)) {
                 if e.rel() == RelType::Includes {
                     let src = base.edge_src(e.idx());
-                    out.insert(base.node(src).file().to_owned());
+                    out.insert(base.node(src).file().into_owned());
                     moved.push(src);
                 }
             }
@@ -495,14 +497,14 @@ fn couple(base: &Artifact, emit: &mut BTreeSet<String>, changed: &BTreeSet<&str>
         for n in bm.iter() {
             for e in base.out_edges(NodeIdx(n)) {
                 if e.file() != p {
-                    found.push(e.file().to_owned());
+                    found.push(e.file().into_owned());
                 }
             }
             for e in base.in_edges(NodeIdx(n)) {
                 if e.file() == p {
                     let src = base.node(base.edge_src(e.idx())).file();
                     if src != p {
-                        found.push(src.to_owned());
+                        found.push(src.into_owned());
                     }
                 }
             }

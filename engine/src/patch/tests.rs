@@ -347,7 +347,7 @@ fn file_nodes_carry_the_blake3_of_the_raw_bytes() {
     let bytes = std::fs::read(root.join(HASH_C)).expect("read");
     assert_eq!(
         a.node(n).content_hash()[..],
-        blake3::hash(&bytes).as_bytes()[..16]
+        blake3::hash(&bytes).as_bytes()[..batho_storage::CONTENT_HASH_LEN]
     );
 }
 
@@ -675,11 +675,7 @@ fn detection_skips_a_stamped_file_without_reading_it() {
     let indexed = super::Indexed {
         files: [(
             "a.c".to_owned(),
-            (
-                batho_storage::NodeIdx(0),
-                batho_schema::Language::C,
-                [9; 16],
-            ),
+            (batho_storage::NodeIdx(0), batho_schema::Language::C, [9; 8]),
         )]
         .into(),
     };

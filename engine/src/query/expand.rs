@@ -172,7 +172,7 @@ impl NodeSeek<'_> {
                 let node = art.node(NodeIdx(n));
                 let hit = match self.key {
                     SeekKey::Id => node.id_is(s),
-                    SeekKey::Name => node.name() == s,
+                    SeekKey::Name => node.name() == s.as_str(),
                     SeekKey::NamePrefix => node.name().starts_with(s.as_str()),
                     // The regex itself is the filter above; the naive seek keeps all.
                     SeekKey::NameRegex => true,

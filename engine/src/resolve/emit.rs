@@ -317,7 +317,7 @@ impl Sink {
                         start_byte: 0,
                         end_byte: 0,
                         signature: StrId(0),
-                        content_hash: [0; 16],
+                        content_hash: [0; 8],
                         flags: s.flags,
                         community: 0,
                     });
