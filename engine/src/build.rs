@@ -308,25 +308,6 @@ pub fn build(
     })
 }
 
-/// Hands memory freed so far back to the operating system. The facts of every file were
-/// allocated by the parser threads, so glibc keeps them in those threads' arenas after
-/// resolution frees them, where the graph and the segments (allocated by this thread)
-/// cannot reuse them: on a kernel-size tree that is about a gigabyte of peak RSS.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn release_freed_memory() {
-    unsafe extern "C" {
-        fn malloc_trim(pad: usize) -> std::ffi::c_int;
-    }
-    // SAFETY: `malloc_trim` only returns free pages of the allocator's own arenas to the
-    // kernel; it touches no live allocation and is safe to call from any thread at any time.
-    unsafe {
-        malloc_trim(0);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn release_freed_memory() {}
-
 /// Commits the graph of a whole tree as a new base generation. Its communities are
 /// detected on a second thread meanwhile: the writer encodes the segments that do not
 /// need them first (on a kernel, each side takes about ten seconds). Returns the commit
@@ -444,7 +425,7 @@ pub(crate) fn index_all(
         },
     );
     let graph = resolved.graph;
-    release_freed_memory();
+    crate::mem::release_freed_memory();
     let resolve_ms = mark.elapsed().as_millis() as u64;
     Ok(WholeTree {
         graph,

@@ -145,14 +145,15 @@ pub(crate) fn build_layer(
     let mut ew = SegmentWriter::default();
     let eo = add_out_edge_columns(&mut ew, edges, nodes, n, r);
     let ed = |k: usize| &edges[eo[k] as usize];
-    let mut in_off = vec![0u64; n + 1];
+    // Offsets fit u32 (`e` was checked above); u64 would cost a kernel 60 MB at the peak.
+    let mut in_off = vec![0u32; n + 1];
     for x in edges {
         in_off[x.dst.0 as usize + 1] += 1;
     }
     for i in 0..n {
         in_off[i + 1] += in_off[i];
     }
-    let mut cursor: Vec<u64> = in_off[..n].to_vec();
+    let mut cursor: Vec<u32> = in_off[..n].to_vec();
     let mut perm = vec![0u32; e];
     for k in 0..e {
         let d = ed(k).dst.0 as usize;
@@ -160,7 +161,7 @@ pub(crate) fn build_layer(
         cursor[d] += 1;
     }
     drop(cursor);
-    ew.add_uint(edges_col::IN_OFFSETS, n + 1, |i| in_off[i]);
+    ew.add_uint(edges_col::IN_OFFSETS, n + 1, |i| u64::from(in_off[i]));
     ew.add_uint(edges_col::IN_PERM, e, |k| u64::from(perm[k]));
     drop((perm, in_off));
     sink(
@@ -427,7 +428,7 @@ pub(crate) fn add_out_edge_columns(
         (x.src.0, x.rel.code(), x.dst.0, i)
     });
     let ed = |k: usize| &edges[eo[k] as usize];
-    let mut out_off = vec![0u64; rows + 1];
+    let mut out_off = vec![0u32; rows + 1];
     for x in edges {
         out_off[x.src.0 as usize + 1] += 1;
     }
@@ -441,7 +442,7 @@ pub(crate) fn add_out_edge_columns(
             | u64::from(x.confidence.to_bits()) << 32
     };
     let palette = palette_of(edges.iter().map(edge_type));
-    ew.add_uint(edges_col::OUT_OFFSETS, rows + 1, |i| out_off[i]);
+    ew.add_uint(edges_col::OUT_OFFSETS, rows + 1, |i| u64::from(out_off[i]));
     ew.add_uint(edges_col::DST, e, |k| u64::from(ed(k).dst.0));
     ew.add_uint(edges_col::TYPE, e, |k| {
         palette

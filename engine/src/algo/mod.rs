@@ -26,10 +26,15 @@ const MAX_SWEEPS: usize = 32;
 const MAX_LEVELS: usize = 16;
 
 /// An undirected weighted graph in CSR form (self loops allowed, stored once): the
-/// neighbours of `v` are `adj[off[v]..off[v + 1]]`, in ascending neighbour order.
+/// neighbours of `v` are `nbr[off[v]..off[v + 1]]`, in ascending neighbour order, with
+/// their weights at the same places of `weight`. Neighbours and weights are kept apart
+/// (a `(u32, f64)` pair would be padded to 16 bytes) and offsets are `u32`: a kernel-size
+/// graph is built while the artifact is written, so its bytes add to the build's peak.
+/// (2^32 adjacency entries would need far more memory than any build has.)
 struct WGraph {
-    off: Vec<usize>,
-    adj: Vec<(u32, f64)>,
+    off: Vec<u32>,
+    nbr: Vec<u32>,
+    weight: Vec<f64>,
 }
 
 impl WGraph {
@@ -37,14 +42,17 @@ impl WGraph {
         self.off.len() - 1
     }
 
-    fn nbrs(&self, v: usize) -> &[(u32, f64)] {
-        &self.adj[self.off[v]..self.off[v + 1]]
+    fn nbrs(&self, v: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let r = self.off[v] as usize..self.off[v + 1] as usize;
+        self.nbr[r.clone()]
+            .iter()
+            .copied()
+            .zip(self.weight[r].iter().copied())
     }
 
     fn degree(&self, v: usize) -> f64 {
         self.nbrs(v)
-            .iter()
-            .map(|&(u, w)| if u as usize == v { 2.0 * w } else { w })
+            .map(|(u, w)| if u as usize == v { 2.0 * w } else { w })
             .sum()
     }
 }
@@ -103,7 +111,7 @@ fn local_moves(g: &WGraph, m2: f64) -> (Vec<u32>, bool) {
         for v in 0..n {
             let cv = comm[v] as usize;
             // Weights from v to each neighbouring community, in first-seen order.
-            for &(u, w) in g.nbrs(v) {
+            for (u, w) in g.nbrs(v) {
                 if u as usize != v {
                     links.add(comm[u as usize], w);
                 }
@@ -165,24 +173,27 @@ fn aggregate(g: &WGraph, comm: &[u32], k: usize) -> WGraph {
     let mut tally = Tally::new(k);
     let mut off = Vec::with_capacity(k + 1);
     off.push(0);
-    let mut adj = Vec::new();
+    let (mut nbr, mut weight) = (Vec::new(), Vec::new());
+    let mut row: Vec<(u32, f64)> = Vec::new();
     for c in 0..k {
         for &v in &order[start[c]..start[c + 1]] {
-            for &(u, w) in g.nbrs(v as usize) {
+            for (u, w) in g.nbrs(v as usize) {
                 tally.add(comm[u as usize], w);
             }
         }
-        let from = adj.len();
+        row.clear();
         for &d in &tally.touched {
             let w = tally.weight[d as usize];
             // Each internal edge was seen from both ends.
-            adj.push((d, if d as usize == c { w / 2.0 } else { w }));
+            row.push((d, if d as usize == c { w / 2.0 } else { w }));
         }
-        adj[from..].sort_by_key(|x| x.0);
+        row.sort_by_key(|x| x.0);
+        nbr.extend(row.iter().map(|x| x.0));
+        weight.extend(row.iter().map(|x| x.1));
         tally.clear();
-        off.push(adj.len());
+        off.push(nbr.len() as u32);
     }
-    WGraph { off, adj }
+    WGraph { off, nbr, weight }
 }
 
 /// One community id per node of `graph` (ids start at 1; 0 means "no community": file
@@ -194,11 +205,11 @@ pub fn communities(graph: &GraphBuilder) -> Vec<u32> {
     let n = graph.nodes.len();
     // Dense ids for member nodes, in node order.
     let mut dense = vec![u32::MAX; n];
-    let mut members = Vec::new();
+    let mut members: Vec<u32> = Vec::new();
     for (i, nd) in graph.nodes.iter().enumerate() {
         if !matches!(nd.kind, NodeKind::File | NodeKind::External) {
             dense[i] = members.len() as u32;
-            members.push(i);
+            members.push(i as u32);
         }
     }
     let mut pairs: Vec<(u32, u32)> = graph
@@ -210,20 +221,14 @@ pub fn communities(graph: &GraphBuilder) -> Vec<u32> {
             (a != u32::MAX && b != u32::MAX && a != b).then(|| (a.min(b), a.max(b)))
         })
         .collect();
+    drop(dense);
     pairs.sort_unstable();
-    // Parallel edges become one edge weighted by their count.
-    let mut weighted: Vec<(u32, u32, f64)> = Vec::new();
-    for &(a, b) in &pairs {
-        match weighted.last_mut() {
-            Some(last) if last.0 == a && last.1 == b => last.2 += 1.0,
-            _ => weighted.push((a, b, 1.0)),
-        }
-    }
-    drop(pairs);
+    // Parallel edges become one edge weighted by their count (a run of equal pairs).
     let nm = members.len();
     // CSR in ascending neighbour order: (x, v) pairs with x < v come before (v, y).
-    let mut off = vec![0usize; nm + 1];
-    for &(a, b, _) in &weighted {
+    let mut off = vec![0u32; nm + 1];
+    for run in pairs.chunk_by(|x, y| x == y) {
+        let (a, b) = run[0];
         off[a as usize + 1] += 1;
         off[b as usize + 1] += 1;
     }
@@ -231,18 +236,22 @@ pub fn communities(graph: &GraphBuilder) -> Vec<u32> {
         off[v + 1] += off[v];
     }
     let mut fill = off.clone();
-    let mut adj = vec![(0u32, 0.0f64); off[nm]];
-    for &(a, b, w) in &weighted {
-        adj[fill[a as usize]] = (b, w);
-        fill[a as usize] += 1;
-        adj[fill[b as usize]] = (a, w);
-        fill[b as usize] += 1;
-    }
-    let mut g = WGraph { off, adj };
+    let entries = off[nm] as usize;
+    let (mut nbr, mut weight) = (vec![0u32; entries], vec![0.0f64; entries]);
+    let mut m2 = 0.0f64;
     // Neighbours must be ascending: a row gets its (x, v) entries in ascending x (pairs
     // are sorted by their first element) before its (v, y) entries in ascending y.
-    let m2: f64 = weighted.iter().map(|p| 2.0 * p.2).sum();
-    drop(weighted);
+    for run in pairs.chunk_by(|x, y| x == y) {
+        let ((a, b), w) = (run[0], run.len() as f64);
+        for (from, to) in [(a, b), (b, a)] {
+            let at = fill[from as usize] as usize;
+            (nbr[at], weight[at]) = (to, w);
+            fill[from as usize] += 1;
+        }
+        m2 += 2.0 * w;
+    }
+    drop((pairs, fill));
+    let mut g = WGraph { off, nbr, weight };
     // node (dense) -> community at the current level.
     let mut assign: Vec<u32> = (0..nm as u32).collect();
     if m2 > 0.0 {
@@ -267,6 +276,7 @@ pub fn communities(graph: &GraphBuilder) -> Vec<u32> {
     let mut next = 0u32;
     let mut out = vec![0u32; n];
     for (d, &i) in members.iter().enumerate() {
+        let i = i as usize;
         if size[assign[d] as usize] < 2 {
             continue;
         }

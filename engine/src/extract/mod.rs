@@ -231,6 +231,28 @@ impl FileFacts {
         self.text.get(a..b).unwrap_or("")
     }
 
+    /// Empties every string of the arena whose [`Sym`] `keep` does not hold (it then reads
+    /// as ""), keeping every `Sym` valid, and frees the text. Resolution uses it to drop
+    /// the text it has already copied into the graph (signatures) before it needs memory
+    /// for edges.
+    pub fn retain_strings(&mut self, keep: &[bool]) {
+        let kept: usize = (1..self.ends.len())
+            .filter(|&i| keep.get(i) == Some(&true))
+            .map(|i| self.ends[i].saturating_sub(self.ends[i - 1]) as usize)
+            .sum();
+        let mut text = String::with_capacity(kept);
+        let mut ends = Vec::with_capacity(self.ends.len());
+        ends.push(0);
+        for i in 1..self.ends.len() {
+            if keep.get(i) == Some(&true) {
+                text.push_str(self.str(Sym(i as u32)));
+            }
+            ends.push(text.len() as u32);
+        }
+        self.ends = ends;
+        self.text = text;
+    }
+
     /// Approximate heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.path.capacity()

@@ -340,3 +340,27 @@ fn keywords_never_name_an_entity_or_a_reference() {
             .all(|e| !matches!(g.str(e.name), "new" | "this"))
     );
 }
+
+#[test]
+fn retain_strings_empties_only_the_strings_not_kept() {
+    let mut f = facts(
+        "a.c",
+        Language::C,
+        "int add(int a, int b) { return a + b; }\n",
+    );
+    let e = f.entities[0].clone();
+    assert_eq!(f.str(e.signature), "int add(int a, int b)");
+    let before = f.text.len();
+    let mut keep = vec![true; f.ends.len()];
+    keep[e.signature.0 as usize] = false;
+    let texts: Vec<String> = (0..f.ends.len() as u32)
+        .map(|i| f.str(super::Sym(i)).to_owned())
+        .collect();
+    f.retain_strings(&keep);
+    assert_eq!(f.text.len(), before - "int add(int a, int b)".len());
+    for (i, t) in texts.iter().enumerate() {
+        let want = if keep[i] { t.as_str() } else { "" };
+        assert_eq!(f.str(super::Sym(i as u32)), want, "sym {i}");
+    }
+    assert_eq!(f.str(e.name), "add");
+}

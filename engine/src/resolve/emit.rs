@@ -19,13 +19,59 @@ use batho_storage::input::{
 
 use super::index::Index;
 use super::{R, ResolveOptions, ResolveStats, find_classes_in, scope_of};
-use crate::extract::{Ref, entity_bits};
+use crate::extract::{FileFacts, Ref, entity_bits};
 
 /// Takes (and so frees after use) the references of file `f`.
 fn take_refs(refs: &[Mutex<Vec<Ref>>], f: usize) -> Vec<Ref> {
     refs.get(f).map_or_else(Vec::new, |m| {
         std::mem::take(&mut *m.lock().unwrap_or_else(|p| p.into_inner()))
     })
+}
+
+/// Interns every entity's signature into `g` (ids by file and entity) and then frees the
+/// signature text of the facts. Signatures are only ever node text, and they are most of
+/// the facts' text on a kernel-size tree (one per macro): freeing them before resolution
+/// makes room for the edges. `refs` are the references taken out of `files`, whose
+/// strings stay.
+pub(super) fn intern_signatures(
+    files: &mut [FileFacts],
+    refs: &[Mutex<Vec<Ref>>],
+    g: &mut GraphBuilder,
+) -> Vec<Vec<StrId>> {
+    let mut keep: Vec<bool> = Vec::new();
+    files
+        .iter_mut()
+        .zip(refs)
+        .map(|(f, refs)| {
+            let ids = f
+                .entities
+                .iter()
+                .map(|e| match e.signature.is_empty() {
+                    true => StrId(0),
+                    false => g.intern(f.str(e.signature)),
+                })
+                .collect();
+            keep.clear();
+            keep.resize(f.ends.len(), false);
+            let mut hold = |s: crate::extract::Sym| {
+                if let Some(k) = keep.get_mut(s.0 as usize) {
+                    *k = true;
+                }
+            };
+            for e in &f.entities {
+                [e.name, e.qual, e.type_name]
+                    .into_iter()
+                    .for_each(&mut hold);
+            }
+            for r in refs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                [r.name, r.qual, r.recv].into_iter().for_each(&mut hold);
+            }
+            f.bases.iter().for_each(|b| hold(b.name));
+            f.includes.iter().for_each(|i| hold(i.path));
+            f.retain_strings(&keep);
+            ids
+        })
+        .collect()
 }
 
 /// Marks a [`NodeIdx`] in an [`Out`] buffer as a placeholder for the buffer's n-th stub.
@@ -57,6 +103,7 @@ impl<'f> Shared<'f> {
         emit: Vec<bool>,
         opts: &ResolveOptions,
         g: &mut GraphBuilder,
+        signatures: &[Vec<StrId>],
         stats: &mut ResolveStats,
     ) -> Shared<'f> {
         let files = ix.files;
@@ -103,7 +150,7 @@ impl<'f> Shared<'f> {
             v.sort_unstable();
             v.dedup();
         }
-        let (file_node, file_sid) = add_nodes(files, &kinds, g, stats);
+        let (file_node, file_sid) = add_nodes(files, &kinds, signatures, g, stats);
         Shared {
             ix,
             file_node,
@@ -120,6 +167,7 @@ impl<'f> Shared<'f> {
 fn add_nodes(
     files: &[crate::extract::FileFacts],
     kinds: &[Vec<NodeKind>],
+    signatures: &[Vec<StrId>],
     g: &mut GraphBuilder,
     stats: &mut ResolveStats,
 ) -> (Vec<u32>, Vec<StrId>) {
@@ -195,11 +243,7 @@ fn add_nodes(
             } else {
                 g.intern(f.str(e.qual))
             };
-            let signature = if e.signature.is_empty() {
-                StrId(0)
-            } else {
-                g.intern(f.str(e.signature))
-            };
+            let signature = signatures[fi][ei];
             g.add_node(NodeInput {
                 id: sid,
                 name,
@@ -409,6 +453,9 @@ pub(super) fn refs_all(
             for (_, batch) in done {
                 sink.merge(batch);
             }
+            // The chunk's references are freed, in the parser threads' arenas: hand them
+            // back now, while the edges still grow.
+            crate::mem::release_freed_memory();
             start = end;
         }
     }

@@ -150,10 +150,13 @@ fn resolve_inner(
         .iter_mut()
         .map(|f| Mutex::new(std::mem::take(&mut f.refs)))
         .collect();
+    let mut sink = emit::Sink::new();
+    let signatures = emit::intern_signatures(&mut files, &refs, &mut sink.g);
+    crate::mem::release_freed_memory();
     let ix = Index::new(&files, &opts.include_dirs);
     let mut stats = ResolveStats::default();
-    let mut sink = emit::Sink::new();
-    let sh = emit::Shared::new(ix, emit, opts, &mut sink.g, &mut stats);
+    let sh = emit::Shared::new(ix, emit, opts, &mut sink.g, &signatures, &mut stats);
+    drop(signatures);
     let mut r = R::new(&sh, opts);
     r.structure();
     sink.merge(r.out.take());
