@@ -170,6 +170,9 @@ impl K {
 /// Kind table and field ids of one grammar.
 pub(crate) struct KindTable {
     kinds: Vec<K>,
+    /// The grammar's keywords (anonymous tokens spelled like identifiers), sorted: a name
+    /// spelled like one may lex as the keyword.
+    pub(crate) keywords: Vec<Box<str>>,
     pub(crate) f_declarator: u16,
     pub(crate) f_body: u16,
     pub(crate) f_type: u16,
@@ -189,14 +192,25 @@ impl KindTable {
     pub(crate) fn new(lang: &Language) -> KindTable {
         let n = lang.node_kind_count();
         let mut kinds = Vec::with_capacity(n);
+        let mut keywords = Vec::new();
         for id in 0..n {
             let id16 = u16::try_from(id).unwrap_or(u16::MAX);
             let k = match lang.node_kind_for_id(id16) {
-                Some(name) => K::from_name(name, lang.node_kind_is_named(id16)),
+                Some(name) => {
+                    let named = lang.node_kind_is_named(id16);
+                    let word = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                        && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+                    if !named && word {
+                        keywords.push(Box::from(name));
+                    }
+                    K::from_name(name, named)
+                }
                 None => K::Other,
             };
             kinds.push(k);
         }
+        keywords.sort_unstable();
+        keywords.dedup();
         let f = |name: &str| {
             lang.field_id_for_name(name)
                 .map(|x| x.get())
@@ -204,6 +218,7 @@ impl KindTable {
         };
         KindTable {
             kinds,
+            keywords,
             f_declarator: f("declarator"),
             f_body: f("body"),
             f_type: f("type"),

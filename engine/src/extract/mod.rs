@@ -170,7 +170,7 @@ pub struct Ref {
 }
 
 /// Everything resolution needs to know about one file.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FileFacts {
     /// Repo-relative path, forward slashes.
     pub path: String,
@@ -294,6 +294,7 @@ pub struct Extractor {
 impl Extractor {
     /// Loads both grammars.
     pub fn new() -> Result<Extractor, ExtractError> {
+        //INSTALL
         let mk = |lang: tree_sitter::Language, name: &'static str| -> Result<Lang, ExtractError> {
             let mut parser = tree_sitter::Parser::new();
             parser
@@ -316,6 +317,33 @@ impl Extractor {
     /// Extracts the facts of one file. Never panics; a file tree-sitter cannot parse at
     /// all yields facts with no entities and `parse_errors = 1`.
     pub fn extract(&mut self, rel_path: &str, language: Language, source: &str) -> FileFacts {
+        self.extract_inner(rel_path, language, source, true)
+    }
+
+    /// [`Self::extract`] through the parser even for a file of plain directives, which
+    /// `extract` reads line by line: the reference its line reader is checked against.
+    pub fn extract_parsed(
+        &mut self,
+        rel_path: &str,
+        language: Language,
+        source: &str,
+    ) -> FileFacts {
+        self.extract_inner(rel_path, language, source, false)
+    }
+
+    /// Whether [`Self::extract`] reads `source` (a C file) line by line, as a file of
+    /// plain directives and comments, rather than parsing it.
+    pub fn reads_as_directives(&self, source: &str) -> bool {
+        walk::is_directive_only(&self.c.table, source)
+    }
+
+    fn extract_inner(
+        &mut self,
+        rel_path: &str,
+        language: Language,
+        source: &str,
+        line_reader: bool,
+    ) -> FileFacts {
         let lang = match language {
             Language::Cpp => &mut self.cpp,
             _ => &mut self.c,
@@ -339,6 +367,13 @@ impl Extractor {
         // Offsets are u32: a source over 4 GiB is not C anyone can compile; skip it whole.
         if source.len() >= u32::MAX as usize {
             facts.parse_errors = 1;
+            return facts;
+        }
+        if line_reader
+            && language == Language::C
+            && walk::read_directives(&lang.table, source, &mut facts)
+        {
+            drop_keyword_names(&mut facts);
             return facts;
         }
         let Some(tree) = lang.parser.parse(source, None) else {

@@ -14,6 +14,7 @@ use tree_sitter::{Node, Tree, TreeCursor};
 use super::kinds::{K, KindTable};
 
 mod decls;
+mod directives;
 mod exprs;
 mod recover;
 use super::{Entity, FileFacts, NO_ENTITY, Ref, RefKind, Sym, ref_bits};
@@ -109,31 +110,19 @@ struct W<'a, 't> {
     buf: String,
 }
 
+/// Emits the facts of a C file made only of simple directives and comments without
+/// parsing it (see [`directives`]); returns `false`, emitting nothing, for any other file.
+pub(super) fn read_directives(t: &KindTable, src: &str, f: &mut FileFacts) -> bool {
+    W::new(t, Language::C, src, f).read_directives()
+}
+
+pub(super) use directives::is_directive_only;
+
 pub(super) fn walk(t: &KindTable, language: Language, src: &str, tree: &Tree, f: &mut FileFacts) {
-    let mut w = W {
-        t,
-        cpp: language == Language::Cpp,
-        src,
-        f,
-        interned: HashMap::default(),
-        seen: HashSet::default(),
-        scope: String::new(),
-        encl: NO_ENTITY,
-        parent: NO_ENTITY,
-        anon_ns: 0,
-        locals: Vec::new(),
-        depth: 0,
-        in_error: 0,
-        split: Vec::new(),
-        cond_depth: 0,
-        buf: String::new(),
-    };
+    let mut w = W::new(t, language, src, f);
     let mut c = tree.walk();
     w.visit(&mut c, Mode::Top);
-    w.f.text.shrink_to_fit();
-    w.f.ends.shrink_to_fit();
-    w.f.entities.shrink_to_fit();
-    w.f.refs.shrink_to_fit();
+    w.finish();
 }
 
 fn is_type_spec(k: K) -> bool {
@@ -141,6 +130,26 @@ fn is_type_spec(k: K) -> bool {
         k,
         K::StructSpecifier | K::ClassSpecifier | K::UnionSpecifier | K::EnumSpecifier
     )
+}
+
+/// Where an entity is in its file: bytes, and 1-based lines (inclusive).
+#[derive(Clone, Copy)]
+struct Span {
+    start_byte: usize,
+    end_byte: usize,
+    start_line: u32,
+    end_line: u32,
+}
+
+/// What a macro definition looks like before its value.
+#[derive(Clone, Copy)]
+struct MacroShape<'p, 't> {
+    function_like: bool,
+    /// Parameter names (function-like macros).
+    params: &'p [&'t str],
+    variadic: bool,
+    /// The `#define NAME(params)` text (function-like macros), else empty.
+    signature: Sym,
 }
 
 /// What a declarator declares.
@@ -154,6 +163,34 @@ struct DeclInfo<'t> {
 }
 
 impl<'a, 't> W<'a, 't> {
+    fn new(t: &'a KindTable, language: Language, src: &'t str, f: &'a mut FileFacts) -> Self {
+        W {
+            t,
+            cpp: language == Language::Cpp,
+            src,
+            f,
+            interned: HashMap::default(),
+            seen: HashSet::default(),
+            scope: String::new(),
+            encl: NO_ENTITY,
+            parent: NO_ENTITY,
+            anon_ns: 0,
+            locals: Vec::new(),
+            depth: 0,
+            in_error: 0,
+            split: Vec::new(),
+            cond_depth: 0,
+            buf: String::new(),
+        }
+    }
+
+    fn finish(self) {
+        self.f.text.shrink_to_fit();
+        self.f.ends.shrink_to_fit();
+        self.f.entities.shrink_to_fit();
+        self.f.refs.shrink_to_fit();
+    }
+
     // ----- strings -----------------------------------------------------------------------
 
     fn intern(&mut self, s: &str) -> Sym {
@@ -188,12 +225,28 @@ impl<'a, 't> W<'a, 't> {
     fn push_ref(
         &mut self,
         kind: RefKind,
-        mut flags: u8,
+        flags: u8,
         arity: u8,
         name: Sym,
         qual: Sym,
         recv: Sym,
         n: Node<'t>,
+    ) {
+        let line = n.start_position().row as u32 + 1;
+        self.push_ref_at(kind, flags, arity, name, qual, recv, line);
+    }
+
+    /// [`Self::push_ref`] at a 1-based line.
+    #[allow(clippy::too_many_arguments)]
+    fn push_ref_at(
+        &mut self,
+        kind: RefKind,
+        mut flags: u8,
+        arity: u8,
+        name: Sym,
+        qual: Sym,
+        recv: Sym,
+        line: u32,
     ) {
         if name.is_empty() {
             return;
@@ -218,7 +271,7 @@ impl<'a, 't> W<'a, 't> {
             name,
             qual,
             recv,
-            line: n.start_position().row as u32 + 1,
+            line,
         });
     }
 
@@ -288,7 +341,32 @@ impl<'a, 't> W<'a, 't> {
         signature: Sym,
         range: Node<'t>,
     ) -> u32 {
-        let (a, b) = (range.start_byte(), range.end_byte());
+        let span = Span {
+            start_byte: range.start_byte(),
+            end_byte: range.end_byte(),
+            start_line: range.start_position().row as u32 + 1,
+            end_line: range.end_position().row as u32 + 1,
+        };
+        self.add_entity_at(
+            kind, flags, bits, params, name, qual, type_name, signature, span,
+        )
+    }
+
+    /// [`Self::add_entity`] over a span of the source.
+    #[allow(clippy::too_many_arguments)]
+    fn add_entity_at(
+        &mut self,
+        kind: NodeKind,
+        flags: NodeFlags,
+        bits: u8,
+        params: u8,
+        name: Sym,
+        qual: Sym,
+        type_name: Sym,
+        signature: Sym,
+        span: Span,
+    ) -> u32 {
+        let (a, b) = (span.start_byte, span.end_byte);
         let hash = content_hash(self.src.as_bytes().get(a..b).unwrap_or(&[]));
         let idx = self.f.entities.len() as u32;
         self.f.entities.push(Entity {
@@ -301,8 +379,8 @@ impl<'a, 't> W<'a, 't> {
             parent: self.parent,
             type_name,
             signature,
-            start_line: range.start_position().row as u32 + 1,
-            end_line: range.end_position().row as u32 + 1,
+            start_line: span.start_line,
+            end_line: span.end_line,
             start_byte: a as u32,
             end_byte: b as u32,
             hash,

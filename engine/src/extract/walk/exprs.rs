@@ -4,7 +4,7 @@
 use batho_schema::{NodeFlags, NodeKind};
 use tree_sitter::{Node, TreeCursor};
 
-use super::{K, MAX_MACRO_REFS, Mode, NoneFlags, W, is_c_keyword};
+use super::{K, MAX_MACRO_REFS, MacroShape, Mode, NoneFlags, Span, W, is_c_keyword};
 use crate::extract::{Include, NO_ENTITY, RefKind, Sym, entity_bits, ref_bits};
 
 impl<'t> W<'_, 't> {
@@ -53,6 +53,11 @@ impl<'t> W<'_, 't> {
         } else {
             return;
         };
+        self.add_include(path, system, n.start_position().row as u32 + 1);
+    }
+
+    /// Records an include of `path` (as written between the delimiters).
+    pub(super) fn add_include(&mut self, path: &str, system: bool, line: u32) {
         let path = path.trim();
         if path.is_empty() {
             return;
@@ -61,7 +66,7 @@ impl<'t> W<'_, 't> {
         self.f.includes.push(Include {
             path: sym,
             system,
-            line: n.start_position().row as u32 + 1,
+            line,
         });
     }
 
@@ -94,21 +99,50 @@ impl<'t> W<'_, 't> {
         } else {
             Sym::EMPTY
         };
-        let mut bits = if k == K::PreprocFunctionDef {
+        let value = n
+            .child_by_field_id(self.t.f_value)
+            .map(|v| (self.text(v), v.start_position().row as u32 + 1));
+        let span = Span {
+            start_byte: n.start_byte(),
+            end_byte: n.end_byte(),
+            start_line: n.start_position().row as u32 + 1,
+            end_line: n.end_position().row as u32 + 1,
+        };
+        let shape = MacroShape {
+            function_like: k == K::PreprocFunctionDef,
+            params: &params,
+            variadic,
+            signature: sig,
+        };
+        self.define(name, shape, value, span);
+    }
+
+    /// Adds the macro entity of a definition and the calls of its body (`value`: the text
+    /// after the name or parameters, and its line). Shared by the parse-tree walk and
+    /// the line reader of directive-only files, so that both give the same facts.
+    pub(super) fn define(
+        &mut self,
+        name: Sym,
+        shape: MacroShape<'_, 't>,
+        value: Option<(&'t str, u32)>,
+        span: Span,
+    ) {
+        let mut bits = if shape.function_like {
             entity_bits::FUNCTION_LIKE
         } else {
             0
-        } | if variadic { entity_bits::VARIADIC } else { 0 };
-        let value = n
-            .child_by_field_id(self.t.f_value)
-            .map(|v| self.text(v).trim())
-            .unwrap_or("");
+        } | if shape.variadic {
+            entity_bits::VARIADIC
+        } else {
+            0
+        };
+        let value_text = value.map(|(v, _)| v.trim()).unwrap_or("");
         let mut alias = Sym::EMPTY;
         if self.cond_depth > 0 {
             bits |= entity_bits::CONDITIONAL;
         }
-        if k == K::PreprocDef {
-            let word = value
+        if !shape.function_like {
+            let word = value_text
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .next()
                 .unwrap_or("");
@@ -116,7 +150,7 @@ impl<'t> W<'_, 't> {
                 bits |= entity_bits::STATIC_MACRO;
             }
             if !word.is_empty()
-                && word.len() == value.len()
+                && word.len() == value_text.len()
                 && !word.as_bytes()[0].is_ascii_digit()
                 && !is_c_keyword(word)
             {
@@ -125,19 +159,19 @@ impl<'t> W<'_, 't> {
         }
         let saved_parent = self.parent;
         self.parent = NO_ENTITY;
-        let ent = self.add_entity(
+        let ent = self.add_entity_at(
             NodeKind::Macro,
             NodeFlags::NONE_FLAGS,
             bits,
-            params.len().min(255) as u8,
+            shape.params.len().min(255) as u8,
             name,
             name,
             alias,
-            sig,
-            n,
+            shape.signature,
+            span,
         );
         self.parent = saved_parent;
-        if let Some(v) = n.child_by_field_id(self.t.f_value) {
+        if let Some((text, line)) = value {
             let saved = self.encl;
             // A macro defined inside a function is used there: its calls are the
             // function's (this is how a compiler sees them too).
@@ -149,14 +183,13 @@ impl<'t> W<'_, 't> {
             if !in_function {
                 self.encl = ent;
             }
-            self.scan_macro_body(v, &params);
+            self.scan_macro_body(text, line, shape.params);
             self.encl = saved;
         }
     }
 
     /// Call shapes (`name(`) in a macro body, parameters and keywords aside.
-    pub(super) fn scan_macro_body(&mut self, v: Node<'t>, params: &[&str]) {
-        let text = self.text(v);
+    pub(super) fn scan_macro_body(&mut self, text: &str, line: u32, params: &[&str]) {
         let b = text.as_bytes();
         let mut i = 0;
         let mut found = 0;
@@ -209,7 +242,7 @@ impl<'t> W<'_, 't> {
                 // references of a kernel-size tree for little use.
                 if b.get(j) == Some(&b'(') {
                     let s = self.intern(word);
-                    self.push_ref(RefKind::Call, 0, 0, s, Sym::EMPTY, Sym::EMPTY, v);
+                    self.push_ref_at(RefKind::Call, 0, 0, s, Sym::EMPTY, Sym::EMPTY, line);
                     found += 1;
                 }
                 continue;
