@@ -18,7 +18,7 @@ pub mod export;
 pub mod extract;
 pub mod facts_cache;
 pub mod git;
-mod mem;
+pub mod mem;
 pub mod patch;
 pub mod query;
 pub mod resolve;

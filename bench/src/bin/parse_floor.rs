@@ -5,6 +5,7 @@
 //! `engine::discover` (the same ignore rules as a build), the grammar per file from
 //! `engine::source::detect_language`, and the work is spread over N threads, largest files
 //! first, so one huge file (the sqlite amalgamation) does not end up last on a busy thread.
+//! Tree-sitter allocates with mimalloc here as in a build (`batho_engine::mem`).
 //!
 //! Usage: `parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse] ROOT`. Prints one
 //! `key=value` line on stdout. `--list-headers` first prints `c|cpp<TAB>path` for every `.h`
@@ -159,6 +160,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Parse with the allocator a build parses with.
+    batho_engine::mem::install_parser_allocator();
     let t0 = Instant::now();
     let opts = DiscoverOptions::default();
     let mut found = match discover(&args.root, &opts) {

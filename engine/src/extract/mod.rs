@@ -294,7 +294,7 @@ pub struct Extractor {
 impl Extractor {
     /// Loads both grammars.
     pub fn new() -> Result<Extractor, ExtractError> {
-        //INSTALL
+        crate::mem::install_parser_allocator();
         let mk = |lang: tree_sitter::Language, name: &'static str| -> Result<Lang, ExtractError> {
             let mut parser = tree_sitter::Parser::new();
             parser
