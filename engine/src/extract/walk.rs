@@ -141,6 +141,17 @@ struct Span {
     end_line: u32,
 }
 
+impl From<Node<'_>> for Span {
+    fn from(n: Node<'_>) -> Span {
+        Span {
+            start_byte: n.start_byte(),
+            end_byte: n.end_byte(),
+            start_line: n.start_position().row as u32 + 1,
+            end_line: n.end_position().row as u32 + 1,
+        }
+    }
+}
+
 /// What a macro definition looks like before its value.
 #[derive(Clone, Copy)]
 struct MacroShape<'p, 't> {
@@ -328,6 +339,7 @@ impl<'a, 't> W<'a, 't> {
         self.intern(&out)
     }
 
+    /// Adds an entity over `span` (a node, or a [`Span`] the line reader found).
     #[allow(clippy::too_many_arguments)]
     fn add_entity(
         &mut self,
@@ -339,33 +351,9 @@ impl<'a, 't> W<'a, 't> {
         qual: Sym,
         type_name: Sym,
         signature: Sym,
-        range: Node<'t>,
+        span: impl Into<Span>,
     ) -> u32 {
-        let span = Span {
-            start_byte: range.start_byte(),
-            end_byte: range.end_byte(),
-            start_line: range.start_position().row as u32 + 1,
-            end_line: range.end_position().row as u32 + 1,
-        };
-        self.add_entity_at(
-            kind, flags, bits, params, name, qual, type_name, signature, span,
-        )
-    }
-
-    /// [`Self::add_entity`] over a span of the source.
-    #[allow(clippy::too_many_arguments)]
-    fn add_entity_at(
-        &mut self,
-        kind: NodeKind,
-        flags: NodeFlags,
-        bits: u8,
-        params: u8,
-        name: Sym,
-        qual: Sym,
-        type_name: Sym,
-        signature: Sym,
-        span: Span,
-    ) -> u32 {
+        let span = span.into();
         let (a, b) = (span.start_byte, span.end_byte);
         let hash = content_hash(self.src.as_bytes().get(a..b).unwrap_or(&[]));
         let idx = self.f.entities.len() as u32;

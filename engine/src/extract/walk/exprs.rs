@@ -102,12 +102,7 @@ impl<'t> W<'_, 't> {
         let value = n
             .child_by_field_id(self.t.f_value)
             .map(|v| (self.text(v), v.start_position().row as u32 + 1));
-        let span = Span {
-            start_byte: n.start_byte(),
-            end_byte: n.end_byte(),
-            start_line: n.start_position().row as u32 + 1,
-            end_line: n.end_position().row as u32 + 1,
-        };
+        let span = Span::from(n);
         let shape = MacroShape {
             function_like: k == K::PreprocFunctionDef,
             params: &params,
@@ -159,7 +154,7 @@ impl<'t> W<'_, 't> {
         }
         let saved_parent = self.parent;
         self.parent = NO_ENTITY;
-        let ent = self.add_entity_at(
+        let ent = self.add_entity(
             NodeKind::Macro,
             NodeFlags::NONE_FLAGS,
             bits,
