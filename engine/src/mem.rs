@@ -4,7 +4,8 @@
 //! those small blocks end up interleaved with the facts a build keeps, and on a
 //! kernel-size tree the allocator's free-list upkeep (`malloc_consolidate`,
 //! `unlink_chunk`) costs a tenth of the build; mimalloc keeps per-thread pages of one
-//! size class and does not. The binaries make mimalloc their global allocator too.
+//! size class and does not. Rust allocations stay on the system allocator: mimalloc as
+//! the global allocator kept freed pages and raised a kernel build's peak RSS.
 //!
 //! The facts of every file are allocated by the parser threads, so glibc keeps them in
 //! those threads' arenas after resolution frees them, where the graph and the segments
@@ -33,28 +34,19 @@ pub fn install_parser_allocator() {
 }
 
 /// Hands memory freed so far back to the operating system (all allocator arenas).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub(crate) fn release_freed_memory() {
-    unsafe extern "C" {
-        fn malloc_trim(pad: usize) -> std::ffi::c_int;
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        unsafe extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: `malloc_trim` only returns free pages of the allocator's own arenas to
+        // the kernel; it touches no live allocation and is safe from any thread at any time.
+        unsafe {
+            malloc_trim(0);
+        }
     }
-    // SAFETY: `malloc_trim` only returns free pages of the allocator's own arenas to the
-    // kernel; it touches no live allocation and is safe to call from any thread at any time.
-    unsafe {
-        malloc_trim(0);
-    }
-    collect_mimalloc();
-}
-
-/// Makes mimalloc (the parsers' allocator, and the binaries' global one) return the
-/// pages it has freed.
-fn collect_mimalloc() {
-    // SAFETY: `mi_collect` only releases mimalloc's free pages; it is safe at any time.
+    // SAFETY: `mi_collect` only releases the free pages of mimalloc (the parsers'
+    // allocator); it is safe at any time.
     unsafe { libmimalloc_sys::mi_collect(true) }
-}
-
-/// Other system allocators return memory on their own.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub(crate) fn release_freed_memory() {
-    collect_mimalloc();
 }

@@ -124,10 +124,7 @@ fn first_definition<'s>(body: &[Item<'s>]) -> Option<&'s str> {
 
 /// The items of `src` if every line is a plain directive, a comment or blank.
 fn scan<'s>(t: &KindTable, src: &'s str) -> Option<Vec<Item<'s>>> {
-    // Tree-sitter's lexer reads NUL as the end of input and other control characters
-    // (`\r` among them) in ways a line reader would have to mimic: leave them to it.
-    let control = |b: u8| (b < 0x20 && b != b'\t' && b != b'\n') || b == 0x7f;
-    if !(src.is_empty() || src.ends_with('\n')) || src.bytes().any(control) {
+    if !(src.is_empty() || src.ends_with('\n')) {
         return None;
     }
     let mut items = Vec::new();
@@ -139,6 +136,12 @@ fn scan<'s>(t: &KindTable, src: &'s str) -> Option<Vec<Item<'s>>> {
         line_start += line.len();
         let line_no = row as u32 + 1;
         let body = &line[..line.len() - 1];
+        // Tree-sitter's lexer reads NUL as the end of input and other control characters
+        // (`\r` among them) in ways a line reader would have to mimic: leave them to it.
+        // Checked line by line, so that a file of code is given up at its first line.
+        if body.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+            return None;
+        }
         if in_comment {
             if let Some(e) = body.find("*/") {
                 if !is_blank(&body[e + 2..]) {
