@@ -252,9 +252,11 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     nw.add_uint(nodes_col::LINE_SPAN, rows, |i| {
         u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
     });
-    nw.add_uint(nodes_col::START_BYTE, rows, |i| nodes[i].start_byte);
+    nw.add_uint(nodes_col::START_BYTE, rows, |i| {
+        u64::from(nodes[i].start_byte)
+    });
     nw.add_uint(nodes_col::BYTE_SPAN, rows, |i| {
-        nodes[i].end_byte.wrapping_sub(nodes[i].start_byte)
+        u64::from(nodes[i].end_byte.wrapping_sub(nodes[i].start_byte))
     });
     nw.add_uint(nodes_col::COMMUNITY, rows, |i| {
         u64::from(nodes[i].community)
@@ -277,13 +279,13 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     let parts = |i: u32| g.id_parts(&nodes[i as usize]);
     let mut idx: Vec<u32> = (0..rows as u32).collect();
     idx.sort_unstable_by(|&a, &b| cmp_parts(parts(a), parts(b)).then(a.cmp(&b)));
-    nw.add_uint(nodes_col::ID_INDEX, rows, |i| u64::from(idx[i]));
+    nw.add_values(nodes_col::ID_INDEX, &idx);
     idx.sort_unstable_by(|&a, &b| {
         g.str(nodes[a as usize].name)
             .cmp(g.str(nodes[b as usize].name))
             .then(a.cmp(&b))
     });
-    nw.add_uint(nodes_col::NAME_INDEX, rows, |i| u64::from(idx[i]));
+    nw.add_values(nodes_col::NAME_INDEX, &idx);
     nw.add_uint(nodes_col::ROW_NODE, rows, |i| u64::from(d.row_node[i]));
     nw.add_bytes(nodes_col::REMOVED, &serialize(&d.removed));
     let nseg = nw.finish(SegmentKind::DeltaNodes as u8, db_uuid);
@@ -309,9 +311,9 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     if keys.is_empty() {
         in_off = vec![0];
     }
-    ew.add_uint(edges_col::IN_KEYS, keys.len(), |i| u64::from(keys[i]));
+    ew.add_values(edges_col::IN_KEYS, &keys);
     ew.add_uint(edges_col::IN_OFFSETS, in_off.len(), |i| in_off[i]);
-    ew.add_uint(edges_col::IN_PERM, de, |k| u64::from(by_dst[k]));
+    ew.add_values(edges_col::IN_PERM, &by_dst);
     ew.add_bytes(edges_col::DROPPED, &serialize(&d.dropped));
     let eseg = ew.finish(SegmentKind::DeltaEdges as u8, db_uuid);
 

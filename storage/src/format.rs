@@ -125,7 +125,7 @@ pub mod nodes_col {
     pub const LINE_SPAN: u32 = 5;
     /// First byte.
     pub const START_BYTE: u32 = 6;
-    /// `end_byte - start_byte` (wrapping u64).
+    /// `end_byte - start_byte` (wrapping u32).
     pub const BYTE_SPAN: u32 = 7;
     /// Community id.
     pub const COMMUNITY: u32 = 8;

@@ -74,7 +74,7 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
         };
         let h = rng.next_u64().to_le_bytes();
         let start_line = rng.below(5000) as u32;
-        let start_byte = rng.below(200_000);
+        let start_byte = rng.below(200_000) as u32;
         let node = NodeInput {
             id: IdText::Text(g.intern(&id)),
             name: g.intern(name),
@@ -89,7 +89,7 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
             start_line,
             end_line: start_line + rng.below(80) as u32,
             start_byte,
-            end_byte: start_byte + rng.below(4000),
+            end_byte: start_byte + rng.below(4000) as u32,
             signature: g.intern(&sig),
             content_hash: h,
             flags: NodeFlags(rng.below(32) as u8),
@@ -327,8 +327,8 @@ pub fn exercise(a: &Artifact) -> u64 {
             + u64::from(node.flags().0));
         mix(u64::from(node.start_line())
             ^ u64::from(node.end_line())
-            ^ node.start_byte()
-            ^ node.end_byte());
+            ^ u64::from(node.start_byte())
+            ^ u64::from(node.end_byte()));
         mix(u64::from(node.community()) ^ u64::from(node.content_hash()[0]));
         mix(a.lookup_id(&node.id()).map_or(1, |x| u64::from(x.0)));
         mix(a.lookup_name(&node.name()).take(100).count() as u64);

@@ -82,10 +82,11 @@ pub struct NodeInput {
     pub start_line: u32,
     /// Last line, 1-based, inclusive.
     pub end_line: u32,
-    /// Byte offset of the first byte in the file.
-    pub start_byte: u64,
+    /// Byte offset of the first byte in the file. Offsets are `u32`, as tree-sitter's
+    /// are (no parsed file is 4 GiB), which keeps a kernel's 7 M nodes 58 MB smaller.
+    pub start_byte: u32,
     /// Byte offset one past the last byte.
-    pub end_byte: u64,
+    pub end_byte: u32,
     /// Declaration text up to the body (`int add(int a, int b)`), empty when none.
     pub signature: StrId,
     /// blake3 of the entity's source text (all zeros for stubs).
@@ -168,6 +169,9 @@ impl GraphBuilder {
 
     /// Interns `s`, returning the id of an equal string if one exists.
     pub fn intern(&mut self, s: &str) -> StrId {
+        if self.string_ids.len() != self.ends.len() {
+            self.rebuild_string_index();
+        }
         let hash = string_hash(s);
         let (text, ends) = (&self.text, &self.ends);
         if let Some(id) = self
@@ -183,6 +187,25 @@ impl GraphBuilder {
         self.string_ids
             .insert_unique(hash, id, |id| string_hash(arena_str(text, ends, *id)));
         id
+    }
+
+    /// Frees the table that finds a string's id by its text (tens of megabytes on a
+    /// kernel-size graph). A finished graph that is about to be written only needs the
+    /// texts; [`GraphBuilder::intern`] rebuilds the table if it is called again.
+    pub fn release_string_index(&mut self) {
+        self.string_ids = HashTable::new();
+    }
+
+    fn rebuild_string_index(&mut self) {
+        let (text, ends) = (&self.text, &self.ends);
+        let mut ids = HashTable::with_capacity(ends.len());
+        for k in 0..ends.len() as u32 {
+            let id = StrId(k);
+            ids.insert_unique(string_hash(arena_str(text, ends, id)), id, |id| {
+                string_hash(arena_str(text, ends, *id))
+            });
+        }
+        self.string_ids = ids;
     }
 
     /// The text of an interned string.
@@ -298,6 +321,21 @@ mod tests {
         for (t, id) in texts.iter().zip(&ids) {
             assert_eq!(g.str(*id), *t);
         }
+    }
+
+    #[test]
+    fn interning_after_the_index_is_released_finds_the_same_ids() {
+        let mut g = GraphBuilder::new();
+        let a = g.intern("alpha");
+        let b = g.intern("beta");
+        g.release_string_index();
+        assert_eq!(g.str(b), "beta");
+        assert_eq!(g.intern("alpha"), a);
+        assert_eq!(g.intern("beta"), b);
+        let c = g.intern("gamma");
+        assert_eq!(c, StrId(3));
+        assert_eq!(g.intern("gamma"), c);
+        assert_eq!(g.string_count(), 4);
     }
 
     #[test]

@@ -213,13 +213,13 @@ impl<'a> NodeRef<'a> {
             .wrapping_add(self.col(&self.cols.line_span) as u32)
     }
     /// First byte.
-    pub fn start_byte(&self) -> u64 {
-        self.col(&self.cols.start_byte)
+    pub fn start_byte(&self) -> u32 {
+        self.col(&self.cols.start_byte) as u32
     }
     /// One past the last byte.
-    pub fn end_byte(&self) -> u64 {
+    pub fn end_byte(&self) -> u32 {
         self.start_byte()
-            .wrapping_add(self.col(&self.cols.byte_span))
+            .wrapping_add(self.col(&self.cols.byte_span) as u32)
     }
     /// Community id.
     pub fn community(&self) -> u32 {

@@ -94,14 +94,19 @@ pub(crate) fn build_layer(
     // Strings: keep the referenced ones (plus ""), sorted by bytes. Ids of the usual
     // `file:qualified_name` shape are not stored but composed on read: ids are the largest
     // strings of a code graph.
-    let stored_ids: Vec<Option<StrId>> = g.nodes.iter().map(|nd| g.stored_id(nd)).collect();
+    // `NO_STORED_ID` for a composed id: an `Option<StrId>` would take 8 bytes per node.
+    let stored_ids: Vec<u32> = g
+        .nodes
+        .iter()
+        .map(|nd| g.stored_id(nd).map_or(NO_STORED_ID, |s| s.0))
+        .collect();
     let mut used = vec![false; ns];
-    for (nd, id) in g.nodes.iter().zip(&stored_ids) {
+    for (nd, &id) in g.nodes.iter().zip(&stored_ids) {
         for s in [nd.name, nd.qualified_name, nd.file, nd.signature] {
             used[s.0 as usize] = true;
         }
-        if let Some(s) = id {
-            used[s.0 as usize] = true;
+        if id != NO_STORED_ID {
+            used[id as usize] = true;
         }
     }
     for ed in &g.edges {
@@ -161,8 +166,8 @@ pub(crate) fn build_layer(
         cursor[d] += 1;
     }
     drop(cursor);
-    ew.add_uint(edges_col::IN_OFFSETS, n + 1, |i| u64::from(in_off[i]));
-    ew.add_uint(edges_col::IN_PERM, e, |k| u64::from(perm[k]));
+    ew.add_values(edges_col::IN_OFFSETS, &in_off);
+    ew.add_values(edges_col::IN_PERM, &perm);
     drop((perm, in_off));
     sink(
         SegmentKind::Edges,
@@ -281,9 +286,9 @@ pub(crate) fn build_layer(
     nw.add_uint(nodes_col::LINE_SPAN, n, |i| {
         u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
     });
-    nw.add_uint(nodes_col::START_BYTE, n, |i| nodes[i].start_byte);
+    nw.add_uint(nodes_col::START_BYTE, n, |i| u64::from(nodes[i].start_byte));
     nw.add_uint(nodes_col::BYTE_SPAN, n, |i| {
-        nodes[i].end_byte.wrapping_sub(nodes[i].start_byte)
+        u64::from(nodes[i].end_byte.wrapping_sub(nodes[i].start_byte))
     });
     match communities {
         Some(f) => {
@@ -291,7 +296,7 @@ pub(crate) fn build_layer(
             if c.len() != n {
                 return Err(invalid(format!("{} community ids for {n} nodes", c.len())));
             }
-            nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(c[i]));
+            nw.add_values(nodes_col::COMMUNITY, &c);
         }
         None => nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community)),
     }
@@ -301,7 +306,10 @@ pub(crate) fn build_layer(
     }
     nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
     drop(hashes);
-    nw.add_uint(nodes_col::ID, n, |i| stored_ids[i].map_or(0, |s| r(s) + 1));
+    nw.add_uint(nodes_col::ID, n, |i| match stored_ids[i] {
+        NO_STORED_ID => 0,
+        s => r(StrId(s)) + 1,
+    });
     nw.add_uint(nodes_col::NAME, n, |i| r(nodes[i].name));
     nw.add_uint(nodes_col::QUALIFIED_NAME, n, |i| {
         let q = r(nodes[i].qualified_name);
@@ -322,9 +330,9 @@ pub(crate) fn build_layer(
         .then(a.cmp(&b))
     });
     drop(keys);
-    nw.add_uint(nodes_col::ID_INDEX, n, |i| u64::from(idx[i]));
+    nw.add_values(nodes_col::ID_INDEX, &idx);
     idx.sort_unstable_by_key(|&i| (remap[nodes[i as usize].name.0 as usize], i));
-    nw.add_uint(nodes_col::NAME_INDEX, n, |i| u64::from(idx[i]));
+    nw.add_values(nodes_col::NAME_INDEX, &idx);
     drop(idx);
     sink(
         SegmentKind::Nodes,
@@ -339,6 +347,9 @@ pub(crate) fn build_layer(
     })
 }
 
+/// In the writer's list of stored ids: the node's id is composed on read.
+const NO_STORED_ID: u32 = u32::MAX;
+
 /// An id sort key meaning "compare the id texts".
 const BY_BYTES: u64 = u64::MAX;
 
@@ -348,12 +359,12 @@ const BY_BYTES: u64 = u64::MAX;
 /// such an id's key is `rank(file + ":") << 32 | remap[qualified_name]`. Any other id gets
 /// [`BY_BYTES`]. Integer comparisons instead of slices of three strings made the kernel's
 /// id index (7 M ids, 23 comparisons each) several times faster to sort.
-fn id_sort_keys(g: &GraphBuilder, stored_ids: &[Option<StrId>], remap: &[u32]) -> Vec<u64> {
+fn id_sort_keys(g: &GraphBuilder, stored_ids: &[u32], remap: &[u32]) -> Vec<u64> {
     // The distinct files of composed ids (a file's nodes are mostly consecutive), each
     // checked once.
     let mut files: Vec<StrId> = Vec::new();
     for (nd, id) in g.nodes.iter().zip(stored_ids) {
-        if id.is_none() && files.last() != Some(&nd.file) {
+        if *id == NO_STORED_ID && files.last() != Some(&nd.file) {
             files.push(nd.file);
         }
     }
@@ -376,7 +387,7 @@ fn id_sort_keys(g: &GraphBuilder, stored_ids: &[Option<StrId>], remap: &[u32]) -
         .iter()
         .zip(stored_ids)
         .map(|(nd, id)| {
-            if id.is_some() {
+            if *id != NO_STORED_ID {
                 return BY_BYTES;
             }
             let r = match last {
@@ -442,7 +453,7 @@ pub(crate) fn add_out_edge_columns(
             | u64::from(x.confidence.to_bits()) << 32
     };
     let palette = palette_of(edges.iter().map(edge_type));
-    ew.add_uint(edges_col::OUT_OFFSETS, rows + 1, |i| u64::from(out_off[i]));
+    ew.add_values(edges_col::OUT_OFFSETS, &out_off);
     ew.add_uint(edges_col::DST, e, |k| u64::from(ed(k).dst.0));
     ew.add_uint(edges_col::TYPE, e, |k| {
         palette
