@@ -96,15 +96,15 @@ pub(super) struct Shared<'f> {
 }
 
 impl<'f> Shared<'f> {
-    /// Computes the tables and adds every file and entity node to `g` (in file order, each
-    /// file followed by its entities).
+    /// Computes the tables. Nodes are numbered as [`add_nodes`] will add them (in file
+    /// order, each file followed by its entities) but not made yet: they are added once
+    /// the references are resolved and freed. Only the paths are interned in `g` now, for
+    /// the edges' use-site files.
     pub(super) fn new(
         ix: Index<'f>,
         emit: Vec<bool>,
         opts: &ResolveOptions,
         g: &mut GraphBuilder,
-        signatures: &[Vec<StrId>],
-        stats: &mut ResolveStats,
     ) -> Shared<'f> {
         let files = ix.files;
         let mut cache: HashMap<&'f str, Vec<&'f str>> = HashMap::new();
@@ -150,7 +150,13 @@ impl<'f> Shared<'f> {
             v.sort_unstable();
             v.dedup();
         }
-        let (file_node, file_sid) = add_nodes(files, &kinds, signatures, g, stats);
+        let mut file_node = Vec::with_capacity(files.len());
+        let mut next = 0u32;
+        for f in files {
+            file_node.push(next);
+            next += 1 + f.entities.len() as u32;
+        }
+        let file_sid = files.iter().map(|f| g.intern(&f.path)).collect();
         Shared {
             ix,
             file_node,
@@ -161,27 +167,41 @@ impl<'f> Shared<'f> {
             derived_of,
         }
     }
+
+    /// Ends the resolution's use of the tables, which borrow the facts, and keeps what
+    /// [`add_nodes`] needs: each entity's effective kind.
+    pub(super) fn into_kinds(self) -> Vec<Vec<NodeKind>> {
+        self.kinds
+    }
 }
 
-/// Adds a node per file and per entity; returns each file's node and interned path.
-fn add_nodes(
-    files: &[crate::extract::FileFacts],
+/// The number of file and entity nodes of `files`: the index of the first stub.
+pub(super) fn node_count(files: &[FileFacts]) -> u32 {
+    files.iter().map(|f| 1 + f.entities.len() as u32).sum()
+}
+
+/// Adds a node per file and per entity to `g`, in file order (each file followed by its
+/// entities, as [`Shared::new`] numbered them), consuming the facts: each file's are freed
+/// as soon as its nodes exist, so that the nodes replace the facts in memory instead of
+/// adding to them.
+pub(super) fn add_nodes(
+    files: Vec<FileFacts>,
     kinds: &[Vec<NodeKind>],
     signatures: &[Vec<StrId>],
     g: &mut GraphBuilder,
     stats: &mut ResolveStats,
-) -> (Vec<u32>, Vec<StrId>) {
-    let mut file_node = Vec::with_capacity(files.len());
-    let mut file_sid = Vec::with_capacity(files.len());
+) {
     let mut id = String::new();
     let mut order: Vec<u32> = Vec::new();
     let mut suffix: Vec<u32> = Vec::new();
-    for (fi, f) in files.iter().enumerate() {
+    for (fi, f) in files.into_iter().enumerate() {
+        if fi % 4096 == 4095 {
+            crate::mem::release_freed_memory();
+        }
         let path = g.intern(&f.path);
-        file_sid.push(path);
         let base = f.path.rsplit('/').next().unwrap_or(&f.path);
         let name = g.intern(base);
-        let idx = g.add_node(NodeInput {
+        g.add_node(NodeInput {
             id: IdText::Text(path),
             name,
             qualified_name: path,
@@ -197,7 +217,6 @@ fn add_nodes(
             flags: NodeFlags(0),
             community: 0,
         });
-        file_node.push(idx.0);
         stats.files += 1;
         stats.parse_errors += u64::from(f.parse_errors);
         // Disambiguation order: same qualified name → definitions first, then by start.
@@ -263,7 +282,6 @@ fn add_nodes(
             stats.entities += 1;
         }
     }
-    (file_node, file_sid)
 }
 
 /// An external stub a resolver asked for.
@@ -323,20 +341,30 @@ impl Out {
 }
 
 /// The graph being built and the stubs it already has.
+///
+/// Edges arrive before the file and entity nodes exist (see [`add_nodes`]); stubs are
+/// numbered after those nodes and kept aside until [`Sink::finish`] appends them.
 pub(super) struct Sink {
     pub(super) g: GraphBuilder,
+    /// Index of the first stub node: the number of file and entity nodes.
+    first_stub: u32,
+    stub_nodes: Vec<NodeInput>,
     by_id: HashMap<String, NodeIdx>,
-    /// Stub nodes created.
-    pub(super) stubs: u64,
 }
 
 impl Sink {
-    pub(super) fn new() -> Sink {
+    pub(super) fn new(first_stub: u32) -> Sink {
         Sink {
             g: GraphBuilder::new(),
+            first_stub,
+            stub_nodes: Vec::new(),
             by_id: HashMap::new(),
-            stubs: 0,
         }
+    }
+
+    /// Stub nodes created.
+    pub(super) fn stubs(&self) -> u64 {
+        self.stub_nodes.len() as u64
     }
 
     /// Appends a batch: creates its stubs that do not exist yet (in the batch's order),
@@ -349,7 +377,9 @@ impl Sink {
                 None => {
                     let sid = self.g.intern(&s.id);
                     let name = self.g.intern(&s.name);
-                    let n = self.g.add_node(NodeInput {
+                    let n = NodeIdx(self.first_stub + self.stub_nodes.len() as u32);
+                    debug_assert!(n.0 < LOCAL_STUB, "node index collides with placeholders");
+                    self.stub_nodes.push(NodeInput {
                         id: IdText::Text(sid),
                         name,
                         qualified_name: name,
@@ -365,9 +395,7 @@ impl Sink {
                         flags: s.flags,
                         community: 0,
                     });
-                    debug_assert!(n.0 < LOCAL_STUB, "node index collides with placeholders");
                     self.by_id.insert(s.id, n);
-                    self.stubs += 1;
                     n
                 }
             };
@@ -380,12 +408,28 @@ impl Sink {
                 n
             }
         };
+        // Not `add_edge`: the ends are not nodes yet.
         self.g.edges.reserve(batch.edges.len());
         for mut e in batch.edges {
             e.src = real(e.src);
             e.dst = real(e.dst);
-            self.g.add_edge(e);
+            self.g.edges.push(e);
         }
+    }
+
+    /// The graph, once [`add_nodes`] has added the file and entity nodes to `g`: the stubs
+    /// follow them.
+    pub(super) fn finish(mut self) -> GraphBuilder {
+        assert_eq!(
+            self.g.nodes.len(),
+            self.first_stub as usize,
+            "the file and entity nodes must be added before the stubs"
+        );
+        self.g.nodes.append(&mut self.stub_nodes);
+        debug_assert!(self.g.edges.iter().all(|e| {
+            (e.src.0 as usize) < self.g.nodes.len() && (e.dst.0 as usize) < self.g.nodes.len()
+        }));
+        self.g
     }
 }
 

@@ -150,25 +150,30 @@ fn resolve_inner(
         .iter_mut()
         .map(|f| Mutex::new(std::mem::take(&mut f.refs)))
         .collect();
-    let mut sink = emit::Sink::new();
+    let mut sink = emit::Sink::new(emit::node_count(&files));
     let signatures = emit::intern_signatures(&mut files, &refs, &mut sink.g);
     crate::mem::release_freed_memory();
     let ix = Index::new(&files, &opts.include_dirs);
     let mut stats = ResolveStats::default();
-    let sh = emit::Shared::new(ix, emit, opts, &mut sink.g, &signatures, &mut stats);
-    drop(signatures);
+    let sh = emit::Shared::new(ix, emit, opts, &mut sink.g);
     let mut r = R::new(&sh, opts);
     r.structure();
     sink.merge(r.out.take());
     stats.absorb(&r.stats);
     drop(r);
     emit::refs_all(&sh, opts, &refs, &mut sink, &mut stats);
-    stats.stubs = sink.stubs;
-    stats.edges = sink.g.edges.len() as u64;
-    Resolved {
-        graph: sink.g,
-        stats,
-    }
+    drop(refs);
+    // The nodes are made last, from facts that are freed file by file as they go: on a
+    // kernel-size tree the facts and the nodes are each several hundred megabytes, and
+    // the tables that borrow the facts are gone by then.
+    let kinds = sh.into_kinds();
+    crate::mem::release_freed_memory();
+    emit::add_nodes(files, &kinds, &signatures, &mut sink.g, &mut stats);
+    drop((kinds, signatures));
+    stats.stubs = sink.stubs();
+    let graph = sink.finish();
+    stats.edges = graph.edges.len() as u64;
+    Resolved { graph, stats }
 }
 
 /// The repository file each `#include` of `files[i]` resolves to (an index into `files`),
