@@ -30,19 +30,53 @@ const MAX_LEVELS: usize = 16;
 /// their weights at the same places of `weight`. Neighbours and weights are kept apart
 /// (a `(u32, f64)` pair would be padded to 16 bytes) and offsets are `u32`: a kernel-size
 /// graph is built while the artifact is written, so its bytes add to the build's peak.
-/// (2^32 adjacency entries would need far more memory than any build has.)
-struct WGraph {
+/// (2^32 adjacency entries would need far more memory than any build has.) The code graph
+/// itself is the largest by far; its entries weigh one each ([`Unit`], no bytes), a
+/// parallel edge being a repeated entry. Aggregated levels have `f64` weights.
+struct WGraph<W> {
     off: Vec<u32>,
     nbr: Vec<u32>,
-    weight: Vec<f64>,
+    weight: Vec<W>,
 }
 
-impl WGraph {
+/// The weight of an entry of the code graph: one.
+#[derive(Clone, Copy)]
+struct Unit;
+
+impl From<Unit> for f64 {
+    fn from(_: Unit) -> f64 {
+        1.0
+    }
+}
+
+impl From<Unit> for u32 {
+    fn from(_: Unit) -> u32 {
+        1
+    }
+}
+
+/// A sum of weights: `u32` on the code graph, whose weights are all one (every sum is a
+/// count below its 2^32 entries, and takes half the bytes of an `f64` in the per-node
+/// arrays), `f64` on the aggregated levels. Sums become `f64` only to compare modularity
+/// gains, and integers convert exactly, so both give the same communities.
+trait WeightSum:
+    Copy
+    + Default
+    + Into<f64>
+    + std::ops::Add<Output = Self>
+    + std::ops::AddAssign
+    + std::ops::SubAssign
+{
+}
+impl WeightSum for u32 {}
+impl WeightSum for f64 {}
+
+impl<W: Copy> WGraph<W> {
     fn len(&self) -> usize {
         self.off.len() - 1
     }
 
-    fn nbrs(&self, v: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
+    fn nbrs(&self, v: usize) -> impl Iterator<Item = (u32, W)> + '_ {
         let r = self.off[v] as usize..self.off[v + 1] as usize;
         self.nbr[r.clone()]
             .iter()
@@ -50,30 +84,37 @@ impl WGraph {
             .zip(self.weight[r].iter().copied())
     }
 
-    fn degree(&self, v: usize) -> f64 {
-        self.nbrs(v)
-            .map(|(u, w)| if u as usize == v { 2.0 * w } else { w })
-            .sum()
+    fn degree<A: WeightSum>(&self, v: usize) -> A
+    where
+        W: Into<A>,
+    {
+        let mut d = A::default();
+        for (u, w) in self.nbrs(v) {
+            let w: A = w.into();
+            // A self loop counts twice, as one term: the same float sums on every level.
+            d += if u as usize == v { w + w } else { w };
+        }
+        d
     }
 }
 
 /// Per-key weight tallies with first-touch order, reset in O(touched).
-struct Tally {
-    weight: Vec<f64>,
+struct Tally<A> {
+    weight: Vec<A>,
     present: Vec<bool>,
     touched: Vec<u32>,
 }
 
-impl Tally {
-    fn new(n: usize) -> Tally {
+impl<A: WeightSum> Tally<A> {
+    fn new(n: usize) -> Tally<A> {
         Tally {
-            weight: vec![0.0; n],
+            weight: vec![A::default(); n],
             present: vec![false; n],
             touched: Vec::new(),
         }
     }
 
-    fn add(&mut self, key: u32, w: f64) {
+    fn add(&mut self, key: u32, w: A) {
         let k = key as usize;
         if self.present[k] {
             self.weight[k] += w;
@@ -84,7 +125,7 @@ impl Tally {
         }
     }
 
-    fn get(&self, key: u32) -> Option<f64> {
+    fn get(&self, key: u32) -> Option<A> {
         let k = key as usize;
         self.present[k].then(|| self.weight[k])
     }
@@ -99,12 +140,13 @@ impl Tally {
 
 /// One Louvain level: local moves until no node improves modularity. Returns the
 /// community of each node, renumbered densely in order of first appearance.
-fn local_moves(g: &WGraph, m2: f64) -> (Vec<u32>, bool) {
+/// Weights are summed as `A` (see [`WeightSum`]).
+fn local_moves<W: Copy + Into<A>, A: WeightSum>(g: &WGraph<W>, m2: f64) -> (Vec<u32>, bool) {
     let n = g.len();
     let mut comm: Vec<u32> = (0..n as u32).collect();
-    let deg: Vec<f64> = (0..n).map(|v| g.degree(v)).collect();
-    let mut tot: Vec<f64> = deg.clone();
-    let mut links = Tally::new(n);
+    let deg: Vec<A> = (0..n).map(|v| g.degree(v)).collect();
+    let mut tot: Vec<A> = deg.clone();
+    let mut links: Tally<A> = Tally::new(n);
     let mut moved_any = false;
     for _ in 0..MAX_SWEEPS {
         let mut moved = false;
@@ -113,16 +155,16 @@ fn local_moves(g: &WGraph, m2: f64) -> (Vec<u32>, bool) {
             // Weights from v to each neighbouring community, in first-seen order.
             for (u, w) in g.nbrs(v) {
                 if u as usize != v {
-                    links.add(comm[u as usize], w);
+                    links.add(comm[u as usize], w.into());
                 }
             }
             tot[cv] -= deg[v];
-            let own = links.get(cv as u32).unwrap_or(0.0);
-            let gain = |k_in: f64, c: usize| k_in - tot[c] * deg[v] / m2;
+            let own: f64 = links.get(cv as u32).map_or(0.0, Into::into);
+            let gain = |k_in: f64, c: usize| k_in - tot[c].into() * deg[v].into() / m2;
             let mut best = cv as u32;
             let mut best_gain = gain(own, cv);
             for &c in &links.touched {
-                let gn = gain(links.weight[c as usize], c as usize);
+                let gn = gain(links.weight[c as usize].into(), c as usize);
                 if gn > best_gain + 1e-12 || ((gn - best_gain).abs() <= 1e-12 && c < best) {
                     best = c;
                     best_gain = gn;
@@ -155,7 +197,7 @@ fn local_moves(g: &WGraph, m2: f64) -> (Vec<u32>, bool) {
 
 /// The graph of communities: one node per community, edge weights summed (internal
 /// edges become self loops). `k` is the number of communities.
-fn aggregate(g: &WGraph, comm: &[u32], k: usize) -> WGraph {
+fn aggregate<W: Copy + Into<f64>>(g: &WGraph<W>, comm: &[u32], k: usize) -> WGraph<f64> {
     // Members of each community in ascending node order (counting sort).
     let mut start = vec![0usize; k + 1];
     for &c in comm {
@@ -170,7 +212,7 @@ fn aggregate(g: &WGraph, comm: &[u32], k: usize) -> WGraph {
         order[fill[c as usize]] = v as u32;
         fill[c as usize] += 1;
     }
-    let mut tally = Tally::new(k);
+    let mut tally: Tally<f64> = Tally::new(k);
     let mut off = Vec::with_capacity(k + 1);
     off.push(0);
     let (mut nbr, mut weight) = (Vec::new(), Vec::new());
@@ -178,7 +220,7 @@ fn aggregate(g: &WGraph, comm: &[u32], k: usize) -> WGraph {
     for c in 0..k {
         for &v in &order[start[c]..start[c + 1]] {
             for (u, w) in g.nbrs(v as usize) {
-                tally.add(comm[u as usize], w);
+                tally.add(comm[u as usize], w.into());
             }
         }
         row.clear();
@@ -212,51 +254,51 @@ pub fn communities(graph: &GraphBuilder) -> Vec<u32> {
             members.push(i as u32);
         }
     }
-    let mut pairs: Vec<(u32, u32)> = graph
-        .edges
-        .iter()
-        .filter(|e| COMMUNITY_RELS.contains(&e.rel))
-        .filter_map(|e| {
-            let (a, b) = (dense[e.src.0 as usize], dense[e.dst.0 as usize]);
-            (a != u32::MAX && b != u32::MAX && a != b).then(|| (a.min(b), a.max(b)))
-        })
-        .collect();
-    drop(dense);
-    pairs.sort_unstable();
-    // Parallel edges become one edge weighted by their count (a run of equal pairs).
+    // The code graph as CSR, built in two passes over the edges. A parallel edge is a
+    // repeated entry rather than a weight: most pairs have one edge, so unit entries take
+    // half the bytes of (neighbour, count) pairs, and their sums are the same integers.
+    let member_pair = |e: &batho_storage::input::EdgeInput| {
+        let (a, b) = (dense[e.src.0 as usize], dense[e.dst.0 as usize]);
+        (COMMUNITY_RELS.contains(&e.rel) && a != u32::MAX && b != u32::MAX && a != b)
+            .then_some((a, b))
+    };
     let nm = members.len();
-    // CSR in ascending neighbour order: (x, v) pairs with x < v come before (v, y).
     let mut off = vec![0u32; nm + 1];
-    for run in pairs.chunk_by(|x, y| x == y) {
-        let (a, b) = run[0];
+    for (a, b) in graph.edges.iter().filter_map(member_pair) {
         off[a as usize + 1] += 1;
         off[b as usize + 1] += 1;
     }
     for v in 0..nm {
         off[v + 1] += off[v];
     }
-    let mut fill = off.clone();
     let entries = off[nm] as usize;
-    let (mut nbr, mut weight) = (vec![0u32; entries], vec![0.0f64; entries]);
-    let mut m2 = 0.0f64;
-    // Neighbours must be ascending: a row gets its (x, v) entries in ascending x (pairs
-    // are sorted by their first element) before its (v, y) entries in ascending y.
-    for run in pairs.chunk_by(|x, y| x == y) {
-        let ((a, b), w) = (run[0], run.len() as f64);
+    let mut fill = off.clone();
+    let mut nbr = vec![0u32; entries];
+    for (a, b) in graph.edges.iter().filter_map(member_pair) {
         for (from, to) in [(a, b), (b, a)] {
-            let at = fill[from as usize] as usize;
-            (nbr[at], weight[at]) = (to, w);
+            nbr[fill[from as usize] as usize] = to;
             fill[from as usize] += 1;
         }
-        m2 += 2.0 * w;
     }
-    drop((pairs, fill));
-    let mut g = WGraph { off, nbr, weight };
+    drop((dense, fill));
+    // Neighbours ascending, as every level has them (the visiting order of the moves).
+    for v in 0..nm {
+        nbr[off[v] as usize..off[v + 1] as usize].sort_unstable();
+    }
+    let m2 = entries as f64;
+    let weight = vec![Unit; entries];
+    // The code graph (level 0), then the graph of its communities (level 1 on).
+    let mut level0 = Some(WGraph { off, nbr, weight });
+    let mut above: Option<WGraph<f64>> = None;
     // node (dense) -> community at the current level.
     let mut assign: Vec<u32> = (0..nm as u32).collect();
     if m2 > 0.0 {
         for _ in 0..MAX_LEVELS {
-            let (comm, moved) = local_moves(&g, m2);
+            let (comm, moved) = match (&level0, &above) {
+                (Some(g), _) => local_moves::<Unit, u32>(g, m2),
+                (None, Some(g)) => local_moves::<f64, f64>(g, m2),
+                (None, None) => break,
+            };
             if !moved {
                 break;
             }
@@ -264,9 +306,14 @@ pub fn communities(graph: &GraphBuilder) -> Vec<u32> {
                 *a = comm[*a as usize];
             }
             let k = comm.iter().max().map_or(0, |m| *m as usize + 1);
-            g = aggregate(&g, &comm, k);
+            above = Some(match (level0.take(), &above) {
+                (Some(g), _) => aggregate(&g, &comm, k),
+                (None, Some(g)) => aggregate(g, &comm, k),
+                (None, None) => break,
+            });
         }
     }
+    drop((level0, above));
     // Renumber by first member in node order, from 1; communities of one member get 0.
     let mut size = vec![0u32; nm];
     for &c in &assign {
