@@ -64,7 +64,7 @@ fn read_tsv(path: &Path) -> BTreeSet<Row> {
 
 fn main() {
     // Its raw parsers below must allocate like the extractor's.
-    batho_engine::mem::install_parser_allocator();
+    batho_engine::mem::install_allocators();
     let args: Vec<String> = std::env::args().collect();
     let mut dir = None;
     let mut gt = None;

@@ -327,6 +327,9 @@ pub(crate) fn commit_whole(
         let mut communities = || match detection.take().map(|h| h.join()) {
             Some(Ok((communities, ms))) => {
                 communities_ms = ms;
+                // The detection's working memory was freed in its thread's arena: hand it
+                // back before the nodes segment, the write's last and largest.
+                crate::mem::release_freed_memory();
                 communities
             }
             Some(Err(panic)) => std::panic::resume_unwind(panic),
@@ -424,7 +427,10 @@ pub(crate) fn index_all(
             ..ResolveOptions::default()
         },
     );
-    let graph = resolved.graph;
+    let mut graph = resolved.graph;
+    // Nothing is interned after resolution: the lookup table only takes room while the
+    // graph is written.
+    graph.release_string_index();
     crate::mem::release_freed_memory();
     let resolve_ms = mark.elapsed().as_millis() as u64;
     Ok(WholeTree {

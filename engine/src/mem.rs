@@ -11,13 +11,35 @@
 //! those threads' arenas after resolution frees them, where the graph and the segments
 //! (allocated by the main thread) cannot reuse them: on a kernel-size tree that is about a
 //! gigabyte of peak RSS unless it is handed back as it is freed.
+//!
+//! glibc also raises its mmap threshold each time a large block is freed (up to 32 MB),
+//! after which the per-node and per-edge arrays of a kernel-size graph (7 M × 4 bytes is
+//! 29 MB) come from the arenas and stay there when freed; community detection alone left
+//! 600 MB behind that way. The threshold is therefore fixed: large blocks are always
+//! mapped, and unmapped as soon as they are freed.
 
-/// Makes tree-sitter allocate with mimalloc, once per process, before the first parser
-/// exists: [`crate::extract::Extractor::new`] calls it, and so must any code that makes
-/// its own tree-sitter parser (the parse-floor benchmark).
-pub fn install_parser_allocator() {
+/// Blocks from this size up are always mapped on their own (see the module docs).
+const MMAP_THRESHOLD: std::ffi::c_int = 4 << 20;
+
+/// Sets up the process's allocators, once, before the first parser exists: tree-sitter
+/// allocates with mimalloc, and glibc's mmap threshold is fixed (see the module docs).
+/// [`crate::extract::Extractor::new`] calls it, and so must any code that makes its own
+/// tree-sitter parser (the parse-floor benchmark).
+pub fn install_allocators() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            unsafe extern "C" {
+                fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+            }
+            const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
+            // SAFETY: `mallopt` only changes a tuning parameter of glibc's allocator and
+            // is safe to call at any time; blocks already allocated are unaffected.
+            unsafe {
+                mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+            }
+        }
         let mi = tree_sitter::Allocator {
             malloc: libmimalloc_sys::mi_malloc,
             calloc: libmimalloc_sys::mi_calloc,

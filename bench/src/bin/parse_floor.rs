@@ -161,7 +161,7 @@ fn main() -> ExitCode {
         }
     };
     // Parse with the allocator a build parses with.
-    batho_engine::mem::install_parser_allocator();
+    batho_engine::mem::install_allocators();
     let t0 = Instant::now();
     let opts = DiscoverOptions::default();
     let mut found = match discover(&args.root, &opts) {

@@ -294,7 +294,7 @@ pub struct Extractor {
 impl Extractor {
     /// Loads both grammars.
     pub fn new() -> Result<Extractor, ExtractError> {
-        crate::mem::install_parser_allocator();
+        crate::mem::install_allocators();
         let mk = |lang: tree_sitter::Language, name: &'static str| -> Result<Lang, ExtractError> {
             let mut parser = tree_sitter::Parser::new();
             parser
