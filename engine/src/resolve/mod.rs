@@ -34,10 +34,15 @@
 //! Determinism: files are sorted by path, everything else is visited in file order and
 //! candidate lists are sorted, so equal input gives an identical graph.
 //!
-//! Parallelism: once the name tables, the nodes and the structural edges exist (one
-//! thread), the references of the files are resolved on [`ResolveOptions::threads`]
-//! threads that share those tables read-only; their per-file output is merged in file
-//! order (see `emit`), so the graph is the same for every thread count.
+//! Parallelism: once the name tables and the structural edges exist (one thread), the
+//! references of the files are resolved on [`ResolveOptions::threads`] threads that share
+//! those tables read-only; their per-file output is merged in file order (see `emit`), so
+//! the graph is the same for every thread count.
+//!
+//! Memory: edges are made before the nodes they join. Node indices are known in advance
+//! (each file followed by its entities, then the stubs), and the file and entity nodes
+//! are added last, from facts freed file by file, so that on a kernel-size tree the nodes
+//! never sit beside the whole facts.
 
 mod emit;
 mod index;
