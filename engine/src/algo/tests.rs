@@ -108,3 +108,25 @@ fn empty_graph() {
     assert!(communities(&g).is_empty());
     assert!(community_names(&g, &[]).is_empty());
 }
+
+#[test]
+fn parallel_edges_pull_as_hard_as_their_count() {
+    // x has one edge into the first triangle and three (CALLS both ways and a REFERENCES)
+    // into the second: it belongs with the second. Counted once each, the two pulls would
+    // tie and the tie would go to the first triangle's lower community id.
+    let mut g = GraphBuilder::new();
+    let v: Vec<NodeIdx> = (0..6)
+        .map(|i| node(&mut g, &format!("f{i}"), NodeKind::Function))
+        .collect();
+    let x = node(&mut g, "x", NodeKind::Function);
+    for (a, b) in [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)] {
+        edge(&mut g, v[a], v[b], RelType::Calls);
+    }
+    edge(&mut g, x, v[0], RelType::Calls);
+    edge(&mut g, x, v[3], RelType::Calls);
+    edge(&mut g, v[3], x, RelType::Calls);
+    edge(&mut g, x, v[3], RelType::References);
+    let c = communities(&g);
+    assert_eq!(c[x.0 as usize], c[v[3].0 as usize]);
+    assert_ne!(c[x.0 as usize], c[v[0].0 as usize]);
+}

@@ -51,6 +51,22 @@ fn integer_codec_round_trips_every_shape() {
 }
 
 #[test]
+fn values_held_narrow_then_wide_or_from_a_slice_encode_alike() {
+    // `add_uint` holds values as u32 until one does not fit: the switch keeps them all.
+    let late_wide: Vec<u64> = (0..2000)
+        .map(|i| if i == 1500 { 1 << 40 } else { i * 3 })
+        .collect();
+    assert_eq!(round_trip(&late_wide).0, late_wide);
+    // A column encoded from its slice is the same bytes as from a producer.
+    let small: Vec<u32> = (0..5000).map(|i| i * 7 % 1234).collect();
+    let mut from_slice = SegmentWriter::default();
+    from_slice.add_values(3, &small);
+    let mut from_fn = SegmentWriter::default();
+    from_fn.add_uint(3, small.len(), |i| u64::from(small[i]));
+    assert_eq!(from_slice.finish(1, [0; 16]), from_fn.finish(1, [0; 16]));
+}
+
+#[test]
 fn sparse_and_small_columns_are_compact() {
     let sparse: Vec<u64> = (0..10_000).map(|i| u64::from(i % 1000 == 0)).collect();
     let (_, size) = round_trip(&sparse);
