@@ -195,6 +195,24 @@ fn local_moves<W: Copy + Into<A>, A: WeightSum>(g: &WGraph<W>, m2: f64) -> (Vec<
     (comm, moved_any)
 }
 
+/// One level of Louvain: local moves on `g`, then, if any node moved, `assign` follows
+/// the moves and the graph of the new communities is returned for the next level.
+fn descend<W: Copy + Into<A> + Into<f64>, A: WeightSum>(
+    g: &WGraph<W>,
+    assign: &mut [u32],
+    m2: f64,
+) -> Option<WGraph<f64>> {
+    let (comm, moved) = local_moves::<W, A>(g, m2);
+    if !moved {
+        return None;
+    }
+    for a in assign.iter_mut() {
+        *a = comm[*a as usize];
+    }
+    let k = comm.iter().max().map_or(0, |m| *m as usize + 1);
+    Some(aggregate(g, &comm, k))
+}
+
 /// The graph of communities: one node per community, edge weights summed (internal
 /// edges become self loops). `k` is the number of communities.
 fn aggregate<W: Copy + Into<f64>>(g: &WGraph<W>, comm: &[u32], k: usize) -> WGraph<f64> {
@@ -287,33 +305,18 @@ pub fn communities(graph: &GraphBuilder) -> Vec<u32> {
     }
     let m2 = entries as f64;
     let weight = vec![Unit; entries];
-    // The code graph (level 0), then the graph of its communities (level 1 on).
-    let mut level0 = Some(WGraph { off, nbr, weight });
-    let mut above: Option<WGraph<f64>> = None;
     // node (dense) -> community at the current level.
     let mut assign: Vec<u32> = (0..nm as u32).collect();
     if m2 > 0.0 {
-        for _ in 0..MAX_LEVELS {
-            let (comm, moved) = match (&level0, &above) {
-                (Some(g), _) => local_moves::<Unit, u32>(g, m2),
-                (None, Some(g)) => local_moves::<f64, f64>(g, m2),
-                (None, None) => break,
-            };
-            if !moved {
-                break;
-            }
-            for a in assign.iter_mut() {
-                *a = comm[*a as usize];
-            }
-            let k = comm.iter().max().map_or(0, |m| *m as usize + 1);
-            above = Some(match (level0.take(), &above) {
-                (Some(g), _) => aggregate(&g, &comm, k),
-                (None, Some(g)) => aggregate(g, &comm, k),
-                (None, None) => break,
-            });
+        // The code graph (level 0), then the graphs of its communities (level 1 on).
+        let code = WGraph { off, nbr, weight };
+        let mut above = descend::<Unit, u32>(&code, &mut assign, m2);
+        drop(code);
+        for _ in 1..MAX_LEVELS {
+            let Some(g) = above else { break };
+            above = descend::<f64, f64>(&g, &mut assign, m2);
         }
     }
-    drop((level0, above));
     // Renumber by first member in node order, from 1; communities of one member get 0.
     let mut size = vec![0u32; nm];
     for &c in &assign {

@@ -81,7 +81,7 @@ const LOCAL_STUB: u32 = 1 << 31;
 /// The read-only tables of a resolution, built once before any edge is made.
 pub(super) struct Shared<'f> {
     pub(super) ix: Index<'f>,
-    /// Node of file i; entity j of file i is `file_node[i] + 1 + j`.
+    /// Node of file i; entity j of file i is `file_node[i] + 1 + j` (see [`number_nodes`]).
     pub(super) file_node: Vec<u32>,
     /// Interned path of file i.
     pub(super) file_sid: Vec<StrId>,
@@ -102,6 +102,7 @@ impl<'f> Shared<'f> {
     /// the edges' use-site files.
     pub(super) fn new(
         ix: Index<'f>,
+        file_node: Vec<u32>,
         emit: Vec<bool>,
         opts: &ResolveOptions,
         g: &mut GraphBuilder,
@@ -150,12 +151,6 @@ impl<'f> Shared<'f> {
             v.sort_unstable();
             v.dedup();
         }
-        let mut file_node = Vec::with_capacity(files.len());
-        let mut next = 0u32;
-        for f in files {
-            file_node.push(next);
-            next += 1 + f.entities.len() as u32;
-        }
         let file_sid = files.iter().map(|f| g.intern(&f.path)).collect();
         Shared {
             ix,
@@ -175,9 +170,17 @@ impl<'f> Shared<'f> {
     }
 }
 
-/// The number of file and entity nodes of `files`: the index of the first stub.
-pub(super) fn node_count(files: &[FileFacts]) -> u32 {
-    files.iter().map(|f| 1 + f.entities.len() as u32).sum()
+/// Where [`add_nodes`] will put each file's node (each file followed by its entities),
+/// and, last, the number of file and entity nodes: the index of the first stub.
+pub(super) fn number_nodes(files: &[FileFacts]) -> Vec<u32> {
+    let mut at = Vec::with_capacity(files.len() + 1);
+    let mut next = 0u32;
+    at.push(next);
+    for f in files {
+        next += 1 + f.entities.len() as u32;
+        at.push(next);
+    }
+    at
 }
 
 /// Adds a node per file and per entity to `g`, in file order (each file followed by its

@@ -155,12 +155,13 @@ fn resolve_inner(
         .iter_mut()
         .map(|f| Mutex::new(std::mem::take(&mut f.refs)))
         .collect();
-    let mut sink = emit::Sink::new(emit::node_count(&files));
+    let file_node = emit::number_nodes(&files);
+    let mut sink = emit::Sink::new(file_node[files.len()]);
     let signatures = emit::intern_signatures(&mut files, &refs, &mut sink.g);
     crate::mem::release_freed_memory();
     let ix = Index::new(&files, &opts.include_dirs);
     let mut stats = ResolveStats::default();
-    let sh = emit::Shared::new(ix, emit, opts, &mut sink.g);
+    let sh = emit::Shared::new(ix, file_node, emit, opts, &mut sink.g);
     let mut r = R::new(&sh, opts);
     r.structure();
     sink.merge(r.out.take());
