@@ -42,7 +42,8 @@ enum Mode {
     Cond,
 }
 
-/// A multiplicative hasher for keys that are already well-mixed 64-bit hashes.
+/// FxHash as a `Hasher`: cheap, and enough for keys that are hashes already or a few
+/// integers (never the only check of equality: tables compare their keys).
 #[derive(Default)]
 pub(crate) struct IdHasher(u64);
 
@@ -54,7 +55,10 @@ impl Hasher for IdHasher {
         self.0 = fx_bytes(self.0, bytes);
     }
     fn write_u64(&mut self, v: u64) {
-        self.0 = v;
+        self.0 = fx_add(self.0, v);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = fx_add(self.0, u64::from(v));
     }
 }
 
@@ -89,7 +93,8 @@ struct W<'a, 't> {
     src: &'t str,
     f: &'a mut FileFacts,
     interned: HashMap<u64, u32, IdBuild>,
-    seen: HashSet<u64, IdBuild>,
+    /// References already pushed (a reference repeated in one entity is kept once).
+    seen: HashSet<(u64, u64, u32), IdBuild>,
     /// Qualified prefix of the current namespace/class (`ns::Foo`).
     scope: String,
     /// Entity that owns references made here.
@@ -208,16 +213,19 @@ impl<'a, 't> W<'a, 't> {
         if s.is_empty() {
             return Sym::EMPTY;
         }
-        let h = fx_bytes(0, s.as_bytes());
-        if let Some(&i) = self.interned.get(&h)
-            && self.f.str(Sym(i)) == s
-        {
-            return Sym(i);
+        // Open addressing over the hash: two strings that collide (FxHash does on real
+        // names) get neighbouring keys, so each is interned once.
+        let mut h = fx_bytes(0, s.as_bytes());
+        while let Some(&i) = self.interned.get(&h) {
+            if self.f.str(Sym(i)) == s {
+                return Sym(i);
+            }
+            h = h.wrapping_add(1);
         }
         self.f.text.push_str(s);
         let id = self.f.ends.len() as u32;
         self.f.ends.push(self.f.text.len() as u32);
-        self.interned.entry(h).or_insert(id);
+        self.interned.insert(h, id);
         Sym(id)
     }
 
@@ -265,13 +273,13 @@ impl<'a, 't> W<'a, 't> {
         if self.in_error > 0 {
             flags |= ref_bits::IN_ERROR;
         }
-        let mut h = fx_add(
-            0,
+        // The whole reference as the key (a hash of it could collide and drop a reference).
+        let key = (
             kind as u64 | (flags as u64) << 8 | (self.encl as u64) << 32,
+            name.0 as u64 | (qual.0 as u64) << 32,
+            recv.0,
         );
-        h = fx_add(h, name.0 as u64 | (qual.0 as u64) << 32);
-        h = fx_add(h, recv.0 as u64);
-        if !self.seen.insert(h) {
+        if !self.seen.insert(key) {
             return;
         }
         self.f.refs.push(Ref {

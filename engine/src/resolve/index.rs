@@ -142,7 +142,11 @@ impl<'f> Index<'f> {
     /// with a few million names a collision has a probability around 1e-6 per build, and
     /// the string comparisons were most of the resolver's time on a kernel-size tree.
     pub(crate) fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Ent> + 'a {
-        self.by_name.get(name)
+        // The table is keyed by a 64-bit FxHash, which real names do collide on
+        // (`sample_pop` and `sample_hbp` in the kernel): the name itself decides.
+        self.by_name
+            .get(name)
+            .filter(move |&e| self.name(e) == name)
     }
 
     /// Members of the class with qualified name `class_qual`.

@@ -358,3 +358,27 @@ fn the_graph_is_the_same_for_every_thread_count() {
         assert_eq!(one.stats, many.stats, "{threads} threads");
     }
 }
+
+#[test]
+fn names_whose_hashes_collide_stay_apart() {
+    // `sample_pop` and `sample_hbp` have the same 64-bit FxHash (found in Linux 6.1, where
+    // a read of `sample_pop` became a READS edge into `sample_hbp`).
+    assert_eq!(
+        crate::extract::fx_hash(b"sample_pop"),
+        crate::extract::fx_hash(b"sample_hbp")
+    );
+    let r = build(&[
+        ("a.c", "int sample_hbp;\n"),
+        ("b.c", "int use(void) { return sample_pop; }\n"),
+    ]);
+    assert_eq!(edges(&r, RelType::Reads), Vec::<String>::new());
+    // Each name is interned once, so a repeated reference is kept once.
+    let mut ex = Extractor::new().expect("grammars");
+    let f = ex.extract(
+        "c.c",
+        Language::C,
+        "int f(void) { return sample_pop + sample_hbp + sample_hbp; }\n",
+    );
+    let reads: Vec<&str> = f.refs.iter().map(|r| f.str(r.name)).collect();
+    assert_eq!(reads, ["sample_pop", "sample_hbp"]);
+}
