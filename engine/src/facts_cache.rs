@@ -236,13 +236,19 @@ impl FactsCache {
     /// may mention any of the names hashed (by [`name_hash`]) to `names`; `None` when no
     /// pack has an intact filter for it.
     pub fn may_mention(&self, path: &str, hash: &[u8], names: &[u64]) -> Option<bool> {
+        let filter = self.filter(path, hash)?;
+        Some(names.iter().any(|&h| filter_may_hold(filter, h)))
+    }
+
+    /// The intact name filter of the file at `path` with content hash `hash`, to probe
+    /// with [`filter_may_hold`] (for questions that [`FactsCache::may_mention`] cannot ask
+    /// in one call).
+    pub fn filter(&self, path: &str, hash: &[u8]) -> Option<&[u8]> {
         let k = key(path, hash);
-        let filter = self
-            .packs
+        self.packs
             .iter()
             .rev()
-            .find_map(|p| p.find(&k).and_then(|i| p.filter(i)))?;
-        Some(names.iter().any(|&h| filter_may_hold(filter, h)))
+            .find_map(|p| p.find(&k).and_then(|i| p.filter(i)))
     }
 
     /// Reads, checks and decodes every entry and filter of every pack: (intact entries,

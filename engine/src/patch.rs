@@ -32,8 +32,12 @@
 pub mod canon;
 mod context;
 mod fragment;
+mod members;
 mod scope;
+mod units;
 
+#[cfg(test)]
+mod scope_tests;
 #[cfg(test)]
 mod tests;
 

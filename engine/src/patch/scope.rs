@@ -3,16 +3,19 @@
 //!
 //! The rules work from the base artifact's graph (its name index, INCLUDES, CONTAINS, INHERITS
 //! and every other edge) plus the changed files' new facts; no unchanged file is read to
-//! decide. Every rule errs on the side of re-resolving more: a file re-resolved for
-//! nothing costs time, a file missed costs parity with a full build.
+//! decide (the facts cache answers for them: their name filters, and the includes of the
+//! files an added or deleted file may re-target). Every rule errs on the side of
+//! re-resolving more: a file re-resolved for nothing costs time, a file missed costs
+//! parity with a full build. The rules for changed fields and for changed translation
+//! units live in `members` and `units`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use batho_schema::{Language, NodeKind, RelType};
 use batho_storage::input::NodeIdx;
 use batho_storage::{Artifact, CONTENT_HASH_LEN, StoredHash};
 
-use super::FileChanges;
+use super::{FileChanges, members, units};
 use crate::extract::{FileFacts, entity_bits};
 use crate::facts_cache::{self, FactsCache};
 use crate::resolve;
@@ -125,27 +128,6 @@ pub(super) fn first_token(sig: &str) -> &str {
         .unwrap_or("")
 }
 
-/// Repository files whose File node includes `start` directly or transitively (base graph).
-fn includers(base: &Artifact, start: &[NodeIdx], out: &mut BTreeSet<String>) {
-    let mut seen: HashSet<u32> = start.iter().map(|n| n.0).collect();
-    let mut queue: VecDeque<NodeIdx> = start.iter().copied().collect();
-    while let Some(n) = queue.pop_front() {
-        for e in base.in_edges(n) {
-            if e.rel() != RelType::Includes {
-                continue;
-            }
-            let src = base.edge_src(e.idx());
-            if seen.insert(src.0) {
-                let f = base.node(src).file();
-                if !f.is_empty() {
-                    out.insert(f.into_owned());
-                }
-                queue.push_back(src);
-            }
-        }
-    }
-}
-
 /// The targets of a file's INCLUDES edges in the base: resolved paths and `<path>` stub ids.
 pub(super) fn base_include_targets(base: &Artifact, file_node: NodeIdx) -> BTreeSet<String> {
     base.out_edges(file_node)
@@ -232,9 +214,21 @@ pub(super) fn affected(
     // inside their own text: their key adds the content hash, so only the ones
     // whose text changed count (counting every name of a changed file made one appended
     // function re-resolve 1,137 of rocksdb's 1,313 files through names like `s`).
-    type Key = (String, String, u8, u8, String, String, StoredHash);
+    // The last part tells a field found only through its class (`members`) from the rest.
+    type Key = (String, String, u8, u8, String, String, StoredHash, bool);
     let mut old_keys: HashMap<Key, i32> = HashMap::new();
     let mut names: HashSet<String> = HashSet::new();
+    // Instance fields found only through their class, by class (see `members`).
+    let mut fields: members::FieldChanges = members::FieldChanges::new();
+    let changed_key =
+        |key: Key, names: &mut HashSet<String>, fields: &mut members::FieldChanges| {
+            if key.7 {
+                let class = resolve::scope_of(&key.4).to_owned();
+                fields.entry(class).or_default().insert(key.1);
+            } else {
+                names.insert(key.1);
+            }
+        };
     // Object-like macros of the changed files whose text changed (added, removed or
     // edited): any of them may be (or have been) a static macro; the base does not keep
     // a macro's value to tell. A macro with the same text has the same value.
@@ -260,7 +254,9 @@ pub(super) fn affected(
     // deriving from it (`enclosing_class`). So the field of a class no method can be in
     // (every C struct, in practice) is keyed without its declaration text: a field whose
     // type changed changes nothing for other files, where keying it by text made every
-    // file with an edge into any field of that name re-resolve.
+    // file with an edge into any field of that name re-resolve. And when such a field is
+    // added, removed or moved, only the files that can reach its class are re-resolved
+    // (rules 1F and 4F, `members`), not every file using some field of that name.
     let method_classes = classes_with_methods(base, facts);
     let typeless_field = |k: NodeKind, flags: batho_schema::NodeFlags, qual: &str| {
         k == NodeKind::Field
@@ -274,12 +270,12 @@ pub(super) fn affected(
             // changed files' facts) is cut to the same length to compare.
             let mut text = [0; CONTENT_HASH_LEN];
             if typeless_field(k, flags, qual) {
-                return (String::new(), text);
+                return (String::new(), text, !resolve::scope_of(qual).is_empty());
             }
             if !keyed(k, sig) {
                 text.copy_from_slice(&hash[..CONTENT_HASH_LEN]);
             }
-            (lookup_signature(sig), text)
+            (lookup_signature(sig), text, false)
         };
     // A `static` definition or a macro of a source file that no file includes is visible
     // to its own file only (the resolver's `visible` drops such "internal" candidates
@@ -310,7 +306,7 @@ pub(super) fn affected(
                 if private && internal(node.kind(), node.flags()) {
                     continue;
                 }
-                let (sig, text) = sig_and_text(
+                let (sig, text, member) = sig_and_text(
                     node.kind(),
                     node.flags(),
                     &node.qualified_name(),
@@ -325,6 +321,7 @@ pub(super) fn affected(
                     node.qualified_name().into_owned(),
                     sig,
                     text,
+                    member,
                 );
                 *old_keys.entry(key).or_default() += 1;
             }
@@ -344,7 +341,7 @@ pub(super) fn affected(
             if private && internal(e.kind, e.flags) {
                 continue;
             }
-            let (sig, text) =
+            let (sig, text, member) =
                 sig_and_text(e.kind, e.flags, f.str(e.qual), f.str(e.signature), &e.hash);
             let key = (
                 f.path.clone(),
@@ -354,18 +351,17 @@ pub(super) fn affected(
                 f.str(e.qual).to_owned(),
                 sig,
                 text,
+                member,
             );
             match old_keys.get_mut(&key) {
                 Some(c) if *c > 0 => *c -= 1,
-                _ => {
-                    names.insert(key.1);
-                }
+                _ => changed_key(key, &mut names, &mut fields),
             }
         }
     }
     for (key, c) in old_keys {
         if c > 0 {
-            names.insert(key.1);
+            changed_key(key, &mut names, &mut fields);
         }
     }
     for ((name, _), c) in macros_before {
@@ -426,53 +422,32 @@ pub(super) fn affected(
         }
     }
 
-    // Rule 3 — include graph: a file whose includes now resolve differently changes the
-    // translation unit (and so the visible definitions) of every file including it.
-    let mut moved: Vec<NodeIdx> = Vec::new();
-    // Deleted files: their includers lose them.
-    for p in &changes.deleted {
-        if let Some(&(n, _, _)) = super::Indexed::of_path(base, p).as_ref() {
-            moved.push(n);
-        }
-    }
-    // Modified files whose include targets changed.
-    let modified: BTreeSet<String> = changes.modified.iter().cloned().collect();
-    let new_targets = new_include_targets(present, facts, &modified, include_dirs);
-    for p in &changes.modified {
-        if let Some((n, _, _)) = super::Indexed::of_path(base, p)
-            && new_targets
-                .get(p)
-                .is_some_and(|t| *t != base_include_targets(base, n))
-        {
-            out.insert(p.clone());
-            moved.push(n);
-        }
-    }
-    // Added or deleted files: an `#include` anywhere naming that base name may now find a
-    // different file (or none); such includers and their includers are re-resolved.
-    let basenames: HashSet<&str> = changes
-        .added
-        .iter()
-        .chain(&changes.deleted)
-        .map(|p| p.rsplit('/').next().unwrap_or(p))
-        .collect();
-    if !basenames.is_empty() {
-        for n in base.nodes_of_kind(NodeKind::File).iter() {
-            let node = base.node(NodeIdx(n));
-            let name = node.name();
-            if !basenames.contains(name.rsplit('/').next().unwrap_or(&name)) {
-                continue;
-            }
-            for e in base.in_edges(NodeIdx(n)) {
-                if e.rel() == RelType::Includes {
-                    let src = base.edge_src(e.idx());
-                    out.insert(base.node(src).file().into_owned());
-                    moved.push(src);
-                }
-            }
-        }
-    }
-    includers(base, &moved, &mut out);
+    // Rules 1F and 4F — changed instance fields: their referrers and the files that may
+    // look them up in their class.
+    let skip = |p: &str| changed.contains(p) || !present.contains_key(p);
+    members::affected(
+        base,
+        facts,
+        &fields,
+        &method_classes,
+        indexed,
+        &skip,
+        cache,
+        &mut out,
+    );
+
+    // Rule 3 — include graph: files whose translation unit changed in a way their
+    // lookups can see, and files whose own includes resolve differently.
+    units::affected(
+        base,
+        changes,
+        facts,
+        present,
+        include_dirs,
+        indexed,
+        cache,
+        &mut out,
+    );
 
     out.retain(|p| !p.is_empty() && present.contains_key(p));
     for p in changes.added.iter().chain(&changes.modified) {

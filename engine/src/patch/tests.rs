@@ -89,7 +89,7 @@ fn apply_edit(root: &Path, edit: Edit<'_>) {
 /// the facts cache the build wrote (context files are cached skeletons) and without it
 /// (context files are parsed, and every unchanged file counts as mentioning every
 /// changed name), which must give the same graph.
-fn parity(base: &Path, setup: Edit<'_>, edit: Edit<'_>) -> PatchReport {
+pub(super) fn parity(base: &Path, setup: Edit<'_>, edit: Edit<'_>) -> PatchReport {
     let uncached = parity_with(base, setup, edit, false, None);
     assert_eq!(uncached.context_cached, 0);
     let cached = parity_with(base, setup, edit, true, None);
@@ -360,7 +360,7 @@ fn no_artifact_is_a_clear_error() {
 }
 
 /// A small tree of its own (no demo files), for the coupling and macro rules.
-fn small_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(super) fn small_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("tempdir");
     for (p, t) in files {
         let p = tmp.path().join(p);
