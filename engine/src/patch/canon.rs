@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use batho_storage::input::GraphBuilder;
+use batho_storage::input::{EdgeInput, GraphBuilder, NodeInput};
 
 /// A node's properties, community aside.
 pub type NodeCanon = (
@@ -33,37 +33,43 @@ pub type Canon = (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>);
 pub fn canonical(g: &GraphBuilder) -> Canon {
     let mut nodes = BTreeMap::new();
     for n in &g.nodes {
-        nodes.insert(
-            g.id_of(n).into_owned(),
-            (
-                g.str(n.name).to_owned(),
-                g.str(n.qualified_name).to_owned(),
-                n.kind.code(),
-                g.str(n.file).to_owned(),
-                n.language as u8,
-                n.start_line,
-                n.end_line,
-                n.start_byte,
-                n.end_byte,
-                g.str(n.signature).to_owned(),
-                n.content_hash.to_vec(),
-                n.flags.0,
-            ),
-        );
+        nodes.insert(g.id_of(n).into_owned(), node_canon(g, n));
     }
     let mut edges = BTreeMap::new();
     for e in &g.edges {
-        let key = (
-            g.id_of(&g.nodes[e.src.0 as usize]).into_owned(),
-            e.rel.code(),
-            g.id_of(&g.nodes[e.dst.0 as usize]).into_owned(),
-            e.roles.0,
-            e.strategy.code(),
-            e.confidence.to_bits(),
-            g.str(e.file).to_owned(),
-            e.line,
-        );
-        *edges.entry(key).or_insert(0) += 1;
+        *edges.entry(edge_canon(g, e)).or_insert(0) += 1;
     }
     (nodes, edges)
+}
+
+/// A node's properties, community aside (its id is the key of [`Canon`]'s node map).
+pub fn node_canon(g: &GraphBuilder, n: &NodeInput) -> NodeCanon {
+    (
+        g.str(n.name).to_owned(),
+        g.str(n.qualified_name).to_owned(),
+        n.kind.code(),
+        g.str(n.file).to_owned(),
+        n.language as u8,
+        n.start_line,
+        n.end_line,
+        n.start_byte,
+        n.end_byte,
+        g.str(n.signature).to_owned(),
+        n.content_hash.to_vec(),
+        n.flags.0,
+    )
+}
+
+/// An edge, with its ends named by id.
+pub fn edge_canon(g: &GraphBuilder, e: &EdgeInput) -> EdgeCanon {
+    (
+        g.id_of(&g.nodes[e.src.0 as usize]).into_owned(),
+        e.rel.code(),
+        g.id_of(&g.nodes[e.dst.0 as usize]).into_owned(),
+        e.roles.0,
+        e.strategy.code(),
+        e.confidence.to_bits(),
+        g.str(e.file).to_owned(),
+        e.line,
+    )
 }
