@@ -45,8 +45,6 @@ pub(super) fn affected(
     cache: &FactsCache,
     out: &mut BTreeSet<String>,
 ) {
-    let g = Graph::new(base, indexed, changes, present);
-
     // Files whose includes may resolve differently: the modified and added ones, and the
     // files with an include naming the base name of a file added or deleted.
     let basenames: HashSet<&str> = changes
@@ -76,7 +74,7 @@ pub(super) fn affected(
     // cannot answer for counts as re-targeted to anything (the old rule: it and every
     // file reaching it).
     let mut known: HashMap<String, FileFacts> = HashMap::new();
-    let mut unknown: Vec<u32> = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
     for p in &retarget {
         if let Some(f) = facts.get(p) {
             known.insert(p.clone(), f.clone());
@@ -86,41 +84,46 @@ pub(super) fn affected(
             .and_then(|(_, _, hash)| cache.get(p, hash))
         {
             known.insert(p.clone(), f);
-        } else if let Some(&id) = g.id.get(p.as_str()) {
-            unknown.push(id);
+        } else {
+            unknown.push(p);
         }
     }
     let want: BTreeSet<String> = known.keys().cloned().collect();
     let new_targets = new_include_targets(present, &known, &want, include_dirs);
 
-    // The new include graph: re-targeted files' edges replaced, deleted files gone.
-    let mut new_adj: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut moved: Vec<u32> = unknown.clone();
+    // Files whose include targets changed, with their new targets.
+    let mut retargeted: Vec<(&str, &BTreeSet<String>)> = Vec::new();
     for (p, targets) in &new_targets {
         let old = match indexed.files.get(p) {
             Some(&(n, _, _)) => base_include_targets(base, n),
             None => BTreeSet::new(),
         };
-        if *targets == old {
-            continue;
+        if *targets != old {
+            out.insert(p.clone());
+            retargeted.push((p, targets));
         }
-        out.insert(p.clone());
-        let Some(&id) = g.id.get(p.as_str()) else {
-            continue;
-        };
-        moved.push(id);
-        let mut adj: Vec<u32> = targets
-            .iter()
-            .filter_map(|t| g.id.get(t.as_str()).copied())
-            .collect();
-        adj.sort_unstable();
-        adj.dedup();
-        new_adj.insert(id, adj);
     }
-    moved.extend(changes.deleted.iter().filter_map(|p| g.id.get(p.as_str())));
-    if moved.is_empty() {
+    if retargeted.is_empty() && unknown.is_empty() && changes.deleted.is_empty() {
         return;
     }
+
+    // The new include graph: re-targeted files' edges replaced, deleted files gone.
+    let g = Graph::new(base, indexed, changes, present);
+    let id = |p: &str| g.id.get(p).copied();
+    let mut new_adj: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut moved: Vec<u32> = unknown.iter().filter_map(|p| id(p)).collect();
+    for (p, targets) in retargeted {
+        let Some(at) = id(p) else {
+            continue;
+        };
+        moved.push(at);
+        let mut adj: Vec<u32> = targets.iter().filter_map(|t| id(t)).collect();
+        adj.sort_unstable();
+        adj.dedup();
+        new_adj.insert(at, adj);
+    }
+    moved.extend(changes.deleted.iter().filter_map(|p| id(p)));
+    let unknown: HashSet<u32> = unknown.iter().filter_map(|p| id(p)).collect();
 
     // Every file reaching a moved one (in the base graph: only moved files' own edges
     // differ in the new one, and every includer of an added file is re-targeted).
@@ -139,7 +142,6 @@ pub(super) fn affected(
             }
         }
     }
-    let unknown: HashSet<u32> = unknown.into_iter().collect();
     let changed: HashSet<&str> = changes
         .added
         .iter()
