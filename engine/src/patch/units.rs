@@ -156,22 +156,21 @@ pub(super) fn affected(
         if g.deleted[x as usize] || changed.contains(path) || out.contains(path) {
             continue;
         }
-        let old = old_mark.closure(x, |f| g.old[f as usize].as_slice(), &g.deleted, false);
-        let new = new_mark.closure(
+        old_mark.closure(x, |f| g.old[f as usize].as_slice(), &g.deleted, false);
+        new_mark.closure(
             x,
             |f| new_adj.get(&f).unwrap_or(&g.old[f as usize]).as_slice(),
             &g.deleted,
             true,
         );
-        let in_old: HashSet<u32> = old.iter().copied().collect();
-        let in_new: HashSet<u32> = new.iter().copied().collect();
-        let delta: Vec<u32> = old
+        let delta: Vec<u32> = old_mark
+            .list
             .iter()
-            .filter(|f| !in_new.contains(f))
-            .chain(new.iter().filter(|f| !in_old.contains(f)))
+            .filter(|&&f| !new_mark.contains(f))
+            .chain(new_mark.list.iter().filter(|&&f| !old_mark.contains(f)))
             .copied()
             .collect();
-        let reaches_unknown = old.iter().any(|f| unknown.contains(f));
+        let reaches_unknown = old_mark.list.iter().any(|f| unknown.contains(f));
         if reaches_unknown || names.visible_change(base, cache, indexed, path, &delta) {
             out.insert(path.to_owned());
         }
@@ -260,15 +259,15 @@ impl Marks {
         }
     }
 
-    /// The files `x` reaches through `adj` (itself included), skipping deleted files
-    /// when `skip_deleted`.
+    /// Makes `list` (and the marks) the files `x` reaches through `adj`, itself
+    /// included, skipping deleted files when `skip_deleted`.
     fn closure<'a>(
         &mut self,
         x: u32,
         adj: impl Fn(u32) -> &'a [u32],
         deleted: &[bool],
         skip_deleted: bool,
-    ) -> &[u32] {
+    ) {
         self.epoch += 1;
         let epoch = self.epoch;
         self.list.clear();
@@ -285,7 +284,11 @@ impl Marks {
                 }
             }
         }
-        &self.list
+    }
+
+    /// Whether `f` is in the last closure.
+    fn contains(&self, f: u32) -> bool {
+        self.mark[f as usize] == self.epoch
     }
 }
 
