@@ -419,15 +419,15 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .chain(&files.deleted)
         .cloned()
         .collect();
-    let mut emit: BTreeSet<String> = scope::affected(
-        &base,
-        &files,
-        &facts,
-        &present,
-        &ropts.include_dirs,
-        &indexed,
-        &cache,
-    );
+    let mut emit: BTreeSet<String> = scope::affected(scope::Inputs {
+        base: &base,
+        changes: &files,
+        facts: &facts,
+        present: &present,
+        include_dirs: &ropts.include_dirs,
+        indexed: &indexed,
+        cache: &cache,
+    });
     let affected: BTreeSet<String> = emit.difference(&changed).cloned().collect();
     emit.retain(|p| present.contains_key(p));
     // Files whose facts in `facts` are cached skeletons: context only, never emitted.

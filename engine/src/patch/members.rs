@@ -23,9 +23,9 @@ use batho_schema::{NodeKind, RelType};
 use batho_storage::Artifact;
 use batho_storage::input::NodeIdx;
 
-use super::scope::last_comp;
+use super::scope::{Inputs, last_comp};
 use crate::extract::FileFacts;
-use crate::facts_cache::{self, FactsCache, filter_may_hold};
+use crate::facts_cache::{self, filter_may_hold};
 use crate::resolve::scope_of;
 
 /// Changed instance fields: class qualified name → the changed fields' simple names.
@@ -34,17 +34,20 @@ pub(super) type FieldChanges = BTreeMap<String, BTreeSet<String>>;
 /// Adds to `out` every file whose resolution a change of the fields in `changes` can
 /// alter (see the module docs). `method_classes` are the classes whose fields' types a
 /// lookup reads (for receivers named inside their methods).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn affected(
-    base: &Artifact,
-    facts: &HashMap<String, FileFacts>,
+    inputs: Inputs<'_>,
     changes: &FieldChanges,
     method_classes: &HashSet<String>,
-    indexed: &super::Indexed,
     skip: &dyn Fn(&str) -> bool,
-    cache: &FactsCache,
     out: &mut BTreeSet<String>,
 ) {
+    let Inputs {
+        base,
+        facts,
+        indexed,
+        cache,
+        ..
+    } = inputs;
     if changes.is_empty() {
         return;
     }

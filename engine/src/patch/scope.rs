@@ -184,18 +184,32 @@ pub(super) fn new_include_targets(
     out
 }
 
+/// What the scope rules read: the base, the changed files (with their new facts), the
+/// files present after the patch, and the facts cache.
+#[derive(Clone, Copy)]
+pub(super) struct Inputs<'a> {
+    pub(super) base: &'a Artifact,
+    pub(super) changes: &'a FileChanges,
+    pub(super) facts: &'a HashMap<String, FileFacts>,
+    pub(super) present: &'a BTreeMap<String, Language>,
+    pub(super) include_dirs: &'a [String],
+    pub(super) indexed: &'a super::Indexed,
+    pub(super) cache: &'a FactsCache,
+}
+
 /// The files, besides the changed ones, whose nodes and edges a full build of the edited
 /// tree may make differently; returned together with the present changed files (the
 /// files the fragment re-emits). Deleted files are left to the caller.
-pub(super) fn affected(
-    base: &Artifact,
-    changes: &FileChanges,
-    facts: &HashMap<String, FileFacts>,
-    present: &BTreeMap<String, Language>,
-    include_dirs: &[String],
-    indexed: &super::Indexed,
-    cache: &FactsCache,
-) -> BTreeSet<String> {
+pub(super) fn affected(inputs: Inputs<'_>) -> BTreeSet<String> {
+    let Inputs {
+        base,
+        changes,
+        facts,
+        present,
+        indexed,
+        cache,
+        ..
+    } = inputs;
     let changed: BTreeSet<&str> = changes
         .added
         .iter()
@@ -425,29 +439,11 @@ pub(super) fn affected(
     // Rules 1F and 4F — changed instance fields: their referrers and the files that may
     // look them up in their class.
     let skip = |p: &str| changed.contains(p) || !present.contains_key(p);
-    members::affected(
-        base,
-        facts,
-        &fields,
-        &method_classes,
-        indexed,
-        &skip,
-        cache,
-        &mut out,
-    );
+    members::affected(inputs, &fields, &method_classes, &skip, &mut out);
 
     // Rule 3 — include graph: files whose translation unit changed in a way their
     // lookups can see, and files whose own includes resolve differently.
-    units::affected(
-        base,
-        changes,
-        facts,
-        present,
-        include_dirs,
-        indexed,
-        cache,
-        &mut out,
-    );
+    units::affected(inputs, &mut out);
 
     out.retain(|p| !p.is_empty() && present.contains_key(p));
     for p in changes.added.iter().chain(&changes.modified) {

@@ -24,7 +24,7 @@ use batho_storage::Artifact;
 use batho_storage::input::NodeIdx;
 
 use super::FileChanges;
-use super::scope::{base_include_targets, new_include_targets};
+use super::scope::{Inputs, base_include_targets, new_include_targets};
 use crate::extract::FileFacts;
 use crate::facts_cache::{self, FactsCache, filter_may_hold};
 
@@ -34,17 +34,16 @@ const MAX_PROBED_NAMES: usize = 20_000;
 
 /// Adds to `out` the present files whose translation unit changed in a way their lookups
 /// can see, and the files whose own include targets changed.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn affected(
-    base: &Artifact,
-    changes: &FileChanges,
-    facts: &HashMap<String, FileFacts>,
-    present: &BTreeMap<String, Language>,
-    include_dirs: &[String],
-    indexed: &super::Indexed,
-    cache: &FactsCache,
-    out: &mut BTreeSet<String>,
-) {
+pub(super) fn affected(inputs: Inputs<'_>, out: &mut BTreeSet<String>) {
+    let Inputs {
+        base,
+        changes,
+        facts,
+        present,
+        include_dirs,
+        indexed,
+        cache,
+    } = inputs;
     // Files whose includes may resolve differently: the modified and added ones, and the
     // files with an include naming the base name of a file added or deleted.
     let basenames: HashSet<&str> = changes
