@@ -151,7 +151,7 @@ pub(super) fn affected(inputs: Inputs<'_>, out: &mut BTreeSet<String>) {
     let mut old_mark = Marks::new(g.paths.len());
     let mut new_mark = Marks::new(g.paths.len());
     for x in reach {
-        let path = g.paths[x as usize].as_str();
+        let path = g.paths[x as usize];
         if g.deleted[x as usize] || changed.contains(path) || out.contains(path) {
             continue;
         }
@@ -181,10 +181,10 @@ fn basename(p: &str) -> &str {
 }
 
 /// The include graph of the base between repository files, by file id.
-struct Graph {
+struct Graph<'a> {
     /// Id → path: the base's indexed files, then the added ones.
-    paths: Vec<String>,
-    id: HashMap<String, u32>,
+    paths: Vec<&'a str>,
+    id: HashMap<&'a str, u32>,
     /// Id → ids it includes (base).
     old: Vec<Vec<u32>>,
     /// Id → ids including it (base).
@@ -193,25 +193,25 @@ struct Graph {
     deleted: Vec<bool>,
 }
 
-impl Graph {
+impl<'a> Graph<'a> {
     fn new(
         base: &Artifact,
-        indexed: &super::Indexed,
-        changes: &FileChanges,
+        indexed: &'a super::Indexed,
+        changes: &'a FileChanges,
         present: &BTreeMap<String, Language>,
-    ) -> Graph {
-        let mut paths: Vec<String> = indexed.files.keys().cloned().collect();
+    ) -> Graph<'a> {
+        let mut paths: Vec<&str> = indexed.files.keys().map(String::as_str).collect();
         paths.extend(
             changes
                 .added
                 .iter()
                 .filter(|p| !indexed.files.contains_key(*p))
-                .cloned(),
+                .map(String::as_str),
         );
-        let id: HashMap<String, u32> = paths
+        let id: HashMap<&str, u32> = paths
             .iter()
             .enumerate()
-            .map(|(i, p)| (p.clone(), i as u32))
+            .map(|(i, &p)| (p, i as u32))
             .collect();
         let by_node: HashMap<u32, u32> = indexed
             .files
@@ -231,7 +231,7 @@ impl Graph {
                 }
             }
         }
-        let deleted = paths.iter().map(|p| !present.contains_key(p)).collect();
+        let deleted = paths.iter().map(|p| !present.contains_key(*p)).collect();
         Graph {
             paths,
             id,
@@ -295,12 +295,12 @@ impl Marks {
 /// filters, computed once per file.
 struct UnitNames<'a> {
     facts: &'a HashMap<String, FileFacts>,
-    paths: &'a [String],
+    paths: &'a [&'a str],
     of: HashMap<u32, Vec<u64>>,
 }
 
 impl<'a> UnitNames<'a> {
-    fn new(facts: &'a HashMap<String, FileFacts>, g: &'a Graph) -> UnitNames<'a> {
+    fn new(facts: &'a HashMap<String, FileFacts>, g: &'a Graph<'a>) -> UnitNames<'a> {
         UnitNames {
             facts,
             paths: &g.paths,
@@ -311,7 +311,7 @@ impl<'a> UnitNames<'a> {
     fn of(&mut self, base: &Artifact, f: u32) -> &[u64] {
         let (facts, paths) = (self.facts, self.paths);
         self.of.entry(f).or_insert_with(|| {
-            let path = paths[f as usize].as_str();
+            let path = paths[f as usize];
             let mut out: Vec<u64> = Vec::new();
             if let Some(bm) = base.nodes_in_file(path) {
                 for n in bm.iter() {
