@@ -9,6 +9,7 @@ use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
 use proptest::prelude::*;
 
 use crate::fragment::tests::{assert_same, canonical, edge_key, node_props};
+use crate::fragment::{Plan, apply, node_input};
 use crate::fuzzing::{Rng, sample_run};
 use crate::input::{EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput};
 use crate::{Artifact, EdgeIdx, GraphFragment, Store, materialize_fragment};
@@ -101,18 +102,32 @@ fn fragment(rng: &mut Rng, m: &Artifact, round: usize) -> GraphFragment {
     }
     let mut g = GraphBuilder::new();
     let mut auth = Vec::new();
+    let mut verbatim = Vec::new();
     for f in &replaced {
         if let Some(bm) = m.nodes_in_file(f) {
             for b in bm.iter() {
-                if rng.below(10) < 7 {
-                    let id = m.node(NodeIdx(b)).id().into_owned();
-                    auth.push(add(&mut g, rng, &id, f));
+                match rng.below(10) {
+                    0..=3 => {
+                        let id = m.node(NodeIdx(b)).id().into_owned();
+                        auth.push(add(&mut g, rng, &id, f));
+                    }
+                    // Re-resolved but unchanged, as most nodes of a real patch are.
+                    4..=6 => {
+                        let input = node_input(&mut g, m.node(NodeIdx(b)));
+                        let at = g.add_node(input);
+                        auth.push(at);
+                        verbatim.push((at, NodeIdx(b)));
+                    }
+                    _ => {}
                 }
             }
         }
         for k in 0..rng.below(3) {
             auth.push(add(&mut g, rng, &format!("{f}:r{round}_{k}"), f));
         }
+    }
+    for &(at, b) in &verbatim {
+        copy_out_edges(&mut g, m, &replaced, at, b);
     }
     let live: Vec<u32> = m
         .live_nodes()
@@ -141,6 +156,46 @@ fn fragment(rng: &mut Rng, m: &Artifact, round: usize) -> GraphFragment {
     GraphFragment {
         replaced_files: replaced,
         graph: g,
+    }
+}
+
+/// The out-edges of `b` of `m`, as they are, for its verbatim copy `at`: a target in a
+/// replaced file is the fragment's node with its id (the edge is left out when the fragment
+/// dropped that node); any other target stands for itself by id.
+fn copy_out_edges(
+    g: &mut GraphBuilder,
+    m: &Artifact,
+    replaced: &BTreeSet<String>,
+    at: NodeIdx,
+    b: NodeIdx,
+) {
+    for e in m.out_edges(b) {
+        let target = m.node(e.dst());
+        let id = target.id();
+        let dst = if replaced.contains(target.file().as_ref()) {
+            let kept = (0..g.nodes.len() as u32).find(|&k| {
+                let n = &g.nodes[k as usize];
+                g.id_of(n) == id && !g.str(n.file).is_empty()
+            });
+            match kept {
+                Some(k) => NodeIdx(k),
+                None => continue,
+            }
+        } else {
+            let input = node_input(g, target);
+            g.add_node(input)
+        };
+        let file = g.intern(&e.file());
+        g.add_edge(EdgeInput {
+            src: at,
+            dst,
+            rel: e.rel(),
+            roles: e.roles(),
+            confidence: e.confidence(),
+            strategy: e.strategy(),
+            file,
+            line: e.line(),
+        });
     }
 }
 
@@ -278,6 +333,18 @@ fn run_case(seed: u64, rounds: usize) {
             .unwrap();
         let merged = materialize_fragment(&b, &frag).unwrap();
         wb.commit(&merged, sample_run(&merged)).unwrap();
+        // Leaving unchanged nodes out of the plan must not change the merged graph.
+        let naive = apply(&b, &frag, &Plan::compute_with(&b, &frag, false).unwrap());
+        let tc = tempfile::tempdir().unwrap();
+        let sc = Store::create_or_open(tc.path()).unwrap();
+        sc.lock_writer()
+            .unwrap()
+            .commit(&naive, sample_run(&naive))
+            .unwrap();
+        assert_same(
+            &canonical(&sb.open_current().unwrap()),
+            &canonical(&sc.open_current().unwrap()),
+        );
         let a = sa.open_current().unwrap();
         assert!(a.has_delta());
         assert_eq!(a.manifest().layers.len(), 2);

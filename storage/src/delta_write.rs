@@ -115,6 +115,9 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
         }
     }
     for e in &fg.edges {
+        if plan.unchanged[e.src.0 as usize] {
+            continue;
+        }
         let (s, d) = (
             plan.frag_map[e.src.0 as usize],
             plan.frag_map[e.dst.0 as usize],

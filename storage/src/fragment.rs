@@ -70,6 +70,9 @@ pub(crate) struct Plan {
     pub(crate) removed: RoaringBitmap,
     /// Artifact edges dropped (rules 4 and 5).
     pub(crate) dropped: RoaringBitmap,
+    /// Per fragment node: it matched an artifact node that already has its properties and
+    /// out-edges, so it is no override and its edges are not laid over the artifact.
+    pub(crate) unchanged: Vec<bool>,
 }
 
 fn invalid(detail: String) -> StorageError {
@@ -115,6 +118,16 @@ fn check_shape(g: &GraphBuilder) -> Result<()> {
 impl Plan {
     /// Applies the contract rules to `base` and `fragment`.
     pub(crate) fn compute(base: &Artifact, fragment: &GraphFragment) -> Result<Plan> {
+        Plan::compute_with(base, fragment, true)
+    }
+
+    /// [`Plan::compute`]; with `keep_unchanged` false every matched node is replaced even
+    /// when nothing about it changed (the reference the tests compare the plan with).
+    pub(crate) fn compute_with(
+        base: &Artifact,
+        fragment: &GraphFragment,
+        keep_unchanged: bool,
+    ) -> Result<Plan> {
         let fg = &fragment.graph;
         check_shape(fg)?;
         let base_n = base.node_count();
@@ -206,6 +219,15 @@ impl Plan {
             frag_map[i] = at;
         }
 
+        // An override that changes nothing is no override: the artifact node keeps its
+        // row and its edges (the merged graph is the same either way; the delta is not).
+        let unchanged = if keep_unchanged {
+            crate::fragment_same::unchanged_overrides(base, fg, &frag_map, &overrides)
+        } else {
+            vec![false; fg.nodes.len()]
+        };
+        overrides.retain(|&(_, i)| !unchanged[i as usize]);
+
         // Rule 4: the out-edges of replaced and overridden nodes, and the in-edges of
         // removed ones, are dropped. Stubs losing an incoming edge are rule-5 candidates.
         let mut dropped = RoaringBitmap::new();
@@ -272,6 +294,7 @@ impl Plan {
             new_nodes: kept,
             removed,
             dropped,
+            unchanged,
         })
     }
 }
@@ -418,6 +441,9 @@ pub(crate) fn apply(base: &Artifact, fragment: &GraphFragment, plan: &Plan) -> G
         }
     }
     for e in &fg.edges {
+        if plan.unchanged[e.src.0 as usize] {
+            continue;
+        }
         let (s, d) = (
             plan.frag_map[e.src.0 as usize],
             plan.frag_map[e.dst.0 as usize],

@@ -328,6 +328,37 @@ fn rule4_edges_leaving_replaced_nodes_are_replaced_by_the_fragments() {
 }
 
 #[test]
+fn rule4_a_node_that_comes_back_unchanged_is_no_override() {
+    let base = graph(
+        &[("a.c:f", 1), ("a.c:h", 3), ("b.c:g", 2)],
+        &[("a.c:f", "b.c:g", 4), ("a.c:h", "b.c:g", 6)],
+    );
+    // f comes back as it was (the stand-in for b.c:g has made-up properties); h moved.
+    let frag = fragment(
+        &["a.c"],
+        graph(
+            &[("a.c:f", 1), ("a.c:h", 30), ("b.c:g", 0)],
+            &[("a.c:f", "b.c:g", 4), ("a.c:h", "b.c:g", 31)],
+        ),
+    );
+    let expected = graph(
+        &[("a.c:f", 1), ("a.c:h", 30), ("b.c:g", 2)],
+        &[("a.c:f", "b.c:g", 4), ("a.c:h", "b.c:g", 31)],
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let a = committed(tmp.path(), &base);
+    let plan = crate::fragment::Plan::compute(&a, &frag).unwrap();
+    assert_eq!(plan.overrides, vec![(1, 1)], "only h is replaced");
+    assert_eq!(plan.unchanged, vec![true, false, false]);
+    assert_eq!(
+        plan.dropped.iter().collect::<Vec<_>>(),
+        vec![1],
+        "h's old edge"
+    );
+    merge(&base, &frag, &expected);
+}
+
+#[test]
 fn rule4_an_edge_from_a_node_the_fragment_does_not_replace_is_a_typed_error() {
     let tmp = tempfile::tempdir().unwrap();
     let base = graph(&[("a.c:f", 1), ("b.c:g", 2)], &[]);

@@ -35,6 +35,7 @@ mod error;
 pub mod fix;
 pub mod format;
 mod fragment;
+mod fragment_same;
 pub mod fuzzing;
 pub mod gc;
 pub mod input;
