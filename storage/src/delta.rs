@@ -258,22 +258,27 @@ impl Delta {
         a: &'a Artifact,
         target: &'a [u8],
     ) -> impl Iterator<Item = u32> + 'a {
+        self.rows_with_id_from(a, target, 0).1
+    }
+
+    /// [`Delta::rows_with_id`], searching from position `from` of the delta id index
+    /// (every id before it must be below `target`); also returns where the run starts.
+    pub(crate) fn rows_with_id_from<'a>(
+        &'a self,
+        a: &'a Artifact,
+        target: &'a [u8],
+        from: usize,
+    ) -> (usize, impl Iterator<Item = u32> + 'a) {
         let (p, ix) = (a.pay(DN), &self.nodes.id_index);
         let row = move |k: usize| ix.get32(p, k);
-        let (mut lo, mut hi) = (0usize, ix.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let r = row(mid);
-            if self.node(a, r).cmp_id(target).is_lt() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        (lo..ix.len())
+        let lo = crate::reader::run_end(from.min(ix.len()), ix.len(), |k| {
+            self.node(a, row(k)).cmp_id(target).is_lt()
+        });
+        let rows = (lo..ix.len())
             .map(row)
             .take_while(move |&r| self.node(a, r).cmp_id(target).is_eq())
-            .map(move |r| self.row_node.get32(p, r as usize))
+            .map(move |r| self.row_node.get32(p, r as usize));
+        (lo, rows)
     }
 
     fn node<'a>(&'a self, a: &'a Artifact, r: u32) -> crate::NodeRef<'a> {
@@ -289,20 +294,20 @@ impl Delta {
         upto: impl Fn(&[u8]) -> bool,
     ) -> std::ops::Range<usize> {
         let ix = &self.nodes.name_index;
-        let part = |f: &dyn Fn(&[u8]) -> bool| {
-            let (mut lo, mut hi) = (0usize, ix.len());
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                let r = ix.get32(a.pay(DN), mid);
-                if f(self.node(a, r).name().as_bytes()) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            lo
+        let holds = |f: &dyn Fn(&[u8]) -> bool, k: usize| {
+            f(self.node(a, ix.get32(a.pay(DN), k)).name().as_bytes())
         };
-        part(&before)..part(&upto)
+        let (mut lo, mut hi) = (0usize, ix.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if holds(&before, mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        // The run of matching names is usually short: gallop to its end from its start.
+        lo..crate::reader::run_end(lo, ix.len(), |k| holds(&upto, k))
     }
 
     /// (row, node index) at position `k` of the delta name index.

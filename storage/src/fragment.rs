@@ -152,20 +152,31 @@ impl Plan {
         let mut overrides = Vec::new();
         let mut new_nodes: Vec<u32> = Vec::new();
         let mut claimed: HashSet<u32> = HashSet::new();
-        let mut by_id: HashMap<Cow<'_, str>, u32> = HashMap::new();
+        let mut by_id: HashMap<&str, u32> = HashMap::new();
         let next = |new_nodes: &Vec<u32>| base_n + new_nodes.len() as u32;
 
+        // The live nodes with each fragment node's id. Looked up in ascending id order, each
+        // search starts where the previous one stopped: a patch's fragment holds hundreds
+        // of thousands of nodes, and a search of the whole id index costs ~23 comparisons.
+        let ids: Vec<Cow<'_, str>> = fg.nodes.iter().map(|n| fg.id_of(n)).collect();
+        let mut order: Vec<u32> = (0..fg.nodes.len() as u32).collect();
+        order.sort_unstable_by(|&x, &y| ids[x as usize].cmp(&ids[y as usize]));
+        let mut live_with_id: Vec<Vec<NodeIdx>> = vec![Vec::new(); fg.nodes.len()];
+        let mut cursor = base.id_cursor();
+        for &i in &order {
+            live_with_id[i as usize] = cursor.nodes_with_id(&ids[i as usize]);
+        }
+
         // Rule 1: authoritative nodes take over the live node with their id, if any.
-        for (i, n) in fg.nodes.iter().enumerate() {
+        for (i, id) in ids.iter().enumerate() {
             if !auth[i] {
                 continue;
             }
-            let id = fg.id_of(n);
             // Duplicate ids (which only a build's own ambiguity produces) pair up in
             // index order, so edges into the second duplicate survive too.
-            let free = base
-                .nodes_with_id(&id)
-                .into_iter()
+            let free = live_with_id[i]
+                .iter()
+                .copied()
                 .find(|b| !claimed.contains(&b.0));
             let at = match free {
                 Some(b) => {
@@ -197,15 +208,15 @@ impl Plan {
 
         // Rule 2: other fragment nodes stand for the node with their id; unknown ones are
         // new (one node per id).
-        for (i, n) in fg.nodes.iter().enumerate() {
+        for (i, id) in ids.iter().enumerate() {
             if auth[i] {
                 continue;
             }
-            let id = fg.id_of(n);
-            let at = if let Some(&at) = by_id.get(&*id) {
+            let at = if let Some(&at) = by_id.get(id.as_ref()) {
                 at
             } else {
-                let at = match base.lookup_id(&id) {
+                // The lowest index, as `lookup_id` answers.
+                let at = match live_with_id[i].iter().min() {
                     Some(b) if !removed.contains(b.0) => b.0,
                     _ => {
                         let at = next(&new_nodes);
@@ -213,7 +224,7 @@ impl Plan {
                         at
                     }
                 };
-                by_id.insert(id, at);
+                by_id.insert(id.as_ref(), at);
                 at
             };
             frag_map[i] = at;

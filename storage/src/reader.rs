@@ -552,6 +552,15 @@ impl Artifact {
     }
 
     /// First position in `index` (node indexes sorted by `key`) whose key is `>= s`.
+    /// The first position of `index` (a permutation sorted by `key`) whose key is not
+    /// below `s`, searching `from..` (every position before `from` must be below `s`).
+    fn lower_bound_from(&self, index: &UIntCol, key: &UIntCol, s: u64, from: usize) -> usize {
+        let p = self.np();
+        run_end(from, index.len(), |k| {
+            key.get(p, index.get(p, k) as usize) < s
+        })
+    }
+
     fn lower_bound(&self, index: &UIntCol, key: &UIntCol, s: u64) -> usize {
         let p = self.np();
         let (mut lo, mut hi) = (0usize, index.len());
@@ -576,19 +585,17 @@ impl Artifact {
 
     /// Positions in the base id index holding `id`.
     fn base_id_range(&self, target: &[u8]) -> std::ops::Range<usize> {
+        self.base_id_range_from(target, 0)
+    }
+
+    /// [`Artifact::base_id_range`], searching from position `from` of the id index (every
+    /// id before it must be below `target`).
+    fn base_id_range_from(&self, target: &[u8], from: usize) -> std::ops::Range<usize> {
         let ix = &self.nodes.id_index;
         let p = self.np();
         let mut sc = IdScratch::default();
         let mut cmp = |k: usize| self.base_node(ix.get32(p, k)).cmp_id_in(target, &mut sc);
-        let (mut lo, mut hi) = (0usize, ix.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if cmp(mid).is_lt() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        let lo = run_end(from.min(ix.len()), ix.len(), |k| cmp(k).is_lt());
         let mut end = lo;
         while end < ix.len() && cmp(end).is_eq() {
             end += 1;
@@ -615,25 +622,15 @@ impl Artifact {
         }
     }
 
-    /// Every live node with stable id `id`, ascending (several only when a build produced
-    /// duplicates).
-    pub(crate) fn nodes_with_id(&self, id: &str) -> Vec<NodeIdx> {
-        let target = id.as_bytes();
-        let (ix, p) = (&self.nodes.id_index, self.np());
-        let mut out: Vec<NodeIdx> = self
-            .base_id_range(target)
-            .map(|k| ix.get32(p, k))
-            .filter(|&b| !self.masked(b))
-            .map(NodeIdx)
-            .collect();
-        if let Some(d) = &self.delta {
-            let before = out.len();
-            out.extend(d.rows_with_id(self, target).map(NodeIdx));
-            if before > 0 && out.len() > before {
-                out.sort_unstable();
-            }
+    /// A cursor that finds the nodes of many ids cheaply when they come in ascending byte
+    /// order (each search starts where the previous one stopped).
+    pub(crate) fn id_cursor(&self) -> IdCursor<'_> {
+        IdCursor {
+            a: self,
+            base_at: 0,
+            delta_at: 0,
+            last: Vec::new(),
         }
-        out
     }
 
     /// Every node whose simple name is exactly `name`, ascending.
@@ -641,8 +638,8 @@ impl Artifact {
         let (ix, key) = (&self.nodes.name_index, &self.nodes.name);
         let base = match self.base_find_string(name) {
             Some(s) => {
-                self.lower_bound(ix, key, u64::from(s.0))
-                    ..self.lower_bound(ix, key, u64::from(s.0) + 1)
+                let first = self.lower_bound(ix, key, u64::from(s.0));
+                first..self.lower_bound_from(ix, key, u64::from(s.0) + 1, first)
             }
             None => 0..0,
         };
@@ -665,8 +662,8 @@ impl Artifact {
         let first = self.partition_strings(|s| s < p);
         let end = self.partition_strings(|s| s < p || s.starts_with(p));
         let (ix, key) = (&self.nodes.name_index, &self.nodes.name);
-        let base =
-            self.lower_bound(ix, key, u64::from(first))..self.lower_bound(ix, key, u64::from(end));
+        let start = self.lower_bound(ix, key, u64::from(first));
+        let base = start..self.lower_bound_from(ix, key, u64::from(end), start);
         let delta = self.delta.as_ref().map_or(0..0, |d| {
             d.name_range(self, |n| n < p, |n| n < p || n.starts_with(p))
         });
@@ -810,10 +807,103 @@ impl Artifact {
     }
 }
 
+/// See [`Artifact::id_cursor`].
+pub(crate) struct IdCursor<'a> {
+    a: &'a Artifact,
+    base_at: usize,
+    delta_at: usize,
+    last: Vec<u8>,
+}
+
+impl IdCursor<'_> {
+    /// Every live node with stable id `id`, ascending (several only when a build produced
+    /// duplicates). Ids out of ascending order are still answered right, by starting over.
+    pub(crate) fn nodes_with_id(&mut self, id: &str) -> Vec<NodeIdx> {
+        let target = id.as_bytes();
+        if target < self.last.as_slice() {
+            (self.base_at, self.delta_at) = (0, 0);
+        }
+        self.last.clear();
+        self.last.extend_from_slice(target);
+        let a = self.a;
+        let (ix, p) = (&a.nodes.id_index, a.np());
+        let range = a.base_id_range_from(target, self.base_at);
+        self.base_at = range.start;
+        let mut out: Vec<NodeIdx> = range
+            .map(|k| ix.get32(p, k))
+            .filter(|&b| !a.masked(b))
+            .map(NodeIdx)
+            .collect();
+        if let Some(d) = &a.delta {
+            let (start, rows) = d.rows_with_id_from(a, target, self.delta_at);
+            self.delta_at = start;
+            let before = out.len();
+            out.extend(rows.map(NodeIdx));
+            if before > 0 && out.len() > before {
+                out.sort_unstable();
+            }
+        }
+        out
+    }
+}
+
+/// The first position `k` in `from..len` where `holds(k)` is false, for a `holds` that is
+/// true and then false over that range (`len` if it never turns false). Galloping from
+/// `from`: a run of `r` positions costs about 2·log2(r) probes, not log2(len), which is
+/// what a lookup whose lower end is already known wants (most name runs are short, and
+/// sorted batches of ids land close to each other). From 0 it is a plain binary search.
+pub(crate) fn run_end(from: usize, len: usize, mut holds: impl FnMut(usize) -> bool) -> usize {
+    // Every position below `lo` holds; `hi` is `len` or a position that does not.
+    let (mut lo, mut step) = (from, 1usize);
+    let mut hi = len;
+    while lo < len && from > 0 {
+        let probe = lo.saturating_add(step - 1).min(len - 1);
+        if !holds(probe) {
+            hi = probe;
+            break;
+        }
+        lo = probe + 1;
+        step = step.saturating_mul(2);
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if holds(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use batho_schema::{Language, NodeFlags, Strategy};
+
+    proptest::proptest! {
+        #[test]
+        fn run_end_finds_where_a_run_ends(
+            len in 0usize..300, cut in 0usize..300, from in 0usize..300,
+        ) {
+            let cut = cut.min(len);
+            let from = from.min(cut);
+            let v: Vec<bool> = (0..len).map(|k| k < cut).collect();
+            let mut probes = 0;
+            let got = run_end(from, len, |k| {
+                probes += 1;
+                v[k]
+            });
+            proptest::prop_assert_eq!(got, v.partition_point(|&x| x));
+            // Galloping: about twice the log of the run, never a scan; from 0 a binary search.
+            let bound = if from == 0 {
+                ((len + 1) as f64).log2() + 1.0
+            } else {
+                2.0 * ((cut - from + 1) as f64).log2() + 3.0
+            };
+            proptest::prop_assert!(probes as f64 <= bound, "{probes} probes");
+        }
+    }
 
     #[test]
     fn artifacts_can_be_shared_across_threads() {
@@ -876,5 +966,19 @@ mod tests {
             .collect();
         assert_eq!(got, want);
         assert!(a.verify(false).is_empty());
+
+        // The id cursor answers like `lookup_id` in ascending order, out of it, and for
+        // ids that are not there.
+        let mut ids: Vec<String> = (0..1000).step_by(3).map(|i| format!("f.c:n{i}")).collect();
+        ids.extend(["f.c:n", "f.c:n5x", "zzz", ""].map(String::from));
+        ids.sort();
+        let shuffled: Vec<String> = ids.iter().rev().step_by(2).chain(&ids).cloned().collect();
+        for batch in [&ids, &shuffled] {
+            let mut cursor = a.id_cursor();
+            for id in batch {
+                let want: Vec<NodeIdx> = a.lookup_id(id).into_iter().collect();
+                assert_eq!(cursor.nodes_with_id(id), want, "{id}");
+            }
+        }
     }
 }
