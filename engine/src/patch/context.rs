@@ -164,8 +164,11 @@ pub(super) fn gather(
         let mut derived: Vec<String> = Vec::new();
         let mut found: Vec<NodeIdx> = Vec::new();
         for name in &wanted.names {
-            if looked.insert(name.clone()) {
-                found.extend(base.lookup_name(last_comp(name)));
+            // `a::f` and `b::f` look up the same simple name.
+            let simple = last_comp(name);
+            if !looked.contains(simple) {
+                looked.insert(simple.to_owned());
+                found.extend(base.lookup_name(simple));
             }
         }
         // Fields whose class became wanted since they were looked up.

@@ -7,6 +7,8 @@ use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, IdText, NodeIdx, NodeInput};
 use batho_storage::{Artifact, GraphFragment, StoredHash};
 
+use crate::extract::IdBuild;
+
 /// The kind of an entity-level change: the same vocabulary as a diff between generations.
 pub use crate::diff::ChangeKind;
 
@@ -64,6 +66,17 @@ pub(super) fn cut(
     if !outside.is_empty() {
         return Err(outside);
     }
+    // The communities of the replaced files' nodes, by id: one pass over those files
+    // instead of a search of the whole id index for each of their nodes.
+    let mut communities: HashMap<String, u32> = HashMap::new();
+    for p in replaced {
+        for b in base.nodes_in_file(p).into_iter().flat_map(|bm| bm.iter()) {
+            let node = base.node(NodeIdx(b));
+            communities
+                .entry(node.id().into_owned())
+                .or_insert(node.community());
+        }
+    }
     let mut out = GraphBuilder::new();
     let mut map = vec![NodeIdx(u32::MAX); g.nodes.len()];
     for (i, n) in g.nodes.iter().enumerate() {
@@ -71,8 +84,11 @@ pub(super) fn cut(
             continue;
         }
         let community = if auth[i] {
-            base.lookup_id(&g.id_of(n))
-                .map_or(0, |b| base.node(b).community())
+            let id = g.id_of(n);
+            match communities.get(id.as_ref()) {
+                Some(&c) => c,
+                None => base.lookup_id(&id).map_or(0, |b| base.node(b).community()),
+            }
         } else {
             0
         };
@@ -230,7 +246,7 @@ pub(super) fn edge_delta(
     replaced: &BTreeSet<String>,
     g: &GraphBuilder,
 ) -> (u64, u64) {
-    let mut count: HashMap<EdgeKey, i64> = HashMap::new();
+    let mut count: HashMap<EdgeKey, i64, IdBuild> = HashMap::default();
     // Edges of many files reach the same few nodes, whose ids may be composed (allocated)
     // on every read: hash each node's id once. 0 stands for "not hashed yet" (a real hash
     // of 0 is only re-hashed).
@@ -242,6 +258,8 @@ pub(super) fn edge_delta(
         }
         *slot
     };
+    // The edges of a file nearly all name that file: hash each file string once.
+    let mut base_files: HashMap<u32, u64, IdBuild> = HashMap::default();
     for p in replaced {
         let Some(bm) = base.nodes_in_file(p) else {
             continue;
@@ -249,13 +267,16 @@ pub(super) fn edge_delta(
         for n in bm.iter() {
             let src = node_hash(NodeIdx(n));
             for e in base.out_edges(NodeIdx(n)) {
+                let file = *base_files
+                    .entry(e.file_sid().0)
+                    .or_insert_with(|| h(e.file().as_bytes()));
                 let key = (
                     src,
                     e.rel().code(),
                     node_hash(e.dst()),
                     e.roles().0,
                     e.strategy().code(),
-                    h(e.file().as_bytes()),
+                    file,
                     e.line(),
                 );
                 *count.entry(key).or_default() -= 1;
@@ -268,14 +289,18 @@ pub(super) fn edge_delta(
         .iter()
         .map(|n| replaced.contains(g.str(n.file)))
         .collect();
+    let mut files: HashMap<u32, u64, IdBuild> = HashMap::default();
     for e in g.edges.iter().filter(|e| leaves[e.src.0 as usize]) {
+        let file = *files
+            .entry(e.file.0)
+            .or_insert_with(|| h(g.str(e.file).as_bytes()));
         let key = (
             ids[e.src.0 as usize],
             e.rel.code(),
             ids[e.dst.0 as usize],
             e.roles.0,
             e.strategy.code(),
-            h(g.str(e.file).as_bytes()),
+            file,
             e.line,
         );
         *count.entry(key).or_default() += 1;
