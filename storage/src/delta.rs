@@ -271,7 +271,7 @@ impl Delta {
     ) -> (usize, impl Iterator<Item = u32> + 'a) {
         let (p, ix) = (a.pay(DN), &self.nodes.id_index);
         let row = move |k: usize| ix.get32(p, k);
-        let lo = crate::reader::run_end(from.min(ix.len()), ix.len(), |k| {
+        let lo = crate::cursor::run_end(from.min(ix.len()), ix.len(), |k| {
             self.node(a, row(k)).cmp_id(target).is_lt()
         });
         let rows = (lo..ix.len())
@@ -293,21 +293,25 @@ impl Delta {
         before: impl Fn(&[u8]) -> bool,
         upto: impl Fn(&[u8]) -> bool,
     ) -> std::ops::Range<usize> {
+        self.name_range_from(a, before, upto, 0)
+    }
+
+    /// [`Delta::name_range`], searching from position `from` (`before` must hold for
+    /// every position before it).
+    pub(crate) fn name_range_from(
+        &self,
+        a: &Artifact,
+        before: impl Fn(&[u8]) -> bool,
+        upto: impl Fn(&[u8]) -> bool,
+        from: usize,
+    ) -> std::ops::Range<usize> {
         let ix = &self.nodes.name_index;
         let holds = |f: &dyn Fn(&[u8]) -> bool, k: usize| {
             f(self.node(a, ix.get32(a.pay(DN), k)).name().as_bytes())
         };
-        let (mut lo, mut hi) = (0usize, ix.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if holds(&before, mid) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        let first = crate::cursor::run_end(from.min(ix.len()), ix.len(), |k| holds(&before, k));
         // The run of matching names is usually short: gallop to its end from its start.
-        lo..crate::reader::run_end(lo, ix.len(), |k| holds(&upto, k))
+        first..crate::cursor::run_end(first, ix.len(), |k| holds(&upto, k))
     }
 
     /// (row, node index) at position `k` of the delta name index.

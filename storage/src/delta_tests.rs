@@ -270,6 +270,25 @@ fn same_answers(a: &Artifact, b: &Artifact) {
             "prefix results not ordered by name"
         );
     }
+    // The name cursor answers like `lookup_name`, in byte order and out of it.
+    let mut names: Vec<&str> = NAMES
+        .iter()
+        .copied()
+        .chain(["zz", "", "abd", "0"])
+        .collect();
+    names.sort_unstable();
+    let back: Vec<&str> = names.iter().rev().copied().collect();
+    for batch in [&names, &back] {
+        let mut cursor = a.name_cursor();
+        for name in batch {
+            let got: Vec<NodeIdx> = cursor.lookup(name).collect();
+            assert_eq!(
+                got,
+                a.lookup_name(name).collect::<Vec<_>>(),
+                "cursor {name}"
+            );
+        }
+    }
     for s in 0..b.string_count() {
         let text = b.string(crate::StrId(s));
         let found = a

@@ -29,6 +29,7 @@ pub mod audit;
 mod bitmaps;
 mod column;
 mod convert;
+mod cursor;
 mod delta;
 mod delta_write;
 mod error;
@@ -52,6 +53,7 @@ mod writer;
 #[cfg(test)]
 mod crash_tests;
 
+pub use cursor::NameCursor;
 pub use error::{Result, StorageError};
 pub use fragment::{GraphFragment, materialize_fragment};
 pub use input::{

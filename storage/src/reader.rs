@@ -554,9 +554,15 @@ impl Artifact {
     /// First position in `index` (node indexes sorted by `key`) whose key is `>= s`.
     /// The first position of `index` (a permutation sorted by `key`) whose key is not
     /// below `s`, searching `from..` (every position before `from` must be below `s`).
-    fn lower_bound_from(&self, index: &UIntCol, key: &UIntCol, s: u64, from: usize) -> usize {
+    pub(crate) fn lower_bound_from(
+        &self,
+        index: &UIntCol,
+        key: &UIntCol,
+        s: u64,
+        from: usize,
+    ) -> usize {
         let p = self.np();
-        run_end(from, index.len(), |k| {
+        crate::cursor::run_end(from, index.len(), |k| {
             key.get(p, index.get(p, k) as usize) < s
         })
     }
@@ -590,12 +596,12 @@ impl Artifact {
 
     /// [`Artifact::base_id_range`], searching from position `from` of the id index (every
     /// id before it must be below `target`).
-    fn base_id_range_from(&self, target: &[u8], from: usize) -> std::ops::Range<usize> {
+    pub(crate) fn base_id_range_from(&self, target: &[u8], from: usize) -> std::ops::Range<usize> {
         let ix = &self.nodes.id_index;
         let p = self.np();
         let mut sc = IdScratch::default();
         let mut cmp = |k: usize| self.base_node(ix.get32(p, k)).cmp_id_in(target, &mut sc);
-        let lo = run_end(from.min(ix.len()), ix.len(), |k| cmp(k).is_lt());
+        let lo = crate::cursor::run_end(from.min(ix.len()), ix.len(), |k| cmp(k).is_lt());
         let mut end = lo;
         while end < ix.len() && cmp(end).is_eq() {
             end += 1;
@@ -619,17 +625,6 @@ impl Artifact {
         match (base, delta) {
             (Some(b), Some(d)) => Some(NodeIdx(b.min(d))),
             (b, d) => b.or(d).map(NodeIdx),
-        }
-    }
-
-    /// A cursor that finds the nodes of many ids cheaply when they come in ascending byte
-    /// order (each search starts where the previous one stopped).
-    pub(crate) fn id_cursor(&self) -> IdCursor<'_> {
-        IdCursor {
-            a: self,
-            base_at: 0,
-            delta_at: 0,
-            last: Vec::new(),
         }
     }
 
@@ -807,103 +802,10 @@ impl Artifact {
     }
 }
 
-/// See [`Artifact::id_cursor`].
-pub(crate) struct IdCursor<'a> {
-    a: &'a Artifact,
-    base_at: usize,
-    delta_at: usize,
-    last: Vec<u8>,
-}
-
-impl IdCursor<'_> {
-    /// Every live node with stable id `id`, ascending (several only when a build produced
-    /// duplicates). Ids out of ascending order are still answered right, by starting over.
-    pub(crate) fn nodes_with_id(&mut self, id: &str) -> Vec<NodeIdx> {
-        let target = id.as_bytes();
-        if target < self.last.as_slice() {
-            (self.base_at, self.delta_at) = (0, 0);
-        }
-        self.last.clear();
-        self.last.extend_from_slice(target);
-        let a = self.a;
-        let (ix, p) = (&a.nodes.id_index, a.np());
-        let range = a.base_id_range_from(target, self.base_at);
-        self.base_at = range.start;
-        let mut out: Vec<NodeIdx> = range
-            .map(|k| ix.get32(p, k))
-            .filter(|&b| !a.masked(b))
-            .map(NodeIdx)
-            .collect();
-        if let Some(d) = &a.delta {
-            let (start, rows) = d.rows_with_id_from(a, target, self.delta_at);
-            self.delta_at = start;
-            let before = out.len();
-            out.extend(rows.map(NodeIdx));
-            if before > 0 && out.len() > before {
-                out.sort_unstable();
-            }
-        }
-        out
-    }
-}
-
-/// The first position `k` in `from..len` where `holds(k)` is false, for a `holds` that is
-/// true and then false over that range (`len` if it never turns false). Galloping from
-/// `from`: a run of `r` positions costs about 2·log2(r) probes, not log2(len), which is
-/// what a lookup whose lower end is already known wants (most name runs are short, and
-/// sorted batches of ids land close to each other). From 0 it is a plain binary search.
-pub(crate) fn run_end(from: usize, len: usize, mut holds: impl FnMut(usize) -> bool) -> usize {
-    // Every position below `lo` holds; `hi` is `len` or a position that does not.
-    let (mut lo, mut step) = (from, 1usize);
-    let mut hi = len;
-    while lo < len && from > 0 {
-        let probe = lo.saturating_add(step - 1).min(len - 1);
-        if !holds(probe) {
-            hi = probe;
-            break;
-        }
-        lo = probe + 1;
-        step = step.saturating_mul(2);
-    }
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if holds(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use batho_schema::{Language, NodeFlags, Strategy};
-
-    proptest::proptest! {
-        #[test]
-        fn run_end_finds_where_a_run_ends(
-            len in 0usize..300, cut in 0usize..300, from in 0usize..300,
-        ) {
-            let cut = cut.min(len);
-            let from = from.min(cut);
-            let v: Vec<bool> = (0..len).map(|k| k < cut).collect();
-            let mut probes = 0;
-            let got = run_end(from, len, |k| {
-                probes += 1;
-                v[k]
-            });
-            proptest::prop_assert_eq!(got, v.partition_point(|&x| x));
-            // Galloping: about twice the log of the run, never a scan; from 0 a binary search.
-            let bound = if from == 0 {
-                ((len + 1) as f64).log2() + 1.0
-            } else {
-                2.0 * ((cut - from + 1) as f64).log2() + 3.0
-            };
-            proptest::prop_assert!(probes as f64 <= bound, "{probes} probes");
-        }
-    }
 
     #[test]
     fn artifacts_can_be_shared_across_threads() {

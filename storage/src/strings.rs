@@ -457,16 +457,21 @@ impl Dict {
     /// The first block whose head fails `before` (which must hold for a prefix of the
     /// sorted strings and fail for the rest): a binary search over block heads.
     fn first_block_failing(&self, p: &[u8], before: &impl Fn(&[u8]) -> bool) -> u32 {
-        let (mut lo, mut hi) = (0u32, self.blocks());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if before(self.head(p, mid)) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        self.first_block_failing_from(p, before, 0)
+    }
+
+    /// [`Dict::first_block_failing`], searching from block `from` (`before` must hold for
+    /// the heads of every block before it).
+    fn first_block_failing_from(
+        &self,
+        p: &[u8],
+        before: &impl Fn(&[u8]) -> bool,
+        from: u32,
+    ) -> u32 {
+        let n = self.blocks() as usize;
+        crate::cursor::run_end((from as usize).min(n), n, |k| {
+            before(self.head(p, k as u32))
+        }) as u32
     }
 
     /// The id of `t`, if present: a binary search over block heads, then a scan of one
@@ -482,8 +487,18 @@ impl Dict {
     /// sorted dictionary, string `k` compares with `t` as `k` compares with the rank (equal
     /// only when found), so a search comparing many strings with one `t` can compare ids.
     pub(crate) fn rank(&self, p: &[u8], t: &[u8]) -> (u32, bool) {
-        let Some(b) = self.first_block_failing(p, &|h| h <= t).checked_sub(1) else {
-            return (0, false);
+        let (rank, found, _) = self.rank_from(p, t, 0);
+        (rank, found)
+    }
+
+    /// [`Dict::rank`], searching from block `from` (whose head and every earlier one must
+    /// be `<= t`); also returns the block to start from for any string `>= t`.
+    pub(crate) fn rank_from(&self, p: &[u8], t: &[u8], from: u32) -> (u32, bool, u32) {
+        let Some(b) = self
+            .first_block_failing_from(p, &|h| h <= t, from)
+            .checked_sub(1)
+        else {
+            return (0, false, 0);
         };
         let mut buf = Vec::new();
         let mut found = (
@@ -497,7 +512,7 @@ impl Dict {
             found = (b * self.per_block + j as u32, s == t);
             false
         });
-        found
+        (found.0, found.1, b)
     }
 
     /// The first string id for which `before` is false (`before` must hold for a prefix
