@@ -163,13 +163,20 @@ pub(super) fn gather(
         // Every entity of the base named like a wanted name: its file joins the context.
         let mut derived: Vec<String> = Vec::new();
         let mut found: Vec<NodeIdx> = Vec::new();
-        for name in &wanted.names {
-            // `a::f` and `b::f` look up the same simple name.
-            let simple = last_comp(name);
-            if !looked.contains(simple) {
-                looked.insert(simple.to_owned());
-                found.extend(base.lookup_name(simple));
-            }
+        // `a::f` and `b::f` look up the same simple name; in byte order, so that each
+        // search starts where the previous one stopped.
+        let mut simple: Vec<&str> = wanted
+            .names
+            .iter()
+            .map(|n| last_comp(n))
+            .filter(|n| !looked.contains(*n))
+            .collect();
+        simple.sort_unstable();
+        simple.dedup();
+        let mut cursor = base.name_cursor();
+        for name in simple {
+            looked.insert(name.to_owned());
+            found.extend(cursor.lookup(name));
         }
         // Fields whose class became wanted since they were looked up.
         if !deferred.is_empty() {

@@ -404,8 +404,11 @@ pub(super) fn affected(inputs: Inputs<'_>) -> BTreeSet<String> {
     // added or removed here (its callee changed or vanished, a new candidate may win the
     // lookup, an `External` stub `<external>:name` may now resolve). Rule 2 — methods of
     // those names anywhere: OVERRIDES edges are made from the overriding method's file.
-    for name in &names {
-        for n in base.lookup_name(name) {
+    let mut sorted: Vec<&String> = names.iter().collect();
+    sorted.sort_unstable();
+    let mut cursor = base.name_cursor();
+    for name in sorted {
+        for n in cursor.lookup(name) {
             let node = base.node(n);
             if node.kind() == NodeKind::File {
                 continue;
