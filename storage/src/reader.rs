@@ -551,7 +551,6 @@ impl Artifact {
         }
     }
 
-    /// First position in `index` (node indexes sorted by `key`) whose key is `>= s`.
     /// The first position of `index` (a permutation sorted by `key`) whose key is not
     /// below `s`, searching `from..` (every position before `from` must be below `s`).
     pub(crate) fn lower_bound_from(
@@ -562,23 +561,14 @@ impl Artifact {
         from: usize,
     ) -> usize {
         let p = self.np();
-        crate::cursor::run_end(from, index.len(), |k| {
+        crate::cursor::run_end(from.min(index.len()), index.len(), |k| {
             key.get(p, index.get(p, k) as usize) < s
         })
     }
 
+    /// First position in `index` (node indexes sorted by `key`) whose key is `>= s`.
     fn lower_bound(&self, index: &UIntCol, key: &UIntCol, s: u64) -> usize {
-        let p = self.np();
-        let (mut lo, mut hi) = (0usize, index.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if key.get(p, index.get(p, mid) as usize) < s {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        self.lower_bound_from(index, key, s, 0)
     }
 
     /// Whether base row `b` is hidden by the delta layer (removed, or superseded by a row).
