@@ -17,6 +17,9 @@ use crate::extract::{Entity, FileFacts, IdBuild, NO_ENTITY};
 use crate::facts_cache::name_hash;
 use crate::resolve::{self, ResolveOptions};
 
+/// String sets of the fixed point, which hashes every name of every entity it meets.
+type NameSet = HashSet<String, foldhash::fast::RandomState>;
+
 /// Extracts (into `facts`) every file the resolver must see to resolve the files of `emit`
 /// exactly as a full build would, and returns the paths of those context files.
 ///
@@ -57,7 +60,7 @@ pub(super) fn gather(
     // (a) Include closure.
     let new_targets = new_include_targets(present, facts, emit, &opts.include_dirs);
     let mut queue: Vec<String> = emit.iter().cloned().collect();
-    let mut seen: HashSet<String> = emit.iter().cloned().collect();
+    let mut seen: NameSet = emit.iter().cloned().collect();
     while let Some(p) = queue.pop() {
         let targets: Vec<String> = match new_targets.get(&p) {
             Some(t) => t.iter().filter(|t| !t.starts_with('<')).cloned().collect(),
@@ -81,7 +84,7 @@ pub(super) fn gather(
 
     // (b) Names, to a fixed point.
     let mut wanted = Wanted::default();
-    let mut more: HashSet<String> = HashSet::new();
+    let mut more = NameSet::default();
     for p in emit {
         let Some(f) = facts.get(p) else { continue };
         for r in &f.refs {
@@ -98,15 +101,18 @@ pub(super) fn gather(
     }
     // Files some emitted translation unit includes: only there can a `static` or a macro
     // of a source file be visible to an emitted file.
-    let mut in_units: HashSet<String> = context.iter().cloned().collect();
+    let mut in_units: NameSet = context.iter().cloned().collect();
     in_units.extend(emit.iter().cloned());
+    // Files whose entities are still to be looked at: each joins once, when it is
+    // emitted or enters the context (looking through every file each round made the
+    // fixed point quadratic).
+    let mut to_scan: Vec<String> = emit.iter().chain(context.iter()).cloned().collect();
     // Files whose entities were looked at, in the order they were (a waiting entity
     // names its file by position here).
     let mut scanned: Vec<String> = Vec::new();
-    let mut is_scanned: HashSet<String> = HashSet::new();
     // Entities of scanned files not reachable yet, by the hash of the name they wait for.
     let mut waiting: HashMap<u64, Vec<(u32, u32)>, IdBuild> = HashMap::default();
-    let mut looked: HashSet<String> = HashSet::new();
+    let mut looked = NameSet::default();
     // Instance fields in the base named like a wanted name, waiting for their class.
     let mut deferred: HashMap<String, Vec<NodeIdx>> = HashMap::new();
     // String ids of files already in the context or emitted.
@@ -114,12 +120,11 @@ pub(super) fn gather(
     loop {
         let before = (wanted.names.len(), context.len());
         // Look at the entities of every newly loaded emitted or context file once.
-        let fresh: Vec<String> = emit
-            .iter()
-            .chain(context.iter())
-            .filter(|p| facts.contains_key(*p) && !is_scanned.contains(*p))
-            .cloned()
-            .collect();
+        // (One whose extraction failed has no facts and stays unscanned, as before.)
+        let (fresh, unloaded): (Vec<String>, Vec<String>) = std::mem::take(&mut to_scan)
+            .into_iter()
+            .partition(|p| facts.contains_key(p));
+        to_scan = unloaded;
         for p in fresh {
             let f = &facts[&p];
             let at = scanned.len() as u32;
@@ -137,7 +142,6 @@ pub(super) fn gather(
                     Some(h) => waiting.entry(h).or_default().push((at, ei as u32)),
                 }
             }
-            is_scanned.insert(p.clone());
             scanned.push(p);
         }
         // Take in the new names; the entities waiting for them become reachable (and
@@ -165,18 +169,14 @@ pub(super) fn gather(
         let mut found: Vec<NodeIdx> = Vec::new();
         // `a::f` and `b::f` look up the same simple name; in byte order, so that each
         // search starts where the previous one stopped.
-        let mut simple: Vec<&str> = wanted
-            .names
-            .iter()
-            .map(|n| last_comp(n))
-            .filter(|n| !looked.contains(*n))
-            .collect();
+        let mut simple = std::mem::take(&mut wanted.fresh_simple);
+        simple.retain(|n| !looked.contains(n));
         simple.sort_unstable();
         simple.dedup();
         let mut cursor = base.name_cursor();
         for name in simple {
-            looked.insert(name.to_owned());
-            found.extend(cursor.lookup(name));
+            found.extend(cursor.lookup(&name));
+            looked.insert(name);
         }
         // Fields whose class became wanted since they were looked up.
         if !deferred.is_empty() {
@@ -214,7 +214,9 @@ pub(super) fn gather(
                 if internal && !resolve::is_header(file) && !in_units.contains(file) {
                     continue;
                 }
-                want(file, emit, &mut context, &mut pending, facts, present);
+                if want(file, emit, &mut context, &mut pending, facts, present) {
+                    to_scan.push(file.to_owned());
+                }
                 if context.contains(file) || emit.contains(file) {
                     taken.insert(sid);
                 }
@@ -224,14 +226,10 @@ pub(super) fn gather(
                 for e in base.in_edges(n) {
                     if e.rel() == RelType::Inherits {
                         let src = base.node(base.edge_src(e.idx()));
-                        want(
-                            &src.file(),
-                            emit,
-                            &mut context,
-                            &mut pending,
-                            facts,
-                            present,
-                        );
+                        let file = src.file();
+                        if want(&file, emit, &mut context, &mut pending, facts, present) {
+                            to_scan.push(file.into_owned());
+                        }
                         derived.push(src.name().into_owned());
                     }
                 }
@@ -254,17 +252,21 @@ pub(super) fn gather(
 /// hashes (to test the entities of loaded files without hashing strings twice).
 #[derive(Default)]
 pub(super) struct Wanted {
-    names: HashSet<String>,
+    names: NameSet,
     hashes: HashSet<u64, IdBuild>,
+    /// The last `::` components of the names added since the base was last searched.
+    fresh_simple: Vec<String>,
 }
 
 impl Wanted {
     /// Adds a name; its hash when it is new.
     fn insert(&mut self, name: String) -> Option<u64> {
-        let h = name_hash(&name);
-        if !self.names.insert(name) {
+        if self.names.contains(&name) {
             return None;
         }
+        let h = name_hash(&name);
+        self.fresh_simple.push(last_comp(&name).to_owned());
+        self.names.insert(name);
         self.hashes.insert(h);
         Some(h)
     }
@@ -292,7 +294,7 @@ impl Wanted {
 
 /// The names a reachable entity lends: the macro its signature may open with (which can
 /// make it static), its type or alias target, its scopes and its bases.
-fn expand(f: &FileFacts, ei: usize, more: &mut HashSet<String>) {
+fn expand(f: &FileFacts, ei: usize, more: &mut NameSet) {
     let e = &f.entities[ei];
     if matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
         let t = first_token(f.str(e.signature));
@@ -365,7 +367,8 @@ impl Context {
     }
 }
 
-/// Queues `file` for extraction as context when it is a present, not yet known file.
+/// Adds `file` to the context when it is a present file not yet emitted or in it, and
+/// queues it for extraction when its facts are not loaded; whether it was added.
 fn want(
     file: &str,
     emit: &BTreeSet<String>,
@@ -373,18 +376,19 @@ fn want(
     pending: &mut BTreeSet<String>,
     facts: &HashMap<String, FileFacts>,
     present: &BTreeMap<String, Language>,
-) {
+) -> bool {
     // Most calls name a file already taken: answer those first, with one look-up.
     if file.is_empty() || context.contains(file) {
-        return;
+        return false;
     }
     if emit.contains(file) || !present.contains_key(file) {
-        return;
+        return false;
     }
     context.insert(file.to_owned());
     if !facts.contains_key(file) {
         pending.insert(file.to_owned());
     }
+    true
 }
 
 /// Loads (or, on a cache miss, extracts) the pending context files into `facts`.

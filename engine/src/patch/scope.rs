@@ -22,11 +22,21 @@ use crate::resolve;
 
 /// The last `::` component of a written name (what the resolver's name tables key on).
 pub(super) fn last_comp(s: &str) -> &str {
-    s.rsplit("::").next().unwrap_or(s)
+    // By hand: `rsplit("::")` sets up a substring searcher per call, and a patch asks
+    // this of every name it meets.
+    let b = s.as_bytes();
+    let mut i = b.len();
+    while i >= 2 {
+        if b[i - 1] == b':' && b[i - 2] == b':' {
+            return &s[i..];
+        }
+        i -= 1;
+    }
+    s
 }
 
 /// Adds every `::` component of `s` (scopes are looked up by their last component).
-pub(super) fn add_comps(s: &str, out: &mut HashSet<String>) {
+pub(super) fn add_comps<S: std::hash::BuildHasher>(s: &str, out: &mut HashSet<String, S>) {
     for c in s.split("::") {
         if !c.is_empty() && !out.contains(c) {
             out.insert(c.to_owned());

@@ -146,3 +146,22 @@ fn an_added_header_re_targets_the_includes_naming_it() {
         report.affected
     );
 }
+
+#[test]
+fn last_comp_is_what_follows_the_last_double_colon() {
+    use super::scope::last_comp;
+    for (name, want) in [
+        ("f", "f"),
+        ("", ""),
+        ("ns::f", "f"),
+        ("a::b::C", "C"),
+        ("ns::", ""),
+        ("::f", "f"),
+        ("a:::b", "b"),
+        ("a:b", "a:b"),
+        ("ä::ö", "ö"),
+    ] {
+        assert_eq!(last_comp(name), want, "{name}");
+        assert_eq!(last_comp(name), name.rsplit("::").next().unwrap_or(name));
+    }
+}
