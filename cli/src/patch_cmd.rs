@@ -74,6 +74,7 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
             "affected_files": report.affected,
             "context_files": report.context_files,
             "context_cached": report.context_cached,
+            "affected_cached": report.affected_cached,
             "facts_cache_missing": report.facts_cache_missing,
             "rebuilt": report.rebuilt,
             "entities": {

@@ -487,9 +487,11 @@ pub(crate) fn extract_all(
                                 let mut facts = extractor.extract(&file.rel_path, lang, &text.text);
                                 facts.content_hash = text.hash;
                                 if let Some(pack) = pack {
-                                    let (key, stored, filter) = facts_cache::stored_entry(&facts);
+                                    let rows = facts_cache::stored_entries(&facts);
                                     if let Ok(mut w) = pack.lock() {
-                                        let _ = w.add_stored(key, &stored, &filter);
+                                        for (key, stored, filter) in &rows {
+                                            let _ = w.add_stored(*key, stored, filter);
+                                        }
                                     }
                                 }
                                 FileOutcome::Parsed {

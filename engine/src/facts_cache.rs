@@ -8,8 +8,12 @@
 //! slow. The cache holds, per file:
 //! - a *skeleton* of its [`FileFacts`]: entities (without their content hashes), base
 //!   classes, includes and the string arena, but no references. A skeleton is exactly what
-//!   the resolver needs of a context file; files whose own references are resolved (the
-//!   emitted ones) are always parsed.
+//!   the resolver needs of a context file.
+//! - a *references entry*: the entities' content hashes and the references, the rest of
+//!   the facts. An unchanged file whose references a patch resolves again (a 500-file
+//!   checkout re-resolves ~2,900 of them on the kernel) is loaded whole from the two
+//!   entries instead of parsed; only changed files are always parsed. Kept apart so that
+//!   the many context look-ups decompress no references.
 //! - a *name filter*: a Bloom filter of every name the file's references, qualifiers,
 //!   receivers, base clauses and qualified names mention. When a patch defines a name, the
 //!   files whose filter may hold it are re-resolved: a reference that found nothing leaves
@@ -18,7 +22,7 @@
 //!
 //! Layout: `.batho/facts/*.pack`, each an immutable pack file written by a build (one for
 //! the whole tree) or a patch (the files it parsed). An entry is keyed by the blake3 of
-//! (cache version, path, the file's content hash cut to the artifact's
+//! (cache version, entry kind, path, the file's content hash cut to the artifact's
 //! [`CONTENT_HASH_LEN`] bytes, which a patch compares), so an entry can
 //! never describe other bytes than the ones it is asked for: no invalidation is needed,
 //! stale entries are only garbage. The cache is never trusted blindly: every entry, the
@@ -37,7 +41,7 @@
 //!         filters offset u64 · blake3(filters)[..16] · "BATHOFCE"               64 bytes
 //! ```
 //! `check` is the first 12 bytes of the blake3 of the entry's stored (compressed) bytes,
-//! verified before anything is decompressed.
+//! verified before anything is decompressed. A references entry has an empty filter.
 
 mod pack;
 mod skeleton;
@@ -53,11 +57,14 @@ use batho_storage::CONTENT_HASH_LEN;
 use crate::extract::FileFacts;
 use pack::Pack;
 pub use pack::PackWriter;
-pub use skeleton::{DecodeError, decode_skeleton, encode_skeleton};
+pub use skeleton::{
+    DecodeError, RefsPart, decode_refs, decode_skeleton, encode_refs, encode_skeleton,
+};
 
 /// Bumped whenever extraction or the encoding changes what a pack holds: packs of
-/// another version are ignored. (6: keys hash the artifact's 8-byte content-hash prefix.)
-pub const CACHE_VERSION: u32 = 6;
+/// another version are ignored. (6: keys hash the artifact's 8-byte content-hash prefix;
+/// 7: references entries, tagged encodings.)
+pub const CACHE_VERSION: u32 = 7;
 
 /// When more packs than this exist, a patch folds the small ones into one.
 const MAX_PACKS: usize = 8;
@@ -71,8 +78,18 @@ pub fn cache_dir(batho_dir: &Path) -> PathBuf {
 /// bytes (a build's facts) or the prefix an artifact stores (a patch's look-up). Only the
 /// first [`CONTENT_HASH_LEN`] bytes are keyed, so both give the same key.
 pub fn key(path: &str, hash: &[u8]) -> [u8; 16] {
+    key_of(b'S', path, hash)
+}
+
+/// The key of the references entry of the file at `path` with content hash `hash`.
+pub fn refs_key(path: &str, hash: &[u8]) -> [u8; 16] {
+    key_of(b'R', path, hash)
+}
+
+fn key_of(kind: u8, path: &str, hash: &[u8]) -> [u8; 16] {
     let mut h = blake3::Hasher::new();
     h.update(&CACHE_VERSION.to_le_bytes());
+    h.update(&[kind]);
     h.update(path.as_bytes());
     h.update(&[0]);
     h.update(&hash[..hash.len().min(CONTENT_HASH_LEN)]);
@@ -167,24 +184,35 @@ pub fn filter_may_hold(filter: &[u8], h: u64) -> bool {
     bits > 0 && probes(h, bits).all(|p| filter[(p / 8) as usize] & (1 << (p % 8)) != 0)
 }
 
-/// What a pack stores of parsed facts `f` (content hash set): its key, its compressed
-/// skeleton and its name filter. The build makes these on its parser threads and hands
-/// them to [`PackWriter::add_stored`] under a lock.
-pub fn stored_entry(f: &FileFacts) -> ([u8; 16], Vec<u8>, Vec<u8>) {
+/// One row of a pack as stored: key, compressed entry, name filter.
+pub type StoredRow = ([u8; 16], Vec<u8>, Vec<u8>);
+
+/// What a pack stores of parsed facts `f` (content hash set): the skeleton with the
+/// file's name filter, and the references entry. The build makes these on its parser
+/// threads and hands them to [`PackWriter::add_stored`] under a lock.
+pub fn stored_entries(f: &FileFacts) -> [StoredRow; 2] {
     let mut buf = Vec::new();
     encode_skeleton(f, &mut buf);
-    (
-        key(&f.path, &f.content_hash),
-        compress(&buf),
-        name_filter(f),
-    )
+    let skeleton = compress(&buf);
+    buf.clear();
+    encode_refs(f, &mut buf);
+    [
+        (key(&f.path, &f.content_hash), skeleton, name_filter(f)),
+        (
+            refs_key(&f.path, &f.content_hash),
+            compress(&buf),
+            Vec::new(),
+        ),
+    ]
 }
 
 impl PackWriter {
-    /// Appends the skeleton and name filter of `f` (parsed facts, content hash set).
+    /// Appends the entries of `f` (parsed facts, content hash set).
     pub fn add(&mut self, f: &FileFacts) -> std::io::Result<()> {
-        let (key, stored, filter) = stored_entry(f);
-        self.add_stored(key, &stored, &filter)
+        for (key, stored, filter) in stored_entries(f) {
+            self.add_stored(key, &stored, &filter)?;
+        }
+        Ok(())
     }
 }
 
@@ -223,13 +251,34 @@ impl FactsCache {
     /// The skeleton of the file at `path` with content hash `hash` (full or stored, see
     /// [`key`]), when a pack holds an intact one.
     pub fn get(&self, path: &str, hash: &[u8]) -> Option<FileFacts> {
-        let k = key(path, hash);
+        self.stored(&key(path, hash))
+            .and_then(|b| decode_skeleton(path, &b).ok())
+    }
+
+    /// The whole facts (skeleton and references entry) of the file at `path` with
+    /// content hash `hash`, as parsing it gives them, when packs hold both intact.
+    pub fn get_full(&self, path: &str, hash: &[u8]) -> Option<FileFacts> {
+        let refs = decode_refs(&self.stored(&refs_key(path, hash))?).ok()?;
+        let mut f = self.get(path, hash)?;
+        refs.complete(&mut f).ok()?;
+        Some(f)
+    }
+
+    /// Whether some pack has both entries of the file at `path` with content hash
+    /// `hash` (indexed only: nothing is read or checked), so writing them again is waste.
+    pub fn holds(&self, path: &str, hash: &[u8]) -> bool {
+        [key(path, hash), refs_key(path, hash)]
+            .iter()
+            .all(|k| self.packs.iter().any(|p| p.find(k).is_some()))
+    }
+
+    /// The decompressed entry of key `k`, newest pack first.
+    fn stored(&self, k: &[u8; 16]) -> Option<Vec<u8>> {
         self.packs
             .iter()
             .rev()
-            .find_map(|p| p.find(&k).and_then(|i| p.entry(i)))
+            .find_map(|p| p.find(k).and_then(|i| p.entry(i)))
             .and_then(|b| decompress(&b))
-            .and_then(|b| decode_skeleton(path, &b).ok())
     }
 
     /// Whether the file at `path` with content hash `hash` (full or stored, see [`key`])
@@ -260,7 +309,7 @@ impl FactsCache {
                 let decoded = p
                     .entry(i)
                     .and_then(|b| decompress(&b))
-                    .and_then(|b| decode_skeleton("scan.c", &b).ok());
+                    .filter(|b| decode_skeleton("scan.c", b).is_ok() || decode_refs(b).is_ok());
                 match (decoded, p.filter(i)) {
                     (Some(_), Some(f)) => {
                         let _ = filter_may_hold(f, name_hash("main"));

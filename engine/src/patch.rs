@@ -157,6 +157,9 @@ pub struct PatchReport {
     pub context_files: u64,
     /// Of those, the ones loaded from the facts cache instead of parsed.
     pub context_cached: u64,
+    /// Of the affected files, the ones loaded whole from the facts cache instead of
+    /// parsed (changed files are always parsed).
+    pub affected_cached: u64,
     /// The artifact had no facts cache (built by an older batho, or the cache was
     /// deleted): context files were parsed, and every file counted as mentioning every
     /// changed name. This patch starts a cache; `batho build --full` makes a whole one.
@@ -339,6 +342,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         affected: Vec::new(),
         context_files: 0,
         context_cached: 0,
+        affected_cached: 0,
         facts_cache_missing: false,
         rebuilt: false,
         entities: Vec::new(),
@@ -433,6 +437,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     // Files whose facts in `facts` are cached skeletons: context only, never emitted.
     let mut skeletal: HashSet<String> = HashSet::new();
     let mut context_files = 0;
+    let mut affected_cached = 0;
     let outcome = if whole_tree_is_cheaper(emit.len(), present.len(), opts) {
         // Re-resolving most of the tree file by file (parsing each for its references,
         // then laying a fragment the size of the artifact over it) costs more than
@@ -453,6 +458,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
                 &extractor,
                 &ropts,
             )?;
+            affected_cached += context.unchanged_cached;
             phases.scope_ms = mark.elapsed().as_millis() as u64;
             let mark = Instant::now();
             let mut inputs: Vec<FileFacts> = Vec::with_capacity(present.len());
@@ -541,7 +547,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
             // The files parsed here join the cache (changed ones under their new hashes),
             // so the next patch finds them; still under the writer lock, which guards the
             // cache too. The cache is an accelerator: failing to write it fails nothing.
-            let _ = save_parsed(&dir, &facts, &skeletal, &present);
+            let _ = save_parsed(&dir, &cache, &facts, &skeletal, &present);
             commit
         }
         Outcome::Whole(whole) => {
@@ -564,6 +570,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     report.affected = affected;
     report.context_files = context_files;
     report.context_cached = skeletal.len() as u64;
+    report.affected_cached = affected_cached as u64;
     report.entities = changes;
     report.relationships_added = rel_added;
     report.relationships_removed = rel_removed;
@@ -600,17 +607,24 @@ enum Outcome {
     Whole(build::WholeTree),
 }
 
-/// Writes the parsed (not skeletal) facts of present files to a new facts-cache pack, and
-/// folds the cache's small packs when there are many.
+/// Writes the whole (not skeletal) facts of present files that the cache does not hold
+/// yet to a new facts-cache pack, and folds the cache's small packs when there are many.
+/// (Files loaded from it, and files changed back to bytes it knows, as after a checkout
+/// and back, are not written again.)
 fn save_parsed(
     dir: &Path,
+    cache: &FactsCache,
     facts: &HashMap<String, FileFacts>,
     skeletal: &HashSet<String>,
     present: &BTreeMap<String, Language>,
 ) -> std::io::Result<()> {
     let mut w = PackWriter::create(&facts_cache::cache_dir(dir))?;
     for (p, f) in facts {
-        if !skeletal.contains(p) && present.contains_key(p) && f.content_hash != [0; 32] {
+        if !skeletal.contains(p)
+            && present.contains_key(p)
+            && f.content_hash != [0; 32]
+            && !cache.holds(p, &f.content_hash)
+        {
             w.add(f)?;
         }
     }
@@ -754,7 +768,22 @@ impl Extract<'_> {
     /// skeletons (no references) where the cache has them, parsed facts for the rest.
     /// Returns the facts and how many came from the cache (the first ones).
     pub(crate) fn context(&self, paths: &[String]) -> Result<(Vec<FileFacts>, usize), PatchError> {
-        // Decompressing and decoding thousands of skeletons is worth the threads.
+        self.load(paths, false)
+    }
+
+    /// Whole facts of unchanged files whose references are resolved again: loaded from
+    /// the cache (skeleton and references entry) where it has both, parsed otherwise.
+    /// Returns the facts and how many came from the cache (the first ones); a file that
+    /// could not be read is left out, as by [`Extract::run`].
+    pub(crate) fn unchanged(
+        &self,
+        paths: &[String],
+    ) -> Result<(Vec<FileFacts>, usize), PatchError> {
+        self.load(paths, true)
+    }
+
+    fn load(&self, paths: &[String], whole: bool) -> Result<(Vec<FileFacts>, usize), PatchError> {
+        // Decompressing and decoding thousands of entries is worth the threads.
         let chunk = paths.len().div_ceil(self.workers).max(64);
         let loaded: Vec<Vec<Option<FileFacts>>> = std::thread::scope(|s| {
             let handles: Vec<_> = paths
@@ -764,7 +793,11 @@ impl Extract<'_> {
                         part.iter()
                             .map(|p| {
                                 let (_, _, hash) = self.indexed.files.get(p)?;
-                                self.cache.get(p, hash)
+                                if whole {
+                                    self.cache.get_full(p, hash)
+                                } else {
+                                    self.cache.get(p, hash)
+                                }
                             })
                             .collect()
                     })

@@ -1,8 +1,19 @@
-//! The skeleton encoding: what a pack stores of one file's facts.
+//! The entry encodings: what a pack stores of one file's facts, in two entries. The
+//! *skeleton* is what the resolver needs of a context file (everything but references and
+//! entity content hashes) and is all most look-ups decode; the *references* entry holds
+//! the rest, so that an unchanged file a patch re-resolves is loaded whole rather than
+//! parsed again. Each encoding opens with a tag byte, so a damaged index that points one
+//! kind of entry at the other is refused rather than misread.
 
 use batho_schema::{Language, NodeFlags, NodeKind};
+use batho_storage::StoredHash;
 
-use crate::extract::{Base, Entity, FileFacts, Include, Sym};
+use crate::extract::{Base, Entity, FileFacts, Include, NO_ENTITY, Ref, RefKind, Sym};
+
+/// First byte of an encoded skeleton.
+const SKELETON_TAG: u8 = b'S';
+/// First byte of an encoded references entry.
+const REFS_TAG: u8 = b'R';
 
 /// Why an encoded skeleton was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -20,6 +31,7 @@ pub enum DecodeError {
 /// Appends the skeleton of `f` (everything but references and entity content hashes).
 pub fn encode_skeleton(f: &FileFacts, out: &mut Vec<u8>) {
     let u32s = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
+    out.push(SKELETON_TAG);
     out.push(f.language.code());
     u32s(out, f.parse_errors);
     out.extend_from_slice(&f.bytes.to_le_bytes());
@@ -106,6 +118,9 @@ impl<'a> Cursor<'a> {
 /// every index is checked, so the result is safe to hand to the resolver.
 pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeError> {
     let mut c = Cursor { b: bytes, at: 0 };
+    if c.u8()? != SKELETON_TAG {
+        return Err(DecodeError::Invalid("not a skeleton"));
+    }
     let language = Language::from_code(c.u8()?).ok_or(DecodeError::Invalid("language"))?;
     let parse_errors = c.u32()?;
     let size = c.u64()?;
@@ -149,7 +164,7 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
             *x = c.u32()?;
         }
         let parent = v[2];
-        if parent != crate::extract::NO_ENTITY && parent as usize >= n_ent {
+        if parent != NO_ENTITY && parent as usize >= n_ent {
             return Err(DecodeError::Invalid("entity parent"));
         }
         entities.push(Entity {
@@ -214,4 +229,112 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
         lines,
         content_hash,
     })
+}
+
+/// Appends the references entry of `f`: the shape of the skeleton it completes (string
+/// and entity counts), the entities' content hashes and the references.
+pub fn encode_refs(f: &FileFacts, out: &mut Vec<u8>) {
+    let u32s = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
+    out.push(REFS_TAG);
+    u32s(out, f.ends.len() as u32);
+    u32s(out, f.entities.len() as u32);
+    for e in &f.entities {
+        out.extend_from_slice(&e.hash);
+    }
+    u32s(out, f.refs.len() as u32);
+    for r in &f.refs {
+        out.extend_from_slice(&[r.kind as u8, r.flags, r.arity]);
+        for v in [r.enclosing, r.name.0, r.qual.0, r.recv.0, r.line] {
+            u32s(out, v);
+        }
+    }
+}
+
+/// A decoded references entry, checked against its own counts; [`RefsPart::complete`]
+/// joins it to the skeleton it was made with.
+#[derive(Debug)]
+pub struct RefsPart {
+    strings: u32,
+    hashes: Vec<StoredHash>,
+    refs: Vec<Ref>,
+}
+
+/// Bytes of one encoded reference.
+const REF_LEN: usize = 23;
+
+/// Decodes a references entry written by [`encode_refs`]. Never panics; every index is
+/// checked against the counts the entry declares.
+pub fn decode_refs(bytes: &[u8]) -> Result<RefsPart, DecodeError> {
+    let mut c = Cursor { b: bytes, at: 0 };
+    if c.u8()? != REFS_TAG {
+        return Err(DecodeError::Invalid("not a references entry"));
+    }
+    let strings = c.u32()?;
+    let n_ent = c.count(8)?;
+    let mut hashes = Vec::with_capacity(n_ent);
+    for _ in 0..n_ent {
+        hashes.push(c.take(8)?.try_into().unwrap_or([0; 8]));
+    }
+    let sym = |v: u32| -> Result<Sym, DecodeError> {
+        if v < strings {
+            Ok(Sym(v))
+        } else {
+            Err(DecodeError::Invalid("string index"))
+        }
+    };
+    let n_refs = c.count(REF_LEN)?;
+    let mut refs = Vec::with_capacity(n_refs);
+    for _ in 0..n_refs {
+        let head = c.take(3)?;
+        let kind = match head[0] {
+            0 => RefKind::Call,
+            1 => RefKind::Type,
+            2 => RefKind::Read,
+            3 => RefKind::Write,
+            4 => RefKind::Expand,
+            _ => return Err(DecodeError::Invalid("reference kind")),
+        };
+        let mut v = [0u32; 5];
+        for x in &mut v {
+            *x = c.u32()?;
+        }
+        if v[0] != NO_ENTITY && v[0] as usize >= n_ent {
+            return Err(DecodeError::Invalid("enclosing entity"));
+        }
+        refs.push(Ref {
+            kind,
+            flags: head[1],
+            arity: head[2],
+            enclosing: v[0],
+            name: sym(v[1])?,
+            qual: sym(v[2])?,
+            recv: sym(v[3])?,
+            line: v[4],
+        });
+    }
+    if c.at != bytes.len() {
+        return Err(DecodeError::Invalid("trailing bytes"));
+    }
+    Ok(RefsPart {
+        strings,
+        hashes,
+        refs,
+    })
+}
+
+impl RefsPart {
+    /// Fills the references and entity hashes of `skeleton`, which must have the shape
+    /// the entry was made for (else it is refused and `skeleton` is left as it was).
+    pub fn complete(self, skeleton: &mut FileFacts) -> Result<(), DecodeError> {
+        if self.strings as usize != skeleton.ends.len()
+            || self.hashes.len() != skeleton.entities.len()
+        {
+            return Err(DecodeError::Invalid("references of another skeleton"));
+        }
+        for (e, h) in skeleton.entities.iter_mut().zip(self.hashes) {
+            e.hash = h;
+        }
+        skeleton.refs = self.refs;
+        Ok(())
+    }
 }

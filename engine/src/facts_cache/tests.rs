@@ -96,7 +96,7 @@ fn a_pack_serves_its_entries_and_nothing_else() {
     let mut w = PackWriter::create(&cache_dir(dir.path())).unwrap();
     w.add(&a).unwrap();
     w.add(&b).unwrap();
-    assert_eq!(w.len(), 2);
+    assert_eq!(w.len(), 4, "a skeleton and a references entry per file");
     w.finish().unwrap();
     let cache = FactsCache::open(dir.path());
     assert_eq!(cache.packs(), 1);
@@ -209,7 +209,32 @@ proptest! {
     #[test]
     fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         let _ = decode_skeleton("x.c", &bytes);
+        let _ = decode_refs(&bytes);
         let _ = decompress(&bytes);
+    }
+
+    #[test]
+    fn a_mutated_references_entry_never_completes_into_dangling_symbols(
+        at in 0usize..4096,
+        bit in 0u8..8,
+    ) {
+        let f = facts("a.c", Language::C, C_SRC);
+        let mut buf = Vec::new();
+        encode_refs(&f, &mut buf);
+        let at = at % buf.len();
+        buf[at] ^= 1 << bit;
+        let mut s = skeleton_of(&f);
+        if let Ok(part) = decode_refs(&buf)
+            && part.complete(&mut s).is_ok()
+        {
+            for r in &s.refs {
+                let _ = (s.str(r.name), s.str(r.qual), s.str(r.recv));
+                prop_assert!(
+                    r.enclosing == crate::extract::NO_ENTITY
+                        || (r.enclosing as usize) < s.entities.len()
+                );
+            }
+        }
     }
 
     #[test]
@@ -299,7 +324,7 @@ fn scan_counts_intact_and_damaged_entries_and_seeds_the_fuzzer() {
     w.add(&facts("a.c", Language::C, C_SRC)).unwrap();
     w.add(&facts("b.cpp", Language::Cpp, CPP_SRC)).unwrap();
     let pack = w.finish().unwrap();
-    assert_eq!(FactsCache::open(dir.path()).scan(), (2, 0));
+    assert_eq!(FactsCache::open(dir.path()).scan(), (4, 0));
     // The fuzz target's seed: a real pack (regenerate with BATHO_WRITE_FUZZ_SEED=1).
     if std::env::var_os("BATHO_WRITE_FUZZ_SEED").is_some() {
         let seeds =
@@ -310,5 +335,72 @@ fn scan_counts_intact_and_damaged_entries_and_seeds_the_fuzzer() {
     let mut bytes = fs::read(&pack).unwrap();
     bytes[HEADER_LEN as usize + 2] ^= 0x40;
     fs::write(&pack, &bytes).unwrap();
-    assert_eq!(FactsCache::open(dir.path()).scan(), (1, 1));
+    assert_eq!(FactsCache::open(dir.path()).scan(), (3, 1));
+}
+
+#[test]
+fn whole_facts_come_back_from_the_skeleton_and_the_references_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = facts("a.c", Language::C, C_SRC);
+    let b = facts("b.cpp", Language::Cpp, CPP_SRC);
+    assert!(a.entities.iter().any(|e| e.hash != [0; 8]));
+    let mut w = PackWriter::create(&cache_dir(dir.path())).unwrap();
+    w.add(&a).unwrap();
+    w.add(&b).unwrap();
+    let pack = w.finish().unwrap();
+    let cache = FactsCache::open(dir.path());
+    for f in [&a, &b] {
+        let h = &f.content_hash[..CONTENT_HASH_LEN];
+        assert_same(&cache.get_full(&f.path, h).unwrap(), f);
+        assert!(cache.holds(&f.path, h));
+        assert!(!cache.holds(&f.path, &[7; CONTENT_HASH_LEN]));
+    }
+    assert!(
+        cache
+            .get_full("a.c", &b.content_hash[..CONTENT_HASH_LEN])
+            .is_none()
+    );
+
+    // A damaged references entry: the skeleton is still served, the whole facts are not.
+    let ha = &a.content_hash[..CONTENT_HASH_LEN];
+    let mut bytes = fs::read(&pack).unwrap();
+    let mut skeleton = Vec::new();
+    encode_skeleton(&a, &mut skeleton);
+    // a's entries come first: its compressed skeleton, then its references entry.
+    let refs_at = HEADER_LEN as usize + compress(&skeleton).len();
+    bytes[refs_at + 5] ^= 0x10;
+    fs::write(&pack, &bytes).unwrap();
+    let cache = FactsCache::open(dir.path());
+    assert!(cache.get("a.c", ha).is_some());
+    assert!(cache.get_full("a.c", ha).is_none());
+}
+
+#[test]
+fn a_references_entry_is_refused_when_cut_or_for_another_skeleton() {
+    let a = facts("a.c", Language::C, C_SRC);
+    let b = facts("b.cpp", Language::Cpp, CPP_SRC);
+    let mut buf = Vec::new();
+    encode_refs(&a, &mut buf);
+    for n in 0..buf.len() {
+        assert!(decode_refs(&buf[..n]).is_err(), "prefix {n} accepted");
+    }
+    let mut long = buf.clone();
+    long.push(0);
+    assert_eq!(
+        decode_refs(&long).unwrap_err(),
+        DecodeError::Invalid("trailing bytes")
+    );
+    // Each kind of entry refuses the other's bytes.
+    let mut sk = Vec::new();
+    encode_skeleton(&a, &mut sk);
+    assert!(decode_refs(&sk).is_err());
+    assert!(decode_skeleton("a.c", &buf).is_err());
+    // b's skeleton has another shape: a's references do not complete it.
+    let mut sb = skeleton_of(&b);
+    let before = sb.clone();
+    assert!(decode_refs(&buf).unwrap().complete(&mut sb).is_err());
+    assert_same(&sb, &before);
+    let mut sa = skeleton_of(&a);
+    decode_refs(&buf).unwrap().complete(&mut sa).unwrap();
+    assert_same(&sa, &a);
 }

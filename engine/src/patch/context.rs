@@ -33,8 +33,9 @@ type NameSet = HashSet<String, foldhash::fast::RandomState>;
 /// alias-macro targets and base classes of entities so found, the classes deriving from
 /// them (virtual dispatch) and the macros opening a signature (which can make it static).
 ///
-/// Emitted files are parsed (their references are resolved); context files come from the
-/// facts cache as skeletons where it has them, and are listed in `skeletal`.
+/// Emitted files need their references: changed ones are parsed (by the caller),
+/// unchanged ones come whole from the facts cache where it has them; context files come
+/// from it as skeletons, and are listed in `skeletal`.
 pub(super) fn gather(
     base: &Artifact,
     emit: &BTreeSet<String>,
@@ -50,7 +51,8 @@ pub(super) fn gather(
         .filter(|p| !facts.contains_key(*p) || skeletal.contains(*p))
         .cloned()
         .collect();
-    let (got, _failed) = extract.run(&parse)?;
+    // Not in `facts` or skeletal: unchanged files (changed ones were parsed first).
+    let (got, unchanged_cached) = extract.unchanged(&parse)?;
     for f in got {
         skeletal.remove(&f.path);
         facts.insert(f.path.clone(), f);
@@ -245,6 +247,7 @@ pub(super) fn gather(
     Ok(Context {
         files: context,
         wanted,
+        unchanged_cached,
     })
 }
 
@@ -314,6 +317,8 @@ pub(super) struct Context {
     /// Files extracted or loaded only as context.
     pub(super) files: BTreeSet<String>,
     wanted: Wanted,
+    /// Emitted unchanged files loaded whole from the facts cache rather than parsed.
+    pub(super) unchanged_cached: usize,
 }
 
 impl Context {

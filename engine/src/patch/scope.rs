@@ -474,21 +474,23 @@ pub(super) fn affected(inputs: Inputs<'_>) -> BTreeSet<String> {
 fn couple(base: &Artifact, emit: &mut BTreeSet<String>, changed: &BTreeSet<&str>) {
     let mut queue: Vec<String> = emit.iter().cloned().collect();
     while let Some(p) = queue.pop() {
-        let Some(bm) = base.nodes_in_file(&p) else {
+        let (Some(bm), Some(sid)) = (base.nodes_in_file(&p), base.find_string(&p)) else {
             continue;
         };
+        // Files compared by string id (every string has one id, delta layer or not):
+        // this looks at every edge of every emitted file.
         let mut found: Vec<String> = Vec::new();
         for n in bm.iter() {
             for e in base.out_edges(NodeIdx(n)) {
-                if e.file() != p {
+                if e.file_sid() != sid {
                     found.push(e.file().into_owned());
                 }
             }
             for e in base.in_edges(NodeIdx(n)) {
-                if e.file() == p {
-                    let src = base.node(base.edge_src(e.idx())).file();
-                    if src != p {
-                        found.push(src.into_owned());
+                if e.file_sid() == sid {
+                    let src = base.node(base.edge_src(e.idx()));
+                    if src.file_sid() != sid {
+                        found.push(src.file().into_owned());
                     }
                 }
             }

@@ -92,10 +92,16 @@ fn apply_edit(root: &Path, edit: Edit<'_>) {
 pub(super) fn parity(base: &Path, setup: Edit<'_>, edit: Edit<'_>) -> PatchReport {
     let uncached = parity_with(base, setup, edit, false, None);
     assert_eq!(uncached.context_cached, 0);
+    assert_eq!(uncached.affected_cached, 0);
     let cached = parity_with(base, setup, edit, true, None);
     assert_eq!(
         cached.context_cached, cached.context_files,
         "every context file of a freshly built tree is in the cache"
+    );
+    assert_eq!(
+        cached.affected_cached,
+        cached.affected.len() as u64,
+        "every affected file of a freshly built tree is loaded whole from the cache"
     );
     cached
 }

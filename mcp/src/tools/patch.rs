@@ -102,6 +102,7 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
             "affected_files": rep.affected.len(),
             "context_files": rep.context_files,
             "context_cached": rep.context_cached,
+            "affected_cached": rep.affected_cached,
             "rebuilt": rep.rebuilt,
             "entities_added": added,
             "entities_removed": removed,
