@@ -495,21 +495,6 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let (changes, (rel_added, rel_removed)) = match &outcome {
-        Outcome::Fragment(f) => (
-            fragment::changes(&base, &f.replaced_files, &f.graph),
-            fragment::edge_delta(&base, &f.replaced_files, &f.graph),
-        ),
-        Outcome::Whole(w) => {
-            let mut replaced = emit.clone();
-            replaced.extend(files.deleted.iter().cloned());
-            (
-                fragment::changes(&base, &changed, &w.graph),
-                fragment::edge_delta(&base, &replaced, &w.graph),
-            )
-        }
-    };
-
     let mark = Instant::now();
     let head = git::read_head(&root);
     let summary = format!(
@@ -541,21 +526,49 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         message: summary,
     };
     report.rebuilt = matches!(outcome, Outcome::Whole(_));
-    let commit = match outcome {
-        Outcome::Fragment(fragment) => {
-            let commit = writer.commit_fragment(&base, &fragment, run.clone())?;
-            // The files parsed here join the cache (changed ones under their new hashes),
-            // so the next patch finds them; still under the writer lock, which guards the
-            // cache too. The cache is an accelerator: failing to write it fails nothing.
-            let _ = save_parsed(&dir, &cache, &facts, &skeletal, &present);
-            commit
-        }
-        Outcome::Whole(whole) => {
-            let (commit, _) = crate::build::commit_whole(&mut writer, &whole.graph, run.clone())?;
-            whole.pack.finish(&dir);
-            commit
-        }
-    };
+    // The entity-level changes and the edge counts only read the base and the new graph:
+    // they are worked out on a second thread while the commit writes (each takes
+    // seconds on a large patch).
+    let (commit, (changes, (rel_added, rel_removed))) = std::thread::scope(|s| {
+        let report_side = s.spawn(|| match &outcome {
+            Outcome::Fragment(f) => (
+                fragment::changes(&base, &f.replaced_files, &f.graph),
+                fragment::edge_delta(&base, &f.replaced_files, &f.graph),
+            ),
+            Outcome::Whole(w) => {
+                let mut replaced = emit.clone();
+                replaced.extend(files.deleted.iter().cloned());
+                (
+                    fragment::changes(&base, &changed, &w.graph),
+                    fragment::edge_delta(&base, &replaced, &w.graph),
+                )
+            }
+        });
+        let commit = match &outcome {
+            Outcome::Fragment(fragment) => {
+                let commit = writer.commit_fragment(&base, fragment, run.clone());
+                // The files parsed here join the cache (changed ones under their new
+                // hashes), so the next patch finds them; still under the writer lock,
+                // which guards the cache too. The cache is an accelerator: failing to
+                // write it fails nothing.
+                if commit.is_ok() {
+                    let _ = save_parsed(&dir, &cache, &facts, &skeletal, &present);
+                }
+                commit
+            }
+            Outcome::Whole(whole) => {
+                crate::build::commit_whole(&mut writer, &whole.graph, run.clone()).map(|c| c.0)
+            }
+        };
+        let side = report_side
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (commit, side)
+    });
+    let commit = commit?;
+    if let Outcome::Whole(whole) = outcome {
+        whole.pack.finish(&dir);
+    }
     // After the commit: a stamp is trusted only for the content hash the artifact holds.
     let _ = stamps.save(&dir);
     phases.write_ms = mark.elapsed().as_millis() as u64;

@@ -211,6 +211,45 @@ pub(super) struct Inputs<'a> {
 /// tree may make differently; returned together with the present changed files (the
 /// files the fragment re-emits). Deleted files are left to the caller.
 pub(super) fn affected(inputs: Inputs<'_>) -> BTreeSet<String> {
+    // Rule 3 — include graph: files whose translation unit changed in a way their
+    // lookups can see, and files whose own includes resolve differently (`units`). It
+    // needs nothing the other rules find (it only skipped files they had taken), so it
+    // runs on a second thread.
+    let (mut out, by_units) = std::thread::scope(|s| {
+        let units = s.spawn(|| {
+            let mut out = BTreeSet::new();
+            units::affected(inputs, &mut out);
+            out
+        });
+        let out = by_names(inputs);
+        let by_units = units
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (out, by_units)
+    });
+    out.extend(by_units);
+
+    let (base, changes, present) = (inputs.base, inputs.changes, inputs.present);
+    out.retain(|p| !p.is_empty() && present.contains_key(p));
+    for p in changes.added.iter().chain(&changes.modified) {
+        if present.contains_key(p) {
+            out.insert(p.clone());
+        }
+    }
+    let changed: BTreeSet<&str> = changes
+        .added
+        .iter()
+        .chain(&changes.modified)
+        .chain(&changes.deleted)
+        .map(String::as_str)
+        .collect();
+    couple(base, &mut out, &changed);
+    out
+}
+
+/// Rules 0, 1, 2 and 4 and their field forms (1F, 4F): the files that may resolve
+/// differently because a definition they can look up by name changed.
+fn by_names(inputs: Inputs<'_>) -> BTreeSet<String> {
     let Inputs {
         base,
         changes,
@@ -453,18 +492,6 @@ pub(super) fn affected(inputs: Inputs<'_>) -> BTreeSet<String> {
     // look them up in their class.
     let skip = |p: &str| changed.contains(p) || !present.contains_key(p);
     members::affected(inputs, &fields, &method_classes, &skip, &mut out);
-
-    // Rule 3 — include graph: files whose translation unit changed in a way their
-    // lookups can see, and files whose own includes resolve differently.
-    units::affected(inputs, &mut out);
-
-    out.retain(|p| !p.is_empty() && present.contains_key(p));
-    for p in changes.added.iter().chain(&changes.modified) {
-        if present.contains_key(p) {
-            out.insert(p.clone());
-        }
-    }
-    couple(base, &mut out, &changed);
     out
 }
 
