@@ -139,6 +139,11 @@ pub(super) fn gather(
                         more.insert(t.to_owned());
                     }
                 }
+                // Most entities (the kernel's millions of macros) lend no name but their
+                // own: reaching them changes nothing, so they need not wait.
+                if lends_only_its_name(f, ei) {
+                    continue;
+                }
                 match wanted.missing(f, e) {
                     None => expand(f, ei, &mut more),
                     Some(h) => waiting.entry(h).or_default().push((at, ei as u32)),
@@ -293,6 +298,18 @@ impl Wanted {
         }
         None
     }
+}
+
+/// Whether [`expand`] of entity `ei` can add no name but the entity's own (which is
+/// wanted once it is reachable): not a function or variable (no signature macro), no type
+/// or alias target, no scope, no bases.
+fn lends_only_its_name(f: &FileFacts, ei: usize) -> bool {
+    let e = &f.entities[ei];
+    let qual = f.str(e.qual);
+    !matches!(e.kind, NodeKind::Function | NodeKind::Variable)
+        && f.str(e.type_name).is_empty()
+        && (qual.is_empty() || qual == f.str(e.name))
+        && !f.bases.iter().any(|b| b.entity as usize == ei)
 }
 
 /// The names a reachable entity lends: the macro its signature may open with (which can
