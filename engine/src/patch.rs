@@ -563,6 +563,32 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         let side = report_side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        // Every patch a test runs checks the fast change records and edge counts
+        // against the plain first versions.
+        #[cfg(test)]
+        {
+            let (graph, replaced): (&batho_storage::input::GraphBuilder, BTreeSet<String>) =
+                match &outcome {
+                    Outcome::Fragment(f) => (&f.graph, f.replaced_files.clone()),
+                    Outcome::Whole(w) => {
+                        let mut replaced = emit.clone();
+                        replaced.extend(files.deleted.iter().cloned());
+                        (&w.graph, replaced)
+                    }
+                };
+            let for_changes = match &outcome {
+                Outcome::Fragment(_) => &replaced,
+                Outcome::Whole(_) => &changed,
+            };
+            assert_eq!(
+                side.0,
+                fragment::reference::changes(&base, for_changes, graph)
+            );
+            assert_eq!(
+                side.1,
+                fragment::reference::edge_delta(&base, &replaced, graph)
+            );
+        }
         (commit, side)
     });
     let commit = commit?;

@@ -1,7 +1,7 @@
 //! Cutting a partial resolution into the [`GraphFragment`] storage lays over the base, and
 //! describing what it changes: entity-level change records and the edge delta.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, IdText, NodeIdx, NodeInput};
@@ -125,74 +125,106 @@ fn is_entity(k: NodeKind) -> bool {
 
 /// The entity-level changes of the files `replaced` between `base` and graph `g` (a
 /// fragment's, or a whole tree's), sorted by change then id.
+///
+/// Entities are paired by the hash of their id, so that the many that come back
+/// unchanged (same id, same content hash) cost no strings; snapshots are made only of
+/// the ones that changed. (Snapshotting every entity of a 500-file kernel checkout's
+/// 3,400 replaced files into string maps took seconds.)
 pub(super) fn changes(
     base: &Artifact,
     replaced: &BTreeSet<String>,
     g: &GraphBuilder,
 ) -> Vec<EntityChange> {
-    let mut before: BTreeMap<String, (EntitySnapshot, StoredHash)> = BTreeMap::new();
+    // (id hash, node, content hash), in the order the entities are met.
+    let mut before: Vec<(u64, NodeIdx, StoredHash)> = Vec::new();
     for p in replaced {
         let Some(bm) = base.nodes_in_file(p) else {
             continue;
         };
         for n in bm.iter() {
             let node = base.node(NodeIdx(n));
-            if !is_entity(node.kind()) {
-                continue;
+            if is_entity(node.kind()) {
+                before.push((h(node.id().as_bytes()), NodeIdx(n), node.content_hash()));
             }
-            let snap = EntitySnapshot {
-                id: node.id().into_owned(),
-                name: node.name().into_owned(),
-                kind: node.kind().name(),
-                file: node.file().into_owned(),
-                start_line: node.start_line(),
-                end_line: node.end_line(),
-            };
-            before.insert(snap.id.clone(), (snap, node.content_hash()));
         }
     }
-    let mut after: BTreeMap<String, (EntitySnapshot, StoredHash)> = BTreeMap::new();
-    for n in &g.nodes {
-        if !is_entity(n.kind) || !replaced.contains(g.str(n.file)) {
-            continue;
+    let mut after: Vec<(u64, usize, StoredHash)> = Vec::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        if is_entity(n.kind) && replaced.contains(g.str(n.file)) {
+            after.push((h(g.id_of(n).as_bytes()), i, n.content_hash));
         }
-        let h = n.content_hash;
-        let snap = EntitySnapshot {
+    }
+    // One entity per id, the last met (duplicate ids are a build's own ambiguity).
+    last_per_id(&mut before);
+    last_per_id(&mut after);
+    let snap_before = |n: NodeIdx| {
+        let node = base.node(n);
+        EntitySnapshot {
+            id: node.id().into_owned(),
+            name: node.name().into_owned(),
+            kind: node.kind().name(),
+            file: node.file().into_owned(),
+            start_line: node.start_line(),
+            end_line: node.end_line(),
+        }
+    };
+    let snap_after = |i: usize| {
+        let n = &g.nodes[i];
+        EntitySnapshot {
             id: g.id_of(n).into_owned(),
             name: g.str(n.name).to_owned(),
             kind: n.kind.name(),
             file: g.str(n.file).to_owned(),
             start_line: n.start_line,
             end_line: n.end_line,
-        };
-        after.insert(snap.id.clone(), (snap, h));
-    }
+        }
+    };
     let mut out = Vec::new();
     let mut removed: Vec<(EntitySnapshot, StoredHash)> = Vec::new();
-    for (id, (snap, h)) in &before {
-        match after.get(id) {
-            Some((a, ah)) => {
-                if ah != h {
+    let mut added: Vec<(EntitySnapshot, StoredHash)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < before.len() || j < after.len() {
+        let b = before.get(i).copied();
+        let a = after.get(j).copied();
+        match (b, a) {
+            (Some(b), Some(a)) if b.0 == a.0 => {
+                i += 1;
+                j += 1;
+                if b.2 == a.2 {
+                    continue;
+                }
+                let (sb, sa) = (snap_before(b.1), snap_after(a.1));
+                if sb.id == sa.id {
                     out.push(EntityChange {
                         change: ChangeKind::Modified,
-                        before: Some(snap.clone()),
-                        after: Some(a.clone()),
+                        before: Some(sb),
+                        after: Some(sa),
                     });
+                } else {
+                    // Two ids with one hash: not the same entity.
+                    removed.push((sb, b.2));
+                    added.push((sa, a.2));
                 }
             }
-            None => removed.push((snap.clone(), *h)),
+            (Some(b), a) if a.is_none_or(|a| b.0 < a.0) => {
+                i += 1;
+                removed.push((snap_before(b.1), b.2));
+            }
+            (_, Some(a)) => {
+                j += 1;
+                added.push((snap_after(a.1), a.2));
+            }
+            (_, None) => break,
         }
     }
-    // Renames: a removed entity whose exact text (hash) and kind reappear under a new id.
+    // Renames: a removed entity whose exact text (hash) and kind reappear under a new id;
+    // removed ones are taken in id order, each pairing with the added one of smallest id.
+    removed.sort_by(|x, y| x.0.id.cmp(&y.0.id));
+    added.sort_by(|x, y| y.0.id.cmp(&x.0.id));
     let mut added_by_hash: HashMap<(StoredHash, &'static str), Vec<EntitySnapshot>> =
         HashMap::new();
-    for (id, (snap, h)) in after.iter().rev() {
-        if !before.contains_key(id) {
-            added_by_hash
-                .entry((*h, snap.kind))
-                .or_default()
-                .push(snap.clone());
-        }
+    for (snap, h) in added {
+        added_by_hash.entry((h, snap.kind)).or_default().push(snap);
     }
     for (snap, h) in removed {
         match added_by_hash.get_mut(&(h, snap.kind)).and_then(Vec::pop) {
@@ -217,6 +249,24 @@ pub(super) fn changes(
             });
         }
     }
+    sort_changes(&mut out);
+    out
+}
+
+/// Sorts by id hash and keeps, of the entries sharing one, the last (a stable sort keeps
+/// them in the order they were met).
+fn last_per_id<T: Copy>(v: &mut Vec<(u64, T, StoredHash)>) {
+    v.sort_by_key(|x| x.0);
+    let mut out = Vec::with_capacity(v.len());
+    for (k, x) in v.iter().enumerate() {
+        if v.get(k + 1).is_none_or(|next| next.0 != x.0) {
+            out.push(*x);
+        }
+    }
+    *v = out;
+}
+
+fn sort_changes(out: &mut [EntityChange]) {
     out.sort_by(|a, b| {
         let id = |c: &EntityChange| {
             c.after
@@ -227,39 +277,48 @@ pub(super) fn changes(
         };
         a.change.cmp(&b.change).then_with(|| id(a).cmp(&id(b)))
     });
-    out
 }
-
-/// An edge in canonical form: (src id, rel, dst id, roles, strategy, file, line).
-/// An edge by the hashes of its ends' ids and file, plus its other properties: counting
-/// added and removed edges needs no strings (a 64-bit collision could only miscount).
-type EdgeKey = (u64, u8, u64, u8, u8, u64, u32);
 
 fn h(s: &[u8]) -> u64 {
     crate::extract::fx_hash(s)
 }
 
+/// splitmix64's finaliser.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// An edge as a 128-bit key: the hashes of its ends' ids and file, and its rel, roles,
+/// strategy and line. Counting added and removed edges needs no strings (a collision
+/// could only miscount).
+fn edge_key(src: u64, rel: u8, dst: u64, roles: u8, strategy: u8, file: u64, line: u32) -> u128 {
+    let small = u64::from(rel) << 48 | u64::from(roles) << 40 | u64::from(strategy) << 32;
+    let a = mix(src ^ mix(small | u64::from(line)));
+    let b = mix(dst.rotate_left(23) ^ mix(file ^ a));
+    u128::from(a) << 64 | u128::from(b)
+}
+
 /// Edges added and removed among those leaving the files `replaced`, between `base` and
-/// graph `g` (a fragment's, or a whole tree's): a multiset difference of canonical edges.
+/// graph `g` (a fragment's, or a whole tree's): a multiset difference of canonical edges,
+/// taken by sorting each side's keys (a hash map of millions of counts cost seconds).
 pub(super) fn edge_delta(
     base: &Artifact,
     replaced: &BTreeSet<String>,
     g: &GraphBuilder,
 ) -> (u64, u64) {
-    let mut count: HashMap<EdgeKey, i64, IdBuild> = HashMap::default();
     // Edges of many files reach the same few nodes, whose ids may be composed (allocated)
-    // on every read: hash each node's id once. 0 stands for "not hashed yet" (a real hash
-    // of 0 is only re-hashed).
-    let mut id_hash = vec![0u64; base.node_count() as usize];
+    // on every read: hash each node's id once.
+    let mut id_hash: HashMap<u32, u64, IdBuild> = HashMap::default();
     let mut node_hash = |n: NodeIdx| {
-        let slot = &mut id_hash[n.0 as usize];
-        if *slot == 0 {
-            *slot = h(base.node(n).id().as_bytes());
-        }
-        *slot
+        *id_hash
+            .entry(n.0)
+            .or_insert_with(|| h(base.node(n).id().as_bytes()))
     };
     // The edges of a file nearly all name that file: hash each file string once.
     let mut base_files: HashMap<u32, u64, IdBuild> = HashMap::default();
+    let mut old: Vec<u128> = Vec::new();
     for p in replaced {
         let Some(bm) = base.nodes_in_file(p) else {
             continue;
@@ -270,7 +329,7 @@ pub(super) fn edge_delta(
                 let file = *base_files
                     .entry(e.file_sid().0)
                     .or_insert_with(|| h(e.file().as_bytes()));
-                let key = (
+                old.push(edge_key(
                     src,
                     e.rel().code(),
                     node_hash(e.dst()),
@@ -278,8 +337,7 @@ pub(super) fn edge_delta(
                     e.strategy().code(),
                     file,
                     e.line(),
-                );
-                *count.entry(key).or_default() -= 1;
+                ));
             }
         }
     }
@@ -290,11 +348,12 @@ pub(super) fn edge_delta(
         .map(|n| replaced.contains(g.str(n.file)))
         .collect();
     let mut files: HashMap<u32, u64, IdBuild> = HashMap::default();
+    let mut new: Vec<u128> = Vec::new();
     for e in g.edges.iter().filter(|e| leaves[e.src.0 as usize]) {
         let file = *files
             .entry(e.file.0)
             .or_insert_with(|| h(g.str(e.file).as_bytes()));
-        let key = (
+        new.push(edge_key(
             ids[e.src.0 as usize],
             e.rel.code(),
             ids[e.dst.0 as usize],
@@ -302,14 +361,221 @@ pub(super) fn edge_delta(
             e.strategy.code(),
             file,
             e.line,
-        );
-        *count.entry(key).or_default() += 1;
+        ));
     }
-    let added = count.values().filter(|&&c| c > 0).map(|&c| c as u64).sum();
-    let removed = count
-        .values()
-        .filter(|&&c| c < 0)
-        .map(|&c| (-c) as u64)
-        .sum();
+    old.sort_unstable();
+    new.sort_unstable();
+    // Merge: keys only in `new` were added, only in `old` removed (with multiplicity).
+    let (mut added, mut removed) = (0u64, 0u64);
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() && j < new.len() {
+        match old[i].cmp(&new[j]) {
+            std::cmp::Ordering::Less => {
+                removed += 1;
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                added += 1;
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    removed += (old.len() - i) as u64;
+    added += (new.len() - j) as u64;
     (added, removed)
+}
+
+/// The first, plain versions of [`changes`] and [`edge_delta`], kept as oracles: every
+/// patch a test runs checks the fast versions against them (`patch`).
+#[cfg(test)]
+pub(super) mod reference {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// [`super::changes`] as first written, with strings for every entity: the oracle the tests
+    /// check the fast version against.
+    ///
+    /// The entity-level changes of the files `replaced` between `base` and graph `g` (a
+    /// fragment's, or a whole tree's), sorted by change then id.
+    pub(in crate::patch) fn changes(
+        base: &Artifact,
+        replaced: &BTreeSet<String>,
+        g: &GraphBuilder,
+    ) -> Vec<EntityChange> {
+        let mut before: BTreeMap<String, (EntitySnapshot, StoredHash)> = BTreeMap::new();
+        for p in replaced {
+            let Some(bm) = base.nodes_in_file(p) else {
+                continue;
+            };
+            for n in bm.iter() {
+                let node = base.node(NodeIdx(n));
+                if !is_entity(node.kind()) {
+                    continue;
+                }
+                let snap = EntitySnapshot {
+                    id: node.id().into_owned(),
+                    name: node.name().into_owned(),
+                    kind: node.kind().name(),
+                    file: node.file().into_owned(),
+                    start_line: node.start_line(),
+                    end_line: node.end_line(),
+                };
+                before.insert(snap.id.clone(), (snap, node.content_hash()));
+            }
+        }
+        let mut after: BTreeMap<String, (EntitySnapshot, StoredHash)> = BTreeMap::new();
+        for n in &g.nodes {
+            if !is_entity(n.kind) || !replaced.contains(g.str(n.file)) {
+                continue;
+            }
+            let h = n.content_hash;
+            let snap = EntitySnapshot {
+                id: g.id_of(n).into_owned(),
+                name: g.str(n.name).to_owned(),
+                kind: n.kind.name(),
+                file: g.str(n.file).to_owned(),
+                start_line: n.start_line,
+                end_line: n.end_line,
+            };
+            after.insert(snap.id.clone(), (snap, h));
+        }
+        let mut out = Vec::new();
+        let mut removed: Vec<(EntitySnapshot, StoredHash)> = Vec::new();
+        for (id, (snap, h)) in &before {
+            match after.get(id) {
+                Some((a, ah)) => {
+                    if ah != h {
+                        out.push(EntityChange {
+                            change: ChangeKind::Modified,
+                            before: Some(snap.clone()),
+                            after: Some(a.clone()),
+                        });
+                    }
+                }
+                None => removed.push((snap.clone(), *h)),
+            }
+        }
+        // Renames: a removed entity whose exact text (hash) and kind reappear under a new id.
+        let mut added_by_hash: HashMap<(StoredHash, &'static str), Vec<EntitySnapshot>> =
+            HashMap::new();
+        for (id, (snap, h)) in after.iter().rev() {
+            if !before.contains_key(id) {
+                added_by_hash
+                    .entry((*h, snap.kind))
+                    .or_default()
+                    .push(snap.clone());
+            }
+        }
+        for (snap, h) in removed {
+            match added_by_hash.get_mut(&(h, snap.kind)).and_then(Vec::pop) {
+                Some(a) => out.push(EntityChange {
+                    change: ChangeKind::Renamed,
+                    before: Some(snap),
+                    after: Some(a),
+                }),
+                None => out.push(EntityChange {
+                    change: ChangeKind::Removed,
+                    before: Some(snap),
+                    after: None,
+                }),
+            }
+        }
+        for (_, left) in added_by_hash {
+            for a in left {
+                out.push(EntityChange {
+                    change: ChangeKind::Added,
+                    before: None,
+                    after: Some(a),
+                });
+            }
+        }
+        sort_changes(&mut out);
+        out
+    }
+
+    /// An edge in canonical form: (src id, rel, dst id, roles, strategy, file, line).
+    /// An edge by the hashes of its ends' ids and file, plus its other properties: counting
+    /// added and removed edges needs no strings (a 64-bit collision could only miscount).
+    type EdgeKey = (u64, u8, u64, u8, u8, u64, u32);
+
+    /// [`super::edge_delta`] as first written, with a hash map of counts: the tests' oracle.
+    ///
+    /// Edges added and removed among those leaving the files `replaced`, between `base` and
+    /// graph `g` (a fragment's, or a whole tree's): a multiset difference of canonical edges.
+    pub(in crate::patch) fn edge_delta(
+        base: &Artifact,
+        replaced: &BTreeSet<String>,
+        g: &GraphBuilder,
+    ) -> (u64, u64) {
+        let mut count: HashMap<EdgeKey, i64, IdBuild> = HashMap::default();
+        // Edges of many files reach the same few nodes, whose ids may be composed (allocated)
+        // on every read: hash each node's id once. 0 stands for "not hashed yet" (a real hash
+        // of 0 is only re-hashed).
+        let mut id_hash = vec![0u64; base.node_count() as usize];
+        let mut node_hash = |n: NodeIdx| {
+            let slot = &mut id_hash[n.0 as usize];
+            if *slot == 0 {
+                *slot = h(base.node(n).id().as_bytes());
+            }
+            *slot
+        };
+        // The edges of a file nearly all name that file: hash each file string once.
+        let mut base_files: HashMap<u32, u64, IdBuild> = HashMap::default();
+        for p in replaced {
+            let Some(bm) = base.nodes_in_file(p) else {
+                continue;
+            };
+            for n in bm.iter() {
+                let src = node_hash(NodeIdx(n));
+                for e in base.out_edges(NodeIdx(n)) {
+                    let file = *base_files
+                        .entry(e.file_sid().0)
+                        .or_insert_with(|| h(e.file().as_bytes()));
+                    let key = (
+                        src,
+                        e.rel().code(),
+                        node_hash(e.dst()),
+                        e.roles().0,
+                        e.strategy().code(),
+                        file,
+                        e.line(),
+                    );
+                    *count.entry(key).or_default() -= 1;
+                }
+            }
+        }
+        let ids: Vec<u64> = g.nodes.iter().map(|n| h(g.id_of(n).as_bytes())).collect();
+        let leaves: Vec<bool> = g
+            .nodes
+            .iter()
+            .map(|n| replaced.contains(g.str(n.file)))
+            .collect();
+        let mut files: HashMap<u32, u64, IdBuild> = HashMap::default();
+        for e in g.edges.iter().filter(|e| leaves[e.src.0 as usize]) {
+            let file = *files
+                .entry(e.file.0)
+                .or_insert_with(|| h(g.str(e.file).as_bytes()));
+            let key = (
+                ids[e.src.0 as usize],
+                e.rel.code(),
+                ids[e.dst.0 as usize],
+                e.roles.0,
+                e.strategy.code(),
+                file,
+                e.line,
+            );
+            *count.entry(key).or_default() += 1;
+        }
+        let added = count.values().filter(|&&c| c > 0).map(|&c| c as u64).sum();
+        let removed = count
+            .values()
+            .filter(|&&c| c < 0)
+            .map(|&c| (-c) as u64)
+            .sum();
+        (added, removed)
+    }
 }
