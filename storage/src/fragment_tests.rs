@@ -44,6 +44,12 @@ pub(crate) fn node_props(n: crate::NodeRef<'_>) -> NodeProps {
 }
 
 pub(crate) fn edge_key(a: &Artifact, e: crate::EdgeRef<'_>) -> EdgeKey {
+    // The override is there exactly when the use-site file is not the source's.
+    let src_file = a.node(e.src()).file_sid();
+    match e.file_sid_override() {
+        Some(f) => assert!(f == e.file_sid() && f != src_file, "edge {:?}", e.idx()),
+        None => assert_eq!(e.file_sid(), src_file, "edge {:?}", e.idx()),
+    }
     (
         a.node(e.src()).id().into_owned(),
         e.rel().code(),

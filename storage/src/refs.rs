@@ -313,6 +313,15 @@ impl<'a> EdgeRef<'a> {
     pub fn file(&self) -> Cow<'a, str> {
         self.a.string(self.file_sid())
     }
+    /// The use-site file's string id when it is not the source node's file (stored as a
+    /// sparse override; `None`: [`Self::file_sid`] is the source's file). Costs one column
+    /// read, where [`Self::file_sid`] may have to find the source node.
+    pub fn file_sid_override(&self) -> Option<StrId> {
+        match self.col(&self.cols.file_override) {
+            0 => None,
+            f => Some(StrId(u32::try_from(f - 1).unwrap_or(u32::MAX))),
+        }
+    }
     /// Use-site line (0 when none).
     pub fn line(&self) -> u32 {
         self.col(&self.cols.line) as u32

@@ -237,6 +237,14 @@ fn art_edge(a: &Artifact, e: batho_storage::EdgeRef<'_>) -> EdgeKey {
         e.line(),
     )
         .tap(|_| assert_eq!(a.edge(e.idx()).dst(), e.dst()))
+        .tap(|_| {
+            // The override is there exactly when the use-site file is not the source's.
+            let src_file = a.node(e.src()).file_sid();
+            match e.file_sid_override() {
+                Some(f) => assert!(f == e.file_sid() && f != src_file),
+                None => assert_eq!(e.file_sid(), src_file),
+            }
+        })
 }
 
 trait Tap: Sized {

@@ -504,17 +504,21 @@ fn couple(base: &Artifact, emit: &mut BTreeSet<String>, changed: &BTreeSet<&str>
         let (Some(bm), Some(sid)) = (base.nodes_in_file(&p), base.find_string(&p)) else {
             continue;
         };
-        // Files compared by string id (every string has one id, delta layer or not):
-        // this looks at every edge of every emitted file.
+        // Only an edge whose use-site file is not its source's file can couple two files,
+        // and the store marks exactly those (a sparse override): the rest cost one column
+        // read each, however many edges the emitted files have. Files compare by string
+        // id (every string has one id, delta layer or not).
         let mut found: Vec<String> = Vec::new();
         for n in bm.iter() {
             for e in base.out_edges(NodeIdx(n)) {
-                if e.file_sid() != sid {
-                    found.push(e.file().into_owned());
+                if let Some(f) = e.file_sid_override()
+                    && f != sid
+                {
+                    found.push(base.string(f).into_owned());
                 }
             }
             for e in base.in_edges(NodeIdx(n)) {
-                if e.file_sid() == sid {
+                if e.file_sid_override() == Some(sid) {
                     let src = base.node(base.edge_src(e.idx()));
                     if src.file_sid() != sid {
                         found.push(src.file().into_owned());
