@@ -20,6 +20,10 @@ use crate::reader::Artifact;
 use crate::refs::NodeRef;
 use crate::store::{CommitInfo, WriterLock};
 
+/// From this many fragment nodes up, [`Plan::compute`] looks their ids up on every core
+/// (in tests from a few, so that every fragment test takes the split path).
+const PARALLEL_LOOKUPS: usize = if cfg!(test) { 4 } else { 20_000 };
+
 /// The new state of some files, laid over an artifact's current graph by a patch.
 #[derive(Clone, Debug, Default)]
 pub struct GraphFragment {
@@ -162,9 +166,33 @@ impl Plan {
         let mut order: Vec<u32> = (0..fg.nodes.len() as u32).collect();
         order.sort_unstable_by(|&x, &y| ids[x as usize].cmp(&ids[y as usize]));
         let mut live_with_id: Vec<Vec<NodeIdx>> = vec![Vec::new(); fg.nodes.len()];
-        let mut cursor = base.id_cursor();
-        for &i in &order {
-            live_with_id[i as usize] = cursor.nodes_with_id(&ids[i as usize]);
+        // A large fragment's look-ups are split into runs of the sorted order, one cursor
+        // and thread each (a kernel checkout's ~450,000 took a second on one).
+        let threads = if order.len() < PARALLEL_LOOKUPS {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        };
+        let runs = order.chunks(order.len().div_ceil(threads).max(1));
+        let found: Vec<Vec<Vec<NodeIdx>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = runs
+                .map(|run| {
+                    let ids = &ids;
+                    s.spawn(move || {
+                        let mut cursor = base.id_cursor();
+                        run.iter()
+                            .map(|&i| cursor.nodes_with_id(&ids[i as usize]))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        for (&i, live) in order.iter().zip(found.into_iter().flatten()) {
+            live_with_id[i as usize] = live;
         }
 
         // Rule 1: authoritative nodes take over the live node with their id, if any.
