@@ -58,9 +58,10 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
     let mut rows: BTreeMap<u32, Src> = BTreeMap::new();
     let mut removed = RoaringBitmap::new();
     let mut dropped = RoaringBitmap::new();
+    let reverted: RoaringBitmap = plan.reverted.iter().map(|&(b, _)| b).collect();
     if let Some(d) = &m.delta {
         for (_, v) in d.row_nodes(m) {
-            if !plan.removed.contains(v) {
+            if !plan.removed.contains(v) && !reverted.contains(v) {
                 rows.insert(v, Src::Old(v));
             }
         }
@@ -77,6 +78,7 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
     let mut pd = plan.dropped.clone();
     pd.remove_range(base_e..);
     dropped |= pd;
+    dropped -= &plan.undropped;
 
     let mut g = GraphBuilder::new();
     let mut row_node = Vec::with_capacity(rows.len());
@@ -115,7 +117,8 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
         }
     }
     for e in &fg.edges {
-        if plan.unchanged[e.src.0 as usize] {
+        // A reverted node's edges are its base layer's, which are no longer dropped.
+        if plan.unchanged[e.src.0 as usize] || plan.reverts[e.src.0 as usize] {
             continue;
         }
         let (s, d) = (

@@ -77,6 +77,15 @@ pub(crate) struct Plan {
     /// Per fragment node: it matched an artifact node that already has its properties and
     /// out-edges, so it is no override and its edges are not laid over the artifact.
     pub(crate) unchanged: Vec<bool>,
+    /// (artifact node, fragment node): nodes with a delta row that the fragment gives back
+    /// exactly their base layer's properties and out-edges (an edit undone). Their row
+    /// goes and their base out-edges (`undropped`) come back, rather than an override
+    /// row the same as the base (format.md §9.1, rule 1).
+    pub(crate) reverted: Vec<(u32, u32)>,
+    /// Per fragment node: it is the fragment side of a `reverted` pair.
+    pub(crate) reverts: Vec<bool>,
+    /// Base edges of `reverted` nodes, no longer dropped.
+    pub(crate) undropped: RoaringBitmap,
 }
 
 fn invalid(detail: String) -> StorageError {
@@ -266,13 +275,40 @@ impl Plan {
             vec![false; fg.nodes.len()]
         };
         overrides.retain(|&(_, i)| !unchanged[i as usize]);
+        // An override that gives a node with a delta row back what the base layer holds
+        // (an edit undone, a checkout and back) takes the row out of the delta instead, so
+        // that a delta does not keep rewriting rows the same as the base.
+        let mut reverted = Vec::new();
+        let mut reverts = vec![false; fg.nodes.len()];
+        let mut undropped = RoaringBitmap::new();
+        if keep_unchanged && let Some(d) = &base.delta {
+            let rowed: Vec<(u32, u32)> = overrides
+                .iter()
+                .filter(|&&(b, _)| d.row_of(base, b).is_some_and(|_| b < d.base_n))
+                .copied()
+                .collect();
+            if !rowed.is_empty() {
+                let layer = base.base_only()?;
+                let same = crate::fragment_same::unchanged_overrides(&layer, fg, &frag_map, &rowed);
+                for &(b, i) in &rowed {
+                    if same[i as usize] {
+                        reverted.push((b, i));
+                        reverts[i as usize] = true;
+                        undropped.extend(layer.out_edges(NodeIdx(b)).map(|e| e.idx().0));
+                    }
+                }
+                overrides.retain(|&(_, i)| !reverts[i as usize]);
+            }
+        }
 
         // Rule 4: the out-edges of replaced and overridden nodes, and the in-edges of
         // removed ones, are dropped. Stubs losing an incoming edge are rule-5 candidates.
         let mut dropped = RoaringBitmap::new();
         let mut candidates: Vec<u32> = Vec::new();
         let is_stub = |b: u32| base.node(NodeIdx(b)).file().is_empty() && !claimed.contains(&b);
+        // (A reverted node's delta-row edges go too: their targets may be orphaned stubs.)
         let mut sources: Vec<u32> = overrides.iter().map(|&(b, _)| b).collect();
+        sources.extend(reverted.iter().map(|&(b, _)| b));
         sources.extend(removed.iter());
         for &b in &sources {
             for e in base.out_edges(NodeIdx(b)) {
@@ -334,6 +370,9 @@ impl Plan {
             removed,
             dropped,
             unchanged,
+            reverted,
+            reverts,
+            undropped,
         })
     }
 }
@@ -438,7 +477,14 @@ pub(crate) fn apply(base: &Artifact, fragment: &GraphFragment, plan: &Plan) -> G
     let fg = &fragment.graph;
     let base_n = plan.base_n;
     let mut out = GraphBuilder::new();
-    let over: HashMap<u32, u32> = plan.overrides.iter().copied().collect();
+    // A reverted node is an override here: the merged graph takes the fragment's node
+    // and edges, which are its base layer's.
+    let over: HashMap<u32, u32> = plan
+        .overrides
+        .iter()
+        .chain(&plan.reverted)
+        .copied()
+        .collect();
     let mut map = vec![DROPPED; base_n as usize + plan.new_nodes.len()];
     // Each string of the artifact is interned once, not once per use: a kernel-size
     // graph names the same file and signature strings tens of millions of times.
