@@ -526,23 +526,24 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         message: summary,
     };
     report.rebuilt = matches!(outcome, Outcome::Whole(_));
-    // The entity-level changes and the edge counts only read the base and the new graph:
-    // they are worked out on a second thread while the commit writes (each takes
-    // seconds on a large patch).
+    // The entity-level changes (of the replaced files, or of the changed ones when the
+    // whole tree was indexed) and the edge counts (of the files re-resolved) only read the
+    // base and the new graph: they are worked out on a second thread while the commit
+    // writes (each takes seconds on a large patch).
+    let (new_graph, entity_files, edge_files) = match &outcome {
+        Outcome::Fragment(f) => (&f.graph, &f.replaced_files, f.replaced_files.clone()),
+        Outcome::Whole(w) => {
+            let mut replaced = emit.clone();
+            replaced.extend(files.deleted.iter().cloned());
+            (&w.graph, &changed, replaced)
+        }
+    };
     let (commit, (changes, (rel_added, rel_removed))) = std::thread::scope(|s| {
-        let report_side = s.spawn(|| match &outcome {
-            Outcome::Fragment(f) => (
-                fragment::changes(&base, &f.replaced_files, &f.graph),
-                fragment::edge_delta(&base, &f.replaced_files, &f.graph),
-            ),
-            Outcome::Whole(w) => {
-                let mut replaced = emit.clone();
-                replaced.extend(files.deleted.iter().cloned());
-                (
-                    fragment::changes(&base, &changed, &w.graph),
-                    fragment::edge_delta(&base, &replaced, &w.graph),
-                )
-            }
+        let report_side = s.spawn(|| {
+            (
+                fragment::changes(&base, entity_files, new_graph),
+                fragment::edge_delta(&base, &edge_files, new_graph),
+            )
         });
         let commit = match &outcome {
             Outcome::Fragment(fragment) => {
@@ -567,27 +568,11 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         // against the plain first versions.
         #[cfg(test)]
         {
-            let (graph, replaced): (&batho_storage::input::GraphBuilder, BTreeSet<String>) =
-                match &outcome {
-                    Outcome::Fragment(f) => (&f.graph, f.replaced_files.clone()),
-                    Outcome::Whole(w) => {
-                        let mut replaced = emit.clone();
-                        replaced.extend(files.deleted.iter().cloned());
-                        (&w.graph, replaced)
-                    }
-                };
-            let for_changes = match &outcome {
-                Outcome::Fragment(_) => &replaced,
-                Outcome::Whole(_) => &changed,
-            };
-            assert_eq!(
-                side.0,
-                fragment::reference::changes(&base, for_changes, graph)
+            let reference = (
+                fragment::reference::changes(&base, entity_files, new_graph),
+                fragment::reference::edge_delta(&base, &edge_files, new_graph),
             );
-            assert_eq!(
-                side.1,
-                fragment::reference::edge_delta(&base, &replaced, graph)
-            );
+            assert_eq!(side, reference);
         }
         (commit, side)
     });

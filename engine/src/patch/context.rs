@@ -122,7 +122,7 @@ pub(super) fn gather(
     loop {
         let before = (wanted.names.len(), context.len());
         // Look at the entities of every newly loaded emitted or context file once.
-        // (One whose extraction failed has no facts and stays unscanned, as before.)
+        // (A file whose extraction failed has no facts: it stays queued, never scanned.)
         let (fresh, unloaded): (Vec<String>, Vec<String>) = std::mem::take(&mut to_scan)
             .into_iter()
             .partition(|p| facts.contains_key(p));
