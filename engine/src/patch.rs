@@ -129,6 +129,11 @@ impl FileChanges {
     pub fn is_empty(&self) -> bool {
         self.total() == 0
     }
+
+    /// Every changed path: the added, then the modified, then the deleted ones.
+    pub fn paths(&self) -> impl Iterator<Item = &String> {
+        self.added.iter().chain(&self.modified).chain(&self.deleted)
+    }
 }
 
 /// Wall time of each phase of a patch, in milliseconds.
@@ -416,13 +421,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         threads: workers,
         ..ResolveOptions::default()
     };
-    let changed: BTreeSet<String> = files
-        .added
-        .iter()
-        .chain(&files.modified)
-        .chain(&files.deleted)
-        .cloned()
-        .collect();
+    let changed: BTreeSet<String> = files.paths().cloned().collect();
     let mut emit: BTreeSet<String> = scope::affected(scope::Inputs {
         base: &base,
         changes: &files,

@@ -236,13 +236,7 @@ pub(super) fn affected(inputs: Inputs<'_>) -> BTreeSet<String> {
             out.insert(p.clone());
         }
     }
-    let changed: BTreeSet<&str> = changes
-        .added
-        .iter()
-        .chain(&changes.modified)
-        .chain(&changes.deleted)
-        .map(String::as_str)
-        .collect();
+    let changed: BTreeSet<&str> = changes.paths().map(String::as_str).collect();
     couple(base, &mut out, &changed);
     out
 }
@@ -259,13 +253,7 @@ fn by_names(inputs: Inputs<'_>) -> BTreeSet<String> {
         cache,
         ..
     } = inputs;
-    let changed: BTreeSet<&str> = changes
-        .added
-        .iter()
-        .chain(&changes.modified)
-        .chain(&changes.deleted)
-        .map(String::as_str)
-        .collect();
+    let changed: BTreeSet<&str> = changes.paths().map(String::as_str).collect();
     let mut out: BTreeSet<String> = BTreeSet::new();
 
     // Names whose definitions changed in a way another file's resolution can see. A
