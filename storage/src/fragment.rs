@@ -284,7 +284,7 @@ impl Plan {
         if keep_unchanged && let Some(d) = &base.delta {
             let rowed: Vec<(u32, u32)> = overrides
                 .iter()
-                .filter(|&&(b, _)| d.row_of(base, b).is_some_and(|_| b < d.base_n))
+                .filter(|&&(b, _)| b < d.base_n && d.row_of(base, b).is_some())
                 .copied()
                 .collect();
             if !rowed.is_empty() {
