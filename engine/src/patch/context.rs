@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use batho_schema::{Language, NodeFlags, NodeKind, RelType};
-use batho_storage::Artifact;
 use batho_storage::input::NodeIdx;
+use batho_storage::{Artifact, EdgeIdx};
 
 use super::scope::{add_comps, base_include_targets, first_token, last_comp, new_include_targets};
 use super::{Extract, PatchError};
@@ -119,6 +119,13 @@ pub(super) fn gather(
     let mut deferred: HashMap<String, Vec<NodeIdx>> = HashMap::new();
     // String ids of files already in the context or emitted.
     let mut taken: HashSet<u32, IdBuild> = HashSet::default();
+    // Classes something derives from: only their in-edges can hold an INHERITS edge (a C
+    // tree has none, and a widely used struct has tens of thousands of in-edges).
+    let derived_from: HashSet<u32, IdBuild> = base
+        .edges_of_rel(RelType::Inherits)
+        .iter()
+        .map(|e| base.edge(EdgeIdx(e)).dst().0)
+        .collect();
     loop {
         let before = (wanted.names.len(), context.len());
         // Look at the entities of every newly loaded emitted or context file once.
@@ -229,7 +236,9 @@ pub(super) fn gather(
                 }
             }
             // Classes deriving from it: virtual calls reach their overrides.
-            if matches!(kind, NodeKind::Class | NodeKind::Struct | NodeKind::Union) {
+            if matches!(kind, NodeKind::Class | NodeKind::Struct | NodeKind::Union)
+                && derived_from.contains(&n.0)
+            {
                 for e in base.in_edges(n) {
                     if e.rel() == RelType::Inherits {
                         let src = base.node(base.edge_src(e.idx()));

@@ -165,3 +165,32 @@ fn last_comp_is_what_follows_the_last_double_colon() {
         assert_eq!(last_comp(name), name.rsplit("::").next().unwrap_or(name));
     }
 }
+
+#[test]
+fn a_virtual_call_edited_still_reaches_overrides_in_files_it_does_not_include() {
+    // `use.cpp` calls `area` through a `Shape *`; the override lives in `square.cpp`,
+    // which nothing includes. The patch's context must lend `Square` with its base clause
+    // and its method, or the call loses its dispatch edge to `Square::area`.
+    let t = small_tree(&[
+        (
+            "src/shape.hpp",
+            "class Shape { public: virtual int area() const = 0; };\n",
+        ),
+        (
+            "src/square.cpp",
+            "#include \"shape.hpp\"\nclass Square : public Shape { public: int area() const override { return 4; } };\n",
+        ),
+        (
+            "src/use.cpp",
+            "#include \"shape.hpp\"\nint total(const Shape *s) { return s->area(); }\n",
+        ),
+    ]);
+    parity(
+        t.path(),
+        &[],
+        &[(
+            "src/use.cpp",
+            Some("#include \"shape.hpp\"\nint total(const Shape *s) { return s->area() + 1; }\n"),
+        )],
+    );
+}
