@@ -55,6 +55,7 @@ use std::path::{Path, PathBuf};
 use batho_storage::CONTENT_HASH_LEN;
 
 use crate::extract::FileFacts;
+use crate::extract::mix64;
 use pack::Pack;
 pub use pack::PackWriter;
 pub use skeleton::{
@@ -115,7 +116,7 @@ fn decompress(stored: &[u8]) -> Option<Vec<u8>> {
 
 /// The hash a name filter is built from and probed with.
 pub fn name_hash(name: &str) -> u64 {
-    mix(crate::extract::fx_hash(name.as_bytes()))
+    mix64(crate::extract::fx_hash(name.as_bytes()))
 }
 
 /// Probes per name. With 32 bits per name, one name a file does not mention passes the
@@ -129,14 +130,7 @@ fn probes(h: u64, bits: u64) -> impl Iterator<Item = u64> {
     // Each probe re-mixes the hash: double hashing (a + i·b) over a filter whose size is
     // a multiple of 64 keeps only the low bits of a and b, and names whose progressions
     // overlapped passed thirty times too often.
-    (0..FILTER_PROBES).map(move |i| mix(h ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) % bits)
-}
-
-/// splitmix64's finaliser.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    (0..FILTER_PROBES).map(move |i| mix64(h ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) % bits)
 }
 
 /// The name filter of `f`: every `::` component of its references' names, qualifiers

@@ -116,9 +116,10 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
             });
         }
     }
+    // A reverted node's edges are its base layer's, which are no longer dropped.
+    let reverting: RoaringBitmap = plan.reverted.iter().map(|&(_, i)| i).collect();
     for e in &fg.edges {
-        // A reverted node's edges are its base layer's, which are no longer dropped.
-        if plan.unchanged[e.src.0 as usize] || plan.reverts[e.src.0 as usize] {
+        if plan.unchanged[e.src.0 as usize] || reverting.contains(e.src.0) {
             continue;
         }
         let (s, d) = (

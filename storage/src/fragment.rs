@@ -82,8 +82,6 @@ pub(crate) struct Plan {
     /// goes and their base out-edges (`undropped`) come back, rather than an override
     /// row the same as the base (format.md §9.1, rule 1).
     pub(crate) reverted: Vec<(u32, u32)>,
-    /// Per fragment node: it is the fragment side of a `reverted` pair.
-    pub(crate) reverts: Vec<bool>,
     /// Base edges of `reverted` nodes, no longer dropped.
     pub(crate) undropped: RoaringBitmap,
 }
@@ -279,7 +277,6 @@ impl Plan {
         // (an edit undone, a checkout and back) takes the row out of the delta instead, so
         // that a delta does not keep rewriting rows the same as the base.
         let mut reverted = Vec::new();
-        let mut reverts = vec![false; fg.nodes.len()];
         let mut undropped = RoaringBitmap::new();
         if keep_unchanged && let Some(d) = &base.delta {
             let rowed: Vec<(u32, u32)> = overrides
@@ -293,11 +290,10 @@ impl Plan {
                 for &(b, i) in &rowed {
                     if same[i as usize] {
                         reverted.push((b, i));
-                        reverts[i as usize] = true;
                         undropped.extend(layer.out_edges(NodeIdx(b)).map(|e| e.idx().0));
                     }
                 }
-                overrides.retain(|&(_, i)| !reverts[i as usize]);
+                overrides.retain(|&(_, i)| !same[i as usize]);
             }
         }
 
@@ -371,7 +367,6 @@ impl Plan {
             dropped,
             unchanged,
             reverted,
-            reverts,
             undropped,
         })
     }

@@ -569,6 +569,13 @@ pub(crate) fn fx_hash(b: &[u8]) -> u64 {
     walk::fx_bytes(0, b)
 }
 
+/// splitmix64's finaliser: spreads a hash's bits (name filters, patch edge keys).
+pub(crate) fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// [`fx_hash`] of `b` chained after a previous hash `h` (keys made of two strings).
 pub(crate) fn fx_hash_from(h: u64, b: &[u8]) -> u64 {
     walk::fx_bytes(h, b)

@@ -7,7 +7,7 @@ use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
 use batho_storage::{Artifact, GraphFragment, StoredHash};
 
-use crate::extract::IdBuild;
+use crate::extract::{IdBuild, mix64};
 
 /// The kind of an entity-level change: the same vocabulary as a diff between generations.
 pub use crate::diff::ChangeKind;
@@ -27,6 +27,33 @@ pub struct EntitySnapshot {
     pub start_line: u32,
     /// Last line.
     pub end_line: u32,
+}
+
+impl EntitySnapshot {
+    /// Node `n` of the artifact.
+    fn of_node(base: &Artifact, n: NodeIdx) -> EntitySnapshot {
+        let node = base.node(n);
+        EntitySnapshot {
+            id: node.id().into_owned(),
+            name: node.name().into_owned(),
+            kind: node.kind().name(),
+            file: node.file().into_owned(),
+            start_line: node.start_line(),
+            end_line: node.end_line(),
+        }
+    }
+
+    /// Node `n` of a graph being built.
+    fn of_input(g: &GraphBuilder, n: &NodeInput) -> EntitySnapshot {
+        EntitySnapshot {
+            id: g.id_of(n).into_owned(),
+            name: g.str(n.name).to_owned(),
+            kind: n.kind.name(),
+            file: g.str(n.file).to_owned(),
+            start_line: n.start_line,
+            end_line: n.end_line,
+        }
+    }
 }
 
 /// An entity added, removed, modified or renamed by a patch.
@@ -149,28 +176,8 @@ pub(super) fn changes(
     // One entity per id, the last met (duplicate ids are a build's own ambiguity).
     last_per_id(&mut before);
     last_per_id(&mut after);
-    let snap_before = |n: NodeIdx| {
-        let node = base.node(n);
-        EntitySnapshot {
-            id: node.id().into_owned(),
-            name: node.name().into_owned(),
-            kind: node.kind().name(),
-            file: node.file().into_owned(),
-            start_line: node.start_line(),
-            end_line: node.end_line(),
-        }
-    };
-    let snap_after = |i: usize| {
-        let n = &g.nodes[i];
-        EntitySnapshot {
-            id: g.id_of(n).into_owned(),
-            name: g.str(n.name).to_owned(),
-            kind: n.kind.name(),
-            file: g.str(n.file).to_owned(),
-            start_line: n.start_line,
-            end_line: n.end_line,
-        }
-    };
+    let snap_before = |n: NodeIdx| EntitySnapshot::of_node(base, n);
+    let snap_after = |i: usize| EntitySnapshot::of_input(g, &g.nodes[i]);
     let mut out = Vec::new();
     let mut removed: Vec<(EntitySnapshot, StoredHash)> = Vec::new();
     let mut added: Vec<(EntitySnapshot, StoredHash)> = Vec::new();
@@ -275,20 +282,13 @@ fn h(s: &[u8]) -> u64 {
     crate::extract::fx_hash(s)
 }
 
-/// splitmix64's finaliser.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// An edge as a 128-bit key: the hashes of its ends' ids and file, and its rel, roles,
 /// strategy and line. Counting added and removed edges needs no strings (a collision
 /// could only miscount).
 fn edge_key(src: u64, rel: u8, dst: u64, roles: u8, strategy: u8, file: u64, line: u32) -> u128 {
     let small = u64::from(rel) << 48 | u64::from(roles) << 40 | u64::from(strategy) << 32;
-    let a = mix(src ^ mix(small | u64::from(line)));
-    let b = mix(dst.rotate_left(23) ^ mix(file ^ a));
+    let a = mix64(src ^ mix64(small | u64::from(line)));
+    let b = mix64(dst.rotate_left(23) ^ mix64(file ^ a));
     u128::from(a) << 64 | u128::from(b)
 }
 
@@ -408,14 +408,7 @@ pub(super) mod reference {
                 if !is_entity(node.kind()) {
                     continue;
                 }
-                let snap = EntitySnapshot {
-                    id: node.id().into_owned(),
-                    name: node.name().into_owned(),
-                    kind: node.kind().name(),
-                    file: node.file().into_owned(),
-                    start_line: node.start_line(),
-                    end_line: node.end_line(),
-                };
+                let snap = EntitySnapshot::of_node(base, NodeIdx(n));
                 before.insert(snap.id.clone(), (snap, node.content_hash()));
             }
         }
@@ -424,16 +417,8 @@ pub(super) mod reference {
             if !is_entity(n.kind) || !replaced.contains(g.str(n.file)) {
                 continue;
             }
-            let h = n.content_hash;
-            let snap = EntitySnapshot {
-                id: g.id_of(n).into_owned(),
-                name: g.str(n.name).to_owned(),
-                kind: n.kind.name(),
-                file: g.str(n.file).to_owned(),
-                start_line: n.start_line,
-                end_line: n.end_line,
-            };
-            after.insert(snap.id.clone(), (snap, h));
+            let snap = EntitySnapshot::of_input(g, n);
+            after.insert(snap.id.clone(), (snap, n.content_hash));
         }
         let mut out = Vec::new();
         let mut removed: Vec<(EntitySnapshot, StoredHash)> = Vec::new();
