@@ -42,6 +42,7 @@ pub mod gc;
 pub mod input;
 pub mod manifest;
 mod merge_iter;
+mod order;
 mod reader;
 mod refs;
 mod store;

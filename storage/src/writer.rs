@@ -14,6 +14,7 @@ use crate::column::SegmentWriter;
 use crate::error::{Result, StorageError};
 use crate::format::{SegmentKind, bitmaps_col, cmp_parts, edges_col, nodes_col};
 use crate::input::{CONTENT_HASH_LEN, EdgeInput, GraphBuilder, IdText, NodeInput, StrId};
+use crate::order::{self, BY_BYTES, IdRow};
 
 /// The encoded segments of one (delta) layer.
 pub(crate) struct BuiltLayer {
@@ -112,22 +113,19 @@ pub(crate) fn build_layer(
     for ed in &g.edges {
         used[ed.file.0 as usize] = true;
     }
-    let mut order: Vec<(&str, u32)> = Vec::new();
-    order.push(("", u32::MAX));
-    for (i, u) in used.iter().enumerate() {
-        if *u {
-            order.push((g.str(StrId(i as u32)), i as u32));
-        }
-    }
-    order.sort_unstable();
+    // `u32::MAX` stands for the "" every dictionary holds, used or not.
+    let text = |id: u32| if id == u32::MAX { "" } else { g.str(StrId(id)) };
+    let ids = std::iter::once(u32::MAX).chain((0..ns as u32).filter(|&i| used[i as usize]));
+    let order = order::by_text(ids, text);
     let mut remap = vec![0u32; ns];
     let mut sorted: Vec<&str> = Vec::with_capacity(order.len());
-    for (s, old) in &order {
-        if sorted.last() != Some(s) {
+    for &old in &order {
+        let s = text(old);
+        if sorted.last() != Some(&s) {
             sorted.push(s);
         }
-        if *old != u32::MAX {
-            remap[*old as usize] = (sorted.len() - 1) as u32;
+        if old != u32::MAX {
+            remap[old as usize] = (sorted.len() - 1) as u32;
         }
     }
     // Peak memory is reached while the edges are encoded: nothing that is only needed for
@@ -142,6 +140,7 @@ pub(crate) fn build_layer(
         SegmentKind::Strings,
         crate::strings::encode_segment(&sorted, SegmentKind::Strings, db_uuid),
     )?;
+    let dictionary_len = sorted.len();
     drop(sorted);
 
     let nodes = &g.nodes;
@@ -267,7 +266,18 @@ pub(crate) fn build_layer(
     )?;
     drop((kinds, rels, roles, files, data));
 
-    // Nodes.
+    // Nodes. The communities are asked for first: their detection's working memory is
+    // gone once they are in, before this segment's own.
+    let community: Option<Vec<u32>> = match communities {
+        Some(f) => {
+            let c = f();
+            if c.len() != n {
+                return Err(invalid(format!("{} community ids for {n} nodes", c.len())));
+            }
+            Some(c)
+        }
+        None => None,
+    };
     let mut nw = SegmentWriter::default();
     let node_type = |i: usize| {
         let x = &nodes[i];
@@ -290,14 +300,8 @@ pub(crate) fn build_layer(
     nw.add_uint(nodes_col::BYTE_SPAN, n, |i| {
         u64::from(nodes[i].end_byte.wrapping_sub(nodes[i].start_byte))
     });
-    match communities {
-        Some(f) => {
-            let c = f();
-            if c.len() != n {
-                return Err(invalid(format!("{} community ids for {n} nodes", c.len())));
-            }
-            nw.add_values(nodes_col::COMMUNITY, &c);
-        }
+    match community {
+        Some(c) => nw.add_values(nodes_col::COMMUNITY, &c),
         None => nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community)),
     }
     let mut hashes = Vec::with_capacity(n * CONTENT_HASH_LEN);
@@ -317,21 +321,12 @@ pub(crate) fn build_layer(
     });
     nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
     nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
-    let mut idx: Vec<u32> = (0..n as u32).collect();
-    let parts = |i: u32| g.id_parts(&nodes[i as usize]);
-    let keys = id_sort_keys(g, &stored_ids, &remap);
-    idx.sort_unstable_by(|&a, &b| {
-        let (ka, kb) = (keys[a as usize], keys[b as usize]);
-        if ka == BY_BYTES || kb == BY_BYTES {
-            cmp_parts(parts(a), parts(b))
-        } else {
-            ka.cmp(&kb)
-        }
-        .then(a.cmp(&b))
-    });
-    drop(keys);
-    nw.add_values(nodes_col::ID_INDEX, &idx);
-    idx.sort_unstable_by_key(|&i| (remap[nodes[i as usize].name.0 as usize], i));
+    let mut id_rows = id_sort_keys(g, &stored_ids, &remap);
+    drop(stored_ids);
+    order::by_id_bytes(&mut id_rows, |i| g.id_parts(&nodes[i as usize]));
+    nw.add_values(nodes_col::ID_INDEX, &id_rows);
+    drop(id_rows);
+    let idx = order::by_small_key(n, dictionary_len, |i| remap[nodes[i].name.0 as usize]);
     nw.add_values(nodes_col::NAME_INDEX, &idx);
     drop(idx);
     sink(
@@ -350,16 +345,13 @@ pub(crate) fn build_layer(
 /// In the writer's list of stored ids: the node's id is composed on read.
 const NO_STORED_ID: u32 = u32::MAX;
 
-/// An id sort key meaning "compare the id texts".
-const BY_BYTES: u64 = u64::MAX;
-
 /// Integer sort keys for the id index, in the byte order of the id texts. For two ids of
 /// the form `file:qualified_name` whose files hold no `:`, that order is the order of
 /// `file + ":"`, then of the qualified names (whose sorted-dictionary ids `remap` gives), so
 /// such an id's key is `rank(file + ":") << 32 | remap[qualified_name]`. Any other id gets
 /// [`BY_BYTES`]. Integer comparisons instead of slices of three strings made the kernel's
 /// id index (7 M ids, 23 comparisons each) several times faster to sort.
-fn id_sort_keys(g: &GraphBuilder, stored_ids: &[u32], remap: &[u32]) -> Vec<u64> {
+fn id_sort_keys(g: &GraphBuilder, stored_ids: &[u32], remap: &[u32]) -> Vec<IdRow> {
     // The distinct files of composed ids (a file's nodes are mostly consecutive), each
     // checked once.
     let mut files: Vec<StrId> = Vec::new();
@@ -386,9 +378,11 @@ fn id_sort_keys(g: &GraphBuilder, stored_ids: &[u32], remap: &[u32]) -> Vec<u64>
     g.nodes
         .iter()
         .zip(stored_ids)
-        .map(|(nd, id)| {
+        .enumerate()
+        .map(|(row, (nd, id))| {
+            let row = row as u32;
             if *id != NO_STORED_ID {
-                return BY_BYTES;
+                return IdRow { key: BY_BYTES, row };
             }
             let r = match last {
                 Some((f, r)) if f == nd.file => r,
@@ -398,9 +392,10 @@ fn id_sort_keys(g: &GraphBuilder, stored_ids: &[u32], remap: &[u32]) -> Vec<u64>
                     r
                 }
             };
-            r.map_or(BY_BYTES, |r| {
+            let key = r.map_or(BY_BYTES, |r| {
                 r << 32 | u64::from(remap[nd.qualified_name.0 as usize])
-            })
+            });
+            IdRow { key, row }
         })
         .collect()
 }
@@ -433,19 +428,8 @@ pub(crate) fn add_out_edge_columns(
     code: impl Fn(StrId) -> u64,
 ) -> Vec<u32> {
     let e = edges.len();
-    let mut eo: Vec<u32> = (0..e as u32).collect();
-    eo.sort_unstable_by_key(|&i| {
-        let x = &edges[i as usize];
-        (x.src.0, x.rel.code(), x.dst.0, i)
-    });
+    let (eo, out_off) = order::edges_by_source(edges, rows);
     let ed = |k: usize| &edges[eo[k] as usize];
-    let mut out_off = vec![0u32; rows + 1];
-    for x in edges {
-        out_off[x.src.0 as usize + 1] += 1;
-    }
-    for i in 0..rows {
-        out_off[i + 1] += out_off[i];
-    }
     let edge_type = |x: &EdgeInput| {
         u64::from(x.rel.code())
             | u64::from(x.roles.0) << 8
