@@ -189,6 +189,46 @@ impl GraphBuilder {
         id
     }
 
+    /// Interns each of `texts` in order and returns their ids: the same ids as calling
+    /// [`GraphBuilder::intern`] on each in turn. The strings the builder already holds
+    /// (most names of a large tree repeat) are found on every core at once, as the
+    /// table is only read then; only the new ones are added, in order, on this thread.
+    pub fn intern_all(&mut self, texts: &[&str]) -> Vec<StrId> {
+        const MISSING: StrId = StrId(u32::MAX);
+        /// Below this many strings a second thread costs more than it saves.
+        const PARALLEL_FROM: usize = 16_384;
+        if self.string_ids.len() != self.ends.len() {
+            self.rebuild_string_index();
+        }
+        let mut ids = vec![MISSING; texts.len()];
+        let (text, ends, table) = (&self.text, &self.ends, &self.string_ids);
+        let find = |texts: &[&str], ids: &mut [StrId]| {
+            for (s, id) in texts.iter().zip(ids) {
+                let hash = string_hash(s);
+                if let Some(found) = table.find(hash, |k| arena_str(text, ends, *k) == *s) {
+                    *id = *found;
+                }
+            }
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        if threads < 2 || texts.len() < PARALLEL_FROM {
+            find(texts, &mut ids);
+        } else {
+            let per = texts.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                for (t, i) in texts.chunks(per).zip(ids.chunks_mut(per)) {
+                    s.spawn(move || find(t, i));
+                }
+            });
+        }
+        for (s, id) in texts.iter().zip(&mut ids) {
+            if *id == MISSING {
+                *id = self.intern(s);
+            }
+        }
+        ids
+    }
+
     /// Frees the table that finds a string's id by its text (tens of megabytes on a
     /// kernel-size graph). A finished graph that is about to be written only needs the
     /// texts; [`GraphBuilder::intern`] rebuilds the table if it is called again.
@@ -320,6 +360,27 @@ mod tests {
         assert_eq!(g.string_count(), 5);
         for (t, id) in texts.iter().zip(&ids) {
             assert_eq!(g.str(*id), *t);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn interning_a_batch_gives_the_ids_of_one_by_one(
+            before in proptest::collection::vec("[ab]{0,3}", 0..20),
+            batch in proptest::collection::vec("[abc]{0,4}", 0..60),
+            repeat in 1usize..400,
+        ) {
+            // Repeated past the parallel threshold on some cases, so both paths run.
+            let batch: Vec<&str> =
+                batch.iter().map(String::as_str).cycle().take(batch.len() * repeat).collect();
+            let (mut one, mut all) = (GraphBuilder::new(), GraphBuilder::new());
+            for t in &before {
+                one.intern(t);
+                all.intern(t);
+            }
+            let expected: Vec<StrId> = batch.iter().map(|t| one.intern(t)).collect();
+            proptest::prop_assert_eq!(all.intern_all(&batch), expected);
+            proptest::prop_assert!(one.strings().eq(all.strings()));
         }
     }
 
