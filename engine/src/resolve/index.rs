@@ -18,6 +18,14 @@ pub(crate) type Ent = (u32, u32);
 #[derive(Default)]
 pub(crate) struct NameTable {
     rows: Vec<(u64, u32, u32)>,
+    /// The hashes whose rows do not all carry one key (a hash collision), sorted; set by
+    /// [`NameTable::find_mixed`].
+    mixed: Vec<u64>,
+    /// `dir[b]` is the first row whose hash's top `bits` bits are at least `b`: a look-up
+    /// searches one small bucket instead of the whole table (23 probes, each a cache miss,
+    /// on a kernel's seven million rows).
+    dir: Vec<u32>,
+    bits: u32,
 }
 
 /// The key of a (class, member name) pair in [`Index::member_names`].
@@ -37,6 +45,37 @@ impl NameTable {
     pub(crate) fn finish(&mut self) {
         self.rows.sort_unstable();
         self.rows.dedup();
+        // About four rows per bucket.
+        self.bits = self.rows.len().max(1).ilog2().saturating_sub(2).min(24);
+        let buckets = 1usize << self.bits;
+        self.dir = Vec::with_capacity(buckets + 1);
+        let mut row = 0;
+        for b in 0..buckets {
+            while row < self.rows.len() && self.bucket(self.rows[row].0) < b {
+                row += 1;
+            }
+            self.dir.push(row as u32);
+        }
+        self.dir.push(self.rows.len() as u32);
+    }
+
+    fn bucket(&self, h: u64) -> usize {
+        h.checked_shr(64 - self.bits).unwrap_or(0) as usize
+    }
+
+    /// Records the hashes whose rows carry different keys (`key_of` gives a row's key).
+    /// Most keys are alone under their hash, and a group of rows with one key needs one
+    /// comparison per look-up instead of one per row (thousands for `probe` or `init`).
+    pub(crate) fn find_mixed<'k>(&mut self, key_of: impl Fn(Ent) -> &'k str) {
+        self.mixed.clear();
+        for group in self.rows.chunk_by(|a, b| a.0 == b.0) {
+            if let [first, rest @ ..] = group {
+                let key = key_of((first.1, first.2));
+                if rest.iter().any(|r| key_of((r.1, r.2)) != key) {
+                    self.mixed.push(first.0);
+                }
+            }
+        }
     }
 
     /// Entities whose key hashes like `key`; callers check the key itself.
@@ -44,13 +83,82 @@ impl NameTable {
         self.get_hash(hash_str(key))
     }
 
-    fn get_hash(&self, h: u64) -> impl Iterator<Item = Ent> + '_ {
-        let start = self.rows.partition_point(|r| r.0 < h);
-        self.rows[start..]
-            .iter()
-            .take_while(move |r| r.0 == h)
-            .map(|r| (r.1, r.2))
+    fn rows_of(&self, h: u64) -> &[(u64, u32, u32)] {
+        let b = self.bucket(h);
+        let (Some(&lo), Some(&hi)) = (self.dir.get(b), self.dir.get(b + 1)) else {
+            return &[];
+        };
+        let bucket = &self.rows[lo as usize..hi as usize];
+        let start = bucket.partition_point(|r| r.0 < h);
+        let len = bucket[start..].iter().take_while(|r| r.0 == h).count();
+        &bucket[start..start + len]
     }
+
+    fn get_hash(&self, h: u64) -> impl Iterator<Item = Ent> + '_ {
+        self.rows_of(h).iter().map(|r| (r.1, r.2))
+    }
+
+    /// Entities whose key is `key`, when [`NameTable::find_mixed`] ran with `key_of`.
+    fn get_exact<'a, 'k>(
+        &'a self,
+        key: &'a str,
+        key_of: impl Fn(Ent) -> &'k str + 'a,
+    ) -> impl Iterator<Item = Ent> + 'a {
+        let h = hash_str(key);
+        let rows = self.rows_of(h);
+        let mixed = self.mixed.binary_search(&h).is_ok();
+        // One key under this hash: the first row's decides for all.
+        let all = !mixed && rows.first().is_some_and(|r| key_of((r.1, r.2)) == key);
+        rows.iter()
+            .map(|r| (r.1, r.2))
+            .filter(move |&e| all || (mixed && key_of(e) == key))
+    }
+}
+
+/// Simple name → entities. Instance fields are only ever found through their class
+/// (`members`), and namespaces never by simple name; leaving them out keeps the candidate
+/// lists of common names (`dev`, `name`, `device`) short.
+fn name_table(files: &[FileFacts]) -> NameTable {
+    let mut by_name = NameTable::default();
+    for (fi, f) in files.iter().enumerate() {
+        for (ei, e) in f.entities.iter().enumerate() {
+            let via_name = match e.kind {
+                NodeKind::Field => e.flags.contains(NodeFlags::STATIC),
+                NodeKind::Namespace => false,
+                _ => true,
+            };
+            if via_name {
+                by_name.push(f.str(e.name), (fi as u32, ei as u32));
+            }
+        }
+    }
+    by_name.finish();
+    by_name.find_mixed(|e| {
+        let f = &files[e.0 as usize];
+        f.str(f.entities[e.1 as usize].name)
+    });
+    by_name
+}
+
+/// The member tables of [`Index`]: class → members, (class, name) → members.
+fn member_tables(files: &[FileFacts]) -> (NameTable, NameTable) {
+    let mut members = NameTable::default();
+    let mut member_names = NameTable::default();
+    for (fi, f) in files.iter().enumerate() {
+        for (ei, e) in f.entities.iter().enumerate() {
+            if matches!(e.kind, NodeKind::Method | NodeKind::Field) {
+                let ent = (fi as u32, ei as u32);
+                let q = f.str(e.qual);
+                if let Some(cut) = q.rfind("::") {
+                    members.push(&q[..cut], ent);
+                    member_names.push_hash(member_key(&q[..cut], f.str(e.name)), ent);
+                }
+            }
+        }
+    }
+    members.finish();
+    member_names.finish();
+    (members, member_names)
 }
 
 /// Everything the resolver looks names up in.
@@ -73,35 +181,16 @@ pub(crate) struct Index<'f> {
 
 impl<'f> Index<'f> {
     pub(crate) fn new(files: &'f [FileFacts], include_dirs: &[String]) -> Index<'f> {
-        let mut by_name = NameTable::default();
-        let mut members = NameTable::default();
-        let mut member_names = NameTable::default();
-        for (fi, f) in files.iter().enumerate() {
-            for (ei, e) in f.entities.iter().enumerate() {
-                let ent = (fi as u32, ei as u32);
-                // Instance fields are only ever found through their class (`members`), and
-                // namespaces never by simple name; leaving them out keeps the candidate
-                // lists of common names (`dev`, `name`, `device`) short.
-                let via_name = match e.kind {
-                    NodeKind::Field => e.flags.contains(NodeFlags::STATIC),
-                    NodeKind::Namespace => false,
-                    _ => true,
-                };
-                if via_name {
-                    by_name.push(f.str(e.name), ent);
-                }
-                if matches!(e.kind, NodeKind::Method | NodeKind::Field) {
-                    let q = f.str(e.qual);
-                    if let Some(cut) = q.rfind("::") {
-                        members.push(&q[..cut], ent);
-                        member_names.push_hash(member_key(&q[..cut], f.str(e.name)), ent);
-                    }
-                }
+        // The simple-name table (the largest) is built on a second thread: nothing else
+        // runs while the index is made.
+        let ((members, member_names), by_name) = std::thread::scope(|s| {
+            let by_name = s.spawn(|| name_table(files));
+            let members = member_tables(files);
+            match by_name.join() {
+                Ok(t) => (members, t),
+                Err(panic) => std::panic::resume_unwind(panic),
             }
-        }
-        by_name.finish();
-        members.finish();
-        member_names.finish();
+        });
         let by_path: HashMap<&str, u32> = files
             .iter()
             .enumerate()
@@ -138,15 +227,11 @@ impl<'f> Index<'f> {
         self.files[file as usize].str(s)
     }
 
-    /// Entities named `name`. The rows of one 64-bit hash are taken as the name itself:
-    /// with a few million names a collision has a probability around 1e-6 per build, and
-    /// the string comparisons were most of the resolver's time on a kernel-size tree.
+    /// Entities named `name`. The table is keyed by a 64-bit FxHash, which real names do
+    /// collide on (`sample_pop` and `sample_hbp` in the kernel): the name itself decides,
+    /// compared once per look-up unless the hash is one of the collisions.
     pub(crate) fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Ent> + 'a {
-        // The table is keyed by a 64-bit FxHash, which real names do collide on
-        // (`sample_pop` and `sample_hbp` in the kernel): the name itself decides.
-        self.by_name
-            .get(name)
-            .filter(move |&e| self.name(e) == name)
+        self.by_name.get_exact(name, move |e| self.name(e))
     }
 
     /// Members of the class with qualified name `class_qual`.
@@ -352,5 +437,40 @@ pub(crate) fn normalize_join(base: &str, rel: &str, out: &mut String) {
             out.push('/');
         }
         out.push_str(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NameTable;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_lookup_finds_exactly_the_rows_of_its_hash(
+            // Few distinct hashes (groups of several rows), spread over the whole range
+            // so that every bucket of the directory is reached.
+            picks in prop::collection::vec((0usize..40, 0u32..5), 0..400),
+            hashes in prop::collection::vec(any::<u64>(), 40),
+            extra in prop::collection::vec(any::<u64>(), 0..20),
+        ) {
+            let mut t = NameTable::default();
+            for &(k, e) in &picks {
+                t.push_hash(hashes[k], (k as u32, e));
+            }
+            t.finish();
+            for h in hashes.iter().chain(&extra).copied().chain([0, u64::MAX]) {
+                let mut expected: Vec<(u32, u32)> = picks
+                    .iter()
+                    .filter(|&&(k, _)| hashes[k] == h)
+                    .map(|&(k, e)| (k as u32, e))
+                    .collect();
+                expected.sort_unstable();
+                expected.dedup();
+                let mut found: Vec<(u32, u32)> = t.get_hash(h).collect();
+                found.sort_unstable();
+                prop_assert_eq!(found, expected);
+            }
+        }
     }
 }

@@ -372,6 +372,19 @@ fn names_whose_hashes_collide_stay_apart() {
         ("b.c", "int use(void) { return sample_pop; }\n"),
     ]);
     assert_eq!(edges(&r, RelType::Reads), Vec::<String>::new());
+    // Both defined: each read finds its own, whichever comes first in the table.
+    let r = build(&[
+        ("a.c", "int sample_hbp;\n"),
+        ("b.c", "int use(void) { return sample_pop + sample_hbp; }\n"),
+        ("c.c", "int sample_pop;\n"),
+    ]);
+    assert_eq!(
+        edges(&r, RelType::Reads),
+        [
+            "b.c:use -READS-> a.c:sample_hbp exact_match ReadAccess",
+            "b.c:use -READS-> c.c:sample_pop exact_match ReadAccess"
+        ]
+    );
     // Each name is interned once, so a repeated reference is kept once.
     let mut ex = Extractor::new().expect("grammars");
     let f = ex.extract(
