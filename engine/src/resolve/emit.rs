@@ -38,19 +38,32 @@ pub(super) fn intern_signatures(
     refs: &[Mutex<Vec<Ref>>],
     g: &mut GraphBuilder,
 ) -> Vec<Vec<StrId>> {
+    /// Files whose signatures are interned together ([`GraphBuilder::intern_all`]).
+    const CHUNK: usize = 2048;
     let mut keep: Vec<bool> = Vec::new();
-    files
-        .iter_mut()
-        .zip(refs)
-        .map(|(f, refs)| {
-            let ids = f
-                .entities
-                .iter()
-                .map(|e| match e.signature.is_empty() {
-                    true => StrId(0),
-                    false => g.intern(f.str(e.signature)),
-                })
-                .collect();
+    let mut out: Vec<Vec<StrId>> = Vec::with_capacity(files.len());
+    for (chunk, refs) in files.chunks_mut(CHUNK).zip(refs.chunks(CHUNK)) {
+        let texts: Vec<&str> = chunk
+            .iter()
+            .flat_map(|f| {
+                f.entities
+                    .iter()
+                    .filter(|e| !e.signature.is_empty())
+                    .map(|e| f.str(e.signature))
+            })
+            .collect();
+        let mut ids = g.intern_all(&texts).into_iter();
+        drop(texts);
+        for (f, refs) in chunk.iter_mut().zip(refs) {
+            out.push(
+                f.entities
+                    .iter()
+                    .map(|e| match e.signature.is_empty() {
+                        true => StrId(0),
+                        false => ids.next().unwrap_or(StrId(0)),
+                    })
+                    .collect(),
+            );
             keep.clear();
             keep.resize(f.ends.len(), false);
             let mut hold = |s: crate::extract::Sym| {
@@ -69,9 +82,9 @@ pub(super) fn intern_signatures(
             f.bases.iter().for_each(|b| hold(b.name));
             f.includes.iter().for_each(|i| hold(i.path));
             f.retain_strings(&keep);
-            ids
-        })
-        .collect()
+        }
+    }
+    out
 }
 
 /// Marks a [`NodeIdx`] in an [`Out`] buffer as a placeholder for the buffer's n-th stub.
@@ -184,9 +197,11 @@ pub(super) fn number_nodes(files: &[FileFacts]) -> Vec<u32> {
 }
 
 /// Adds a node per file and per entity to `g`, in file order (each file followed by its
-/// entities, as [`Shared::new`] numbered them), consuming the facts: each file's are freed
-/// as soon as its nodes exist, so that the nodes replace the facts in memory instead of
-/// adding to them.
+/// entities, as [`Shared::new`] numbered them), consuming the facts: each chunk of files
+/// is freed as soon as its nodes exist, so that the nodes replace the facts in memory
+/// instead of adding to them. A chunk's strings are interned together
+/// ([`GraphBuilder::intern_all`]: the names already known are found on every core), in
+/// the order interning them one by one would take.
 pub(super) fn add_nodes(
     files: Vec<FileFacts>,
     kinds: &[Vec<NodeKind>],
@@ -194,96 +209,146 @@ pub(super) fn add_nodes(
     g: &mut GraphBuilder,
     stats: &mut ResolveStats,
 ) {
-    let mut id = String::new();
-    let mut order: Vec<u32> = Vec::new();
-    let mut suffix: Vec<u32> = Vec::new();
-    for (fi, f) in files.into_iter().enumerate() {
-        if fi % 4096 == 4095 {
-            crate::mem::release_freed_memory();
+    /// Files per chunk: enough strings to share out, few enough facts held at once.
+    const CHUNK: usize = 2048;
+    let (mut order, mut suffix) = (Vec::new(), Vec::new());
+    let mut files = files.into_iter();
+    let mut first = 0;
+    loop {
+        let chunk: Vec<FileFacts> = files.by_ref().take(CHUNK).collect();
+        if chunk.is_empty() {
+            break;
         }
-        let path = g.intern(&f.path);
-        let base = f.path.rsplit('/').next().unwrap_or(&f.path);
-        let name = g.intern(base);
-        g.add_node(NodeInput {
-            id: IdText::Text(path),
-            name,
-            qualified_name: path,
-            kind: NodeKind::File,
-            file: path,
-            language: f.language,
-            start_line: 1,
-            end_line: f.lines,
-            start_byte: 0,
-            end_byte: u32::try_from(f.bytes).unwrap_or(u32::MAX),
-            signature: StrId(0),
-            content_hash: content_hash_prefix(&f.content_hash),
-            flags: NodeFlags(0),
-            community: 0,
-        });
-        stats.files += 1;
-        stats.parse_errors += u64::from(f.parse_errors);
-        // Disambiguation order: same qualified name → definitions first, then by start.
-        order.clear();
-        order.extend(0..f.entities.len() as u32);
-        order.sort_by(|&a, &b| {
-            let (ea, eb) = (&f.entities[a as usize], &f.entities[b as usize]);
-            f.str(ea.qual)
-                .cmp(f.str(eb.qual))
-                .then(
-                    ea.flags
-                        .contains(NodeFlags::DECLARATION_ONLY)
-                        .cmp(&eb.flags.contains(NodeFlags::DECLARATION_ONLY)),
-                )
-                .then(ea.start_byte.cmp(&eb.start_byte))
-                .then(a.cmp(&b))
-        });
-        suffix.clear();
-        suffix.resize(f.entities.len(), 0);
-        let mut n = 0;
-        for (k, &i) in order.iter().enumerate() {
-            let same = k > 0
-                && f.str(f.entities[order[k - 1] as usize].qual)
-                    == f.str(f.entities[i as usize].qual);
-            n = if same { n + 1 } else { 1 };
-            suffix[i as usize] = n;
+        // Per entity of the chunk: its rank among the file's entities of the same
+        // qualified name; beyond the first, the id is a text of its own (`#2`).
+        let mut ranks: Vec<u32> = Vec::new();
+        let mut own_ids: Vec<String> = Vec::new();
+        for f in &chunk {
+            overload_suffixes(f, &mut order, &mut suffix);
+            for (e, &n) in f.entities.iter().zip(&suffix) {
+                if n > 1 {
+                    own_ids.push(format!("{}:{}#{}", f.path, f.str(e.qual), n));
+                }
+            }
+            ranks.extend_from_slice(&suffix);
         }
-        for (ei, e) in f.entities.iter().enumerate() {
-            // The usual id, `path:qualified_name`, is composed on read and never interned;
-            // only a disambiguated overload (`#2`) has text of its own.
-            let sid = if suffix[ei] > 1 {
-                use std::fmt::Write;
-                id.clear();
-                let _ = write!(id, "{}:{}#{}", f.path, f.str(e.qual), suffix[ei]);
-                IdText::Text(g.intern(&id))
-            } else {
-                IdText::Composed
-            };
-            // Interning hashes the text: skip what is known to repeat or be empty.
-            let name = g.intern(f.str(e.name));
-            let qual = if e.qual == e.name {
-                name
-            } else {
-                g.intern(f.str(e.qual))
-            };
-            let signature = signatures[fi][ei];
+        let mut texts: Vec<&str> = Vec::new();
+        let mut own = own_ids.iter();
+        let mut rank = ranks.iter();
+        for f in &chunk {
+            texts.push(&f.path);
+            texts.push(f.path.rsplit('/').next().unwrap_or(&f.path));
+            for e in &f.entities {
+                if rank.next().is_some_and(|&n| n > 1)
+                    && let Some(id) = own.next()
+                {
+                    texts.push(id);
+                }
+                texts.push(f.str(e.name));
+                // Interning hashes the text: skip what is known to repeat.
+                if e.qual != e.name {
+                    texts.push(f.str(e.qual));
+                }
+            }
+        }
+        let ids = g.intern_all(&texts);
+        drop(texts);
+        let mut ids = ids.into_iter();
+        let mut next = || ids.next().unwrap_or(StrId(0));
+        let mut rank = ranks.iter();
+        for (k, f) in chunk.into_iter().enumerate() {
+            let fi = first + k;
+            let path = next();
+            let name = next();
             g.add_node(NodeInput {
-                id: sid,
+                id: IdText::Text(path),
                 name,
-                qualified_name: qual,
-                kind: kinds[fi][ei],
+                qualified_name: path,
+                kind: NodeKind::File,
                 file: path,
                 language: f.language,
-                start_line: e.start_line,
-                end_line: e.end_line,
-                start_byte: e.start_byte,
-                end_byte: e.end_byte,
-                signature,
-                content_hash: e.hash,
-                flags: e.flags,
+                start_line: 1,
+                end_line: f.lines,
+                start_byte: 0,
+                end_byte: u32::try_from(f.bytes).unwrap_or(u32::MAX),
+                signature: StrId(0),
+                content_hash: content_hash_prefix(&f.content_hash),
+                flags: NodeFlags(0),
                 community: 0,
             });
-            stats.entities += 1;
+            stats.files += 1;
+            stats.parse_errors += u64::from(f.parse_errors);
+            for (ei, e) in f.entities.iter().enumerate() {
+                // The usual id, `path:qualified_name`, is composed on read and never
+                // interned; only a disambiguated overload (`#2`) has text of its own.
+                let id = if rank.next().is_some_and(|&n| n > 1) {
+                    IdText::Text(next())
+                } else {
+                    IdText::Composed
+                };
+                let name = next();
+                let qual = if e.qual == e.name { name } else { next() };
+                g.add_node(NodeInput {
+                    id,
+                    name,
+                    qualified_name: qual,
+                    kind: kinds[fi][ei],
+                    file: path,
+                    language: f.language,
+                    start_line: e.start_line,
+                    end_line: e.end_line,
+                    start_byte: e.start_byte,
+                    end_byte: e.end_byte,
+                    signature: signatures[fi][ei],
+                    content_hash: e.hash,
+                    flags: e.flags,
+                    community: 0,
+                });
+                stats.entities += 1;
+            }
         }
+        first += CHUNK;
+        crate::mem::release_freed_memory();
+    }
+}
+
+/// Numbers the entities of `f` that share a qualified name: `suffix[i]` is entity `i`'s
+/// rank among them (definitions first, then by start), 1 for a name used once. Most
+/// names are used once, so only the shared ones are sorted: sorting every entity by its
+/// name cost a kernel build two seconds on one thread.
+fn overload_suffixes(f: &FileFacts, order: &mut Vec<u32>, suffix: &mut Vec<u32>) {
+    suffix.clear();
+    suffix.resize(f.entities.len(), 1);
+    let mut uses: HashMap<&str, u32, foldhash::fast::FixedState> =
+        HashMap::with_capacity_and_hasher(f.entities.len(), Default::default());
+    for e in &f.entities {
+        *uses.entry(f.str(e.qual)).or_insert(0) += 1;
+    }
+    order.clear();
+    order.extend(
+        (0..f.entities.len() as u32).filter(|&i| uses[f.str(f.entities[i as usize].qual)] > 1),
+    );
+    if order.is_empty() {
+        return;
+    }
+    order.sort_by(|&a, &b| {
+        let (ea, eb) = (&f.entities[a as usize], &f.entities[b as usize]);
+        f.str(ea.qual)
+            .cmp(f.str(eb.qual))
+            .then(
+                ea.flags
+                    .contains(NodeFlags::DECLARATION_ONLY)
+                    .cmp(&eb.flags.contains(NodeFlags::DECLARATION_ONLY)),
+            )
+            .then(ea.start_byte.cmp(&eb.start_byte))
+            .then(a.cmp(&b))
+    });
+    let mut n = 0;
+    for (k, &i) in order.iter().enumerate() {
+        let same = k > 0
+            && f.str(f.entities[order[k - 1] as usize].qual) == f.str(f.entities[i as usize].qual);
+        n = if same { n + 1 } else { 1 };
+        suffix[i as usize] = n;
     }
 }
 
