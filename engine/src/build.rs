@@ -312,7 +312,7 @@ pub fn build(
 /// detected on a second thread meanwhile: the writer encodes the segments that do not
 /// need them first (on a kernel, each side takes about ten seconds). Returns the commit
 /// and the milliseconds community detection took.
-pub(crate) fn commit_whole(
+pub fn commit_whole(
     writer: &mut WriterLock<'_>,
     graph: &GraphBuilder,
     run: RunRecord,
@@ -420,6 +420,23 @@ pub(crate) fn index_all(
 
     progress(BuildEvent::Resolving);
     let mark = Instant::now();
+    let graph = resolve_whole(facts, workers);
+    let resolve_ms = mark.elapsed().as_millis() as u64;
+    Ok(WholeTree {
+        graph,
+        file_count,
+        skipped,
+        lossy_files,
+        files_with_syntax_errors,
+        extract_ms,
+        resolve_ms,
+        pack: WholePack(pack),
+    })
+}
+
+/// Resolves the facts of a whole tree into the graph a build commits (communities not
+/// set: [`commit_whole`] detects them), on `workers` threads.
+pub fn resolve_whole(facts: Vec<FileFacts>, workers: usize) -> GraphBuilder {
     let resolved = resolve::resolve(
         facts,
         &ResolveOptions {
@@ -432,17 +449,7 @@ pub(crate) fn index_all(
     // graph is written.
     graph.release_string_index();
     crate::mem::release_freed_memory();
-    let resolve_ms = mark.elapsed().as_millis() as u64;
-    Ok(WholeTree {
-        graph,
-        file_count,
-        skipped,
-        lossy_files,
-        files_with_syntax_errors,
-        extract_ms,
-        resolve_ms,
-        pack: WholePack(pack),
-    })
+    graph
 }
 
 // Nearly every file parses: boxing the large variant would only add an allocation per file.
