@@ -4,7 +4,9 @@
 //! The facts come from the facts cache of the tree's artifact, as `batho build` left it
 //! (run one first), so each run costs seconds instead of minutes and is repeatable; the
 //! work timed is the build's own code (`build::resolve_whole`, `build::commit_whole`),
-//! committed to a fresh store under OUT_DIR each run (deleted first).
+//! committed to a fresh store under OUT_DIR each run (deleted first) that takes the
+//! artifact's database id: `segments_as_artifact=4/4` says the graph written is byte for
+//! byte the one the artifact holds (segments are named by the hash of their bytes).
 //!
 //! Usage: `after_parse [--threads N] [--runs R] ROOT OUT_DIR`. Prints one `key=value`
 //! line per run: `resolve_ms`, `write_ms` (communities detected meanwhile, as in a
@@ -116,8 +118,29 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
-fn one_run(facts: Vec<FileFacts>, threads: usize, out: &Path) -> Result<String, String> {
+/// How many of the segment files under `out` the artifact at `artifact` also holds.
+fn segments_shared(out: &Path, artifact: &Path) -> (usize, usize) {
+    let names: Vec<_> = std::fs::read_dir(out.join("segments"))
+        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    let shared = names
+        .iter()
+        .filter(|n| artifact.join("segments").join(n).exists())
+        .count();
+    (shared, names.len())
+}
+
+fn one_run(
+    facts: Vec<FileFacts>,
+    threads: usize,
+    out: &Path,
+    artifact: &Path,
+) -> Result<String, String> {
     let _ = std::fs::remove_dir_all(out);
+    // The artifact's database id: segments are named by the hash of their bytes, which
+    // include it, so a graph equal to the artifact's is written as the same files.
+    std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
+    std::fs::copy(artifact.join("DBID"), out.join("DBID")).map_err(|e| e.to_string())?;
     let store = Store::create_or_open(out).map_err(|e| e.to_string())?;
     let mut writer = store.lock_writer().map_err(|e| e.to_string())?;
     // Best effort: resets the peak so that it is this run's.
@@ -145,9 +168,10 @@ fn one_run(facts: Vec<FileFacts>, threads: usize, out: &Path) -> Result<String, 
     let (commit, communities_ms) =
         commit_whole(&mut writer, &graph, run).map_err(|e| e.to_string())?;
     let write_ms = mark.elapsed().as_millis();
+    let (shared, segments) = segments_shared(out, artifact);
     Ok(format!(
         "resolve_ms={resolve_ms} write_ms={write_ms} communities_ms={communities_ms} \
-         peak_rss_kb={} nodes={} edges={} bytes_written={}",
+         peak_rss_kb={} nodes={} edges={} bytes_written={} segments_as_artifact={shared}/{segments}",
         peak_rss_kb(),
         graph.nodes.len(),
         graph.edges.len(),
@@ -173,7 +197,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let cache = FactsCache::open(&batho_engine::build::artifact_dir(&args.root));
+    let artifact = batho_engine::build::artifact_dir(&args.root);
+    let cache = FactsCache::open(&artifact);
     for run in 1..=args.runs {
         let mark = Instant::now();
         let facts = match load(&found.files, &cache, args.threads) {
@@ -184,7 +209,7 @@ fn main() -> ExitCode {
             }
         };
         let load_ms = mark.elapsed().as_millis();
-        match one_run(facts, args.threads, &args.out) {
+        match one_run(facts, args.threads, &args.out, &artifact) {
             Ok(line) => println!(
                 "run={run} files={} load_ms={load_ms} {line}",
                 found.files.len()
