@@ -98,9 +98,16 @@ impl SegmentWriter {
     pub(crate) fn add_values<T: Copy + Into<u64>>(&mut self, id: u32, values: &[T]) {
         let count = values.len();
         let value = |i: usize| -> u64 { values[i].into() };
-        let mut min = u64::MAX;
+        // One pass for the bounds of all values and of the non-zero ones.
+        let (mut min, mut nonzero, mut lo, mut hi) = (u64::MAX, 0u64, u64::MAX, 0u64);
         for i in 0..count {
-            min = min.min(value(i));
+            let v = value(i);
+            min = min.min(v);
+            if v != 0 {
+                nonzero += 1;
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
         }
         let base = if count == 0 { 0 } else { min };
         // Exceptions need a u32 index, so only columns addressable by u32 may use them.
@@ -142,16 +149,7 @@ impl SegmentWriter {
                 best = (w, cost, over);
             }
         }
-        let nonzero = (0..count).filter(|&i| value(i) != 0).count() as u64;
         if exc_allowed && nonzero < n {
-            let (mut lo, mut hi) = (u64::MAX, 0u64);
-            for i in 0..count {
-                let v = value(i);
-                if v != 0 {
-                    lo = lo.min(v);
-                    hi = hi.max(v);
-                }
-            }
             let base = if nonzero == 0 { 0 } else { lo };
             let span = hi.saturating_sub(base);
             let w: u8 = match span {
@@ -198,17 +196,17 @@ impl SegmentWriter {
                     .extend_from_slice(&raw.to_le_bytes()[..usize::from(width / 8)]);
                 continue;
             }
+            // Whole words out at once: a push per byte was most of the write's encoding.
             acc |= u128::from(raw) << pending;
             pending += u32::from(width);
-            while pending >= 8 {
-                self.data.push(acc as u8);
-                acc >>= 8;
-                pending -= 8;
+            if pending >= 64 {
+                self.data.extend_from_slice(&(acc as u64).to_le_bytes());
+                acc >>= 64;
+                pending -= 64;
             }
         }
-        if pending > 0 {
-            self.data.push(acc as u8);
-        }
+        let tail = pending.div_ceil(8) as usize;
+        self.data.extend_from_slice(&acc.to_le_bytes()[..tail]);
         debug_assert_eq!(exc_idx.len() as u64, exc_count);
         let data_len = self.data.len() - data_off;
         self.pad();
