@@ -28,6 +28,10 @@ fn take_refs(refs: &[Mutex<Vec<Ref>>], f: usize) -> Vec<Ref> {
     })
 }
 
+/// Files whose strings are interned together ([`GraphBuilder::intern_all`]): enough
+/// strings to share out between cores, few enough facts held at once.
+const INTERN_CHUNK: usize = 2048;
+
 /// Interns every entity's signature into `g` (ids by file and entity) and then frees the
 /// signature text of the facts. Signatures are only ever node text, and they are most of
 /// the facts' text on a kernel-size tree (one per macro): freeing them before resolution
@@ -38,11 +42,12 @@ pub(super) fn intern_signatures(
     refs: &[Mutex<Vec<Ref>>],
     g: &mut GraphBuilder,
 ) -> Vec<Vec<StrId>> {
-    /// Files whose signatures are interned together ([`GraphBuilder::intern_all`]).
-    const CHUNK: usize = 2048;
     let mut keep: Vec<bool> = Vec::new();
     let mut out: Vec<Vec<StrId>> = Vec::with_capacity(files.len());
-    for (chunk, refs) in files.chunks_mut(CHUNK).zip(refs.chunks(CHUNK)) {
+    for (chunk, refs) in files
+        .chunks_mut(INTERN_CHUNK)
+        .zip(refs.chunks(INTERN_CHUNK))
+    {
         let texts: Vec<&str> = chunk
             .iter()
             .flat_map(|f| {
@@ -209,13 +214,11 @@ pub(super) fn add_nodes(
     g: &mut GraphBuilder,
     stats: &mut ResolveStats,
 ) {
-    /// Files per chunk: enough strings to share out, few enough facts held at once.
-    const CHUNK: usize = 2048;
     let (mut order, mut suffix) = (Vec::new(), Vec::new());
     let mut files = files.into_iter();
     let mut first = 0;
     loop {
-        let chunk: Vec<FileFacts> = files.by_ref().take(CHUNK).collect();
+        let chunk: Vec<FileFacts> = files.by_ref().take(INTERN_CHUNK).collect();
         if chunk.is_empty() {
             break;
         }
@@ -307,7 +310,7 @@ pub(super) fn add_nodes(
                 stats.entities += 1;
             }
         }
-        first += CHUNK;
+        first += INTERN_CHUNK;
         crate::mem::release_freed_memory();
     }
 }
