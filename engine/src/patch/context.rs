@@ -11,7 +11,9 @@ use batho_schema::{Language, NodeFlags, NodeKind, RelType};
 use batho_storage::input::NodeIdx;
 use batho_storage::{Artifact, EdgeIdx};
 
-use super::scope::{add_comps, base_include_targets, first_token, last_comp, new_include_targets};
+use super::scope::{
+    add_comps, base_include_targets, comps, first_token, last_comp, new_include_targets,
+};
 use super::{Extract, PatchError};
 use crate::extract::{Entity, FileFacts, IdBuild, NO_ENTITY};
 use crate::facts_cache::name_hash;
@@ -152,14 +154,16 @@ pub(super) fn gather(
                     continue;
                 }
                 match wanted.missing(f, e) {
-                    None => expand(f, ei, &mut more),
+                    None => expand(f, ei, &wanted.names, &mut more),
                     Some(h) => waiting.entry(h).or_default().push((at, ei as u32)),
                 }
             }
             scanned.push(p);
         }
         // Take in the new names; the entities waiting for them become reachable (and
-        // lend their names in turn) or wait for their class.
+        // lend their names in turn) or wait for their class. (Hundreds of thousands wake
+        // on a large checkout: their files are found by position, not by path.)
+        let scanned_facts: Vec<&FileFacts> = scanned.iter().map(|p| &facts[p]).collect();
         while !more.is_empty() {
             let mut fresh_hashes = Vec::new();
             for n in std::mem::take(&mut more) {
@@ -169,15 +173,16 @@ pub(super) fn gather(
             }
             for h in fresh_hashes {
                 for (at, ei) in waiting.remove(&h).unwrap_or_default() {
-                    let f = &facts[&scanned[at as usize]];
+                    let f = scanned_facts[at as usize];
                     let e = &f.entities[ei as usize];
                     match wanted.missing(f, e) {
-                        None => expand(f, ei as usize, &mut more),
+                        None => expand(f, ei as usize, &wanted.names, &mut more),
                         Some(h) => waiting.entry(h).or_default().push((at, ei)),
                     }
                 }
             }
         }
+        drop(scanned_facts);
         // Every entity of the base named like a wanted name: its file joins the context.
         let mut derived: Vec<String> = Vec::new();
         let mut found: Vec<NodeIdx> = Vec::new();
@@ -187,11 +192,8 @@ pub(super) fn gather(
         simple.retain(|n| !looked.contains(n));
         simple.sort_unstable();
         simple.dedup();
-        let mut cursor = base.name_cursor();
-        for name in simple {
-            found.extend(cursor.lookup(&name));
-            looked.insert(name);
-        }
+        found.extend(lookup_all(base, &simple, opts.threads));
+        looked.extend(simple);
         // Fields whose class became wanted since they were looked up.
         if !deferred.is_empty() {
             let ready: Vec<String> = deferred
@@ -265,6 +267,31 @@ pub(super) fn gather(
     })
 }
 
+/// The base's nodes of each of `names` (sorted), in that order: a large checkout asks for
+/// half a million names, so they are looked up on `threads` cursors, each over its own
+/// run of the sorted names.
+fn lookup_all(base: &Artifact, names: &[String], threads: usize) -> Vec<NodeIdx> {
+    const PER_THREAD: usize = 4096;
+    let run = names.len().div_ceil(threads.max(1)).max(PER_THREAD);
+    let one = |part: &[String]| -> Vec<NodeIdx> {
+        let mut cursor = base.name_cursor();
+        part.iter().flat_map(|n| cursor.lookup(n)).collect()
+    };
+    if names.len() <= run {
+        return one(names);
+    }
+    std::thread::scope(|s| {
+        let parts: Vec<_> = names
+            .chunks(run)
+            .map(|part| s.spawn(move || one(part)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
 /// The names the lookups may ask for, as strings (to look them up in the base) and as
 /// hashes (to test the entities of loaded files without hashing strings twice).
 #[derive(Default)]
@@ -321,20 +348,27 @@ fn lends_only_its_name(f: &FileFacts, ei: usize) -> bool {
         && !f.bases.iter().any(|b| b.entity as usize == ei)
 }
 
-/// The names a reachable entity lends: the macro its signature may open with (which can
-/// make it static), its type or alias target, its scopes and its bases.
-fn expand(f: &FileFacts, ei: usize, more: &mut NameSet) {
+/// The names a reachable entity lends, those not `wanted` yet: the macro its signature
+/// may open with (which can make it static), its type or alias target, its scopes and
+/// its bases.
+fn expand(f: &FileFacts, ei: usize, wanted: &NameSet, more: &mut NameSet) {
+    // An entity wakes because its own name became wanted, and its scopes mostly are too:
+    // testing `wanted` first spares a string for each.
+    let mut add = |s: &str| {
+        for c in comps(s) {
+            if !wanted.contains(c) && !more.contains(c) {
+                more.insert(c.to_owned());
+            }
+        }
+    };
     let e = &f.entities[ei];
     if matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
-        let t = first_token(f.str(e.signature));
-        if !t.is_empty() {
-            more.insert(t.to_owned());
-        }
+        add(first_token(f.str(e.signature)));
     }
-    add_comps(f.str(e.type_name), more);
-    add_comps(f.str(e.qual), more);
+    add(f.str(e.type_name));
+    add(f.str(e.qual));
     for b in f.bases.iter().filter(|b| b.entity as usize == ei) {
-        add_comps(f.str(b.name), more);
+        add(f.str(b.name));
     }
 }
 
