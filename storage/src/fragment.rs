@@ -143,10 +143,16 @@ impl Plan {
         check_shape(fg)?;
         let base_n = base.node_count();
         let replaced: HashSet<&str> = fragment.replaced_files.iter().map(String::as_str).collect();
+        // Asked once per file string, not once per node (hundreds of thousands of nodes).
+        let mut replaced_sid: foldhash::HashMap<u32, bool> = foldhash::HashMap::default();
         let auth: Vec<bool> = fg
             .nodes
             .iter()
-            .map(|n| replaced.contains(fg.str(n.file)))
+            .map(|n| {
+                *replaced_sid
+                    .entry(n.file.0)
+                    .or_insert_with(|| replaced.contains(fg.str(n.file)))
+            })
             .collect();
         for (k, e) in fg.edges.iter().enumerate() {
             if !auth[e.src.0 as usize] {
@@ -162,8 +168,9 @@ impl Plan {
         let mut frag_map = vec![DROPPED; fg.nodes.len()];
         let mut overrides = Vec::new();
         let mut new_nodes: Vec<u32> = Vec::new();
-        let mut claimed: HashSet<u32> = HashSet::new();
-        let mut by_id: HashMap<&str, u32> = HashMap::new();
+        let mut claimed = RoaringBitmap::new();
+        let mut by_id: foldhash::HashMap<&str, u32> = foldhash::HashMap::default();
+        by_id.reserve(fg.nodes.len());
         let next = |new_nodes: &Vec<u32>| base_n + new_nodes.len() as u32;
 
         // The live nodes with each fragment node's id. Looked up in ascending id order, each
@@ -212,7 +219,7 @@ impl Plan {
             let free = live_with_id[i]
                 .iter()
                 .copied()
-                .find(|b| !claimed.contains(&b.0));
+                .find(|b| !claimed.contains(b.0));
             let at = match free {
                 Some(b) => {
                     claimed.insert(b.0);
@@ -234,7 +241,7 @@ impl Plan {
         for f in &fragment.replaced_files {
             if let Some(bm) = base.nodes_in_file(f) {
                 for b in bm {
-                    if !claimed.contains(&b) {
+                    if !claimed.contains(b) {
                         removed.insert(b);
                     }
                 }
@@ -301,7 +308,7 @@ impl Plan {
         // removed ones, are dropped. Stubs losing an incoming edge are rule-5 candidates.
         let mut dropped = RoaringBitmap::new();
         let mut candidates: Vec<u32> = Vec::new();
-        let is_stub = |b: u32| base.node(NodeIdx(b)).file().is_empty() && !claimed.contains(&b);
+        let is_stub = |b: u32| base.node(NodeIdx(b)).file().is_empty() && !claimed.contains(b);
         // (A reverted node's delta-row edges go too: their targets may be orphaned stubs.)
         let mut sources: Vec<u32> = overrides.iter().map(|&(b, _)| b).collect();
         sources.extend(reverted.iter().map(|&(b, _)| b));
@@ -321,12 +328,14 @@ impl Plan {
 
         // Rule 5: stubs left without an incoming edge go (their out-edges with them, which
         // can orphan further stubs).
-        let mut frag_in: HashMap<u32, u32> = HashMap::new();
-        for e in &fg.edges {
-            *frag_in.entry(frag_map[e.dst.0 as usize]).or_default() += 1;
-        }
+        // The nodes some fragment edge reaches.
+        let frag_in: RoaringBitmap = fg
+            .edges
+            .iter()
+            .map(|e| frag_map[e.dst.0 as usize])
+            .collect();
         while let Some(c) = candidates.pop() {
-            if removed.contains(c) || frag_in.contains_key(&c) {
+            if removed.contains(c) || frag_in.contains(c) {
                 continue;
             }
             if base
@@ -348,7 +357,7 @@ impl Plan {
         for (k, &i) in new_nodes.iter().enumerate() {
             let at = base_n + k as u32;
             let stub = fg.str(fg.nodes[i as usize].file).is_empty();
-            if !stub || frag_in.contains_key(&at) {
+            if !stub || frag_in.contains(at) {
                 renum[k] = base_n + kept.len() as u32;
                 kept.push(i);
             }

@@ -77,10 +77,17 @@ pub(super) fn cut(
     g: GraphBuilder,
     replaced: &BTreeSet<String>,
 ) -> Result<GraphFragment, BTreeSet<String>> {
+    // Whether each string names a replaced file, asked once per file string rather than
+    // once per node (a kernel checkout's resolution has millions of nodes).
+    let mut replaced_sid: HashMap<u32, bool, IdBuild> = HashMap::default();
     let auth: Vec<bool> = g
         .nodes
         .iter()
-        .map(|n| replaced.contains(g.str(n.file)))
+        .map(|n| {
+            *replaced_sid
+                .entry(n.file.0)
+                .or_insert_with(|| replaced.contains(g.str(n.file)))
+        })
         .collect();
     let mut keep = auth.clone();
     let mut outside = BTreeSet::new();
@@ -95,7 +102,7 @@ pub(super) fn cut(
     }
     // The communities of the replaced files' nodes, by id: one pass over those files
     // instead of a search of the whole id index for each of their nodes.
-    let mut communities: HashMap<String, u32> = HashMap::new();
+    let mut communities: HashMap<String, u32, foldhash::fast::RandomState> = HashMap::default();
     for p in replaced {
         for b in base.nodes_in_file(p).into_iter().flat_map(|bm| bm.iter()) {
             let node = base.node(NodeIdx(b));
