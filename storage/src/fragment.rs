@@ -20,9 +20,10 @@ use crate::reader::Artifact;
 use crate::refs::NodeRef;
 use crate::store::{CommitInfo, WriterLock};
 
-/// From this many fragment nodes up, [`Plan::compute`] looks their ids up on every core
-/// (in tests from a few, so that every fragment test takes the split path).
-const PARALLEL_LOOKUPS: usize = if cfg!(test) { 4 } else { 20_000 };
+/// From this many fragment nodes (or overrides) up, [`Plan::compute`] looks their ids up,
+/// and compares the overrides with the artifact's nodes, on every core (in tests from a
+/// few, so that every fragment test takes the split path).
+pub(crate) const PARALLEL_LOOKUPS: usize = if cfg!(test) { 4 } else { 20_000 };
 
 /// The new state of some files, laid over an artifact's current graph by a patch.
 #[derive(Clone, Debug, Default)]

@@ -7,8 +7,6 @@
 //! limit and forces a fresh base that rewrites the whole graph. A node whose properties
 //! and out-edges are what the artifact already holds is left out of the plan instead.
 
-use std::collections::HashMap;
-
 use crate::fragment::DROPPED;
 use crate::input::{GraphBuilder, NodeIdx, StrId};
 use crate::reader::Artifact;
@@ -22,7 +20,6 @@ pub(crate) fn unchanged_overrides(
     frag_map: &[u32],
     overrides: &[(u32, u32)],
 ) -> Vec<bool> {
-    let base_n = base.node_count();
     // The fragment's out-edges grouped by source, as a CSR over fragment nodes.
     let mut start = vec![0u32; fg.nodes.len() + 1];
     for e in &fg.edges {
@@ -39,7 +36,44 @@ pub(crate) fn unchanged_overrides(
         *at += 1;
     }
 
+    // Each override is compared on its own: a kernel checkout's ~450,000 are split into
+    // one run per core.
+    let threads = if overrides.len() < crate::fragment::PARALLEL_LOOKUPS {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    };
+    let run = overrides.len().div_ceil(threads).max(1);
+    let (start, by_src) = (&start, &by_src);
+    let found: Vec<Vec<u32>> = std::thread::scope(|s| {
+        let handles: Vec<_> = overrides
+            .chunks(run)
+            .map(|part| s.spawn(move || unchanged_in(base, fg, frag_map, start, by_src, part)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
     let mut same = vec![false; fg.nodes.len()];
+    for i in found.into_iter().flatten() {
+        same[i as usize] = true;
+    }
+    same
+}
+
+/// The fragment nodes among `overrides` that [`unchanged_overrides`] finds unchanged,
+/// given the fragment's out-edges by source (`start`, `by_src`).
+fn unchanged_in(
+    base: &Artifact,
+    fg: &GraphBuilder,
+    frag_map: &[u32],
+    start: &[u32],
+    by_src: &[u32],
+    overrides: &[(u32, u32)],
+) -> Vec<u32> {
+    let base_n = base.node_count();
+    let mut same = Vec::new();
     let mut texts = TextEq::default();
     let mut ours: Vec<(EdgeKey, StrId)> = Vec::new();
     let mut theirs: Vec<(EdgeKey, StrId)> = Vec::new();
@@ -104,7 +138,9 @@ pub(crate) fn unchanged_overrides(
             .iter()
             .zip(&theirs)
             .all(|(o, t)| o.0 == t.0 && texts.eq(base, t.1, fg, o.1));
-        same[i as usize] = edges_equal;
+        if edges_equal {
+            same.push(i);
+        }
     }
     same
 }
@@ -123,7 +159,7 @@ struct EdgeKey {
 /// Compares an artifact file path with a fragment one by text, remembering the answer:
 /// the same few (file, file) pairs come up for most nodes and edges.
 #[derive(Default)]
-struct TextEq(HashMap<(u32, u32), bool>);
+struct TextEq(foldhash::HashMap<(u32, u32), bool>);
 
 impl TextEq {
     fn eq(&mut self, base: &Artifact, b: StrId, fg: &GraphBuilder, f: StrId) -> bool {

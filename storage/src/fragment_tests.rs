@@ -365,6 +365,32 @@ fn rule4_a_node_that_comes_back_unchanged_is_no_override() {
 }
 
 #[test]
+fn rule4_unchanged_overrides_found_on_every_core_in_fragment_order() {
+    // Six overrides (past the test threshold: split over the cores), every other one back
+    // as it was; the flags must land on the right fragment nodes whatever the split.
+    let names = ["a.c:f0", "a.c:f1", "a.c:f2", "a.c:f3", "a.c:f4", "a.c:f5"];
+    let mut nodes: Vec<(&str, u32)> = names.iter().map(|&n| (n, 1)).collect();
+    nodes.push(("b.c:g", 2));
+    let edges: Vec<(&str, &str, u32)> = names.iter().map(|&n| (n, "b.c:g", 4)).collect();
+    let base = graph(&nodes, &edges);
+    let frag_nodes: Vec<(&str, u32)> = names
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| (n, if k % 2 == 0 { 1 } else { 10 + k as u32 }))
+        .chain([("b.c:g", 0)])
+        .collect();
+    let frag = fragment(&["a.c"], graph(&frag_nodes, &edges));
+    let tmp = tempfile::tempdir().unwrap();
+    let a = committed(tmp.path(), &base);
+    let plan = crate::fragment::Plan::compute(&a, &frag).unwrap();
+    assert_eq!(
+        plan.unchanged,
+        vec![true, false, true, false, true, false, false]
+    );
+    assert_eq!(plan.overrides, vec![(1, 1), (3, 3), (5, 5)]);
+}
+
+#[test]
 fn rule4_an_edge_from_a_node_the_fragment_does_not_replace_is_a_typed_error() {
     let tmp = tempfile::tempdir().unwrap();
     let base = graph(&[("a.c:f", 1), ("b.c:g", 2)], &[]);
