@@ -460,15 +460,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
             affected_cached += context.unchanged_cached;
             phases.scope_ms = mark.elapsed().as_millis() as u64;
             let mark = Instant::now();
-            let mut inputs: Vec<FileFacts> = Vec::with_capacity(present.len());
-            for (p, lang) in &present {
-                inputs.push(match facts.get(p) {
-                    Some(f) if emit.contains(p) => f.clone(),
-                    // Context files only lend the entities the lookups can reach.
-                    Some(f) if context.files.contains(p) => context.lend(f),
-                    _ => FileFacts::path_only(p, *lang),
-                });
-            }
+            let inputs = resolver_inputs(&present, &facts, &emit, &context, workers);
             let resolved =
                 resolve::resolve_partial(inputs, &emit.iter().cloned().collect(), &ropts);
             let mut replaced = emit.clone();
@@ -737,6 +729,43 @@ fn detect(
         .collect();
     out.deleted.sort();
     (out, hashed)
+}
+
+/// The facts the resolver takes, for every present file in path order: emitted files
+/// whole, context files lending what their lookups can reach, the rest by path only.
+/// Tens of thousands of context files lend on a large checkout: on `threads` threads.
+fn resolver_inputs(
+    present: &BTreeMap<String, Language>,
+    facts: &HashMap<String, FileFacts>,
+    emit: &BTreeSet<String>,
+    context: &context::Context,
+    threads: usize,
+) -> Vec<FileFacts> {
+    let files: Vec<(&String, &Language)> = present.iter().collect();
+    let one = |part: &[(&String, &Language)]| -> Vec<FileFacts> {
+        part.iter()
+            .map(|&(p, lang)| match facts.get(p) {
+                Some(f) if emit.contains(p) => f.clone(),
+                // Context files only lend the entities the lookups can reach.
+                Some(f) if context.files.contains(p) => context.lend(f),
+                _ => FileFacts::path_only(p, *lang),
+            })
+            .collect()
+    };
+    let run = files.len().div_ceil(threads.max(1)).max(1024);
+    if files.len() <= run {
+        return one(&files);
+    }
+    std::thread::scope(|s| {
+        let parts: Vec<_> = files
+            .chunks(run)
+            .map(|part| s.spawn(move || one(part)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 /// The blake3 of a file's bytes, which are left in `buf` (scratch space kept between
