@@ -19,6 +19,7 @@ pub mod extract;
 pub mod facts_cache;
 pub mod git;
 pub mod mem;
+mod par;
 pub mod patch;
 pub mod query;
 pub mod resolve;

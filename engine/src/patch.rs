@@ -752,20 +752,7 @@ fn resolver_inputs(
             })
             .collect()
     };
-    let run = files.len().div_ceil(threads.max(1)).max(1024);
-    if files.len() <= run {
-        return one(&files);
-    }
-    std::thread::scope(|s| {
-        let parts: Vec<_> = files
-            .chunks(run)
-            .map(|part| s.spawn(move || one(part)))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
+    crate::par::map_runs(&files, threads, 1024, one)
 }
 
 /// The blake3 of a file's bytes, which are left in `buf` (scratch space kept between

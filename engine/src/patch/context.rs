@@ -271,24 +271,9 @@ pub(super) fn gather(
 /// half a million names, so they are looked up on `threads` cursors, each over its own
 /// run of the sorted names.
 fn lookup_all(base: &Artifact, names: &[String], threads: usize) -> Vec<NodeIdx> {
-    const PER_THREAD: usize = 4096;
-    let run = names.len().div_ceil(threads.max(1)).max(PER_THREAD);
-    let one = |part: &[String]| -> Vec<NodeIdx> {
+    crate::par::map_runs(names, threads, 4096, |part| {
         let mut cursor = base.name_cursor();
         part.iter().flat_map(|n| cursor.lookup(n)).collect()
-    };
-    if names.len() <= run {
-        return one(names);
-    }
-    std::thread::scope(|s| {
-        let parts: Vec<_> = names
-            .chunks(run)
-            .map(|part| s.spawn(move || one(part)))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
     })
 }
 
