@@ -128,7 +128,7 @@ pub struct GraphBuilder {
     ends: Vec<u64>,
     // Ids of the strings, hashed by their text. The text is stored once (in `text`): a
     // `HashMap<String, _>` would hold a second copy of each and hash it with SipHash.
-    string_ids: HashTable<StrId>,
+    string_ids: HashTable<InternSlot>,
     /// Nodes in insertion order; a node's index is its [`NodeIdx`].
     pub nodes: Vec<NodeInput>,
     /// Edges in any order; the writer sorts them into CSR order.
@@ -145,8 +145,26 @@ fn arena_str<'a>(text: &'a str, ends: &[u64], id: StrId) -> &'a str {
 
 /// A fixed-seed hash: interning must not depend on a random seed, so that builds stay
 /// reproducible (the ids themselves come from insertion order either way).
-fn string_hash(s: &str) -> u64 {
-    FixedState::with_seed(0x6261_7468_6f00_0001).hash_one(s)
+fn string_hash(s: &str) -> u32 {
+    FixedState::with_seed(0x6261_7468_6f00_0001).hash_one(s) as u32
+}
+
+/// An interned string in [`GraphBuilder`]'s table: its id, and its hash, kept so that
+/// growing the table never reads the string again (on a kernel-size build each growth
+/// re-hashed millions of strings scattered over the arena, a cache miss each), and so
+/// that a probe compares texts only when the full hashes agree.
+#[derive(Clone, Copy)]
+struct InternSlot {
+    id: StrId,
+    hash: u32,
+}
+
+impl InternSlot {
+    /// The 64-bit hash the table places a slot by, spread from the stored 32 bits (the
+    /// table takes its bucket from the low bits and its tag from the top ones).
+    fn table_hash(hash: u32) -> u64 {
+        u64::from(hash).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
 }
 
 impl std::fmt::Debug for GraphBuilder {
@@ -174,18 +192,18 @@ impl GraphBuilder {
         }
         let hash = string_hash(s);
         let (text, ends) = (&self.text, &self.ends);
-        if let Some(id) = self
-            .string_ids
-            .find(hash, |id| arena_str(text, ends, *id) == s)
-        {
-            return *id;
+        if let Some(slot) = self.string_ids.find(InternSlot::table_hash(hash), |k| {
+            k.hash == hash && arena_str(text, ends, k.id) == s
+        }) {
+            return slot.id;
         }
         let id = StrId(u32::try_from(self.ends.len()).expect("more than 2^32 strings"));
         self.text.push_str(s);
         self.ends.push(self.text.len() as u64);
-        let (text, ends) = (&self.text, &self.ends);
         self.string_ids
-            .insert_unique(hash, id, |id| string_hash(arena_str(text, ends, *id)));
+            .insert_unique(InternSlot::table_hash(hash), InternSlot { id, hash }, |k| {
+                InternSlot::table_hash(k.hash)
+            });
         id
     }
 
@@ -205,8 +223,10 @@ impl GraphBuilder {
         let find = |texts: &[&str], ids: &mut [StrId]| {
             for (s, id) in texts.iter().zip(ids) {
                 let hash = string_hash(s);
-                if let Some(found) = table.find(hash, |k| arena_str(text, ends, *k) == *s) {
-                    *id = *found;
+                if let Some(found) = table.find(InternSlot::table_hash(hash), |k| {
+                    k.hash == hash && arena_str(text, ends, k.id) == *s
+                }) {
+                    *id = found.id;
                 }
             }
         };
@@ -241,8 +261,9 @@ impl GraphBuilder {
         let mut ids = HashTable::with_capacity(ends.len());
         for k in 0..ends.len() as u32 {
             let id = StrId(k);
-            ids.insert_unique(string_hash(arena_str(text, ends, id)), id, |id| {
-                string_hash(arena_str(text, ends, *id))
+            let hash = string_hash(arena_str(text, ends, id));
+            ids.insert_unique(InternSlot::table_hash(hash), InternSlot { id, hash }, |k| {
+                InternSlot::table_hash(k.hash)
             });
         }
         self.string_ids = ids;
