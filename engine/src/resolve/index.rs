@@ -19,7 +19,7 @@ pub(crate) type Ent = (u32, u32);
 pub(crate) struct NameTable {
     rows: Vec<(u64, u32, u32)>,
     /// The hashes whose rows do not all carry one key (a hash collision), sorted; set by
-    /// [`NameTable::find_mixed`].
+    /// [`name_table_of`].
     mixed: Vec<u64>,
     /// `dir[b]` is the first row whose hash's top `bits` bits are at least `b`: a look-up
     /// searches one small bucket instead of the whole table (23 probes, each a cache miss,
@@ -44,6 +44,11 @@ impl NameTable {
 
     pub(crate) fn finish(&mut self) {
         self.rows.sort_unstable();
+        self.finish_sorted();
+    }
+
+    /// [`NameTable::finish`] for rows already sorted.
+    fn finish_sorted(&mut self) {
         self.rows.dedup();
         // About four rows per bucket.
         self.bits = self.rows.len().max(1).ilog2().saturating_sub(2).min(24);
@@ -61,21 +66,6 @@ impl NameTable {
 
     fn bucket(&self, h: u64) -> usize {
         h.checked_shr(64 - self.bits).unwrap_or(0) as usize
-    }
-
-    /// Records the hashes whose rows carry different keys (`key_of` gives a row's key).
-    /// Most keys are alone under their hash, and a group of rows with one key needs one
-    /// comparison per look-up instead of one per row (thousands for `probe` or `init`).
-    pub(crate) fn find_mixed<'k>(&mut self, key_of: impl Fn(Ent) -> &'k str) {
-        self.mixed.clear();
-        for group in self.rows.chunk_by(|a, b| a.0 == b.0) {
-            if let [first, rest @ ..] = group {
-                let key = key_of((first.1, first.2));
-                if rest.iter().any(|r| key_of((r.1, r.2)) != key) {
-                    self.mixed.push(first.0);
-                }
-            }
-        }
     }
 
     /// Entities whose key hashes like `key`; callers check the key itself.
@@ -98,7 +88,8 @@ impl NameTable {
         self.rows_of(h).iter().map(|r| (r.1, r.2))
     }
 
-    /// Entities whose key is `key`, when [`NameTable::find_mixed`] ran with `key_of`.
+    /// Entities whose key is `key`, in a table made by [`name_table_of`] (`key_of` gives a
+    /// row's key).
     fn get_exact<'a, 'k>(
         &'a self,
         key: &'a str,
@@ -115,12 +106,26 @@ impl NameTable {
     }
 }
 
-/// Simple name → entities. Instance fields are only ever found through their class
-/// (`members`), and namespaces never by simple name; leaving them out keeps the candidate
-/// lists of common names (`dev`, `name`, `device`) short.
-fn name_table(files: &[FileFacts]) -> NameTable {
-    let mut by_name = NameTable::default();
-    for (fi, f) in files.iter().enumerate() {
+/// A row of the simple-name table while it is built: [`NameTable`]'s (hash, file,
+/// entity), then a second, independent 32-bit hash of the name.
+type NameRow = (u64, u32, u32, u32);
+
+/// The second hash of a name in a [`NameRow`]: two names under one table hash are told
+/// apart by it without reading either name again (they are scattered over every file's
+/// facts). Names equal under both hashes (96 bits) are taken for one name.
+fn check_hash(name: &str) -> u32 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x6e61_6d65_7461_626c).hash_one(name) as u32
+}
+
+/// The rows of the simple-name table for the files `range` of `files`, sorted. Instance
+/// fields are only ever found through their class (`members`), and namespaces never by
+/// simple name; leaving them out keeps the candidate lists of common names (`dev`,
+/// `name`, `device`) short.
+fn name_rows(files: &[FileFacts], range: std::ops::Range<usize>) -> Vec<NameRow> {
+    let mut rows = Vec::new();
+    for fi in range {
+        let f = &files[fi];
         for (ei, e) in f.entities.iter().enumerate() {
             let via_name = match e.kind {
                 NodeKind::Field => e.flags.contains(NodeFlags::STATIC),
@@ -128,16 +133,50 @@ fn name_table(files: &[FileFacts]) -> NameTable {
                 _ => true,
             };
             if via_name {
-                by_name.push(f.str(e.name), (fi as u32, ei as u32));
+                let name = f.str(e.name);
+                rows.push((hash_str(name), fi as u32, ei as u32, check_hash(name)));
             }
         }
     }
-    by_name.finish();
-    by_name.find_mixed(|e| {
-        let f = &files[e.0 as usize];
-        f.str(f.entities[e.1 as usize].name)
-    });
-    by_name
+    rows.sort_unstable();
+    rows
+}
+
+/// The simple-name table of the sorted `rows`, with its hash collisions (the hashes whose
+/// rows carry different names, told by their check hashes) recorded.
+fn name_table_of(rows: Vec<NameRow>) -> NameTable {
+    let mut mixed = Vec::new();
+    for group in rows.chunk_by(|a, b| a.0 == b.0) {
+        if group.iter().any(|r| r.3 != group[0].3) {
+            mixed.push(group[0].0);
+        }
+    }
+    let mut table = NameTable {
+        rows: rows.iter().map(|r| (r.0, r.1, r.2)).collect(),
+        mixed,
+        ..NameTable::default()
+    };
+    drop(rows);
+    table.finish_sorted();
+    table
+}
+
+/// The two sorted row lists as one sorted list.
+fn merge_sorted(a: Vec<NameRow>, b: Vec<NameRow>) -> Vec<NameRow> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] <= b[j] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// The member tables of [`Index`]: class → members, (class, name) → members.
@@ -181,16 +220,20 @@ pub(crate) struct Index<'f> {
 
 impl<'f> Index<'f> {
     pub(crate) fn new(files: &'f [FileFacts], include_dirs: &[String]) -> Index<'f> {
-        // The simple-name table (the largest) is built on a second thread: nothing else
-        // runs while the index is made.
-        let ((members, member_names), by_name) = std::thread::scope(|s| {
-            let by_name = s.spawn(|| name_table(files));
+        // The simple-name table (the largest: every entity) is built on both threads,
+        // the member tables beside its first half: nothing else runs while the index is
+        // made. The halves' sorted rows merge into what one sort of all would give.
+        let mid = files.len() / 2;
+        let ((members, member_names), by_name_rows) = std::thread::scope(|s| {
+            let low = s.spawn(|| name_rows(files, 0..mid));
             let members = member_tables(files);
-            match by_name.join() {
-                Ok(t) => (members, t),
+            let high = name_rows(files, mid..files.len());
+            match low.join() {
+                Ok(low) => (members, merge_sorted(low, high)),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         });
+        let by_name = name_table_of(by_name_rows);
         let by_path: HashMap<&str, u32> = files
             .iter()
             .enumerate()
@@ -442,10 +485,42 @@ pub(crate) fn normalize_join(base: &str, rel: &str, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
-    use super::NameTable;
+    use super::{NameRow, NameTable, merge_sorted, name_table_of};
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn halves_merged_make_the_table_of_all_rows_and_find_its_collisions(
+            // Rows of a few names (name k hashes to `hashes[k]`, several names sharing
+            // a hash: collisions), split between two halves as `Index::new` does.
+            picks in prop::collection::vec((0usize..12, 0u32..6, 0u32..4, any::<bool>()), 0..200),
+            hashes in prop::collection::vec(0u64..5, 12),
+        ) {
+            let row = |&(k, f, e, _): &(usize, u32, u32, bool)| -> NameRow {
+                (hashes[k] << 60, f, e, k as u32)
+            };
+            let mut low: Vec<NameRow> = picks.iter().filter(|p| p.3).map(row).collect();
+            let mut high: Vec<NameRow> = picks.iter().filter(|p| !p.3).map(row).collect();
+            low.sort_unstable();
+            high.sort_unstable();
+            let mut all: Vec<NameRow> = picks.iter().map(row).collect();
+            all.sort_unstable();
+            let merged = merge_sorted(low, high);
+            prop_assert_eq!(&merged, &all);
+
+            let table = name_table_of(merged);
+            let mut rows: Vec<(u64, u32, u32)> = all.iter().map(|r| (r.0, r.1, r.2)).collect();
+            rows.dedup();
+            prop_assert_eq!(&table.rows, &rows);
+            let mut mixed: Vec<u64> = all
+                .iter()
+                .filter(|r| all.iter().any(|o| o.0 == r.0 && o.3 != r.3))
+                .map(|r| r.0)
+                .collect();
+            mixed.dedup();
+            prop_assert_eq!(&table.mixed, &mixed);
+        }
+
         #[test]
         fn a_lookup_finds_exactly_the_rows_of_its_hash(
             // Few distinct hashes (groups of several rows), spread over the whole range
