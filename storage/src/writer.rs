@@ -278,55 +278,69 @@ pub(crate) fn build_layer(
         }
         None => None,
     };
+    // The id and name indexes (sorts over every node: the id texts of a kernel take a
+    // second) are made on a second thread while this one encodes the other columns; the
+    // community detection that had that thread is done by now. The columns are added
+    // in the same order either way, so the segment's bytes do not change.
     let mut nw = SegmentWriter::default();
-    let node_type = |i: usize| {
-        let x = &nodes[i];
-        u64::from(x.kind.code()) | u64::from(x.flags.0) << 8 | u64::from(x.language.code()) << 16
-    };
-    let node_palette = palette_of((0..n).map(node_type));
-    nw.add_uint(nodes_col::TYPE, n, |i| {
-        node_palette
-            .binary_search(&node_type(i))
-            .map_or(0, |p| p as u64)
+    let (id_rows, idx) = std::thread::scope(|scope| {
+        let indexes = scope.spawn(|| {
+            let mut id_rows = id_sort_keys(g, &stored_ids, &remap);
+            order::by_id_bytes(&mut id_rows, |i| g.id_parts(&nodes[i as usize]));
+            let idx = order::by_small_key(n, dictionary_len, |i| remap[nodes[i].name.0 as usize]);
+            (id_rows, idx)
+        });
+        let node_type = |i: usize| {
+            let x = &nodes[i];
+            u64::from(x.kind.code())
+                | u64::from(x.flags.0) << 8
+                | u64::from(x.language.code()) << 16
+        };
+        let node_palette = palette_of((0..n).map(node_type));
+        nw.add_uint(nodes_col::TYPE, n, |i| {
+            node_palette
+                .binary_search(&node_type(i))
+                .map_or(0, |p| p as u64)
+        });
+        nw.add_uint(nodes_col::TYPE_PALETTE, node_palette.len(), |p| {
+            node_palette[p]
+        });
+        nw.add_uint(nodes_col::START_LINE, n, |i| u64::from(nodes[i].start_line));
+        nw.add_uint(nodes_col::LINE_SPAN, n, |i| {
+            u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
+        });
+        nw.add_uint(nodes_col::START_BYTE, n, |i| u64::from(nodes[i].start_byte));
+        nw.add_uint(nodes_col::BYTE_SPAN, n, |i| {
+            u64::from(nodes[i].end_byte.wrapping_sub(nodes[i].start_byte))
+        });
+        match community {
+            Some(c) => nw.add_values(nodes_col::COMMUNITY, &c),
+            None => nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community)),
+        }
+        let mut hashes = Vec::with_capacity(n * CONTENT_HASH_LEN);
+        for nd in nodes {
+            hashes.extend_from_slice(&nd.content_hash[..CONTENT_HASH_LEN]);
+        }
+        nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
+        drop(hashes);
+        nw.add_uint(nodes_col::ID, n, |i| match stored_ids[i] {
+            NO_STORED_ID => 0,
+            s => r(StrId(s)) + 1,
+        });
+        nw.add_uint(nodes_col::NAME, n, |i| r(nodes[i].name));
+        nw.add_uint(nodes_col::QUALIFIED_NAME, n, |i| {
+            let q = r(nodes[i].qualified_name);
+            if q == r(nodes[i].name) { 0 } else { q + 1 }
+        });
+        nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
+        nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
+        indexes
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     });
-    nw.add_uint(nodes_col::TYPE_PALETTE, node_palette.len(), |p| {
-        node_palette[p]
-    });
-    nw.add_uint(nodes_col::START_LINE, n, |i| u64::from(nodes[i].start_line));
-    nw.add_uint(nodes_col::LINE_SPAN, n, |i| {
-        u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
-    });
-    nw.add_uint(nodes_col::START_BYTE, n, |i| u64::from(nodes[i].start_byte));
-    nw.add_uint(nodes_col::BYTE_SPAN, n, |i| {
-        u64::from(nodes[i].end_byte.wrapping_sub(nodes[i].start_byte))
-    });
-    match community {
-        Some(c) => nw.add_values(nodes_col::COMMUNITY, &c),
-        None => nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community)),
-    }
-    let mut hashes = Vec::with_capacity(n * CONTENT_HASH_LEN);
-    for nd in nodes {
-        hashes.extend_from_slice(&nd.content_hash[..CONTENT_HASH_LEN]);
-    }
-    nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
-    drop(hashes);
-    nw.add_uint(nodes_col::ID, n, |i| match stored_ids[i] {
-        NO_STORED_ID => 0,
-        s => r(StrId(s)) + 1,
-    });
-    nw.add_uint(nodes_col::NAME, n, |i| r(nodes[i].name));
-    nw.add_uint(nodes_col::QUALIFIED_NAME, n, |i| {
-        let q = r(nodes[i].qualified_name);
-        if q == r(nodes[i].name) { 0 } else { q + 1 }
-    });
-    nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
-    nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
-    let mut id_rows = id_sort_keys(g, &stored_ids, &remap);
     drop(stored_ids);
-    order::by_id_bytes(&mut id_rows, |i| g.id_parts(&nodes[i as usize]));
     nw.add_values(nodes_col::ID_INDEX, &id_rows);
     drop(id_rows);
-    let idx = order::by_small_key(n, dictionary_len, |i| remap[nodes[i].name.0 as usize]);
     nw.add_values(nodes_col::NAME_INDEX, &idx);
     drop(idx);
     sink(
