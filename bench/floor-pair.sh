@@ -20,17 +20,18 @@ echo "start $(date -u +%H:%M:%S) UTC, $D, $THREADS threads, batho $BATHO"
 t0=$(date +%s.%N)
 floor=$("$PARSE_FLOOR" --threads "$THREADS" "$D")
 t1=$(date +%s.%N)
-echo "floor: wall_s=$(echo "$t1 - $t0" | bc) $floor"
+floor_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')
+echo "floor: wall_s=$floor_s $floor"
 
 out=$(mktemp); tm=$(mktemp)
 /usr/bin/time -f '%e %M' -o "$tm" "$BATHO" build --full --json "$D" >"$out"
 read -r wall rss <"$tm"
-python3 - "$out" "$wall" "$rss" "$(echo "$t1 - $t0" | bc)" <<'PY'
+python3 - "$out" "$wall" "$rss" "$floor_s" <<'PY'
 import json, sys
 report, wall, rss, floor = json.load(open(sys.argv[1])), float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 phases = report.get("phases_ms", {})
-print(f"build: wall_s={wall:.1f} ratio={wall / floor:.2f} peak_rss_kib={rss} "
-      + " ".join(f"{k}={v / 1000:.1f}s" for k, v in phases.items()))
+print(f"build: wall_s={wall:.2f} ratio={wall / floor:.2f} peak_rss_kib={rss} "
+      + " ".join(f"{k}={v / 1000:.2f}s" for k, v in phases.items()))
 PY
 rm -f "$out" "$tm"
 echo "end $(date -u +%H:%M:%S) UTC"
