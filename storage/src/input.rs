@@ -165,6 +165,28 @@ impl InternSlot {
     fn table_hash(hash: u32) -> u64 {
         u64::from(hash).wrapping_mul(0x9e37_79b9_7f4a_7c15)
     }
+
+    /// The id of `s` (whose hash is `hash`) in `table`, over the arena `text`/`ends`.
+    fn find(
+        table: &HashTable<InternSlot>,
+        text: &str,
+        ends: &[u64],
+        s: &str,
+        hash: u32,
+    ) -> Option<StrId> {
+        table
+            .find(Self::table_hash(hash), |k| {
+                k.hash == hash && arena_str(text, ends, k.id) == s
+            })
+            .map(|k| k.id)
+    }
+
+    /// Adds string `id`, not yet in `table`, whose hash is `hash`.
+    fn insert(table: &mut HashTable<InternSlot>, id: StrId, hash: u32) {
+        table.insert_unique(Self::table_hash(hash), InternSlot { id, hash }, |k| {
+            Self::table_hash(k.hash)
+        });
+    }
 }
 
 impl std::fmt::Debug for GraphBuilder {
@@ -191,19 +213,13 @@ impl GraphBuilder {
             self.rebuild_string_index();
         }
         let hash = string_hash(s);
-        let (text, ends) = (&self.text, &self.ends);
-        if let Some(slot) = self.string_ids.find(InternSlot::table_hash(hash), |k| {
-            k.hash == hash && arena_str(text, ends, k.id) == s
-        }) {
-            return slot.id;
+        if let Some(id) = InternSlot::find(&self.string_ids, &self.text, &self.ends, s, hash) {
+            return id;
         }
         let id = StrId(u32::try_from(self.ends.len()).expect("more than 2^32 strings"));
         self.text.push_str(s);
         self.ends.push(self.text.len() as u64);
-        self.string_ids
-            .insert_unique(InternSlot::table_hash(hash), InternSlot { id, hash }, |k| {
-                InternSlot::table_hash(k.hash)
-            });
+        InternSlot::insert(&mut self.string_ids, id, hash);
         id
     }
 
@@ -223,10 +239,8 @@ impl GraphBuilder {
         let find = |texts: &[&str], ids: &mut [StrId]| {
             for (s, id) in texts.iter().zip(ids) {
                 let hash = string_hash(s);
-                if let Some(found) = table.find(InternSlot::table_hash(hash), |k| {
-                    k.hash == hash && arena_str(text, ends, k.id) == *s
-                }) {
-                    *id = found.id;
+                if let Some(found) = InternSlot::find(table, text, ends, s, hash) {
+                    *id = found;
                 }
             }
         };
@@ -262,9 +276,7 @@ impl GraphBuilder {
         for k in 0..ends.len() as u32 {
             let id = StrId(k);
             let hash = string_hash(arena_str(text, ends, id));
-            ids.insert_unique(InternSlot::table_hash(hash), InternSlot { id, hash }, |k| {
-                InternSlot::table_hash(k.hash)
-            });
+            InternSlot::insert(&mut ids, id, hash);
         }
         self.string_ids = ids;
     }
