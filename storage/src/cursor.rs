@@ -9,6 +9,7 @@
 use crate::input::NodeIdx;
 use crate::merge_iter::NameIter;
 use crate::reader::Artifact;
+use crate::refs::IdScratch;
 
 impl Artifact {
     /// A cursor that finds the nodes of many ids cheaply when they come in ascending byte
@@ -19,6 +20,7 @@ impl Artifact {
             base_at: 0,
             delta_at: 0,
             last: Vec::new(),
+            scratch: IdScratch::default(),
         }
     }
 
@@ -41,6 +43,9 @@ pub(crate) struct IdCursor<'a> {
     base_at: usize,
     delta_at: usize,
     last: Vec<u8>,
+    /// Kept from one search to the next: consecutive ids mostly share their file, whose
+    /// path the scratch holds assembled.
+    scratch: IdScratch,
 }
 
 impl IdCursor<'_> {
@@ -55,7 +60,7 @@ impl IdCursor<'_> {
         self.last.extend_from_slice(target);
         let a = self.a;
         let (ix, p) = (&a.nodes.id_index, a.np());
-        let range = a.base_id_range_from(target, self.base_at);
+        let range = a.base_id_range_from(target, self.base_at, &mut self.scratch);
         self.base_at = range.start;
         let mut out: Vec<NodeIdx> = range
             .map(|k| ix.get32(p, k))

@@ -127,6 +127,42 @@ fn check_shape(g: &GraphBuilder) -> Result<()> {
     Ok(())
 }
 
+/// The indexes of `ids` in the order of their ids; with two threads or more, each half
+/// sorted on its own thread and the two merged (sorting a kernel checkout's ~450,000 ids
+/// by their strings took 0.2 s on one).
+fn sorted_by_id(ids: &[Cow<'_, str>], threads: usize) -> Vec<u32> {
+    let key = |x: u32| ids[x as usize].as_ref();
+    let sort = |part: &mut [u32]| part.sort_unstable_by(|&x, &y| key(x).cmp(key(y)));
+    let mut order: Vec<u32> = (0..ids.len() as u32).collect();
+    if threads < 2 {
+        sort(&mut order);
+        return order;
+    }
+    let mid = order.len() / 2;
+    let (low, high) = order.split_at_mut(mid);
+    std::thread::scope(|s| {
+        let other = s.spawn(|| sort(low));
+        sort(high);
+        other
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    });
+    let mut out = Vec::with_capacity(order.len());
+    let (mut i, mut j) = (0, mid);
+    while i < mid && j < order.len() {
+        if key(order[j]) < key(order[i]) {
+            out.push(order[j]);
+            j += 1;
+        } else {
+            out.push(order[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&order[i..mid]);
+    out.extend_from_slice(&order[j..]);
+    out
+}
+
 impl Plan {
     /// Applies the contract rules to `base` and `fragment`.
     pub(crate) fn compute(base: &Artifact, fragment: &GraphFragment) -> Result<Plan> {
@@ -178,16 +214,15 @@ impl Plan {
         // search starts where the previous one stopped: a patch's fragment holds hundreds
         // of thousands of nodes, and a search of the whole id index costs ~23 comparisons.
         let ids: Vec<Cow<'_, str>> = fg.nodes.iter().map(|n| fg.id_of(n)).collect();
-        let mut order: Vec<u32> = (0..fg.nodes.len() as u32).collect();
-        order.sort_unstable_by(|&x, &y| ids[x as usize].cmp(&ids[y as usize]));
         let mut live_with_id: Vec<Vec<NodeIdx>> = vec![Vec::new(); fg.nodes.len()];
         // A large fragment's look-ups are split into runs of the sorted order, one cursor
         // and thread each (a kernel checkout's ~450,000 took a second on one).
-        let threads = if order.len() < PARALLEL_LOOKUPS {
+        let threads = if ids.len() < PARALLEL_LOOKUPS {
             1
         } else {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         };
+        let order = sorted_by_id(&ids, threads);
         let runs = order.chunks(order.len().div_ceil(threads).max(1));
         let found: Vec<Vec<Vec<NodeIdx>>> = std::thread::scope(|s| {
             let handles: Vec<_> = runs

@@ -75,6 +75,7 @@ fn unchanged_in(
     let base_n = base.node_count();
     let mut same = Vec::new();
     let mut texts = TextEq::default();
+    let mut buf = Vec::new();
     let mut ours: Vec<(EdgeKey, StrId)> = Vec::new();
     let mut theirs: Vec<(EdgeKey, StrId)> = Vec::new();
     'nodes: for &(b, i) in overrides {
@@ -88,10 +89,10 @@ fn unchanged_in(
             && n.content_hash == old.content_hash()
             && n.flags == old.flags()
             && n.community == old.community()
-            && base.string(old.name_sid()) == fg.str(n.name)
-            && base.string(old.qualified_name_sid()) == fg.str(n.qualified_name)
+            && base.string_is(old.name_sid(), fg.str(n.name), &mut buf)
+            && base.string_is(old.qualified_name_sid(), fg.str(n.qualified_name), &mut buf)
             && texts.eq(base, old.file_sid(), fg, n.file)
-            && base.string(old.signature_sid()) == fg.str(n.signature);
+            && base.string_is(old.signature_sid(), fg.str(n.signature), &mut buf);
         if !props_equal {
             continue;
         }

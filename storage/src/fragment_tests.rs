@@ -549,3 +549,18 @@ fn rule6_everything_else_is_unchanged() {
     assert_eq!(m.node_count(), a.node_count());
     assert_eq!(m.verify(true), vec![]);
 }
+
+proptest::proptest! {
+    /// Sorting the halves apart and merging them orders ids as one sort does.
+    #[test]
+    fn ids_sorted_in_halves_are_sorted(ids in proptest::collection::vec("[ab:]{0,4}", 0..60)) {
+        let ids: Vec<std::borrow::Cow<'_, str>> = ids.into_iter().map(Into::into).collect();
+        for threads in [1, 2, 3] {
+            let order = super::sorted_by_id(&ids, threads);
+            let mut seen = order.clone();
+            seen.sort_unstable();
+            proptest::prop_assert_eq!(seen, (0..ids.len() as u32).collect::<Vec<_>>());
+            proptest::prop_assert!(order.windows(2).all(|w| ids[w[0] as usize] <= ids[w[1] as usize]));
+        }
+    }
+}

@@ -581,16 +581,20 @@ impl Artifact {
 
     /// Positions in the base id index holding `id`.
     fn base_id_range(&self, target: &[u8]) -> std::ops::Range<usize> {
-        self.base_id_range_from(target, 0)
+        self.base_id_range_from(target, 0, &mut IdScratch::default())
     }
 
     /// [`Artifact::base_id_range`], searching from position `from` of the id index (every
     /// id before it must be below `target`).
-    pub(crate) fn base_id_range_from(&self, target: &[u8], from: usize) -> std::ops::Range<usize> {
+    pub(crate) fn base_id_range_from(
+        &self,
+        target: &[u8],
+        from: usize,
+        sc: &mut IdScratch,
+    ) -> std::ops::Range<usize> {
         let ix = &self.nodes.id_index;
         let p = self.np();
-        let mut sc = IdScratch::default();
-        let mut cmp = |k: usize| self.base_node(ix.get32(p, k)).cmp_id_in(target, &mut sc);
+        let mut cmp = |k: usize| self.base_node(ix.get32(p, k)).cmp_id_in(target, sc);
         let lo = crate::cursor::run_end(from.min(ix.len()), ix.len(), |k| cmp(k).is_lt());
         let mut end = lo;
         while end < ix.len() && cmp(end).is_eq() {

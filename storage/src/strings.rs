@@ -650,6 +650,12 @@ impl Artifact {
         d.cmp_prefix(p, k, t, buf)
     }
 
+    /// Whether string `s` is `text`, without allocating (`buf` may receive the string).
+    pub(crate) fn string_is(&self, s: StrId, text: &str, buf: &mut Vec<u8>) -> bool {
+        let (o, len, _) = self.cmp_string_prefix(s, text.as_bytes(), buf);
+        o.is_eq() && len == text.len()
+    }
+
     /// The id of `text` in the dictionary, by binary search (O(log strings)). With a delta
     /// layer, strings of removed nodes may still be found until the next compaction.
     pub fn find_string(&self, text: &str) -> Option<StrId> {
