@@ -430,6 +430,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         include_dirs: &ropts.include_dirs,
         indexed: &indexed,
         cache: &cache,
+        threads: workers,
     });
     let affected: BTreeSet<String> = emit.difference(&changed).cloned().collect();
     emit.retain(|p| present.contains_key(p));
@@ -461,15 +462,24 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
             phases.scope_ms = mark.elapsed().as_millis() as u64;
             let mark = Instant::now();
             let inputs = resolver_inputs(&present, &facts, &emit, &context, workers);
-            let resolved =
-                resolve::resolve_partial(inputs, &emit.iter().cloned().collect(), &ropts);
             let mut replaced = emit.clone();
             replaced.extend(files.deleted.iter().cloned());
-            match fragment::cut(&base, resolved.graph, &replaced) {
+            // The base side of the replaced files is read on a thread of its own: much of
+            // the resolution runs on one.
+            let (resolved, base_ids) = std::thread::scope(|s| {
+                let base_ids = s.spawn(|| fragment::BaseIds::of(&base, &replaced));
+                let resolved =
+                    resolve::resolve_partial(inputs, &emit.iter().cloned().collect(), &ropts);
+                let base_ids = base_ids
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (resolved, base_ids)
+            });
+            match fragment::cut(&base, resolved.graph, &replaced, &base_ids) {
                 Ok(fragment) => {
                     phases.resolve_ms = mark.elapsed().as_millis() as u64;
                     context_files = context.files.len() as u64;
-                    break Outcome::Fragment(fragment);
+                    break Outcome::Fragment(fragment, base_ids);
                 }
                 // An edge left a file that is not replaced (a CONTAINS from a class to an
                 // out-of-line method defined elsewhere): that file is replaced too, and
@@ -521,23 +531,40 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     // whole tree was indexed) and the edge counts (of the files re-resolved) only read the
     // base and the new graph: they are worked out on a second thread while the commit
     // writes (each takes seconds on a large patch).
-    let (new_graph, entity_files, edge_files) = match &outcome {
-        Outcome::Fragment(f) => (&f.graph, &f.replaced_files, f.replaced_files.clone()),
+    let (new_graph, entity_files, edge_files, base_ids) = match &outcome {
+        Outcome::Fragment(f, ids) => (
+            &f.graph,
+            &f.replaced_files,
+            f.replaced_files.clone(),
+            Some(ids),
+        ),
         Outcome::Whole(w) => {
             let mut replaced = emit.clone();
             replaced.extend(files.deleted.iter().cloned());
-            (&w.graph, &changed, replaced)
+            (&w.graph, &changed, replaced, None)
         }
     };
     let (commit, (changes, (rel_added, rel_removed))) = std::thread::scope(|s| {
         let report_side = s.spawn(|| {
+            // A whole tree indexed has not read the base side yet.
+            let read;
+            let (entity_ids, edge_ids) = match base_ids {
+                Some(ids) => (ids, ids),
+                None => {
+                    read = (
+                        fragment::BaseIds::of(&base, entity_files),
+                        fragment::BaseIds::of(&base, &edge_files),
+                    );
+                    (&read.0, &read.1)
+                }
+            };
             (
-                fragment::changes(&base, entity_files, new_graph),
-                fragment::edge_delta(&base, &edge_files, new_graph),
+                fragment::changes(&base, entity_files, entity_ids, new_graph),
+                fragment::edge_delta(&base, &edge_files, edge_ids, new_graph),
             )
         });
         let commit = match &outcome {
-            Outcome::Fragment(fragment) => {
+            Outcome::Fragment(fragment, _) => {
                 let commit = writer.commit_fragment(&base, fragment, run.clone());
                 // The files parsed here join the cache (changed ones under their new
                 // hashes), so the next patch finds them; still under the writer lock,
@@ -618,7 +645,8 @@ fn whole_tree_is_cheaper(emit: usize, present: usize, opts: &PatchOptions) -> bo
 // One value per patch: boxing the large variant would buy nothing.
 #[allow(clippy::large_enum_variant)]
 enum Outcome {
-    Fragment(batho_storage::GraphFragment),
+    /// The fragment, and the base's nodes of its replaced files.
+    Fragment(batho_storage::GraphFragment, fragment::BaseIds),
     Whole(build::WholeTree),
 }
 

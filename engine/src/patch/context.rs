@@ -10,10 +10,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use batho_schema::{Language, NodeFlags, NodeKind, RelType};
 use batho_storage::input::NodeIdx;
 use batho_storage::{Artifact, EdgeIdx};
+use hashbrown::HashTable;
 
-use super::scope::{
-    add_comps, base_include_targets, comps, first_token, last_comp, new_include_targets,
-};
+use super::scope::{base_include_targets, comps, first_token, last_comp, new_include_targets};
 use super::{Extract, PatchError};
 use crate::extract::{Entity, FileFacts, IdBuild, NO_ENTITY};
 use crate::facts_cache::name_hash;
@@ -88,19 +87,18 @@ pub(super) fn gather(
 
     // (b) Names, to a fixed point.
     let mut wanted = Wanted::default();
-    let mut more = NameSet::default();
     for p in emit {
         let Some(f) = facts.get(p) else { continue };
         for r in &f.refs {
-            add_comps(f.str(r.name), &mut more);
-            add_comps(f.str(r.qual), &mut more);
-            add_comps(f.str(r.recv), &mut more);
+            wanted.insert_comps(f.str(r.name));
+            wanted.insert_comps(f.str(r.qual));
+            wanted.insert_comps(f.str(r.recv));
         }
         for e in &f.entities {
-            add_comps(f.str(e.qual), &mut more);
+            wanted.insert_comps(f.str(e.qual));
         }
         for b in &f.bases {
-            add_comps(f.str(b.name), &mut more);
+            wanted.insert_comps(f.str(b.name));
         }
     }
     // Files some emitted translation unit includes: only there can a `static` or a macro
@@ -116,7 +114,7 @@ pub(super) fn gather(
     let mut scanned: Vec<String> = Vec::new();
     // Entities of scanned files not reachable yet, by the hash of the name they wait for.
     let mut waiting: HashMap<u64, Vec<(u32, u32)>, IdBuild> = HashMap::default();
-    let mut looked = NameSet::default();
+    let mut looked = Looked::default();
     // Instance fields in the base named like a wanted name, waiting for their class.
     let mut deferred: HashMap<String, Vec<NodeIdx>> = HashMap::new();
     // String ids of files already in the context or emitted.
@@ -129,7 +127,7 @@ pub(super) fn gather(
         .map(|e| base.edge(EdgeIdx(e)).dst().0)
         .collect();
     loop {
-        let before = (wanted.names.len(), context.len());
+        let before = (wanted.len(), context.len());
         // Look at the entities of every newly loaded emitted or context file once.
         // (A file whose extraction failed has no facts: it stays queued, never scanned.)
         let (fresh, unloaded): (Vec<String>, Vec<String>) = std::mem::take(&mut to_scan)
@@ -145,7 +143,7 @@ pub(super) fn gather(
                 if emitted && matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
                     let t = first_token(f.str(e.signature));
                     if !t.is_empty() {
-                        more.insert(t.to_owned());
+                        wanted.insert(t);
                     }
                 }
                 // Most entities (the kernel's millions of macros) lend no name but their
@@ -154,51 +152,38 @@ pub(super) fn gather(
                     continue;
                 }
                 match wanted.missing(f, e) {
-                    None => expand(f, ei, &wanted.names, &mut more),
+                    None => expand(f, ei, &mut wanted),
                     Some(h) => waiting.entry(h).or_default().push((at, ei as u32)),
                 }
             }
             scanned.push(p);
         }
-        // Take in the new names; the entities waiting for them become reachable (and
-        // lend their names in turn) or wait for their class. (Hundreds of thousands wake
-        // on a large checkout: their files are found by position, not by path.)
+        // The entities waiting for the new names become reachable (and lend their names
+        // in turn) or wait for their class. (Hundreds of thousands wake on a large
+        // checkout: their files are found by position, not by path.)
         let scanned_facts: Vec<&FileFacts> = scanned.iter().map(|p| &facts[p]).collect();
-        while !more.is_empty() {
-            let mut fresh_hashes = Vec::new();
-            for n in std::mem::take(&mut more) {
-                if let Some(h) = wanted.insert(n) {
-                    fresh_hashes.push(h);
-                }
-            }
-            for h in fresh_hashes {
-                for (at, ei) in waiting.remove(&h).unwrap_or_default() {
-                    let f = scanned_facts[at as usize];
-                    let e = &f.entities[ei as usize];
-                    match wanted.missing(f, e) {
-                        None => expand(f, ei as usize, &wanted.names, &mut more),
-                        Some(h) => waiting.entry(h).or_default().push((at, ei)),
-                    }
+        while let Some(h) = wanted.fresh.pop() {
+            for (at, ei) in waiting.remove(&h).unwrap_or_default() {
+                let f = scanned_facts[at as usize];
+                let e = &f.entities[ei as usize];
+                match wanted.missing(f, e) {
+                    None => expand(f, ei as usize, &mut wanted),
+                    Some(h) => waiting.entry(h).or_default().push((at, ei)),
                 }
             }
         }
         drop(scanned_facts);
         // Every entity of the base named like a wanted name: its file joins the context.
-        let mut derived: Vec<String> = Vec::new();
         let mut found: Vec<NodeIdx> = Vec::new();
         // `a::f` and `b::f` look up the same simple name; in byte order, so that each
         // search starts where the previous one stopped.
-        let mut simple = std::mem::take(&mut wanted.fresh_simple);
-        simple.retain(|n| !looked.contains(n));
-        simple.sort_unstable();
-        simple.dedup();
+        let simple = looked.take_new(&mut wanted);
         found.extend(lookup_all(base, &simple, opts.threads));
-        looked.extend(simple);
         // Fields whose class became wanted since they were looked up.
         if !deferred.is_empty() {
             let ready: Vec<String> = deferred
                 .keys()
-                .filter(|c| wanted.names.contains(*c))
+                .filter(|c| wanted.contains(c))
                 .cloned()
                 .collect();
             for c in ready {
@@ -217,7 +202,7 @@ pub(super) fn gather(
                 if kind == NodeKind::Field && !node.flags().contains(NodeFlags::STATIC) {
                     let qn = node.qualified_name();
                     let class = last_comp(resolve::scope_of(&qn));
-                    if !wanted.names.contains(class) {
+                    if !wanted.contains(class) {
                         deferred.entry(class.to_owned()).or_default().push(n);
                         continue;
                     }
@@ -248,14 +233,13 @@ pub(super) fn gather(
                         if want(&file, emit, &mut context, &mut pending, facts, present) {
                             to_scan.push(file.into_owned());
                         }
-                        derived.push(src.name().into_owned());
+                        wanted.insert(&src.name());
                     }
                 }
             }
         }
-        more.extend(derived);
-        more.retain(|n| !wanted.names.contains(n));
-        if pending.is_empty() && more.is_empty() && (wanted.names.len(), context.len()) == before {
+        if pending.is_empty() && wanted.fresh.is_empty() && (wanted.len(), context.len()) == before
+        {
             break;
         }
         fetch(extract, facts, skeletal, &mut pending)?;
@@ -270,38 +254,65 @@ pub(super) fn gather(
 /// The base's nodes of each of `names` (sorted), in that order: a large checkout asks for
 /// half a million names, so they are looked up on `threads` cursors, each over its own
 /// run of the sorted names.
-fn lookup_all(base: &Artifact, names: &[String], threads: usize) -> Vec<NodeIdx> {
+fn lookup_all(base: &Artifact, names: &[&str], threads: usize) -> Vec<NodeIdx> {
     crate::par::map_runs(names, threads, 4096, |part| {
         let mut cursor = base.name_cursor();
         part.iter().flat_map(|n| cursor.lookup(n)).collect()
     })
 }
 
-/// The names the lookups may ask for, as strings (to look them up in the base) and as
-/// hashes (to test the entities of loaded files without hashing strings twice).
+/// The names the lookups may ask for. A large checkout wants half a million of them, so
+/// each is kept once, in one arena, and found by its [`name_hash`] (which also tests the
+/// entities of loaded files): no `String` per name, no name hashed twice.
 #[derive(Default)]
 pub(super) struct Wanted {
-    names: NameSet,
-    hashes: HashSet<u64, IdBuild>,
-    /// The last `::` components of the names added since the base was last searched.
-    fresh_simple: Vec<String>,
+    arena: String,
+    /// `(name_hash, start, end)` of each wanted name in `arena`.
+    names: HashTable<(u64, usize, usize)>,
+    /// Hashes of the names added since the fixed point last woke the entities waiting
+    /// for them.
+    fresh: Vec<u64>,
+    /// `arena` ranges of the last `::` components of the names added since the base was
+    /// last searched.
+    fresh_simple: Vec<(usize, usize)>,
 }
 
 impl Wanted {
-    /// Adds a name; its hash when it is new.
-    fn insert(&mut self, name: String) -> Option<u64> {
-        if self.names.contains(&name) {
-            return None;
-        }
-        let h = name_hash(&name);
-        self.fresh_simple.push(last_comp(&name).to_owned());
-        self.names.insert(name);
-        self.hashes.insert(h);
-        Some(h)
+    fn len(&self) -> usize {
+        self.names.len()
     }
 
+    fn contains(&self, name: &str) -> bool {
+        let h = name_hash(name);
+        self.names
+            .find(h, |&(eh, a, b)| eh == h && &self.arena[a..b] == name)
+            .is_some()
+    }
+
+    /// Adds a name; a new one is queued in `fresh` and `fresh_simple`.
+    fn insert(&mut self, name: &str) {
+        if self.contains(name) {
+            return;
+        }
+        let h = name_hash(name);
+        let a = self.arena.len();
+        self.arena.push_str(name);
+        let b = self.arena.len();
+        self.names.insert_unique(h, (h, a, b), |&(eh, ..)| eh);
+        self.fresh.push(h);
+        self.fresh_simple.push((b - last_comp(name).len(), b));
+    }
+
+    /// Adds every `::` component of `s`.
+    fn insert_comps(&mut self, s: &str) {
+        for c in comps(s) {
+            self.insert(c);
+        }
+    }
+
+    /// Whether some wanted name has the hash `h`.
     fn hashes_contain(&self, h: u64) -> bool {
-        self.hashes.contains(&h)
+        self.names.find(h, |&(eh, ..)| eh == h).is_some()
     }
 
     /// `None` when a lookup can reach `e` (it bears a wanted name, and an instance field
@@ -321,6 +332,37 @@ impl Wanted {
     }
 }
 
+/// The simple names already looked up in the base, as ranges of [`Wanted`]'s arena.
+#[derive(Default)]
+struct Looked {
+    names: HashTable<(u64, usize, usize)>,
+}
+
+impl Looked {
+    /// The simple names of the names wanted since the last call that were never looked
+    /// up, sorted (so that each base search starts where the previous one stopped) and
+    /// each once; they count as looked up from here on.
+    fn take_new<'w>(&mut self, wanted: &'w mut Wanted) -> Vec<&'w str> {
+        let mut fresh = std::mem::take(&mut wanted.fresh_simple);
+        let arena = &wanted.arena;
+        fresh.retain(|&(a, b)| {
+            let name = &arena[a..b];
+            let h = name_hash(name);
+            let seen = self
+                .names
+                .find(h, |&(eh, x, y)| eh == h && &arena[x..y] == name)
+                .is_some();
+            if !seen {
+                self.names.insert_unique(h, (h, a, b), |&(eh, ..)| eh);
+            }
+            !seen
+        });
+        let mut out: Vec<&str> = fresh.iter().map(|&(a, b)| &arena[a..b]).collect();
+        out.sort_unstable();
+        out
+    }
+}
+
 /// Whether [`expand`] of entity `ei` can add no name but the entity's own (which is
 /// wanted once it is reachable): not a function or variable (no signature macro), no type
 /// or alias target, no scope, no bases.
@@ -333,27 +375,17 @@ fn lends_only_its_name(f: &FileFacts, ei: usize) -> bool {
         && !f.bases.iter().any(|b| b.entity as usize == ei)
 }
 
-/// The names a reachable entity lends, those not `wanted` yet: the macro its signature
-/// may open with (which can make it static), its type or alias target, its scopes and
-/// its bases.
-fn expand(f: &FileFacts, ei: usize, wanted: &NameSet, more: &mut NameSet) {
-    // An entity wakes because its own name became wanted, and its scopes mostly are too:
-    // testing `wanted` first spares a string for each.
-    let mut add = |s: &str| {
-        for c in comps(s) {
-            if !wanted.contains(c) && !more.contains(c) {
-                more.insert(c.to_owned());
-            }
-        }
-    };
+/// Adds the names a reachable entity lends to `wanted`: the macro its signature may open
+/// with (which can make it static), its type or alias target, its scopes and its bases.
+fn expand(f: &FileFacts, ei: usize, wanted: &mut Wanted) {
     let e = &f.entities[ei];
     if matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
-        add(first_token(f.str(e.signature)));
+        wanted.insert_comps(first_token(f.str(e.signature)));
     }
-    add(f.str(e.type_name));
-    add(f.str(e.qual));
+    wanted.insert_comps(f.str(e.type_name));
+    wanted.insert_comps(f.str(e.qual));
     for b in f.bases.iter().filter(|b| b.entity as usize == ei) {
-        add(f.str(b.name));
+        wanted.insert_comps(f.str(b.name));
     }
 }
 

@@ -67,6 +67,27 @@ pub struct EntityChange {
     pub after: Option<EntitySnapshot>,
 }
 
+/// The base's nodes of some files (the replaced ones) with the hashes of their ids, in
+/// file then node order. Composing a kernel checkout's 450,000 ids took a second;
+/// [`cut`], [`changes`] and [`edge_delta`] all need them, and a patch works them out
+/// on a thread of its own while the resolution runs.
+pub(super) struct BaseIds {
+    nodes: Vec<(u64, NodeIdx)>,
+}
+
+impl BaseIds {
+    /// The nodes of `files` in `base`.
+    pub(super) fn of(base: &Artifact, files: &BTreeSet<String>) -> BaseIds {
+        let mut nodes = Vec::new();
+        for p in files {
+            for n in base.nodes_in_file(p).into_iter().flat_map(|bm| bm.iter()) {
+                nodes.push((h(base.node(NodeIdx(n)).id().as_bytes()), NodeIdx(n)));
+            }
+        }
+        BaseIds { nodes }
+    }
+}
+
 /// Keeps, of a partial resolution's graph, the nodes of the replaced files (authoritative)
 /// and the nodes their edges reach (context entities and stubs, which stand for the base
 /// nodes with their ids), and takes each surviving entity's community from the base.
@@ -76,6 +97,7 @@ pub(super) fn cut(
     base: &Artifact,
     g: GraphBuilder,
     replaced: &BTreeSet<String>,
+    base_ids: &BaseIds,
 ) -> Result<GraphFragment, BTreeSet<String>> {
     // Whether each string names a replaced file, asked once per file string rather than
     // once per node (a kernel checkout's resolution has millions of nodes).
@@ -100,16 +122,16 @@ pub(super) fn cut(
     if !outside.is_empty() {
         return Err(outside);
     }
-    // The communities of the replaced files' nodes, by id: one pass over those files
-    // instead of a search of the whole id index for each of their nodes.
-    let mut communities: HashMap<String, u32, foldhash::fast::RandomState> = HashMap::default();
-    for p in replaced {
-        for b in base.nodes_in_file(p).into_iter().flat_map(|bm| bm.iter()) {
-            let node = base.node(NodeIdx(b));
-            communities
-                .entry(node.id().into_owned())
-                .or_insert(node.community());
-        }
+    // The communities of the replaced files' nodes, by the hash of their id: one pass
+    // over those files instead of a search of the whole id index for each of their
+    // nodes. (A community is a hint for the reader, not a fact of the graph: two ids of
+    // one 64-bit hash would at worst lend one's to the other.)
+    let mut communities: HashMap<u64, u32, IdBuild> = HashMap::default();
+    communities.reserve(base_ids.nodes.len());
+    for &(id, n) in &base_ids.nodes {
+        communities
+            .entry(id)
+            .or_insert_with(|| base.node(n).community());
     }
     // Nodes are dropped in place: the fragment keeps the resolution's strings, some of
     // them now unused, rather than interning every kept string again (a kernel
@@ -123,7 +145,7 @@ pub(super) fn cut(
         }
         let community = if auth[i] {
             let id = g.id_of(&n);
-            match communities.get(id.as_ref()) {
+            match communities.get(&h(id.as_bytes())) {
                 Some(&c) => c,
                 None => base.lookup_id(&id).map_or(0, |b| base.node(b).community()),
             }
@@ -159,19 +181,15 @@ fn is_entity(k: NodeKind) -> bool {
 pub(super) fn changes(
     base: &Artifact,
     replaced: &BTreeSet<String>,
+    base_ids: &BaseIds,
     g: &GraphBuilder,
 ) -> Vec<EntityChange> {
     // (id hash, node, content hash), in the order the entities are met.
     let mut before: Vec<(u64, NodeIdx, StoredHash)> = Vec::new();
-    for p in replaced {
-        let Some(bm) = base.nodes_in_file(p) else {
-            continue;
-        };
-        for n in bm.iter() {
-            let node = base.node(NodeIdx(n));
-            if is_entity(node.kind()) {
-                before.push((h(node.id().as_bytes()), NodeIdx(n), node.content_hash()));
-            }
+    for &(id, n) in &base_ids.nodes {
+        let node = base.node(n);
+        if is_entity(node.kind()) {
+            before.push((id, n, node.content_hash()));
         }
     }
     let mut after: Vec<(u64, usize, StoredHash)> = Vec::new();
@@ -305,11 +323,13 @@ fn edge_key(src: u64, rel: u8, dst: u64, roles: u8, strategy: u8, file: u64, lin
 pub(super) fn edge_delta(
     base: &Artifact,
     replaced: &BTreeSet<String>,
+    base_ids: &BaseIds,
     g: &GraphBuilder,
 ) -> (u64, u64) {
     // Edges of many files reach the same few nodes, whose ids may be composed (allocated)
     // on every read: hash each node's id once.
     let mut id_hash: HashMap<u32, u64, IdBuild> = HashMap::default();
+    id_hash.extend(base_ids.nodes.iter().map(|&(id, n)| (n.0, id)));
     let mut node_hash = |n: NodeIdx| {
         *id_hash
             .entry(n.0)

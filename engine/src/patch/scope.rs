@@ -62,15 +62,6 @@ pub(super) fn comps(s: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Adds every `::` component of `s` (scopes are looked up by their last component).
-pub(super) fn add_comps<S: std::hash::BuildHasher>(s: &str, out: &mut HashSet<String, S>) {
-    for c in comps(s) {
-        if !out.contains(c) {
-            out.insert(c.to_owned());
-        }
-    }
-}
-
 /// The simple names of every class a method belongs to, in the base or in the changed
 /// files, and of all their base classes: the classes whose fields' types a lookup reads.
 fn classes_with_methods(base: &Artifact, facts: &HashMap<String, FileFacts>) -> HashSet<String> {
@@ -232,6 +223,8 @@ pub(super) struct Inputs<'a> {
     pub(super) include_dirs: &'a [String],
     pub(super) indexed: &'a super::Indexed,
     pub(super) cache: &'a FactsCache,
+    /// Threads to read the base on.
+    pub(super) threads: usize,
 }
 
 /// The files, besides the changed ones, whose nodes and edges a full build of the edited
@@ -264,7 +257,7 @@ pub(super) fn affected(inputs: Inputs<'_>) -> BTreeSet<String> {
         }
     }
     let changed: BTreeSet<&str> = changes.paths().map(String::as_str).collect();
-    couple(base, &mut out, &changed);
+    couple(base, &mut out, &changed, inputs.threads);
     out
 }
 
@@ -513,41 +506,54 @@ fn by_names(inputs: Inputs<'_>) -> BTreeSet<String> {
 /// Rule 5 — edges made by one file but leaving a node of another (a class's CONTAINS edge
 /// to a method defined out of line elsewhere): storage replaces a file's out-edges
 /// wholesale, so both files are re-resolved together. Closes `emit` under that coupling.
-fn couple(base: &Artifact, emit: &mut BTreeSet<String>, changed: &BTreeSet<&str>) {
-    let mut queue: Vec<String> = emit.iter().cloned().collect();
-    while let Some(p) = queue.pop() {
-        let (Some(bm), Some(sid)) = (base.nodes_in_file(&p), base.find_string(&p)) else {
-            continue;
-        };
-        // Only an edge whose use-site file is not its source's file can couple two files,
-        // and the store marks exactly those (a sparse override): the rest cost one column
-        // read each, however many edges the emitted files have. Files compare by string
-        // id (every string has one id, delta layer or not).
-        let mut found: Vec<String> = Vec::new();
-        for n in bm.iter() {
-            for e in base.out_edges(NodeIdx(n)) {
-                if let Some(f) = e.file_sid_override()
-                    && f != sid
-                {
-                    found.push(base.string(f).into_owned());
-                }
-            }
-            for e in base.in_edges(NodeIdx(n)) {
-                if e.file_sid_override() == Some(sid) {
-                    let src = base.node(base.edge_src(e.idx()));
-                    if src.file_sid() != sid {
-                        found.push(src.file().into_owned());
-                    }
-                }
-            }
-        }
+fn couple(base: &Artifact, emit: &mut BTreeSet<String>, changed: &BTreeSet<&str>, threads: usize) {
+    // Breadth first, each round's files read on every thread: the emitted files of a
+    // large checkout have millions of edges (a widely used header's nodes tens of
+    // thousands of in-edges each), hence small chunks taken in turn.
+    let mut frontier: Vec<String> = emit.iter().cloned().collect();
+    while !frontier.is_empty() {
+        let found = crate::par::map_chunks(&frontier, threads, 8, |part| {
+            part.iter().flat_map(|p| coupled_files(base, p)).collect()
+        });
+        frontier.clear();
         for f in found {
             // A deleted file has nothing to re-emit; its edges simply go.
             if !f.is_empty() && !changed.contains(f.as_str()) && emit.insert(f.clone()) {
-                queue.push(f);
+                frontier.push(f);
             }
         }
     }
+}
+
+/// The files an edge of `path`'s nodes couples to it: the use-site file of an out-edge
+/// made in another file, the source file of an in-edge made in this one.
+fn coupled_files(base: &Artifact, path: &str) -> Vec<String> {
+    let (Some(bm), Some(sid)) = (base.nodes_in_file(path), base.find_string(path)) else {
+        return Vec::new();
+    };
+    // Only an edge whose use-site file is not its source's file can couple two files,
+    // and the store marks exactly those (a sparse override): the rest cost one column
+    // read each, however many edges the emitted files have. Files compare by string id
+    // (every string has one id, delta layer or not).
+    let mut found: Vec<String> = Vec::new();
+    for n in bm.iter() {
+        for e in base.out_edges(NodeIdx(n)) {
+            if let Some(f) = e.file_sid_override()
+                && f != sid
+            {
+                found.push(base.string(f).into_owned());
+            }
+        }
+        for e in base.in_edges(NodeIdx(n)) {
+            if e.file_sid_override() == Some(sid) {
+                let src = base.node(base.edge_src(e.idx()));
+                if src.file_sid() != sid {
+                    found.push(src.file().into_owned());
+                }
+            }
+        }
+    }
+    found
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ pub(super) fn affected(inputs: Inputs<'_>, out: &mut BTreeSet<String>) {
         include_dirs,
         indexed,
         cache,
+        ..
     } = inputs;
     // Files whose includes may resolve differently: the modified and added ones, and the
     // files with an include naming the base name of a file added or deleted.
