@@ -190,16 +190,53 @@ pub(super) fn gather(
                 found.extend(deferred.remove(&c).unwrap_or_default());
             }
         }
-        for n in found {
+        // What the loop below needs of each node found, read on every thread: most
+        // (a million on a large checkout) live in files already taken, or are statics and
+        // macros of source files no emitted unit includes, and go here.
+        let found = crate::par::map_runs(&found, opts.threads, 16_384, |part| {
+            part.iter()
+                .filter_map(|&n| {
+                    let node = base.node(n);
+                    let kind = node.kind();
+                    if kind == NodeKind::File {
+                        return None;
+                    }
+                    let lends_bases =
+                        matches!(kind, NodeKind::Class | NodeKind::Struct | NodeKind::Union)
+                            && derived_from.contains(&n.0);
+                    let sid = node.file_sid().0;
+                    let flags = node.flags();
+                    // A `static` or a macro of a source file outside every emitted unit
+                    // is never visible to an emitted file (the resolver's `visible`).
+                    let invisible = || {
+                        let file = node.file();
+                        !resolve::is_header(&file) && !in_units.contains(file.as_ref())
+                    };
+                    let internal = kind == NodeKind::Macro || flags.contains(NodeFlags::STATIC);
+                    let hidden = internal && invisible();
+                    // Taken files only grow: what the loop would skip is dropped here.
+                    let skip = taken.contains(&sid) || hidden;
+                    (!skip || lends_bases).then_some(Found {
+                        n,
+                        kind,
+                        sid,
+                        flags,
+                        hidden,
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
+        for Found {
+            n,
+            kind,
+            sid,
+            flags,
+            hidden,
+        } in found
+        {
             let node = base.node(n);
-            let kind = node.kind();
-            if kind == NodeKind::File {
-                continue;
-            }
-            // Most entities found live in files already taken: skip them by string id.
-            let sid = node.file_sid().0;
             if !taken.contains(&sid) {
-                if kind == NodeKind::Field && !node.flags().contains(NodeFlags::STATIC) {
+                if kind == NodeKind::Field && !flags.contains(NodeFlags::STATIC) {
                     let qn = node.qualified_name();
                     let class = last_comp(resolve::scope_of(&qn));
                     if !wanted.contains(class) {
@@ -207,14 +244,11 @@ pub(super) fn gather(
                         continue;
                     }
                 }
-                // A `static` or a macro of a source file outside every emitted unit is
-                // never visible to an emitted file (the resolver's `visible`).
-                let file = node.file();
-                let file = file.as_ref();
-                let internal = kind == NodeKind::Macro || node.flags().contains(NodeFlags::STATIC);
-                if internal && !resolve::is_header(file) && !in_units.contains(file) {
+                if hidden {
                     continue;
                 }
+                let file = node.file();
+                let file = file.as_ref();
                 if want(file, emit, &mut context, &mut pending, facts, present) {
                     to_scan.push(file.to_owned());
                 }
@@ -249,6 +283,17 @@ pub(super) fn gather(
         wanted,
         unchanged_cached,
     })
+}
+
+/// A node the base lookup found, as the fixed point reads it.
+struct Found {
+    n: NodeIdx,
+    kind: NodeKind,
+    /// String id of its file.
+    sid: u32,
+    flags: NodeFlags,
+    /// A `static` or a macro of a source file outside every emitted unit.
+    hidden: bool,
 }
 
 /// The base's nodes of each of `names` (sorted), in that order: a large checkout asks for

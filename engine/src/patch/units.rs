@@ -25,7 +25,7 @@ use batho_storage::input::NodeIdx;
 
 use super::FileChanges;
 use super::scope::{Inputs, base_include_targets, new_include_targets};
-use crate::extract::FileFacts;
+use crate::extract::{FileFacts, IdBuild};
 use crate::facts_cache::{self, FactsCache, filter_may_hold};
 
 /// Above this many names defined in the files entering or leaving one translation unit,
@@ -110,7 +110,8 @@ pub(super) fn affected(inputs: Inputs<'_>, out: &mut BTreeSet<String>) {
     // The new include graph: re-targeted files' edges replaced, deleted files gone.
     let g = Graph::new(base, indexed, changes, present);
     let id = |p: &str| g.id.get(p).copied();
-    let mut new_adj: HashMap<u32, Vec<u32>> = HashMap::new();
+    // By file id (a closure asks it of every file it meets).
+    let mut new_adj: Vec<Option<Vec<u32>>> = vec![None; g.paths.len()];
     let mut moved: Vec<u32> = unknown.iter().filter_map(|p| id(p)).collect();
     for (p, targets) in retargeted {
         let Some(at) = id(p) else {
@@ -120,10 +121,16 @@ pub(super) fn affected(inputs: Inputs<'_>, out: &mut BTreeSet<String>) {
         let mut adj: Vec<u32> = targets.iter().filter_map(|t| id(t)).collect();
         adj.sort_unstable();
         adj.dedup();
-        new_adj.insert(at, adj);
+        new_adj[at as usize] = Some(adj);
     }
     moved.extend(changes.deleted.iter().filter_map(|p| id(p)));
-    let unknown: HashSet<u32> = unknown.iter().filter_map(|p| id(p)).collect();
+    let mut is_unknown = vec![false; g.paths.len()];
+    for p in &unknown {
+        if let Some(at) = id(p) {
+            is_unknown[at as usize] = true;
+        }
+    }
+    let any_unknown = is_unknown.contains(&true);
 
     // Every file reaching a moved one (in the base graph: only moved files' own edges
     // differ in the new one, and every includer of an added file is re-targeted).
@@ -159,7 +166,7 @@ pub(super) fn affected(inputs: Inputs<'_>, out: &mut BTreeSet<String>) {
         old_mark.closure(x, |f| g.old[f as usize].as_slice(), &g.deleted, false);
         new_mark.closure(
             x,
-            |f| new_adj.get(&f).unwrap_or(&g.old[f as usize]).as_slice(),
+            |f| new_adj[f as usize].as_deref().unwrap_or(&g.old[f as usize]),
             &g.deleted,
             true,
         );
@@ -170,7 +177,7 @@ pub(super) fn affected(inputs: Inputs<'_>, out: &mut BTreeSet<String>) {
             .chain(new_mark.list.iter().filter(|&&f| !old_mark.contains(f)))
             .copied()
             .collect();
-        let reaches_unknown = old_mark.list.iter().any(|f| unknown.contains(f));
+        let reaches_unknown = any_unknown && old_mark.list.iter().any(|&f| is_unknown[f as usize]);
         if reaches_unknown || names.visible_change(base, cache, indexed, path, &delta) {
             out.insert(path.to_owned());
         }
@@ -367,7 +374,7 @@ impl<'a> UnitNames<'a> {
         if hashes.iter().any(|&h| filter_may_hold(filter, h)) {
             return true;
         }
-        let set: HashSet<u64> = hashes.into_iter().collect();
+        let set: HashSet<u64, IdBuild> = hashes.into_iter().collect();
         let Some(bm) = base.nodes_in_file(path) else {
             return false;
         };
