@@ -8,9 +8,11 @@
 # or adds OTHER's, as the checkout would), runs `batho patch REPO --json`, then puts REPO's
 # own bytes back and patches again. N=all takes every differing file.
 #
-# Prints one line per patch: wall time (shell clock), peak RSS, the files changed and
-# re-resolved, the bytes written and the phases. REPO is left as it was found (its files;
-# the artifact gains two generations, which `batho gc` reclaims).
+# Prints one line per patch: wall time (shell clock), peak RSS, the files changed (and how
+# many of them the facts cache knew: the way back, or any run after the first, finds the
+# other release's bytes there) and re-resolved, the bytes written and the phases. For a
+# cold checkout, run it right after `batho build --full REPO`. REPO is left as it was
+# found (its files; the artifact gains two generations, which `batho gc` reclaims).
 set -euo pipefail
 REPO=$(cd "$1" && pwd); OTHER=$(cd "$2" && pwd); N=$3
 BATHO=${4:-$(dirname "$0")/../target/release/batho}
@@ -60,7 +62,8 @@ label, wall, rss, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.ar
 r = json.load(open(path))
 f = r.get("files", {})
 print(f"{label}: wall {wall/1000:.2f} s, rss {rss/1024:.0f} MiB, "
-      f"{len(f.get('added',[]))} added {len(f.get('modified',[]))} modified {len(f.get('deleted',[]))} deleted, "
+      f"{len(f.get('added',[]))} added {len(f.get('modified',[]))} modified {len(f.get('deleted',[]))} deleted "
+      f"({r.get('changed_cached',0)} from the facts cache), "
       f"{len(r.get('affected_files',[]))} re-resolved, {r.get('context_files')} context, "
       f"{r.get('bytes_written',0)/1e6:.1f} MB written, phases {r.get('phases')}")
 EOF

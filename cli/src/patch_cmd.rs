@@ -75,6 +75,7 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
             "context_files": report.context_files,
             "context_cached": report.context_cached,
             "affected_cached": report.affected_cached,
+            "changed_cached": report.changed_cached,
             "facts_cache_missing": report.facts_cache_missing,
             "rebuilt": report.rebuilt,
             "entities": {

@@ -165,6 +165,9 @@ pub struct PatchReport {
     /// Of the affected files, the ones loaded whole from the facts cache instead of
     /// parsed (changed files are always parsed).
     pub affected_cached: u64,
+    /// Of the changed files, the ones whose new bytes the facts cache knew (a checkout
+    /// undone), loaded whole from it instead of parsed.
+    pub changed_cached: u64,
     /// The artifact had no facts cache (built by an older batho, or the cache was
     /// deleted): context files were parsed, and every file counted as mentioning every
     /// changed name. This patch starts a cache; `batho build --full` makes a whole one.
@@ -348,6 +351,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         context_files: 0,
         context_cached: 0,
         affected_cached: 0,
+        changed_cached: 0,
         facts_cache_missing: false,
         rebuilt: false,
         entities: Vec::new(),
@@ -386,7 +390,11 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     // index, as a full build would skip it.
     let mut facts: HashMap<String, FileFacts> = HashMap::new();
     let changed_present: Vec<String> = files.added.iter().chain(&files.modified).cloned().collect();
-    let (got, failed) = extractor.run(&changed_present)?;
+    let new_hashes: HashMap<&str, [u8; 32]> = hashed
+        .iter()
+        .map(|(i, h)| (discovery.files[*i].rel_path.as_str(), *h))
+        .collect();
+    let (got, failed, changed_cached) = extractor.changed(&changed_present, &new_hashes)?;
     for f in got {
         facts.insert(f.path.clone(), f);
     }
@@ -613,6 +621,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     report.context_files = context_files;
     report.context_cached = skeletal.len() as u64;
     report.affected_cached = affected_cached as u64;
+    report.changed_cached = changed_cached as u64;
     report.entities = changes;
     report.relationships_added = rel_added;
     report.relationships_removed = rel_removed;
@@ -829,6 +838,41 @@ impl Extract<'_> {
             }
         }
         Ok((got, failed))
+    }
+
+    /// The facts of changed files, as [`Extract::run`] gives them, with the files that
+    /// could not be indexed and how many came from the cache. A file whose new bytes the
+    /// cache knows (a checkout undone, a branch switched back: `hashes` holds the content
+    /// hashes detection read) is loaded whole from it instead of parsed; the cache keys
+    /// facts by path and content hash, so they are the facts parsing would give.
+    pub(crate) fn changed(
+        &self,
+        paths: &[String],
+        hashes: &HashMap<&str, [u8; 32]>,
+    ) -> Result<(Vec<FileFacts>, Vec<String>, usize), PatchError> {
+        let cached = |p: &String| -> Option<FileFacts> {
+            let hash = hashes.get(p.as_str())?;
+            // Discovery's rules (size limit, binary) still decide what is indexed.
+            self.by_path.get(p.as_str())?;
+            let f = self.cache.get_full(p, hash)?;
+            (f.content_hash == *hash && f.bytes <= self.limit).then_some(f)
+        };
+        let loaded: Vec<Option<FileFacts>> =
+            crate::par::map_runs(paths, self.workers, 64, |part| {
+                part.iter().map(cached).collect()
+            });
+        let mut got = Vec::with_capacity(paths.len());
+        let mut missed = Vec::new();
+        for (p, hit) in paths.iter().zip(loaded) {
+            match hit {
+                Some(f) => got.push(f),
+                None => missed.push(p.clone()),
+            }
+        }
+        let hits = got.len();
+        let (parsed, failed) = self.run(&missed)?;
+        got.extend(parsed);
+        Ok((got, failed, hits))
     }
 
     /// Facts for unchanged files that only lend context to the resolver: cached

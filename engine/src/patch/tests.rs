@@ -694,3 +694,38 @@ fn detection_skips_a_stamped_file_without_reading_it() {
     assert_eq!(changes.total(), 0);
     assert!(hashed.is_empty());
 }
+
+#[test]
+fn changed_bytes_the_cache_knows_are_loaded_not_parsed_and_match_a_full_build() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("repo");
+    copy_tree(&demo_dir(), &root);
+    quiet_build(&root);
+    let original = demo_text(HASH_C);
+    let edited = original.replacen("return mix(h);", "return h;", 1);
+    assert_ne!(edited, original);
+    let same_as_full_build = |label: &str| {
+        let fresh = tmp.path().join(label);
+        copy_tree(&root, &fresh);
+        quiet_build(&fresh);
+        assert!(
+            artifact_canon(&root) == artifact_canon(&fresh),
+            "{label}: the patched artifact differs from a full build"
+        );
+    };
+    // New bytes: parsed (and cached by the patch).
+    apply_edit(&root, &[(HASH_C, Some(&edited))]);
+    let r = run_patch(&root, DetectMode::Hash);
+    assert_eq!((r.files.modified.len(), r.changed_cached), (1, 0));
+    same_as_full_build("edited");
+    // The edit undone: the build cached those bytes.
+    apply_edit(&root, &[(HASH_C, Some(&original))]);
+    let r = run_patch(&root, DetectMode::Hash);
+    assert_eq!((r.files.modified.len(), r.changed_cached), (1, 1));
+    same_as_full_build("undone");
+    // And redone: the first patch cached them.
+    apply_edit(&root, &[(HASH_C, Some(&edited))]);
+    let r = run_patch(&root, DetectMode::Hash);
+    assert_eq!((r.files.modified.len(), r.changed_cached), (1, 1));
+    same_as_full_build("redone");
+}
