@@ -74,33 +74,24 @@ mod tests {
     use super::{map_chunks, map_runs};
 
     #[test]
-    fn chunks_keep_the_order_of_the_items() {
+    fn runs_and_chunks_keep_the_order_of_the_items() {
         let items: Vec<u32> = (0..1000).collect();
         let doubled = |part: &[u32]| part.iter().map(|x| x * 2).collect::<Vec<_>>();
         let want: Vec<u32> = items.iter().map(|x| x * 2).collect();
-        for (threads, chunk) in [(1, 1), (2, 1), (3, 7), (4, 300), (8, 2000), (0, 0)] {
+        for (threads, n) in [(1, 1), (2, 1), (3, 7), (4, 300), (8, 2000), (0, 0)] {
             assert_eq!(
-                map_chunks(&items, threads, chunk, doubled),
+                map_runs(&items, threads, n, doubled),
                 want,
-                "{threads} {chunk}"
+                "runs {threads} {n}"
             );
-        }
-        assert!(map_chunks(&[] as &[u32], 2, 1, doubled).is_empty());
-    }
-
-    #[test]
-    fn runs_keep_the_order_of_the_items() {
-        let items: Vec<u32> = (0..1000).collect();
-        let doubled = |part: &[u32]| part.iter().map(|x| x * 2).collect::<Vec<_>>();
-        let want: Vec<u32> = items.iter().map(|x| x * 2).collect();
-        for (threads, min_run) in [(1, 1), (2, 1), (3, 7), (4, 300), (8, 2000), (0, 0)] {
             assert_eq!(
-                map_runs(&items, threads, min_run, doubled),
+                map_chunks(&items, threads, n, doubled),
                 want,
-                "{threads} {min_run}"
+                "chunks {threads} {n}"
             );
         }
         assert!(map_runs(&[] as &[u32], 2, 1, doubled).is_empty());
+        assert!(map_chunks(&[] as &[u32], 2, 1, doubled).is_empty());
     }
 
     #[test]
