@@ -163,7 +163,7 @@ pub struct PatchReport {
     /// Of those, the ones loaded from the facts cache instead of parsed.
     pub context_cached: u64,
     /// Of the affected files, the ones loaded whole from the facts cache instead of
-    /// parsed (changed files are always parsed).
+    /// parsed.
     pub affected_cached: u64,
     /// Of the changed files, the ones whose new bytes the facts cache knew (a checkout
     /// undone), loaded whole from it instead of parsed.
@@ -850,29 +850,13 @@ impl Extract<'_> {
         paths: &[String],
         hashes: &HashMap<&str, [u8; 32]>,
     ) -> Result<(Vec<FileFacts>, Vec<String>, usize), PatchError> {
-        let cached = |p: &String| -> Option<FileFacts> {
-            let hash = hashes.get(p.as_str())?;
+        self.cached_or_parsed(paths, |p| {
+            let hash = hashes.get(p)?;
             // Discovery's rules (size limit, binary) still decide what is indexed.
-            self.by_path.get(p.as_str())?;
+            self.by_path.get(p)?;
             let f = self.cache.get_full(p, hash)?;
             (f.content_hash == *hash && f.bytes <= self.limit).then_some(f)
-        };
-        let loaded: Vec<Option<FileFacts>> =
-            crate::par::map_runs(paths, self.workers, 64, |part| {
-                part.iter().map(cached).collect()
-            });
-        let mut got = Vec::with_capacity(paths.len());
-        let mut missed = Vec::new();
-        for (p, hit) in paths.iter().zip(loaded) {
-            match hit {
-                Some(f) => got.push(f),
-                None => missed.push(p.clone()),
-            }
-        }
-        let hits = got.len();
-        let (parsed, failed) = self.run(&missed)?;
-        got.extend(parsed);
-        Ok((got, failed, hits))
+        })
     }
 
     /// Facts for unchanged files that only lend context to the resolver: cached
@@ -894,25 +878,32 @@ impl Extract<'_> {
     }
 
     fn load(&self, paths: &[String], whole: bool) -> Result<(Vec<FileFacts>, usize), PatchError> {
+        let (got, _, hits) = self.cached_or_parsed(paths, |p| {
+            let (_, _, hash) = self.indexed.files.get(p)?;
+            if whole {
+                self.cache.get_full(p, hash)
+            } else {
+                self.cache.get(p, hash)
+            }
+        })?;
+        Ok((got, hits))
+    }
+
+    /// The facts `cached` gives for each of `paths` (the hits first), then those of the
+    /// rest parsed as by [`Extract::run`]; with the files that could not be indexed and
+    /// the number of hits.
+    fn cached_or_parsed(
+        &self,
+        paths: &[String],
+        cached: impl Fn(&str) -> Option<FileFacts> + Sync,
+    ) -> Result<(Vec<FileFacts>, Vec<String>, usize), PatchError> {
         // Decompressing and decoding thousands of entries is worth the threads.
         let chunk = paths.len().div_ceil(self.workers).max(64);
+        let cached = &cached;
         let loaded: Vec<Vec<Option<FileFacts>>> = std::thread::scope(|s| {
             let handles: Vec<_> = paths
                 .chunks(chunk)
-                .map(|part| {
-                    s.spawn(move || {
-                        part.iter()
-                            .map(|p| {
-                                let (_, _, hash) = self.indexed.files.get(p)?;
-                                if whole {
-                                    self.cache.get_full(p, hash)
-                                } else {
-                                    self.cache.get(p, hash)
-                                }
-                            })
-                            .collect()
-                    })
-                })
+                .map(|part| s.spawn(move || part.iter().map(|p| cached(p)).collect()))
                 .collect();
             // A thread that died answered nothing: its files are parsed.
             handles
@@ -930,7 +921,8 @@ impl Extract<'_> {
             }
         }
         let hits = got.len();
-        got.extend(self.run(&missed)?.0);
-        Ok((got, hits))
+        let (parsed, failed) = self.run(&missed)?;
+        got.extend(parsed);
+        Ok((got, failed, hits))
     }
 }

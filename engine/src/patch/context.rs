@@ -328,18 +328,15 @@ impl Wanted {
     }
 
     fn contains(&self, name: &str) -> bool {
-        let h = name_hash(name);
-        self.names
-            .find(h, |&(eh, a, b)| eh == h && &self.arena[a..b] == name)
-            .is_some()
+        holds(&self.names, &self.arena, name_hash(name), name)
     }
 
     /// Adds a name; a new one is queued in `fresh` and `fresh_simple`.
     fn insert(&mut self, name: &str) {
-        if self.contains(name) {
+        let h = name_hash(name);
+        if holds(&self.names, &self.arena, h, name) {
             return;
         }
-        let h = name_hash(name);
         let a = self.arena.len();
         self.arena.push_str(name);
         let b = self.arena.len();
@@ -377,6 +374,13 @@ impl Wanted {
     }
 }
 
+/// Whether `table` holds `name` (hashed to `h`) as a range of `arena`.
+fn holds(table: &HashTable<(u64, usize, usize)>, arena: &str, h: u64, name: &str) -> bool {
+    table
+        .find(h, |&(eh, a, b)| eh == h && &arena[a..b] == name)
+        .is_some()
+}
+
 /// The simple names already looked up in the base, as ranges of [`Wanted`]'s arena.
 #[derive(Default)]
 struct Looked {
@@ -393,10 +397,7 @@ impl Looked {
         fresh.retain(|&(a, b)| {
             let name = &arena[a..b];
             let h = name_hash(name);
-            let seen = self
-                .names
-                .find(h, |&(eh, x, y)| eh == h && &arena[x..y] == name)
-                .is_some();
+            let seen = holds(&self.names, arena, h, name);
             if !seen {
                 self.names.insert_unique(h, (h, a, b), |&(eh, ..)| eh);
             }
