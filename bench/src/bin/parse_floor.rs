@@ -7,10 +7,12 @@
 //! first, so one huge file (the sqlite amalgamation) does not end up last on a busy thread.
 //! Tree-sitter allocates with mimalloc here as in a build (`batho_engine::mem`).
 //!
-//! Usage: `parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse] ROOT`. Prints one
-//! `key=value` line on stdout. `--list-headers` first prints `c|cpp<TAB>path` for every `.h`
-//! file, to audit the header-language heuristic; `--discover-only` times discovery alone;
-//! `--no-parse` times reading and language detection without parsing.
+//! Usage: `parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse|--extract] ROOT`.
+//! Prints one `key=value` line on stdout. `--list-headers` first prints `c|cpp<TAB>path` for
+//! every `.h` file, to audit the header-language heuristic; `--discover-only` times discovery
+//! alone; `--no-parse` times reading and language detection without parsing; `--extract`
+//! runs a build's extractor (parse and walk) instead of the bare parse, so that a pair of
+//! runs gives the walk's share. `cpu_s` is the process's user and system time.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,6 +29,7 @@ struct Args {
     list_headers: bool,
     discover_only: bool,
     no_parse: bool,
+    extract: bool,
     root: PathBuf,
 }
 
@@ -38,6 +41,7 @@ fn parse_args() -> Result<Args, String> {
     let mut list_headers = false;
     let mut discover_only = false;
     let mut no_parse = false;
+    let mut extract = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -52,6 +56,7 @@ fn parse_args() -> Result<Args, String> {
             "--list-headers" => list_headers = true,
             "--discover-only" => discover_only = true,
             "--no-parse" => no_parse = true,
+            "--extract" => extract = true,
             "-h" | "--help" => return Err(String::new()),
             _ if root.is_none() && !a.starts_with('-') => root = Some(PathBuf::from(a)),
             _ => return Err(format!("unexpected argument {a:?}")),
@@ -62,6 +67,7 @@ fn parse_args() -> Result<Args, String> {
         list_headers,
         discover_only,
         no_parse,
+        extract,
         root: root.ok_or("missing ROOT")?,
     })
 }
@@ -74,6 +80,8 @@ struct Totals {
     c_files: u64,
     cpp_files: u64,
     with_errors: u64,
+    /// Files whose whole tree is one `ERROR` node (error recovery gave up on the unit).
+    root_errors: u64,
     lossy: u64,
     unreadable: u64,
 }
@@ -85,6 +93,7 @@ impl Totals {
         self.c_files += o.c_files;
         self.cpp_files += o.cpp_files;
         self.with_errors += o.with_errors;
+        self.root_errors += o.root_errors;
         self.lossy += o.lossy;
         self.unreadable += o.unreadable;
     }
@@ -96,7 +105,9 @@ fn worker(
     max_bytes: u64,
     list_headers: bool,
     no_parse: bool,
+    extract: bool,
 ) -> Result<Totals, String> {
+    let mut extractor = batho_engine::extract::Extractor::new().map_err(|e| e.to_string())?;
     let mut c = Parser::new();
     c.set_language(&tree_sitter_c::LANGUAGE.into())
         .map_err(|e| format!("C grammar: {e}"))?;
@@ -139,12 +150,38 @@ fn worker(
         if no_parse {
             continue;
         }
+        if extract {
+            let lang = lang.unwrap_or(Language::C);
+            let facts = extractor.extract(&f.rel_path, lang, &src.text);
+            t.with_errors += u64::from(facts.parse_errors > 0);
+            continue;
+        }
         match parser.parse(&src.text, None) {
-            Some(tree) => t.with_errors += u64::from(tree.root_node().has_error()),
+            Some(tree) => {
+                let root = tree.root_node();
+                t.with_errors += u64::from(root.has_error());
+                t.root_errors += u64::from(root.is_error());
+            }
             None => t.unreadable += 1,
         }
     }
     Ok(t)
+}
+
+/// User plus system time of this process so far, from `/proc/self/stat` (0 where that is
+/// not readable).
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields 14 and 15 (utime, stime) follow the parenthesised command name.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = [11, 12]
+        .iter()
+        .filter_map(|&i| f.get(i)?.parse::<f64>().ok())
+        .sum();
+    ticks / 100.0
 }
 
 fn main() -> ExitCode {
@@ -155,7 +192,7 @@ fn main() -> ExitCode {
                 eprintln!("parse_floor: {msg}");
             }
             eprintln!(
-                "usage: parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse] ROOT"
+                "usage: parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse|--extract] ROOT"
             );
             return ExitCode::from(2);
         }
@@ -194,6 +231,7 @@ fn main() -> ExitCode {
                         opts.max_bytes(),
                         args.list_headers,
                         args.no_parse,
+                        args.extract,
                     )
                 })
             })
@@ -220,19 +258,21 @@ fn main() -> ExitCode {
         0.0
     };
     println!(
-        "files={} bytes={} c={} cpp={} files_with_parse_errors={} lossy={} unreadable={} skipped={} threads={} discover_s={:.3} parse_s={:.3} mb_per_s={:.1}",
+        "files={} bytes={} c={} cpp={} files_with_parse_errors={} root_errors={} lossy={} unreadable={} skipped={} threads={} discover_s={:.3} parse_s={:.3} mb_per_s={:.1} cpu_s={:.2}",
         total.files,
         total.bytes,
         total.c_files,
         total.cpp_files,
         total.with_errors,
+        total.root_errors,
         total.lossy,
         total.unreadable,
         found.skipped.len(),
         args.threads,
         discover_s,
         parse_s,
-        mb_s
+        mb_s,
+        cpu_seconds()
     );
     ExitCode::SUCCESS
 }
