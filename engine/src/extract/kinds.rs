@@ -237,13 +237,11 @@ impl KindTable {
 
     #[inline]
     pub(crate) fn of(&self, node: &tree_sitter::Node<'_>) -> K {
-        // The "ERROR" kind id is u16::MAX and sits outside the table.
-        if node.is_error() {
-            return K::Error;
+        // The "ERROR" kind id is u16::MAX and sits outside the table (one call into
+        // tree-sitter per node rather than two: `is_error` reads the same symbol).
+        match node.kind_id() {
+            u16::MAX => K::Error,
+            id => self.kinds.get(usize::from(id)).copied().unwrap_or(K::Other),
         }
-        self.kinds
-            .get(node.kind_id() as usize)
-            .copied()
-            .unwrap_or(K::Other)
     }
 }

@@ -388,117 +388,123 @@ impl Extractor {
 
 /// Reserved words of C, which no declaration or use can name.
 const C_KEYWORDS: &[&str] = &[
-    "_Alignas",
-    "_Alignof",
-    "_Atomic",
-    "_Bool",
-    "_Complex",
-    "_Generic",
-    "_Imaginary",
-    "_Noreturn",
-    "_Static_assert",
-    "_Thread_local",
+    "do",
+    "if",
+    "for",
+    "int",
     "auto",
-    "break",
     "case",
     "char",
-    "const",
-    "continue",
-    "default",
-    "do",
-    "double",
     "else",
     "enum",
-    "extern",
-    "float",
-    "for",
     "goto",
-    "if",
-    "inline",
-    "int",
     "long",
-    "register",
-    "restrict",
-    "return",
+    "void",
+    "_Bool",
+    "break",
+    "const",
+    "float",
     "short",
+    "union",
+    "while",
+    "double",
+    "extern",
+    "inline",
+    "return",
     "signed",
     "sizeof",
     "static",
     "struct",
     "switch",
+    "_Atomic",
+    "default",
     "typedef",
-    "union",
+    "_Alignas",
+    "_Alignof",
+    "_Complex",
+    "_Generic",
+    "continue",
+    "register",
+    "restrict",
     "unsigned",
-    "void",
     "volatile",
-    "while",
+    "_Noreturn",
+    "_Imaginary",
+    "_Thread_local",
+    "_Static_assert",
 ];
 
 /// Reserved words C++ adds. (C code may use them as names: `int new;`, `bool` typedefs.)
 const CPP_KEYWORDS: &[&str] = &[
-    "alignas",
-    "alignof",
+    "or",
     "and",
-    "and_eq",
     "asm",
-    "bitand",
-    "bitor",
+    "new",
+    "not",
+    "try",
+    "xor",
     "bool",
+    "this",
+    "true",
+    "bitor",
     "catch",
-    "char16_t",
-    "char32_t",
-    "char8_t",
     "class",
     "compl",
+    "false",
+    "or_eq",
+    "throw",
+    "using",
+    "and_eq",
+    "bitand",
+    "delete",
+    "export",
+    "friend",
+    "not_eq",
+    "public",
+    "typeid",
+    "xor_eq",
+    "alignas",
+    "alignof",
+    "char8_t",
     "concept",
-    "const_cast",
+    "mutable",
+    "nullptr",
+    "private",
+    "virtual",
+    "wchar_t",
+    "char16_t",
+    "char32_t",
+    "co_await",
+    "co_yield",
+    "decltype",
+    "explicit",
+    "noexcept",
+    "operator",
+    "requires",
+    "template",
+    "typename",
+    "co_return",
     "consteval",
     "constexpr",
     "constinit",
-    "co_await",
-    "co_return",
-    "co_yield",
-    "decltype",
-    "delete",
-    "dynamic_cast",
-    "explicit",
-    "export",
-    "false",
-    "friend",
-    "mutable",
     "namespace",
-    "new",
-    "noexcept",
-    "not",
-    "not_eq",
-    "nullptr",
-    "operator",
-    "or",
-    "or_eq",
-    "private",
     "protected",
-    "public",
-    "reinterpret_cast",
-    "requires",
-    "static_assert",
+    "const_cast",
     "static_cast",
-    "template",
-    "this",
+    "dynamic_cast",
     "thread_local",
-    "throw",
-    "true",
-    "try",
-    "typeid",
-    "typename",
-    "using",
-    "virtual",
-    "wchar_t",
-    "xor",
-    "xor_eq",
+    "static_assert",
+    "reinterpret_cast",
 ];
 
+/// Both keyword lists are sorted by length, then text (a test holds them to it), and
+/// searched by bisection: most steps compare lengths only.
 fn is_keyword(name: &str, language: Language) -> bool {
-    C_KEYWORDS.contains(&name) || (language == Language::Cpp && CPP_KEYWORDS.contains(&name))
+    let find = |list: &[&str]| {
+        list.binary_search_by(|k| (k.len(), *k).cmp(&(name.len(), name)))
+            .is_ok()
+    };
+    find(C_KEYWORDS) || (language == Language::Cpp && find(CPP_KEYWORDS))
 }
 
 /// Drops the entities (macros aside: `#define inline __inline__` is real) and references
@@ -508,12 +514,17 @@ fn is_keyword(name: &str, language: Language) -> bool {
 /// any of them re-resolved all of those.
 fn drop_keyword_names(f: &mut FileFacts) {
     let lang = f.language;
+    // Each distinct string is checked once: a file has several references per name.
+    let keyword: Vec<bool> = (0..f.ends.len() as u32)
+        .map(|i| is_keyword(f.str(Sym(i)), lang))
+        .collect();
+    let is_kw = |s: Sym| keyword.get(s.0 as usize) == Some(&true);
     let bad: Vec<bool> = f
         .entities
         .iter()
-        .map(|e| e.kind != NodeKind::Macro && is_keyword(f.str(e.name), lang))
+        .map(|e| e.kind != NodeKind::Macro && is_kw(e.name))
         .collect();
-    let refs_bad = f.refs.iter().any(|r| is_keyword(f.str(r.name), lang));
+    let refs_bad = f.refs.iter().any(|r| is_kw(r.name));
     if !bad.contains(&true) && !refs_bad {
         return;
     }
@@ -554,7 +565,7 @@ fn drop_keyword_names(f: &mut FileFacts) {
     let refs = std::mem::take(&mut f.refs);
     f.refs = refs
         .into_iter()
-        .filter(|r| !is_keyword(f.str(r.name), lang))
+        .filter(|r| !is_kw(r.name))
         .map(|r| Ref {
             enclosing: lift(r.enclosing),
             ..r

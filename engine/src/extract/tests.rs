@@ -364,3 +364,27 @@ fn retain_strings_empties_only_the_strings_not_kept() {
     }
     assert_eq!(f.str(e.name), "add");
 }
+
+/// `is_keyword` bisects the keyword lists: they must stay sorted, and every word in them
+/// must be found.
+#[test]
+fn keyword_lists_are_sorted_and_found() {
+    for list in [super::C_KEYWORDS, super::CPP_KEYWORDS] {
+        assert!(
+            list.windows(2)
+                .all(|w| (w[0].len(), w[0]) < (w[1].len(), w[1])),
+            "{list:?}"
+        );
+    }
+    for w in super::C_KEYWORDS {
+        assert!(super::is_keyword(w, Language::C), "{w}");
+    }
+    for w in super::CPP_KEYWORDS {
+        assert!(super::is_keyword(w, Language::Cpp), "{w}");
+        assert_eq!(
+            super::is_keyword(w, Language::C),
+            super::C_KEYWORDS.contains(w)
+        );
+    }
+    assert!(!super::is_keyword("structure", Language::Cpp));
+}

@@ -185,8 +185,10 @@ impl<'a, 't> W<'a, 't> {
             cpp: language == Language::Cpp,
             src,
             f,
-            interned: HashMap::default(),
-            seen: HashSet::default(),
+            // Sized for a typical file (about one distinct string and one reference per
+            // 40 bytes of source) so that the tables rarely grow while the walk runs.
+            interned: HashMap::with_capacity_and_hasher(src.len() / 40, IdBuild::default()),
+            seen: HashSet::with_capacity_and_hasher(src.len() / 40, IdBuild::default()),
             scope: String::new(),
             encl: NO_ENTITY,
             parent: NO_ENTITY,
