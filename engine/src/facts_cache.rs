@@ -54,8 +54,8 @@ use std::path::{Path, PathBuf};
 
 use batho_storage::CONTENT_HASH_LEN;
 
-use crate::extract::FileFacts;
 use crate::extract::mix64;
+use crate::extract::{FileFacts, Sym};
 use pack::Pack;
 pub use pack::PackWriter;
 pub use skeleton::{
@@ -137,25 +137,28 @@ fn probes(h: u64, bits: u64) -> impl Iterator<Item = u64> {
 /// and receivers, of its base clauses, and of its entities' qualified names (a new class
 /// `Foo` changes what `Foo::bar` outside any class means) and types or alias targets.
 pub fn name_filter(f: &FileFacts) -> Vec<u8> {
+    // Each string of the arena is hashed once, however many references name it.
+    let mut named = vec![false; f.ends.len()];
+    let mut mark = |s: Sym| {
+        if let Some(n) = named.get_mut(s.0 as usize) {
+            *n = true;
+        }
+    };
+    for r in &f.refs {
+        [r.name, r.qual, r.recv].into_iter().for_each(&mut mark);
+    }
+    f.bases.iter().for_each(|b| mark(b.name));
+    for e in &f.entities {
+        mark(e.qual);
+        mark(e.type_name);
+    }
     let mut hashes: Vec<u64> = Vec::new();
-    let mut add = |s: &str| {
-        for c in s.split("::") {
+    for (i, _) in named.iter().enumerate().filter(|(_, n)| **n) {
+        for c in f.str(Sym(i as u32)).split("::") {
             if !c.is_empty() {
                 hashes.push(name_hash(c));
             }
         }
-    };
-    for r in &f.refs {
-        add(f.str(r.name));
-        add(f.str(r.qual));
-        add(f.str(r.recv));
-    }
-    for b in &f.bases {
-        add(f.str(b.name));
-    }
-    for e in &f.entities {
-        add(f.str(e.qual));
-        add(f.str(e.type_name));
     }
     hashes.sort_unstable();
     hashes.dedup();

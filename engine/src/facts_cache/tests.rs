@@ -282,6 +282,16 @@ fn the_name_filter_holds_every_mentioned_name() {
         .count();
     assert!(misses < 10, "{misses} false positives in 100,000");
     assert!(!filter_may_hold(&[], name_hash("x")));
+    // Sized for each distinct component of every name mentioned, counted once.
+    let mut components = std::collections::HashSet::new();
+    let names = g.refs.iter().flat_map(|r| [r.name, r.qual, r.recv]);
+    let names = names
+        .chain(g.bases.iter().map(|b| b.name))
+        .chain(g.entities.iter().flat_map(|e| [e.qual, e.type_name]));
+    for s in names {
+        components.extend(g.str(s).split("::").filter(|c| !c.is_empty()));
+    }
+    assert_eq!(filter.len(), (components.len() * 32).div_ceil(64) * 8);
 }
 
 #[test]
