@@ -42,54 +42,76 @@ pub(super) fn intern_signatures(
     refs: &[Mutex<Vec<Ref>>],
     g: &mut GraphBuilder,
 ) -> Vec<Vec<StrId>> {
-    let mut keep: Vec<bool> = Vec::new();
     let mut out: Vec<Vec<StrId>> = Vec::with_capacity(files.len());
-    for (chunk, refs) in files
-        .chunks_mut(INTERN_CHUNK)
-        .zip(refs.chunks(INTERN_CHUNK))
-    {
-        let texts: Vec<&str> = chunk
-            .iter()
-            .flat_map(|f| {
-                f.entities
-                    .iter()
-                    .filter(|e| !e.signature.is_empty())
-                    .map(|e| f.str(e.signature))
-            })
-            .collect();
-        let mut ids = g.intern_all(&texts).into_iter();
-        drop(texts);
-        for (f, refs) in chunk.iter_mut().zip(refs) {
-            out.push(
-                f.entities
-                    .iter()
-                    .map(|e| match e.signature.is_empty() {
-                        true => StrId(0),
-                        false => ids.next().unwrap_or(StrId(0)),
-                    })
-                    .collect(),
-            );
-            keep.clear();
-            keep.resize(f.ends.len(), false);
-            let mut hold = |s: crate::extract::Sym| {
-                if let Some(k) = keep.get_mut(s.0 as usize) {
-                    *k = true;
-                }
-            };
-            for e in &f.entities {
-                [e.name, e.qual, e.type_name]
-                    .into_iter()
-                    .for_each(&mut hold);
+    // Interning is one thread's work; the freeing of each chunk's text is done beside it
+    // on a second thread, one chunk behind.
+    std::thread::scope(|s| {
+        let mut freeing: Option<std::thread::ScopedJoinHandle<'_, ()>> = None;
+        for (chunk, refs) in files
+            .chunks_mut(INTERN_CHUNK)
+            .zip(refs.chunks(INTERN_CHUNK))
+        {
+            let texts: Vec<&str> = chunk
+                .iter()
+                .flat_map(|f| {
+                    f.entities
+                        .iter()
+                        .filter(|e| !e.signature.is_empty())
+                        .map(|e| f.str(e.signature))
+                })
+                .collect();
+            let mut ids = g.intern_all(&texts).into_iter();
+            drop(texts);
+            for f in chunk.iter() {
+                out.push(
+                    f.entities
+                        .iter()
+                        .map(|e| match e.signature.is_empty() {
+                            true => StrId(0),
+                            false => ids.next().unwrap_or(StrId(0)),
+                        })
+                        .collect(),
+                );
             }
-            for r in refs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                [r.name, r.qual, r.recv].into_iter().for_each(&mut hold);
+            if let Some(previous) = freeing.take() {
+                previous
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p));
             }
-            f.bases.iter().for_each(|b| hold(b.name));
-            f.includes.iter().for_each(|i| hold(i.path));
-            f.retain_strings(&keep);
+            freeing = Some(s.spawn(move || keep_only_resolution_strings(chunk, refs)));
         }
-    }
+        if let Some(last) = freeing {
+            last.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+    });
     out
+}
+
+/// Frees every string of `files` but those resolution reads: the names, qualifiers and
+/// type names of entities, those of the references taken out into `refs`, base names and
+/// include paths.
+fn keep_only_resolution_strings(files: &mut [FileFacts], refs: &[Mutex<Vec<Ref>>]) {
+    let mut keep: Vec<bool> = Vec::new();
+    for (f, refs) in files.iter_mut().zip(refs) {
+        keep.clear();
+        keep.resize(f.ends.len(), false);
+        let mut hold = |s: crate::extract::Sym| {
+            if let Some(k) = keep.get_mut(s.0 as usize) {
+                *k = true;
+            }
+        };
+        for e in &f.entities {
+            [e.name, e.qual, e.type_name]
+                .into_iter()
+                .for_each(&mut hold);
+        }
+        for r in refs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            [r.name, r.qual, r.recv].into_iter().for_each(&mut hold);
+        }
+        f.bases.iter().for_each(|b| hold(b.name));
+        f.includes.iter().for_each(|i| hold(i.path));
+        f.retain_strings(&keep);
+    }
 }
 
 /// Marks a [`NodeIdx`] in an [`Out`] buffer as a placeholder for the buffer's n-th stub.
