@@ -3,8 +3,8 @@
 # the tree-sitter parse floor (`parse_floor`), then `batho build --full --json` under GNU
 # time. Prints the floor, the build's wall time, their ratio, the build's peak RSS and its
 # phases, and the same ratio in CPU seconds (user + system), which varies far less than
-# wall time on a shared machine. bench/run.sh does the same with the peers (ctags, cscope) and medians; this is the
-# quick check used while working on the build's speed.
+# wall time on a shared machine. bench/run.sh does the same with the peers (ctags, cscope)
+# and medians; this is the quick check used while working on the build's speed.
 #
 # Usage: bench/floor-pair.sh CORPUS_DIR
 # Environment: BATHO, PARSE_FLOOR (default: <repo>/target/release/...), THREADS (default nproc).

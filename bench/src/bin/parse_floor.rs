@@ -12,7 +12,8 @@
 //! every `.h` file, to audit the header-language heuristic; `--discover-only` times discovery
 //! alone; `--no-parse` times reading and language detection without parsing; `--extract`
 //! runs a build's extractor (parse and walk) instead of the bare parse, so that a pair of
-//! runs gives the walk's share. `cpu_s` is the process's user and system time.
+//! runs gives the walk's share (`root_errors` is then 0: the extractor keeps no tree).
+//! `cpu_s` is the process's user and system time.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -386,7 +386,8 @@ impl Extractor {
     }
 }
 
-/// Reserved words of C, which no declaration or use can name.
+/// Reserved words of C, which no declaration or use can name. Sorted by length, then text
+/// (see [`is_keyword`]).
 const C_KEYWORDS: &[&str] = &[
     "do",
     "if",
@@ -435,6 +436,7 @@ const C_KEYWORDS: &[&str] = &[
 ];
 
 /// Reserved words C++ adds. (C code may use them as names: `int new;`, `bool` typedefs.)
+/// Sorted by length, then text.
 const CPP_KEYWORDS: &[&str] = &[
     "or",
     "and",
