@@ -388,3 +388,40 @@ fn keyword_lists_are_sorted_and_found() {
     }
     assert!(!super::is_keyword("structure", Language::Cpp));
 }
+
+/// A file whose whole tree is one ERROR node (two functions left open below): the uses
+/// in the functions tree-sitter recognised are read off the tree, not flagged as found in
+/// an error; those in the broken code are.
+#[test]
+fn uses_in_functions_under_a_root_error_are_not_in_error() {
+    let src = "int clean(int a)\n{\n\treturn helper(a);\n}\n\n\
+               int partly(int a)\n{\n\tint x = other(a);\n\tx = ) inner(x) (;\n\treturn x;\n}\n\n\
+               int first(int n)\n{\n\
+               int second(int n)\n{\n\tfor (; n != 0; n--) {\n#else\n\tswitch (n) {\n\
+               \tcase 1: n |= lookup(n); fallthrough;\n";
+    // Trees are allocated with the build's allocator (see `crate::mem`).
+    crate::mem::install_allocators();
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_c::LANGUAGE.into())
+        .expect("C grammar");
+    let tree = parser.parse(src, None).expect("parses");
+    assert!(
+        tree.root_node().is_error(),
+        "{}",
+        tree.root_node().to_sexp()
+    );
+    let f = facts("a.c", Language::C, src);
+    let flags_of = |name: &str| {
+        f.refs
+            .iter()
+            .filter(|r| r.kind == RefKind::Call && f.str(r.name) == name)
+            .map(|r| r.flags & ref_bits::IN_ERROR)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(flags_of("helper"), [0]);
+    // `partly` holds ERROR leaves (the stray parentheses), but both its calls parsed.
+    assert_eq!(flags_of("other"), [0]);
+    assert_eq!(flags_of("inner"), [0]);
+    assert_eq!(flags_of("lookup"), [ref_bits::IN_ERROR]);
+}

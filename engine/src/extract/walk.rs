@@ -615,8 +615,39 @@ impl<'a, 't> W<'a, 't> {
             return;
         }
         self.depth += 1;
-        self.visit_inner(c, mode);
+        if self.in_error > 0 && mode == Mode::Top && self.is_construct(c.node()) {
+            // Tree-sitter recognised this construct although it sits in an ERROR node
+            // (often the whole file's, for one bad line far away): its uses are read off
+            // the tree like any other, not inferred. An ERROR inside it flags its own.
+            let saved = std::mem::replace(&mut self.in_error, 0);
+            self.visit_inner(c, mode);
+            self.in_error = saved;
+        } else {
+            self.visit_inner(c, mode);
+        }
         self.depth -= 1;
+    }
+
+    /// Whether `n` is a top-level construct: a definition, declaration or directive.
+    fn is_construct(&self, n: Node<'t>) -> bool {
+        matches!(
+            self.t.of(&n),
+            K::FunctionDefinition
+                | K::Declaration
+                | K::TypeDefinition
+                | K::AliasDeclaration
+                | K::StructSpecifier
+                | K::ClassSpecifier
+                | K::UnionSpecifier
+                | K::EnumSpecifier
+                | K::NamespaceDefinition
+                | K::LinkageSpecification
+                | K::TemplateDeclaration
+                | K::PreprocIf
+                | K::PreprocDef
+                | K::PreprocFunctionDef
+                | K::PreprocInclude
+        )
     }
 
     fn visit_inner(&mut self, c: &mut TreeCursor<'t>, mode: Mode) {
