@@ -144,7 +144,8 @@ pub mod ref_bits {
     pub const RECV_IS_NAME: u8 = 8;
     /// The callee name is a local variable or parameter.
     pub const LOCAL: u8 = 16;
-    /// Found inside an `ERROR` node.
+    /// Found inside an `ERROR` node, outside any definition, declaration or directive
+    /// that tree-sitter recognised within it (its calls get the Heuristic role).
     pub const IN_ERROR: u8 = 32;
 }
 
