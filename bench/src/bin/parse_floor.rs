@@ -108,7 +108,11 @@ fn worker(
     no_parse: bool,
     extract: bool,
 ) -> Result<Totals, String> {
-    let mut extractor = batho_engine::extract::Extractor::new().map_err(|e| e.to_string())?;
+    // Only `--extract` needs one: the bare floor pays for nothing a parse does not.
+    let mut extractor = match extract {
+        true => Some(batho_engine::extract::Extractor::new().map_err(|e| e.to_string())?),
+        false => None,
+    };
     let mut c = Parser::new();
     c.set_language(&tree_sitter_c::LANGUAGE.into())
         .map_err(|e| format!("C grammar: {e}"))?;
@@ -151,7 +155,7 @@ fn worker(
         if no_parse {
             continue;
         }
-        if extract {
+        if let Some(extractor) = extractor.as_mut() {
             let lang = lang.unwrap_or(Language::C);
             let facts = extractor.extract(&f.rel_path, lang, &src.text);
             t.with_errors += u64::from(facts.parse_errors > 0);

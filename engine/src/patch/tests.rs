@@ -124,17 +124,24 @@ fn parity_with(
     }
     apply_edit(&root, edit);
     let report = run_patch_with(&root, DetectMode::Hash, whole_tree_percent);
-    let fresh = tmp.path().join("fresh");
-    copy_tree(&root, &fresh);
-    quiet_build(&fresh);
-    let (pn, pe) = artifact_canon(&root);
     if let Some(run) = &report.run {
         // The run record counts what was committed.
+        let (pn, pe) = artifact_canon(&root);
         assert_eq!(run.node_count, pn.len() as u64, "run node count");
         let edges: usize = pe.values().sum();
         assert_eq!(run.edge_count, edges as u64, "run edge count");
     }
-    let (fnodes, fe) = artifact_canon(&fresh);
+    assert_same_as_full_build(&root, &tmp.path().join("fresh"));
+    report
+}
+
+/// Copies the patched tree at `root` to `fresh`, builds it in full there, and asserts that
+/// both artifacts hold the same nodes and edges.
+fn assert_same_as_full_build(root: &Path, fresh: &Path) {
+    copy_tree(root, fresh);
+    quiet_build(fresh);
+    let (pn, pe) = artifact_canon(root);
+    let (fnodes, fe) = artifact_canon(fresh);
     let missing: Vec<_> = fnodes.keys().filter(|k| !pn.contains_key(*k)).collect();
     let extra: Vec<_> = pn.keys().filter(|k| !fnodes.contains_key(*k)).collect();
     assert!(
@@ -158,7 +165,6 @@ fn parity_with(
         e_missing.is_empty() && e_extra.is_empty(),
         "edges missing from the patch: {e_missing:#?}\nextra: {e_extra:#?}"
     );
-    report
 }
 
 const HASH_C: &str = "src/hash.c";
@@ -704,15 +710,8 @@ fn changed_bytes_the_cache_knows_are_loaded_not_parsed_and_match_a_full_build() 
     let original = demo_text(HASH_C);
     let edited = original.replacen("return mix(h);", "return h;", 1);
     assert_ne!(edited, original);
-    let same_as_full_build = |label: &str| {
-        let fresh = tmp.path().join(label);
-        copy_tree(&root, &fresh);
-        quiet_build(&fresh);
-        assert!(
-            artifact_canon(&root) == artifact_canon(&fresh),
-            "{label}: the patched artifact differs from a full build"
-        );
-    };
+    let same_as_full_build =
+        |label: &str| assert_same_as_full_build(&root, &tmp.path().join(label));
     // New bytes: parsed (and cached by the patch).
     apply_edit(&root, &[(HASH_C, Some(&edited))]);
     let r = run_patch(&root, DetectMode::Hash);
