@@ -7,12 +7,17 @@
 //! first, so one huge file (the sqlite amalgamation) does not end up last on a busy thread.
 //! Tree-sitter allocates with mimalloc here as in a build (`batho_engine::mem`).
 //!
-//! Usage: `parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse|--extract] ROOT`.
+//! Usage: `parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse|--extract|--walk]
+//! ROOT`.
 //! Prints one `key=value` line on stdout. `--list-headers` first prints `c|cpp<TAB>path` for
 //! every `.h` file, to audit the header-language heuristic; `--discover-only` times discovery
 //! alone; `--no-parse` times reading and language detection without parsing; `--extract`
 //! runs a build's extractor (parse and walk) instead of the bare parse, so that a pair of
-//! runs gives the walk's share (`root_errors` is then 0: the extractor keeps no tree).
+//! runs gives the walk's share (`root_errors` is then 0: the extractor keeps no tree);
+//! `--walk` parses and then visits every node of each tree once with a `TreeCursor`
+//! (reading its kind and nothing else) and reports `walked_nodes`: what reading a whole
+//! tree through tree-sitter's own API costs any extractor, before it does anything with
+//! the nodes.
 //! `cpu_s` is the process's user and system time.
 
 use std::path::PathBuf;
@@ -31,6 +36,7 @@ struct Args {
     discover_only: bool,
     no_parse: bool,
     extract: bool,
+    walk: bool,
     root: PathBuf,
 }
 
@@ -43,6 +49,7 @@ fn parse_args() -> Result<Args, String> {
     let mut discover_only = false;
     let mut no_parse = false;
     let mut extract = false;
+    let mut walk = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -58,6 +65,7 @@ fn parse_args() -> Result<Args, String> {
             "--discover-only" => discover_only = true,
             "--no-parse" => no_parse = true,
             "--extract" => extract = true,
+            "--walk" => walk = true,
             "-h" | "--help" => return Err(String::new()),
             _ if root.is_none() && !a.starts_with('-') => root = Some(PathBuf::from(a)),
             _ => return Err(format!("unexpected argument {a:?}")),
@@ -69,6 +77,7 @@ fn parse_args() -> Result<Args, String> {
         discover_only,
         no_parse,
         extract,
+        walk,
         root: root.ok_or("missing ROOT")?,
     })
 }
@@ -85,6 +94,8 @@ struct Totals {
     root_errors: u64,
     lossy: u64,
     unreadable: u64,
+    /// Nodes visited by `--walk`.
+    walked_nodes: u64,
 }
 
 impl Totals {
@@ -97,6 +108,7 @@ impl Totals {
         self.root_errors += o.root_errors;
         self.lossy += o.lossy;
         self.unreadable += o.unreadable;
+        self.walked_nodes += o.walked_nodes;
     }
 }
 
@@ -107,6 +119,7 @@ fn worker(
     list_headers: bool,
     no_parse: bool,
     extract: bool,
+    walk: bool,
 ) -> Result<Totals, String> {
     // Only `--extract` needs one: the bare floor pays for nothing a parse does not.
     let mut extractor = match extract {
@@ -166,11 +179,37 @@ fn worker(
                 let root = tree.root_node();
                 t.with_errors += u64::from(root.has_error());
                 t.root_errors += u64::from(root.is_error());
+                if walk {
+                    t.walked_nodes += visit_every_node(&tree);
+                }
             }
             None => t.unreadable += 1,
         }
     }
     Ok(t)
+}
+
+/// Visits every node of `tree` in preorder with a cursor, reading each one's kind (summed
+/// into a value the optimiser cannot drop), and returns how many it visited.
+fn visit_every_node(tree: &tree_sitter::Tree) -> u64 {
+    let mut cursor = tree.walk();
+    let (mut nodes, mut kinds) = (0u64, 0u64);
+    loop {
+        nodes += 1;
+        kinds = kinds.wrapping_add(u64::from(cursor.node().kind_id()));
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                std::hint::black_box(kinds);
+                return nodes;
+            }
+        }
+    }
 }
 
 /// User plus system time of this process so far, from `/proc/self/stat` (0 where that is
@@ -197,7 +236,7 @@ fn main() -> ExitCode {
                 eprintln!("parse_floor: {msg}");
             }
             eprintln!(
-                "usage: parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse|--extract] ROOT"
+                "usage: parse_floor [--threads N] [--list-headers] [--discover-only|--no-parse|--extract|--walk] ROOT"
             );
             return ExitCode::from(2);
         }
@@ -237,6 +276,7 @@ fn main() -> ExitCode {
                         args.list_headers,
                         args.no_parse,
                         args.extract,
+                        args.walk,
                     )
                 })
             })
@@ -279,5 +319,8 @@ fn main() -> ExitCode {
         mb_s,
         cpu_seconds()
     );
+    if args.walk {
+        println!("walked_nodes={}", total.walked_nodes);
+    }
     ExitCode::SUCCESS
 }
