@@ -324,3 +324,30 @@ fn main() -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_visits_every_node_once() {
+        batho_engine::mem::install_allocators();
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_c::LANGUAGE.into())
+            .unwrap();
+        for src in [
+            "int f(int a) { return g(a, 1) + h(); }\n#define X 1\n",
+            "",
+            "struct s { int a; } v = { .a = 3 };",
+            "int broken( { ;",
+        ] {
+            let tree = parser.parse(src, None).unwrap();
+            assert_eq!(
+                visit_every_node(&tree),
+                tree.root_node().descendant_count() as u64,
+                "{src:?}"
+            );
+        }
+    }
+}
