@@ -65,8 +65,8 @@ pub use skeleton::{
 /// Bumped whenever extraction or the encoding changes what a pack holds: packs of
 /// another version are ignored. (6: keys hash the artifact's 8-byte content-hash prefix;
 /// 7: references entries, tagged encodings; 8: uses in a construct parsed whole inside an
-/// ERROR node no longer flagged as found in an error.)
-pub const CACHE_VERSION: u32 = 8;
+/// ERROR node no longer flagged as found in an error; 9: include-guard blocks.)
+pub const CACHE_VERSION: u32 = 9;
 
 /// When more packs than this exist, a patch folds the small ones into one.
 const MAX_PACKS: usize = 8;

@@ -15,6 +15,7 @@
 //! (n ≥ 2) gets the suffix `#n`. The order depends only on the file's text, so ids are
 //! stable across runs and independent of other files.
 
+mod guards;
 mod kinds;
 mod walk;
 
@@ -116,6 +117,28 @@ pub struct Include {
     pub line: u32,
 }
 
+/// An include-guard block (`#ifndef NAME` whose first definition, before any other
+/// conditional, is `#define NAME`), wherever it sits in the file: a header's own guard, or
+/// a copy of a header pasted into another file under that header's guard (zstd's legacy
+/// decoders embed `mem.h` so). Found by a scan of the directive lines (see `guards`), not
+/// in the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GuardBlock {
+    /// The guard macro.
+    pub name: Sym,
+    /// 1-based line of the `#ifndef`.
+    pub start_line: u32,
+    /// 1-based line of the `#else`, `#elif` or `#endif` that ends the guarded part.
+    pub end_line: u32,
+}
+
+impl GuardBlock {
+    /// Whether an entity starting on `line` is in the guarded part.
+    pub fn holds_line(&self, line: u32) -> bool {
+        self.start_line < line && line < self.end_line
+    }
+}
+
 /// What a reference does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -187,6 +210,8 @@ pub struct FileFacts {
     pub bases: Vec<Base>,
     /// Includes in source order.
     pub includes: Vec<Include>,
+    /// Include-guard blocks, in source order of their `#ifndef`.
+    pub guards: Vec<GuardBlock>,
     /// References, deduplicated per (kind, flags, enclosing, name, qualifier, receiver).
     pub refs: Vec<Ref>,
     /// Number of `ERROR`/missing nodes in the parse tree.
@@ -213,6 +238,7 @@ impl FileFacts {
             entities: Vec::new(),
             bases: Vec::new(),
             includes: Vec::new(),
+            guards: Vec::new(),
             refs: Vec::new(),
             parse_errors: 0,
             bytes: 0,
@@ -262,6 +288,7 @@ impl FileFacts {
             + self.entities.capacity() * std::mem::size_of::<Entity>()
             + self.bases.capacity() * std::mem::size_of::<Base>()
             + self.includes.capacity() * std::mem::size_of::<Include>()
+            + self.guards.capacity() * std::mem::size_of::<GuardBlock>()
             + self.refs.capacity() * std::mem::size_of::<Ref>()
     }
 }
@@ -359,6 +386,7 @@ impl Extractor {
             entities: Vec::new(),
             bases: Vec::new(),
             includes: Vec::new(),
+            guards: Vec::new(),
             refs: Vec::new(),
             parse_errors: 0,
             bytes: source.len() as u64,
@@ -375,6 +403,7 @@ impl Extractor {
             && walk::read_directives(&lang.table, source, &mut facts)
         {
             drop_keyword_names(&mut facts);
+            record_guards(&mut facts, source);
             return facts;
         }
         let Some(tree) = lang.parser.parse(source, None) else {
@@ -383,7 +412,21 @@ impl Extractor {
         };
         walk::walk(&lang.table, language, source, &tree, &mut facts);
         drop_keyword_names(&mut facts);
+        record_guards(&mut facts, source);
         facts
+    }
+}
+
+/// Appends the include-guard blocks of `source` to `f`, their names to its arena.
+fn record_guards(f: &mut FileFacts, source: &str) {
+    for g in guards::scan(source) {
+        f.text.push_str(g.name);
+        f.ends.push(f.text.len() as u32);
+        f.guards.push(GuardBlock {
+            name: Sym(f.ends.len() as u32 - 1),
+            start_line: g.start_line,
+            end_line: g.end_line,
+        });
     }
 }
 

@@ -8,7 +8,7 @@
 use batho_schema::{Language, NodeFlags, NodeKind};
 use batho_storage::StoredHash;
 
-use crate::extract::{Base, Entity, FileFacts, Include, NO_ENTITY, Ref, RefKind, Sym};
+use crate::extract::{Base, Entity, FileFacts, GuardBlock, Include, NO_ENTITY, Ref, RefKind, Sym};
 
 /// First byte of an encoded skeleton.
 const SKELETON_TAG: u8 = b'S';
@@ -71,6 +71,12 @@ pub fn encode_skeleton(f: &FileFacts, out: &mut Vec<u8>) {
         u32s(out, i.path.0);
         out.push(i.system as u8);
         u32s(out, i.line);
+    }
+    u32s(out, f.guards.len() as u32);
+    for g in &f.guards {
+        for v in [g.name.0, g.start_line, g.end_line] {
+            u32s(out, v);
+        }
     }
 }
 
@@ -212,6 +218,15 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
             line: c.u32()?,
         });
     }
+    let n_guards = c.count(12)?;
+    let mut guards = Vec::with_capacity(n_guards);
+    for _ in 0..n_guards {
+        guards.push(GuardBlock {
+            name: sym(c.u32()?)?,
+            start_line: c.u32()?,
+            end_line: c.u32()?,
+        });
+    }
     if c.at != bytes.len() {
         return Err(DecodeError::Invalid("trailing bytes"));
     }
@@ -223,6 +238,7 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
         entities,
         bases,
         includes,
+        guards,
         refs: Vec::new(),
         parse_errors,
         bytes: size,

@@ -486,6 +486,7 @@ impl Context {
             entities,
             bases,
             includes: f.includes.clone(),
+            guards: f.guards.clone(),
             refs: Vec::new(),
             parse_errors: f.parse_errors,
             bytes: f.bytes,

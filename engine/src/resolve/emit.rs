@@ -110,6 +110,7 @@ fn keep_only_resolution_strings(files: &mut [FileFacts], refs: &[Mutex<Vec<Ref>>
         }
         f.bases.iter().for_each(|b| hold(b.name));
         f.includes.iter().for_each(|i| hold(i.path));
+        f.guards.iter().for_each(|g| hold(g.name));
         f.retain_strings(&keep);
     }
 }

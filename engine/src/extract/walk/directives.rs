@@ -346,6 +346,22 @@ mod tests {
     }
 
     #[test]
+    fn guard_blocks_are_recorded_alike_by_both_paths() {
+        let src = "/* top */\n#ifndef A_H\n#define A_H\n#ifndef B_H\n#define B_H\n#define X 1\n\
+                   #else\n#define Y 2\n#endif\n#endif\n#ifdef C\n#endif\n";
+        assert_same_facts(src);
+        let f = Extractor::new()
+            .expect("grammars load")
+            .extract("f.h", Language::C, src);
+        let guards: Vec<(&str, u32, u32)> = f
+            .guards
+            .iter()
+            .map(|g| (f.str(g.name), g.start_line, g.end_line))
+            .collect();
+        assert_eq!(guards, [("A_H", 2, 10), ("B_H", 4, 7)]);
+    }
+
+    #[test]
     fn any_other_file_goes_to_the_parser() {
         let ex = Extractor::new().expect("grammars load");
         for src in [
