@@ -395,3 +395,48 @@ fn names_whose_hashes_collide_stay_apart() {
     let reads: Vec<&str> = f.refs.iter().map(|r| f.str(r.name)).collect();
     assert_eq!(reads, ["sample_pop", "sample_hbp"]);
 }
+
+#[test]
+fn a_pasted_copy_of_an_included_header_is_skipped_like_the_preprocessor_does() {
+    let mem = "#ifndef MEM_H\n#define MEM_H\nstatic int rd(void) { return 1; }\n#endif\n";
+    let copy = "#ifndef MEM_H\n#define MEM_H\nstatic int rd(void) { return 2; }\n#endif\n\
+                int use(void) { return rd(); }\n";
+    // Included before the copy: the copy is compiled out, `rd` is the header's.
+    let r = build(&[
+        ("mem.h", mem),
+        ("err.h", "#include \"mem.h\"\n"),
+        ("legacy.c", &format!("#include \"err.h\"\n{copy}")),
+    ]);
+    assert_eq!(
+        edges(&r, RelType::Calls),
+        ["legacy.c:use -CALLS-> mem.h:rd import_map"]
+    );
+    // Included after the copy, or not at all: the copy is the one compiled.
+    for source in [format!("{copy}#include \"err.h\"\n"), copy.to_string()] {
+        let r = build(&[
+            ("mem.h", mem),
+            ("err.h", "#include \"mem.h\"\n"),
+            ("legacy.c", &source),
+        ]);
+        assert_eq!(
+            edges(&r, RelType::Calls),
+            ["legacy.c:use -CALLS-> legacy.c:rd exact_match"],
+            "{source}"
+        );
+    }
+    // A header whose guard another header shares keeps its own definitions.
+    let r = build(&[
+        (
+            "a.h",
+            "#ifndef G\n#define G\nstatic int f(void) { return 1; }\nstatic int g(void) { return f(); }\n#endif\n",
+        ),
+        (
+            "b.h",
+            "#include \"a.h\"\n#ifndef G\n#define G\nstatic int f(void) { return 2; }\n#endif\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&r, RelType::Calls),
+        ["a.h:g -CALLS-> a.h:f exact_match"]
+    );
+}
