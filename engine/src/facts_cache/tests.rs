@@ -7,6 +7,10 @@ use proptest::prelude::*;
 const C_SRC: &str = r#"
 #include <stdio.h>
 #include "local.h"
+#ifndef LOCAL_COPY_H
+#define LOCAL_COPY_H
+static int local_copy(void) { return 0; }
+#endif
 #define MEM_STATIC static inline
 #define ALIAS target_fn
 struct point { int x; int y; };
@@ -48,6 +52,7 @@ fn assert_same(a: &FileFacts, b: &FileFacts) {
     assert_eq!(a.entities, b.entities);
     assert_eq!(a.bases, b.bases);
     assert_eq!(a.includes, b.includes);
+    assert_eq!(a.guards, b.guards);
     assert_eq!(a.refs, b.refs);
     assert_eq!(
         (a.parse_errors, a.bytes, a.lines, a.content_hash),
@@ -63,6 +68,7 @@ fn skeleton_round_trips_c_and_cpp() {
     ] {
         let f = facts(path, lang, src);
         assert!(!f.entities.is_empty() && !f.refs.is_empty());
+        assert_eq!(f.guards.len(), usize::from(lang == Language::C));
         let mut buf = Vec::new();
         encode_skeleton(&f, &mut buf);
         let back = decode_skeleton(path, &buf).unwrap();
