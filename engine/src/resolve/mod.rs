@@ -15,7 +15,9 @@
 //!    of the name it stands for).
 //! 3. Definitions in the caller's translation unit: its own file (`exact_match`), then
 //!    repo headers reachable through `#include` (`import_map`). A `static` (also through
-//!    a macro such as `#define MEM_STATIC static inline`) is only visible there.
+//!    a macro such as `#define MEM_STATIC static inline`) is only visible there. A
+//!    definition of the caller's file pasted under the include guard of a header the file
+//!    includes before it is skipped, as the preprocessor skips it.
 //! 4. Macros of the translation unit (EXPANDS): they shadow functions defined elsewhere.
 //! 5. Non-static definitions anywhere: a unique one (`exact_match`); several are narrowed
 //!    by arity (Heuristic) and directory proximity (`parent_chain`, Heuristic), or all
@@ -45,6 +47,7 @@
 //! never sit beside the whole facts.
 
 mod emit;
+mod guards;
 mod index;
 mod refs;
 mod stdlib;
@@ -739,80 +742,6 @@ impl<'s, 'f> R<'s, 'f> {
         }
         self.cands.clear();
         None
-    }
-
-    /// Drops from `cands` the definitions of `file` that are a pasted copy of a header the
-    /// file also includes: a candidate of `file` inside an include guard `G` goes when
-    /// another candidate lies inside a guard `G` of a file in `file`'s translation unit,
-    /// as the preprocessor skips the copy once that header has defined `G`. (zstd's
-    /// legacy decoders paste `mem.h` under `#ifndef MEM_H_MODULE` after including
-    /// `error_private.h`, which includes the real one.)
-    fn drop_guarded_copies(&mut self, file: u32) {
-        let files = self.files();
-        // The innermost guard around `e`: its name and the line of its `#ifndef`.
-        let guard_of = |e: Ent| -> Option<(&str, u32)> {
-            let f = &files[e.0 as usize];
-            let line = self.ix.entity(e).start_line;
-            f.guards
-                .iter()
-                .rev()
-                .find(|g| g.holds_line(line))
-                .map(|g| (f.str(g.name), g.start_line))
-        };
-        let same_guard = |a: Option<(&str, u32)>, b: Option<(&str, u32)>| {
-            a.zip(b).is_some_and(|(a, b)| a.0 == b.0)
-        };
-        let copies: Vec<Ent> = self
-            .cands
-            .iter()
-            .copied()
-            .filter(|&e| e.0 == file)
-            .filter(|&e| {
-                let g = guard_of(e);
-                g.is_some()
-                    && self
-                        .cands
-                        .iter()
-                        .any(|&o| o.0 != file && same_guard(g, guard_of(o)))
-            })
-            .collect();
-        if copies.is_empty() {
-            return;
-        }
-        let copies: Vec<Ent> = copies
-            .into_iter()
-            .filter(|&e| {
-                let g = guard_of(e);
-                let reached = self.included_before(file, g.map_or(0, |g| g.1));
-                self.cands
-                    .iter()
-                    .any(|&o| o.0 != file && reached.contains(&o.0) && same_guard(g, guard_of(o)))
-            })
-            .collect();
-        self.cands.retain(|e| !copies.contains(e));
-    }
-
-    /// The repository files `file` includes, directly or not, through its `#include`s
-    /// written before `line`.
-    fn included_before(&self, file: u32, line: u32) -> HashSet<u32> {
-        let f = &self.files()[file as usize];
-        let targets = &self.ix.include_targets[file as usize];
-        let mut stack: Vec<u32> = f
-            .includes
-            .iter()
-            .zip(targets)
-            .filter(|(inc, _)| inc.line < line)
-            .filter_map(|(_, &t)| t)
-            .collect();
-        let mut seen: HashSet<u32> = stack.iter().copied().collect();
-        while let Some(t) = stack.pop() {
-            for &u in &self.ix.includes[t as usize] {
-                if seen.insert(u) {
-                    stack.push(u);
-                }
-            }
-        }
-        seen
     }
 
     fn collect(&mut self, name: &str, qual: &str, pred: impl Fn(&R, Ent) -> bool) {
