@@ -9,7 +9,10 @@
 //! the same answer for the files the extractor parses and those it reads line by line.
 
 /// A block `#ifndef NAME` … whose first `#define`, before any other conditional directive,
-/// defines `NAME`. Lines are 1-based.
+/// defines `NAME`, and which no other condition encloses (only the guarded parts of other
+/// guards): a guard a header always defines when it is included, not a default value
+/// chosen under some configuration (`#ifdef CONFIG_X` / `#ifndef inb` / `#define inb …`).
+/// Lines are 1-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Guard<'s> {
     pub(super) name: &'s str,
@@ -74,10 +77,11 @@ pub(super) fn scan(src: &str) -> Vec<Guard<'_>> {
                 } else {
                     ""
                 };
+                let unconditional = open.iter().all(|o| o.state == State::Guard);
                 open.push(Open {
                     name,
                     start_line: line_no,
-                    state: if name.is_empty() {
+                    state: if name.is_empty() || !unconditional {
                         State::Other
                     } else {
                         State::Pending
@@ -168,6 +172,9 @@ mod tests {
             // A conditional comes before the definition.
             "#ifndef A\n#if X\n#endif\n#define A\n#endif\n",
             "#ifdef A\n#define A\n#endif\n",
+            // A default under a condition; inside another guard's `#else`.
+            "#ifdef CONFIG_X\n#ifndef A\n#define A 1\n#endif\n#endif\n",
+            "#ifndef G\n#define G\n#else\n#ifndef A\n#define A\n#endif\n#endif\n",
             "#if !defined(A)\n#define A\n#endif\n",
             // A continued line is not a directive of its own.
             "#define M x \\\n#ifndef A\n#define A\n#endif\n",
