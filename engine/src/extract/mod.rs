@@ -119,10 +119,9 @@ pub struct Include {
 
 /// An include-guard block (`#ifndef NAME` whose first definition, before any other
 /// conditional, is `#define NAME`, inside no condition but other guards), wherever it sits
-/// in the file: a header's own guard, or
-/// a copy of a header pasted into another file under that header's guard (zstd's legacy
-/// decoders embed `mem.h` so). Found by a scan of the directive lines (see `guards`), not
-/// in the tree.
+/// in the file: a header's own guard, or a copy of a header pasted into another file under
+/// that header's guard (zstd's legacy decoders embed `mem.h` so). Found by a scan of the
+/// directive lines (see `guards`), not in the tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GuardBlock {
     /// The guard macro.

@@ -11,9 +11,9 @@ impl R<'_, '_> {
     /// file also includes: a candidate of `file` inside an include guard `G` goes when
     /// another candidate lies inside a guard `G` of a file that `file` includes, directly
     /// or not, through an `#include` written above the copy's `#ifndef`: the preprocessor
-    /// skips the copy once that header has defined `G`. (zstd's
-    /// legacy decoders paste `mem.h` under `#ifndef MEM_H_MODULE` after including
-    /// `error_private.h`, which includes the real one.)
+    /// skips the copy once that header has defined `G`. (zstd's legacy decoders paste
+    /// `mem.h` under `#ifndef MEM_H_MODULE` after including `error_private.h`, which
+    /// includes the real one.)
     pub(super) fn drop_guarded_copies(&mut self, file: u32) {
         let files = self.files();
         // The innermost guard around `e`: its name and the line of its `#ifndef`.
