@@ -63,11 +63,6 @@ pub(super) fn scan(src: &str) -> Vec<Guard<'_>> {
             .take_while(u8::is_ascii_alphabetic)
             .count();
         let (word, args) = directive.split_at(word_len);
-        let first_word = |s: &'_ str| -> usize {
-            s.bytes()
-                .take_while(|&b| b == b'_' || b.is_ascii_alphanumeric())
-                .count()
-        };
         match word {
             "if" | "ifdef" | "ifndef" => {
                 settle(&mut open);
@@ -125,6 +120,13 @@ pub(super) fn scan(src: &str) -> Vec<Guard<'_>> {
     }
     found.sort_by_key(|g| g.start_line);
     found
+}
+
+/// The length of the identifier `s` starts with.
+fn first_word(s: &str) -> usize {
+    s.bytes()
+        .take_while(|&b| b == b'_' || b.is_ascii_alphanumeric())
+        .count()
 }
 
 /// A conditional opened inside a pending `#ifndef` means its first directive is not the

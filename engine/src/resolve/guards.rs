@@ -26,37 +26,34 @@ impl R<'_, '_> {
                 .find(|g| g.holds_line(line))
                 .map(|g| (f.str(g.name), g.start_line))
         };
-        let same_guard = |a: Option<(&str, u32)>, b: Option<(&str, u32)>| {
-            a.zip(b).is_some_and(|(a, b)| a.0 == b.0)
-        };
-        let copies: Vec<Ent> = self
+        // Most look-ups come from code outside any guard: nothing to allocate for them.
+        if !self
             .cands
             .iter()
-            .copied()
-            .filter(|&e| e.0 == file)
-            .filter(|&e| {
-                let g = guard_of(e);
-                g.is_some()
-                    && self
-                        .cands
-                        .iter()
-                        .any(|&o| o.0 != file && same_guard(g, guard_of(o)))
-            })
-            .collect();
-        if copies.is_empty() {
+            .any(|&e| e.0 == file && guard_of(e).is_some())
+        {
             return;
         }
-        let copies: Vec<Ent> = copies
-            .into_iter()
-            .filter(|&e| {
-                let g = guard_of(e);
-                let reached = self.included_before(file, g.map_or(0, |g| g.1));
-                self.cands
-                    .iter()
-                    .any(|&o| o.0 != file && reached.contains(&o.0) && same_guard(g, guard_of(o)))
-            })
-            .collect();
-        self.cands.retain(|e| !copies.contains(e));
+        let guards: Vec<Option<(&str, u32)>> = self.cands.iter().map(|&e| guard_of(e)).collect();
+        let mut copy = vec![false; self.cands.len()];
+        for (i, &e) in self.cands.iter().enumerate() {
+            let (true, Some((name, start))) = (e.0 == file, guards[i]) else {
+                continue;
+            };
+            let mut others = self
+                .cands
+                .iter()
+                .zip(&guards)
+                .filter(|(o, g)| o.0 != file && g.is_some_and(|g| g.0 == name))
+                .map(|(o, _)| o.0)
+                .peekable();
+            if others.peek().is_some() {
+                let reached = self.included_before(file, start);
+                copy[i] = others.any(|f| reached.contains(&f));
+            }
+        }
+        let mut kept = copy.iter().map(|c| !c);
+        self.cands.retain(|_| kept.next().unwrap_or(true));
     }
 
     /// The repository files `file` includes, directly or not, through its `#include`s
