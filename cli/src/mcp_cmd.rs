@@ -28,9 +28,12 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         home: None,
     };
     batho_mcp::serve_stdio_blocking(opts).map_err(|e| {
-        Failure::new(
-            e.to_string(),
-            Some("check $BATHO_HOME/registry.json and the --root path"),
-        )
+        let hint = match e {
+            batho_mcp::ServeError::Gating(_) => {
+                "fix the name in --enable-tool, BATHO_MCP_TOOLS_ENABLED/_DISABLED or batho.yaml; docs/mcp.md lists the tools"
+            }
+            _ => "check $BATHO_HOME/registry.json and the --root path",
+        };
+        Failure::new(e.to_string(), Some(hint))
     })
 }

@@ -70,6 +70,9 @@ pub enum ServeError {
     /// The registry or the configuration could not be read.
     #[error("{0}")]
     Config(String),
+    /// A gating list names a tool that does not exist.
+    #[error("{0}")]
+    Gating(String),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),

@@ -1,5 +1,5 @@
 //! Tool gating: destructive admin tools are hidden unless enabled. Sources, applied in
-//! order (later wins): the default (every [`GATED`] tool disabled), `batho.yaml` in
+//! order (later wins): the default (every gated tool of the catalogue disabled), `batho.yaml` in
 //! `$BATHO_HOME`, then `batho.yaml` in the `--root` repository, then the
 //! `BATHO_MCP_TOOLS_DISABLED` / `BATHO_MCP_TOOLS_ENABLED` environment variables
 //! (comma-separated), then `--enable-tool` flags.
@@ -18,19 +18,22 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Tools disabled unless enabled explicitly.
-pub const GATED: &[&str] = &["batho_build", "batho_export", "batho_load", "batho_gc"];
+use crate::catalog;
 
-/// The set of disabled tool names.
+/// The set of disabled tool names, and the names given that no tool has.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gating {
     disabled: BTreeSet<String>,
+    /// `(where it was given, name)` for every name that is not a tool: a typo in a gating
+    /// list would otherwise leave a tool off (or on) without a word.
+    unknown: Vec<(String, String)>,
 }
 
 impl Default for Gating {
     fn default() -> Self {
         Gating {
-            disabled: GATED.iter().map(|s| s.to_string()).collect(),
+            disabled: catalog::gated_names().map(str::to_string).collect(),
+            unknown: Vec::new(),
         }
     }
 }
@@ -41,39 +44,65 @@ impl Gating {
         !self.disabled.contains(tool)
     }
 
-    /// Enables `tools`.
-    pub fn enable<'a>(&mut self, tools: impl IntoIterator<Item = &'a str>) {
-        for t in tools {
-            self.disabled.remove(t.trim());
+    /// Enables `tools`, named in `source` (for the report of unknown names).
+    pub fn enable<'a>(&mut self, source: &str, tools: impl IntoIterator<Item = &'a str>) {
+        for tool in tools.into_iter().map(str::trim).filter(|t| !t.is_empty()) {
+            self.note_unknown(source, tool);
+            self.disabled.remove(tool);
         }
     }
 
-    /// Disables `tools`.
-    pub fn disable<'a>(&mut self, tools: impl IntoIterator<Item = &'a str>) {
-        for t in tools {
-            let t = t.trim();
-            if !t.is_empty() {
-                self.disabled.insert(t.to_string());
-            }
+    /// Disables `tools`, named in `source`.
+    pub fn disable<'a>(&mut self, source: &str, tools: impl IntoIterator<Item = &'a str>) {
+        for tool in tools.into_iter().map(str::trim).filter(|t| !t.is_empty()) {
+            self.note_unknown(source, tool);
+            self.disabled.insert(tool.to_string());
         }
+    }
+
+    fn note_unknown(&mut self, source: &str, tool: &str) {
+        if catalog::find(tool).is_none() {
+            self.unknown.push((source.to_string(), tool.to_string()));
+        }
+    }
+
+    /// One message naming every unknown tool name and where it was given, with the closest
+    /// real name; `None` when every name is a tool.
+    pub fn unknown_names(&self) -> Option<String> {
+        if self.unknown.is_empty() {
+            return None;
+        }
+        let named: Vec<String> = self
+            .unknown
+            .iter()
+            .map(|(source, name)| {
+                let close = catalog::closest_name(name, catalog::TOOLS.iter().map(|t| t.name));
+                match close {
+                    Some(close) => format!("'{name}' in {source} (did you mean '{close}'?)"),
+                    None => format!("'{name}' in {source}"),
+                }
+            })
+            .collect();
+        Some(format!("unknown tool name {}", named.join(", ")))
     }
 
     /// Applies the `mcp.tools` block of a `batho.yaml` file, if the file exists.
     pub fn apply_yaml_file(&mut self, path: &Path) {
         if let Ok(text) = std::fs::read_to_string(path) {
             let (enabled, disabled) = parse_yaml_tools(&text);
-            self.disable(disabled.iter().map(String::as_str));
-            self.enable(enabled.iter().map(String::as_str));
+            let source = path.display().to_string();
+            self.disable(&source, disabled.iter().map(String::as_str));
+            self.enable(&source, enabled.iter().map(String::as_str));
         }
     }
 
     /// Applies the environment variables.
     pub fn apply_env(&mut self) {
         if let Ok(v) = std::env::var("BATHO_MCP_TOOLS_DISABLED") {
-            self.disable(v.split(','));
+            self.disable("BATHO_MCP_TOOLS_DISABLED", v.split(','));
         }
         if let Ok(v) = std::env::var("BATHO_MCP_TOOLS_ENABLED") {
-            self.enable(v.split(','));
+            self.enable("BATHO_MCP_TOOLS_ENABLED", v.split(','));
         }
     }
 }
@@ -156,9 +185,25 @@ mod tests {
         let mut g = Gating::default();
         assert!(!g.is_enabled("batho_build"));
         assert!(g.is_enabled("graph_query"));
-        g.enable(["batho_build"]);
+        g.enable("test", ["batho_build"]);
         assert!(g.is_enabled("batho_build"));
-        g.disable([" graph_query ", ""]);
+        g.disable("test", [" graph_query ", ""]);
         assert!(!g.is_enabled("graph_query"));
+        assert_eq!(g.unknown_names(), None);
+    }
+
+    #[test]
+    fn unknown_names_are_reported_with_the_closest_tool() {
+        let mut g = Gating::default();
+        g.enable("--enable-tool", ["bogus_tool", "batho_buld"]);
+        let message = g.unknown_names().unwrap();
+        assert!(
+            message.contains("'bogus_tool' in --enable-tool"),
+            "{message}"
+        );
+        assert!(
+            message.contains("'batho_buld' in --enable-tool (did you mean 'batho_build'?)"),
+            "{message}"
+        );
     }
 }

@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+mod catalog;
 mod error;
 pub mod gating;
 pub mod registry;

@@ -1,0 +1,326 @@
+//! The tool catalogue: each tool declared once (name, arguments, annotations, gating,
+//! handler, description). `tools/list`, `tools/call`, gating and the annotations all read
+//! this one table, so a tool cannot be listed without a handler or gated under another name.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::common::schema_for_type;
+use rmcp::model::{CallToolResult, JsonObject};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value as Json};
+
+use crate::error::ToolError;
+use crate::state::State;
+use crate::tools::{admin, args, delta, files, graph, maintain, patch, transfer};
+
+/// Runs a tool on its JSON arguments (already checked against the schema's names).
+pub(crate) type Handler = fn(&State, &Map<String, Json>) -> Result<CallToolResult, ToolError>;
+
+/// One tool, declared once.
+pub(crate) struct ToolDef {
+    /// The name in `tools/list` and `tools/call`.
+    pub name: &'static str,
+    /// What an agent reads in `tools/list`.
+    pub description: &'static str,
+    /// The JSON schema of the argument struct (schemars).
+    pub schema: fn() -> Arc<JsonObject>,
+    /// Never changes anything on disk.
+    pub read_only: bool,
+    /// May replace or delete data (`destructiveHint`).
+    pub destructive: bool,
+    /// Absent from `tools/list` unless enabled (see [`crate::gating`]).
+    pub gated: bool,
+    /// Takes seconds: run off the async workers.
+    pub blocking: bool,
+    /// Decodes the arguments and runs the tool.
+    pub handler: Handler,
+}
+
+/// Decodes checked arguments into the tool's struct; a type error takes the spec's shape.
+pub(crate) fn decode<T: DeserializeOwned>(args: &Map<String, Json>) -> Result<T, ToolError> {
+    serde_json::from_value(Json::Object(args.clone())).map_err(|e| {
+        ToolError::client(format!("invalid arguments: {e}"))
+            .hint("see the tool's input schema in tools/list")
+    })
+}
+
+macro_rules! tool {
+    ($name:literal, $args:ty, $run:path, read_only: $ro:expr, destructive: $de:expr, gated: $ga:expr, blocking: $bl:expr, $desc:literal) => {
+        ToolDef {
+            name: $name,
+            description: $desc,
+            schema: schema_for_type::<$args>,
+            read_only: $ro,
+            destructive: $de,
+            gated: $ga,
+            blocking: $bl,
+            handler: |state, arguments| $run(state, decode::<$args>(arguments)?),
+        }
+    };
+}
+
+/// Every tool, in listing order.
+pub(crate) static TOOLS: &[ToolDef] = &[
+    tool!(
+        "list_repos",
+        args::ListReposArgs,
+        admin::list_repos,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "List all registered repos with artifact status and entity counts."
+    ),
+    tool!(
+        "add_repo",
+        args::AddRepoArgs,
+        admin::add_repo,
+        read_only: false,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Register a repository in the Batho MCP registry. The repo must have a .batho artifact (run batho build first)."
+    ),
+    tool!(
+        "remove_repo",
+        args::RemoveRepoArgs,
+        admin::remove_repo,
+        read_only: false,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Remove a repository from the Batho MCP registry."
+    ),
+    tool!(
+        "graph_overview",
+        args::OverviewArgs,
+        graph::graph_overview,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Get a high-level overview of the codebase: entity counts, relationship breakdown, file list, community summaries, and ambiguous edge count."
+    ),
+    tool!(
+        "graph_query",
+        args::QueryArgs,
+        graph::graph_query,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Query the code graph with optional filters. Returns paginated nodes and edges. relation_types=[\"CALLS\"] with relation_direction=\"incoming\" returns the callers of the matched entities."
+    ),
+    tool!(
+        "get_entity",
+        args::EntityArgs,
+        graph::get_entity,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Get detailed information about a single entity, including its relationships and optionally source code."
+    ),
+    tool!(
+        "trace_path",
+        args::TraceArgs,
+        files::trace_path,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Find the shortest path between two entities in the code graph using BFS traversal."
+    ),
+    tool!(
+        "get_file_graph",
+        args::FileGraphArgs,
+        files::get_file_graph,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Get all entities and relationships within a single file. Optionally includes cross-file reference stubs."
+    ),
+    tool!(
+        "file_connectivity",
+        args::ConnectivityArgs,
+        files::file_connectivity,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "File-level dependency connectivity in both directions, aggregated per file with relation-type counts, max confidence and via symbols. Ideal for impact analysis (who breaks if I change this file?)."
+    ),
+    tool!(
+        "search_entities",
+        args::SearchArgs,
+        graph::search_entities,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Search for entities by name using substring or regex matching."
+    ),
+    tool!(
+        "get_delta",
+        args::DeltaArgs,
+        delta::get_delta,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Get incremental changes from the latest patch run (or a specific run). Shows added, removed, modified, and renamed nodes."
+    ),
+    tool!(
+        "batho_status",
+        args::StatusArgs,
+        admin::batho_status,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Show artifact and watcher status for one or all repos. Read-only."
+    ),
+    tool!(
+        "batho_list_runs",
+        args::ListRunsArgs,
+        maintain::batho_list_runs,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "List build/patch runs for a repo, newest first: UUID, time, status, git commit and branch, counts, duration. Read-only."
+    ),
+    tool!(
+        "batho_diff",
+        args::DiffArgs,
+        delta::batho_diff,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Query node-level changes across runs, entities, or files. Read-only."
+    ),
+    tool!(
+        "batho_patch",
+        args::PatchArgs,
+        patch::batho_patch,
+        read_only: false,
+        destructive: true,
+        gated: false,
+        blocking: true,
+        "Run an incremental patch on an existing artifact: re-extracts changed, added and deleted files and re-resolves the references they affect. Destructive — modifies the artifact database (commits a new generation, recorded in the audit log)."
+    ),
+    tool!(
+        "batho_fix",
+        args::FixArgs,
+        maintain::batho_fix,
+        read_only: false,
+        destructive: true,
+        gated: false,
+        blocking: true,
+        "Run integrity verification and repair on an artifact database (phases: 1 bundle/manifest, 2 state, 3 blobs, 4 graph). Destructive — may set aside corrupt files and publish a repaired generation; dry_run=true only reports. Repairs are recorded in a tamper-evident audit log."
+    ),
+    tool!(
+        "batho_build",
+        args::BuildArgs,
+        admin::batho_build,
+        read_only: false,
+        destructive: true,
+        gated: true,
+        blocking: true,
+        "Run a full index build for a repository. Destructive — deletes and rebuilds the artifact database. Disabled by default — enable via Tool Gating."
+    ),
+    tool!(
+        "batho_export",
+        args::ExportArgs,
+        transfer::batho_export,
+        read_only: false,
+        destructive: false,
+        gated: true,
+        blocking: true,
+        "Export a JSON view or Pack artifact from the code graph: view=storage (every entity and relationship with every property, run history, source text) or agent (compact entities and resolved relationships, token_budget-aware); json_mode=false writes the transport archive (tar with a blake3 manifest) that batho_load reads. Writes files to disk. Disabled by default — enable via Tool Gating."
+    ),
+    tool!(
+        "batho_load",
+        args::LoadArgs,
+        transfer::batho_load,
+        read_only: false,
+        destructive: true,
+        gated: true,
+        blocking: true,
+        "Unpack a transport artifact (the tar written by batho_export json_mode=false) into the repo's .batho artifact: every member's blake3 and the whole artifact are verified before it becomes the current generation; the previous generation stays on disk. Destructive — replaces the current artifact (force=true for another database or newer runs). Disabled by default — enable via Tool Gating."
+    ),
+    tool!(
+        "batho_gc",
+        args::GcArgs,
+        transfer::batho_gc,
+        read_only: false,
+        destructive: true,
+        gated: true,
+        blocking: true,
+        "Run garbage collection and maintenance on an artifact database: status (sizes, generations, runs, reclaimable bytes), prune (runs older_than N days, or run_uuid), reclaim (delete files no retained run needs), compact (not available yet). Destructive — may delete old run artifacts. Disabled by default — enable via Tool Gating."
+    ),
+];
+
+/// The tool named `name`.
+pub(crate) fn find(name: &str) -> Option<&'static ToolDef> {
+    TOOLS.iter().find(|tool| tool.name == name)
+}
+
+/// The names of the gated tools.
+pub(crate) fn gated_names() -> impl Iterator<Item = &'static str> {
+    TOOLS.iter().filter(|tool| tool.gated).map(|tool| tool.name)
+}
+
+/// Refuses argument names the tool's schema does not declare: a misspelt filter
+/// (`filepath` for `file_path`) would otherwise be dropped silently and the answer would
+/// look filtered while it is not.
+pub(crate) fn check_argument_names(
+    tool: &ToolDef,
+    arguments: &Map<String, Json>,
+) -> Result<(), ToolError> {
+    let schema = (tool.schema)();
+    let valid: Vec<&str> = schema
+        .get("properties")
+        .and_then(Json::as_object)
+        .map(|properties| properties.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let Some(unknown) = arguments.keys().find(|key| !valid.contains(&key.as_str())) else {
+        return Ok(());
+    };
+    let listed = if valid.is_empty() {
+        "none".to_string()
+    } else {
+        valid.join(", ")
+    };
+    let error = ToolError::client(format!(
+        "Unknown argument '{unknown}' for {}. Valid arguments: {listed}",
+        tool.name
+    ));
+    Err(match closest_name(unknown, valid.iter().copied()) {
+        Some(close) => error.hint(format!("did you mean '{close}'?")),
+        None => error.hint("see the tool's input schema in tools/list"),
+    })
+}
+
+/// The candidate closest to `given` when it is close enough to be a likely typo.
+pub(crate) fn closest_name<'a>(
+    given: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let given = given.to_ascii_lowercase();
+    candidates
+        .map(|candidate| {
+            let plain = |text: &str| text.replace(['_', '-'], "");
+            let distance = if plain(candidate) == plain(&given) {
+                0
+            } else {
+                strsim::levenshtein(&given, &candidate.to_ascii_lowercase())
+            };
+            (distance, candidate)
+        })
+        .filter(|(distance, candidate)| *distance <= 2.max(candidate.len() / 3))
+        .min()
+        .map(|(_, candidate)| candidate)
+}
