@@ -18,11 +18,13 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, BufWriter, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use batho_schema::{NodeFlags, NodeKind};
 use batho_storage::{Artifact, CONTENT_HASH_LEN, NodeIdx, NodeRef};
 use serde_json::{Map, Value as Json, json};
+
+use crate::query::graph::hex;
 
 /// Which view to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,10 +248,6 @@ impl FileFilter {
     }
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 /// Confidence as written (stored as f32; see `query::graph`).
 fn widen(c: f32) -> f64 {
     (f64::from(c) * 1e6).round() / 1e6
@@ -363,15 +361,9 @@ impl SourceCache {
         let file = n.file();
         if file != self.file {
             self.file = file.into_owned();
-            let file = self.file.as_str();
             // Paths come from the artifact, which may have been loaded from elsewhere:
-            // never read outside the repository.
-            let rel = Path::new(file);
-            let safe = !file.is_empty()
-                && rel
-                    .components()
-                    .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-            self.bytes = safe.then(|| fs::read(self.root.join(rel)).ok()).flatten();
+            // never read outside the repository, nor through a link planted since.
+            self.bytes = crate::repo_files::read_repo_file(&self.root, &self.file).ok();
         }
         let Some(b) = &self.bytes else {
             return (None, false);
@@ -447,7 +439,8 @@ fn storage_view(
         "format": "batho-export", "version": 1, "view": "storage",
         "generation": a.generation(), "db_uuid": hex(&a.db_uuid()),
         "category": opts.category.name(), "filter_pattern": opts.filter_pattern,
-        "node_count": a.node_count(), "edge_count": a.edge_count(),
+        // Live counts: with a delta layer the index spaces also hold removed nodes and edges.
+        "node_count": a.live_node_count(), "edge_count": a.live_edge_count(),
     });
     // The header's fields, then the streamed arrays, in one object.
     let head = serde_json::to_string(&header).map_err(io::Error::other)?;

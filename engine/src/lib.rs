@@ -22,6 +22,7 @@ pub mod mem;
 mod par;
 pub mod patch;
 pub mod query;
+pub mod repo_files;
 pub mod resolve;
 pub mod source;
 pub mod stamps;

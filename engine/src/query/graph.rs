@@ -41,7 +41,8 @@ fn widen(c: f32) -> f64 {
     (f64::from(c) * 1e6).round() / 1e6
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex of `bytes`: how hashes appear in BQL values and exports.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
         let _ = write!(s, "{b:02x}");

@@ -285,7 +285,16 @@ pub fn export_archive(
     let top = body.layers.last().ok_or_else(|| StorageError::NoArtifact {
         path: batho_dir.to_path_buf(),
     })?;
-    let (node_count, edge_count) = (top.node_count, top.edge_count);
+    // A delta layer's counts are index spaces that include removed nodes and edges; the
+    // run that committed this generation recorded the live counts every other report shows.
+    let (node_count, edge_count) = body
+        .runs
+        .iter()
+        .rev()
+        .find(|run| run.generation == body.generation && run.status == RunStatus::Completed)
+        .map_or((top.node_count, top.edge_count), |run| {
+            (run.node_count, run.edge_count)
+        });
     let mut members = vec![IndexMember {
         name: names::MANIFEST.into(),
         size: mbytes.len() as u64,
