@@ -2,134 +2,10 @@
 //! newline-delimited JSON-RPC, on a built copy of examples/demo.
 
 mod common;
+mod mcp_client;
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-
+use mcp_client::{Client, demo};
 use serde_json::{Value, json};
-
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-}
-
-impl Client {
-    fn start(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
-        let mut cmd = common::batho();
-        cmd.arg("mcp").args(args).env("BATHO_HOME", home);
-        cmd.env_remove("BATHO_MCP_TOOLS_DISABLED")
-            .env_remove("BATHO_MCP_TOOLS_ENABLED");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start batho mcp");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut c = Client {
-            child,
-            stdin,
-            stdout,
-            next: 1,
-        };
-        let init = c.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
-        );
-        assert_eq!(init["protocolVersion"], "2025-06-18");
-        assert!(
-            init["instructions"]
-                .as_str()
-                .unwrap()
-                .contains("trace_path")
-        );
-        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        c
-    }
-
-    fn send(&mut self, v: Value) {
-        writeln!(self.stdin, "{v}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "server closed stdout"
-            );
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                if let Some(r) = v.get("result") {
-                    return r.clone();
-                }
-                return v;
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        self.request("tools/call", json!({"name": tool, "arguments": args}))
-    }
-
-    /// A successful call: `(markdown, structuredContent)`.
-    fn ok(&mut self, tool: &str, args: Value) -> (String, Value) {
-        let r = self.call(tool, args.clone());
-        assert_ne!(r["isError"], json!(true), "{tool}({args}) failed: {r}");
-        (
-            r["content"][0]["text"].as_str().unwrap().to_string(),
-            r["structuredContent"].clone(),
-        )
-    }
-
-    /// A failed call: `(text, structuredContent)`.
-    fn err(&mut self, tool: &str, args: Value) -> (String, Value) {
-        let r = self.call(tool, args.clone());
-        assert_eq!(r["isError"], json!(true), "{tool}({args}) should fail: {r}");
-        let sc = r["structuredContent"].clone();
-        assert_eq!(sc["error"], json!(true));
-        assert!(sc["error_type"].is_string() && sc["message"].is_string());
-        let text = r["content"][0]["text"].as_str().unwrap().to_string();
-        assert!(text.starts_with("Error: "), "{text}");
-        (text, sc)
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A built copy of examples/demo, a BATHO_HOME, and a client with it registered as "demo".
-fn demo() -> (
-    tempfile::TempDir,
-    tempfile::TempDir,
-    std::path::PathBuf,
-    Client,
-) {
-    let (tmp, repo) = common::copy_repo("examples/demo");
-    common::run_ok(&["build", repo.to_str().unwrap()]);
-    let home = tempfile::tempdir().unwrap();
-    let mut c = Client::start(home.path(), &[], &[]);
-    c.ok(
-        "add_repo",
-        json!({"name": "demo", "path": repo.to_str().unwrap()}),
-    );
-    (tmp, home, repo, c)
-}
 
 fn tool_of(tools: &[Value], name: &str) -> Value {
     tools.iter().find(|t| t["name"] == name).unwrap().clone()
@@ -202,7 +78,9 @@ fn tools_list_matches_the_spec_and_gating() {
         [
             "entity_id",
             "file_path",
+            "limit",
             "max_tokens",
+            "offset",
             "repo",
             "run_id",
             "since"
@@ -499,8 +377,8 @@ fn markdown_snapshots() {
     let (md, _) = c.ok("search_entities", json!({"query": "table_put"}));
     expect_test::expect![[r#"
         ## Search Results (2 matches, showing 2)
-        - table_put [function] include/demo/table.h:L26
-        - table_put [function] src/table.c:L75-96
+        - table_put [function] include/demo/table.h:L26 id=include/demo/table.h:table_put
+        - table_put [function] src/table.c:L75-96 id=src/table.c:table_put
     "#]]
     .assert_eq(&md);
     let (md, _) = c.ok("file_connectivity", json!({"file_path": "src/table.c"}));

@@ -38,8 +38,11 @@ pub(crate) struct State {
 pub(crate) struct Ctx {
     pub repo: RepoEntry,
     pub db: Arc<Database>,
-    /// Changed source files the watcher has not re-indexed yet.
+    /// Changed source files the watcher has not re-indexed yet, and files found changed
+    /// on disk by [`Ctx::check_fresh`].
     pub stale: Vec<String>,
+    /// Whether a watcher re-indexes this repo by itself (the notice's advice differs).
+    pub watched: bool,
     pub queries: Vec<String>,
     pub params: serde_json::Map<String, serde_json::Value>,
 }
@@ -142,23 +145,23 @@ impl State {
     pub fn ctx(&self, repo: Option<&str>) -> Result<Ctx, ToolError> {
         let repo = self.resolve(repo)?;
         let db = self.database(&repo)?;
-        let stale = self
-            .watchers
-            .report(&repo.path)
-            .map(|w| w.pending)
-            .unwrap_or_default();
+        let report = self.watchers.report(&repo.path);
+        let watched = report.is_some();
+        let stale = report.map(|w| w.pending).unwrap_or_default();
         Ok(Ctx {
             repo,
             db,
             stale,
+            watched,
             queries: Vec::new(),
             params: serde_json::Map::new(),
         })
     }
 }
 
-/// The staleness notice of an answer served while changed files wait to be re-indexed.
-pub(crate) fn stale_notice(files: &[String]) -> String {
+/// The staleness notice of an answer served while changed files wait to be re-indexed;
+/// `watched` says whether a watcher will re-index them by itself.
+pub(crate) fn stale_notice(files: &[String], watched: bool) -> String {
     const NAMED: usize = 5;
     let mut named = files
         .iter()
@@ -169,8 +172,13 @@ pub(crate) fn stale_notice(files: &[String]) -> String {
     if files.len() > NAMED {
         named.push_str(&format!(", and {} more", files.len() - NAMED));
     }
+    let advice = if watched {
+        "re-indexing runs once changes settle"
+    } else {
+        "the answer may not match them: re-index with batho_patch (or 'batho patch')"
+    };
     format!(
-        "Stale: {} changed file(s) not re-indexed yet ({named}); re-indexing runs once changes settle.",
+        "Stale: {} changed file(s) not re-indexed yet ({named}); {advice}.",
         files.len()
     )
 }
@@ -202,6 +210,51 @@ impl Ctx {
         })
     }
 
+    /// Adds to [`Ctx::stale`] every file among `files` whose bytes on disk no longer hash
+    /// to the content hash the artifact holds (a deleted or unreadable file counts as
+    /// changed). Only files modified after the newest run started are hashed, so a page
+    /// of results costs a `stat` per file. Returns the files found changed.
+    pub fn check_fresh<'a>(
+        &mut self,
+        files: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Vec<String>, ToolError> {
+        let since_ms = self
+            .db
+            .artifact()
+            .manifest()
+            .runs
+            .iter()
+            .map(|r| r.started_at_ms)
+            .max()
+            .unwrap_or(0);
+        let mut suspects: Vec<String> = files
+            .into_iter()
+            .filter(|f| !f.is_empty() && !self.stale.iter().any(|s| s == f))
+            .filter(|f| modified_after(&self.repo.path.join(f), since_ms))
+            .map(str::to_string)
+            .collect();
+        suspects.sort();
+        suspects.dedup();
+        if suspects.is_empty() {
+            return Ok(Vec::new());
+        }
+        let hashes = self.run(
+            "MATCH (f:File) WHERE f.file IN $files RETURN f.file AS file, f.content_hash AS content_hash",
+            &[("files", Value::List(suspects.iter().map(|f| Value::from(f.as_str())).collect()))],
+        )?;
+        let mut changed = Vec::new();
+        for row in &hashes.rows {
+            let (file, indexed) = (s(&row[0]), s(&row[1]));
+            let now = batho_engine::repo_files::read_repo_file(&self.repo.path, &file)
+                .map(|bytes| batho_engine::repo_files::content_hash_hex(&bytes));
+            if now.as_deref().ok() != Some(indexed.as_str()) {
+                changed.push(file);
+            }
+        }
+        self.stale.extend(changed.iter().cloned());
+        Ok(changed)
+    }
+
     /// `meta` common to every answer.
     pub fn meta(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = serde_json::Map::new();
@@ -224,12 +277,25 @@ impl Ctx {
                 serde_json::json!({
                     "pending_count": self.stale.len(),
                     "pending_files": shown,
-                    "notice": stale_notice(&self.stale),
+                    "notice": stale_notice(&self.stale, self.watched),
                 }),
             );
         }
         m
     }
+}
+
+/// Whether `path`'s mtime is later than `since_ms` minus a margin for coarse file system
+/// clocks (or cannot be read: a deleted file has changed too).
+fn modified_after(path: &Path, since_ms: i64) -> bool {
+    const MARGIN_MS: i64 = 2_000;
+    let Ok(modified) = std::fs::metadata(path).and_then(|m| m.modified()) else {
+        return true;
+    };
+    let modified_ms = modified
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    modified_ms >= since_ms - MARGIN_MS
 }
 
 /// Cell accessors for result rows.

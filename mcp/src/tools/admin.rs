@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
-use super::Answer;
-use super::args::{AddRepoArgs, BuildArgs, NoArgs, RemoveRepoArgs, StatusArgs};
+use super::args::{AddRepoArgs, BuildArgs, ListReposArgs, RemoveRepoArgs, StatusArgs};
+use super::{Answer, positive};
 use crate::error::ToolError;
 use crate::registry::RepoEntry;
 use crate::state::{State, i, missing_artifact};
@@ -36,7 +36,8 @@ fn meta_only(query: &str) -> Map<String, Json> {
     m
 }
 
-pub(crate) fn list_repos(st: &State, _a: NoArgs) -> Result<CallToolResult, ToolError> {
+pub(crate) fn list_repos(st: &State, a: ListReposArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     let repos = st.repos();
     let mut md = String::from("## Registered Repos\n\n");
     if repos.is_empty() {
@@ -77,10 +78,11 @@ pub(crate) fn list_repos(st: &State, _a: NoArgs) -> Result<CallToolResult, ToolE
         structured,
         meta: meta_only(ENTITY_COUNT),
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }
 
 pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     let name = a.name.trim();
     if name.is_empty() {
         return Err(ToolError::client("name must not be empty"));
@@ -145,10 +147,11 @@ pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<CallToolResult, Too
         structured,
         meta: meta_only(ENTITY_COUNT),
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }
 
 pub(crate) fn remove_repo(st: &State, a: RemoveRepoArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     if let Some(repo) = st.repos().into_iter().find(|r| r.name == a.name) {
         st.watchers.stop(&repo.path);
     }
@@ -184,10 +187,11 @@ pub(crate) fn remove_repo(st: &State, a: RemoveRepoArgs) -> Result<CallToolResul
         structured,
         meta: Map::new(),
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }
 
 pub(crate) fn batho_status(st: &State, a: StatusArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     let repos = match a.repo.as_deref() {
         Some(n) => vec![st.resolve(Some(n))?],
         None => {
@@ -272,10 +276,11 @@ pub(crate) fn batho_status(st: &State, a: StatusArgs) -> Result<CallToolResult, 
         structured,
         meta: Map::new(),
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }
 
 pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     let repo = st.resolve(a.repo.as_deref())?;
     if let Some(b) = a.graph_backend.as_deref()
         && !matches!(b, "auto" | "in-memory" | "arrow")
@@ -318,5 +323,5 @@ pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<CallToolResult, To
         structured,
         meta: Map::new(),
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }

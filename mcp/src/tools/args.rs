@@ -21,6 +21,9 @@ fn d_limit50() -> i64 {
 fn d_limit25() -> i64 {
     25
 }
+fn d_limit200() -> i64 {
+    200
+}
 fn d_zero() -> i64 {
     0
 }
@@ -43,9 +46,13 @@ fn d_detailed() -> String {
     "detailed".into()
 }
 
-/// No parameters.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct NoArgs {}
+/// list_repos
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListReposArgs {
+    /// Token budget
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
+}
 
 /// add_repo
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -63,6 +70,9 @@ pub struct AddRepoArgs {
     /// Maximum file size in KB to index (null for default)
     #[serde(default)]
     pub max_file_size_kb: Option<u64>,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 /// remove_repo
@@ -70,6 +80,9 @@ pub struct AddRepoArgs {
 pub struct RemoveRepoArgs {
     /// Repo name to remove
     pub name: String,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 /// graph_overview
@@ -174,6 +187,9 @@ pub struct TraceArgs {
     /// Output format: concise, detailed
     #[serde(default = "d_concise")]
     pub response_format: String,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 /// get_file_graph
@@ -187,6 +203,12 @@ pub struct FileGraphArgs {
     /// Include entities referenced from other files
     #[serde(default = "d_true")]
     pub include_cross_file_refs: bool,
+    /// Max entities to return (each with its relationships)
+    #[serde(default = "d_limit200")]
+    pub limit: i64,
+    /// Pagination offset
+    #[serde(default = "d_zero")]
+    pub offset: i64,
     /// Output format: concise, detailed
     #[serde(default = "d_concise")]
     pub response_format: String,
@@ -209,6 +231,12 @@ pub struct ConnectivityArgs {
     /// Include stdlib/external references in the output
     #[serde(default = "d_false")]
     pub include_external: bool,
+    /// Max dependency files to return (outgoing first, then incoming)
+    #[serde(default = "d_limit100")]
+    pub limit: i64,
+    /// Pagination offset
+    #[serde(default = "d_zero")]
+    pub offset: i64,
     /// Only include edges with confidence >= threshold (0.0-1.0)
     #[serde(default)]
     pub min_confidence: Option<f64>,
@@ -237,9 +265,15 @@ pub struct SearchArgs {
     /// Max results to return
     #[serde(default = "d_limit25")]
     pub limit: i64,
+    /// Pagination offset
+    #[serde(default = "d_zero")]
+    pub offset: i64,
     /// Output format: concise, detailed
     #[serde(default = "d_concise")]
     pub response_format: String,
+    /// Token budget
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 /// batho_status
@@ -248,6 +282,9 @@ pub struct StatusArgs {
     /// Repo name to check (omit for all registered repos)
     #[serde(default)]
     pub repo: Option<String>,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 /// batho_build
@@ -268,6 +305,9 @@ pub struct BuildArgs {
     /// auto, in-memory, or arrow (accepted for compatibility; Batho has one backend)
     #[serde(default)]
     pub graph_backend: Option<String>,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 fn d_limit20() -> i64 {
@@ -287,6 +327,9 @@ pub struct ListRunsArgs {
     /// Max runs to return, newest first
     #[serde(default = "d_limit20")]
     pub limit: i64,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 /// batho_fix
@@ -310,6 +353,9 @@ pub struct FixArgs {
     /// Spread hashing and verification over every core
     #[serde(default = "d_false")]
     pub parallel: bool,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 fn d_limit100() -> i64 {
@@ -363,6 +409,12 @@ pub struct DiffArgs {
     /// Run UUID (or a generation number) to diff from (defaults to the previous run)
     #[serde(default)]
     pub since: Option<String>,
+    /// Max changes to return
+    #[serde(default = "d_limit100")]
+    pub limit: i64,
+    /// Pagination offset
+    #[serde(default = "d_zero")]
+    pub offset: i64,
     /// Token budget of the markdown output
     #[serde(default = "d_tokens")]
     pub max_tokens: i64,
@@ -380,6 +432,9 @@ pub struct PatchArgs {
     /// auto, in-memory, or arrow (accepted for compatibility; Batho has one backend)
     #[serde(default)]
     pub graph_backend: Option<String>,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 fn d_storage() -> String {
@@ -419,6 +474,9 @@ pub struct ExportArgs {
     /// Include relationship data in export (always included for category all and relationships)
     #[serde(default = "d_false")]
     pub include_relationships: bool,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 /// batho_load
@@ -432,6 +490,9 @@ pub struct LoadArgs {
     /// Overwrite an existing artifact of another database or with newer runs
     #[serde(default = "d_false")]
     pub force: bool,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }
 
 /// batho_gc
@@ -449,4 +510,7 @@ pub struct GcArgs {
     /// Prune runs older than N days
     #[serde(default)]
     pub older_than: Option<i64>,
+    /// Token budget of the markdown output
+    #[serde(default = "d_tokens")]
+    pub max_tokens: i64,
 }

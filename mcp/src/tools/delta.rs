@@ -14,7 +14,8 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
 use super::args::{DeltaArgs, DiffArgs};
-use super::{Answer, Format, format, lines, positive};
+use super::files::{non_negative_offset, page_json};
+use super::{Answer, Format, Rows, format, lines, positive};
 use crate::error::ToolError;
 use crate::state::{Ctx, State, i, s, strs};
 
@@ -313,6 +314,7 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
     };
     let mut md = title + &stats_md;
     let mut changes = Vec::new();
+    let mut page = Rows::new(a.offset);
     if !rows.is_empty() {
         let _ = writeln!(
             md,
@@ -327,20 +329,18 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
         for r in &rows {
             let (line, j) = change(r, fmt == Format::Detailed);
             md.push_str(&line);
+            page.tag("changes");
             changes.push(j);
+            page.end_row(md.len());
         }
     } else if fmt != Format::Summary {
         md.push_str("\nNo matching changes.\n");
     }
-    let next_offset = a.offset + rows.len() as i64;
-    let hint = if has_more {
+    page.set_has_more(has_more);
+    let next_offset = page.next_offset();
+    if has_more {
         let _ = writeln!(md, "\nMore results: call again with offset={next_offset}");
-        Some(format!(
-            "more results: call again with offset={next_offset}"
-        ))
-    } else {
-        Some("filter by change_kind or file_path, or lower limit".to_string())
-    };
+    }
     let mut structured = Map::new();
     if let Json::Object(o) = stats_json {
         structured.extend(o);
@@ -364,10 +364,13 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
         structured,
         meta: cx.meta(),
     }
-    .finish(Some(a.max_tokens), hint))
+    .finish_paged(Some(a.max_tokens), page))
 }
 
 pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
+    let limit = positive("limit", a.limit)?;
+    non_negative_offset(a.offset)?;
     let mut cx = st.ctx(a.repo.as_deref())?;
     let since_given = a.since.as_deref().is_some_and(|s| !s.trim().is_empty());
     let pair = resolve(&cx, a.run_id.as_deref(), a.since.as_deref())?;
@@ -386,17 +389,26 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
         &[("run", run.clone()), ("since", since.clone())],
     )?;
     let (stats_md, stats_json) = stats(&stats_res);
+    let filter_params = [
+        ("run", run),
+        ("file_path", text(a.file_path.as_deref())),
+        ("entity_id", text(a.entity_id.as_deref())),
+        ("since", since),
+    ];
+    let total = cx.run(
+        "CALL db.delta($run, null, $file_path, $entity_id, $since) YIELD change RETURN count(*) AS changes",
+        &filter_params,
+    )?;
+    let total = total.rows.first().map_or(0, |r| i(&r[0]));
+    let mut page_params = filter_params.to_vec();
+    page_params.push(("offset", Value::Int(a.offset)));
+    page_params.push(("limit", Value::Int(limit)));
     let res = cx.run(
         &format!(
             "CALL db.delta($run, null, $file_path, $entity_id, $since) YIELD {CHANGE_COLS} \
-             RETURN {CHANGE_COLS}"
+             RETURN {CHANGE_COLS} SKIP $offset LIMIT $limit"
         ),
-        &[
-            ("run", run),
-            ("file_path", text(a.file_path.as_deref())),
-            ("entity_id", text(a.entity_id.as_deref())),
-            ("since", since),
-        ],
+        &page_params,
     )?;
     let mut md = String::from("## Diff\n\n") + &stats_md;
     let mut groups: Map<String, Json> = ChangeKind::ALL
@@ -406,21 +418,49 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
     if res.rows.is_empty() {
         md.push_str("\nNo matching changes.\n");
     } else {
-        let _ = writeln!(md, "\n### Changes ({})", res.rows.len());
+        let _ = writeln!(
+            md,
+            "\n### Changes ({total}, showing {} from offset {})",
+            res.rows.len(),
+            a.offset
+        );
     }
+    let mut page = Rows::new(a.offset);
     for r in &res.rows {
         let (line, j) = change(r, true);
         md.push_str(&line);
-        if let Some(Json::Array(v)) = groups.get_mut(&s(&r[0])) {
+        let kind = ChangeKind::ALL.iter().find(|k| k.name() == s(&r[0]));
+        if let (Some(kind), Some(Json::Array(v))) = (kind, groups.get_mut(&s(&r[0]))) {
+            page.tag(kind.name());
             v.push(j);
         }
+        page.end_row(md.len());
+    }
+    let has_more = a.offset + (res.rows.len() as i64) < total;
+    page.set_has_more(has_more);
+    if has_more {
+        let _ = writeln!(
+            md,
+            "\nMore results: call again with offset={}",
+            page.next_offset()
+        );
     }
     let mut structured = Map::new();
     if let Json::Object(o) = stats_json {
         structured.extend(o);
     }
     structured.extend(groups);
-    structured.insert("total".into(), res.rows.len().into());
+    structured.insert("total".into(), total.into());
+    structured.insert(
+        "pagination".into(),
+        page_json(
+            a.offset,
+            limit,
+            res.rows.len(),
+            has_more,
+            page.next_offset(),
+        ),
+    );
     let mut applied = Map::new();
     for (k, v) in [
         ("run_id", &a.run_id),
@@ -438,8 +478,5 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
         structured,
         meta: cx.meta(),
     }
-    .finish(
-        Some(a.max_tokens),
-        Some("narrow with entity_id or file_path".into()),
-    ))
+    .finish_paged(Some(a.max_tokens), page))
 }

@@ -10,20 +10,23 @@ use serde_json::{Map, Value as Json, json};
 use super::args::{ConnectivityArgs, FileGraphArgs, TraceArgs};
 use super::graph::entity_not_found;
 use super::{
-    Answer, Direction, Format, RelationFilters, format, lines, positive, rel_filter,
+    Answer, Direction, Format, RelationFilters, Rows, format, lines, positive, rel_filter,
     relation_filters, threshold, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State, f, i, s, strs};
 
-/// The found path as one row: for each step k up to `depth`, the node's id and name and
-/// the type of the relationship leaving it (null past the end). Explicit indexes because
-/// indexing `nodes(p)` with an `UNWIND` variable yields null in the current engine.
+/// The found path as one row: for each step k up to `depth`, the node's id and name, the
+/// type of the relationship leaving it, and whether that relationship is stored pointing
+/// forward along the path (null past the end): an incoming hop is printed with its real
+/// arrow. Explicit indexes because indexing `nodes(p)` with an `UNWIND` variable yields
+/// null in the current engine.
 fn path_return(depth: i64) -> String {
     let cols: Vec<String> = (0..=depth)
         .map(|k| {
             format!(
-                "nodes(p)[{k}].id AS id{k}, nodes(p)[{k}].name AS name{k}, type(relationships(p)[{k}]) AS rel{k}"
+                "nodes(p)[{k}].id AS id{k}, nodes(p)[{k}].name AS name{k}, type(relationships(p)[{k}]) AS rel{k}, \
+                 startNode(relationships(p)[{k}]).id = nodes(p)[{k}].id AS forward{k}"
             )
         })
         .collect();
@@ -31,6 +34,7 @@ fn path_return(depth: i64) -> String {
 }
 
 pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     format(Some(&a.response_format), Format::Concise)?;
     let depth = positive("max_depth", a.max_depth)?;
     if depth > 20 {
@@ -89,25 +93,39 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
     let res = cx.run(&q, &params)?;
     let mut path = Vec::new();
     let mut md = String::from("## Path Trace\n");
-    let mut prev_rel = String::new();
-    let steps: Vec<(String, String, String)> = res
+    let (mut prev_rel, mut prev_forward) = (String::new(), true);
+    let steps: Vec<(String, String, String, bool)> = res
         .rows
         .first()
         .map(|row| {
-            row.chunks(3)
+            row.chunks(4)
                 .take_while(|c| !c[0].is_null())
-                .map(|c| (s(&c[0]), s(&c[1]), s(&c[2])))
+                .map(|c| {
+                    (
+                        s(&c[0]),
+                        s(&c[1]),
+                        s(&c[2]),
+                        !matches!(c[3], Value::Bool(false)),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
-    for (k, (id, name, next)) in steps.into_iter().enumerate() {
+    for (k, (id, name, next, forward)) in steps.into_iter().enumerate() {
         if k == 0 {
             let _ = writeln!(md, "  {id}");
+            path.push(json!({"entity_id": id, "relation_type": "", "name": name}));
         } else {
-            let _ = writeln!(md, "  → [{prev_rel}] {id}");
+            // `←` says the stored relationship points back: this entity -[rel]-> the previous.
+            let arrow = if prev_forward { "→" } else { "←" };
+            let _ = writeln!(md, "  {arrow} [{prev_rel}] {id}");
+            path.push(
+                json!({"entity_id": id, "relation_type": prev_rel.clone(), "name": name,
+                "direction": if prev_forward { "forward" } else { "backward" }}),
+            );
         }
-        path.push(json!({"entity_id": id, "relation_type": if k == 0 { String::new() } else { prev_rel.clone() }, "name": name}));
         prev_rel = next;
+        prev_forward = forward;
     }
     let hops = path.len().saturating_sub(1);
     let mut structured = Map::new();
@@ -136,7 +154,29 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
         structured,
         meta,
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
+}
+
+/// `structuredContent.pagination` of a paged listing.
+pub(crate) fn page_json(
+    offset: i64,
+    limit: i64,
+    returned: usize,
+    has_more: bool,
+    next_offset: i64,
+) -> Json {
+    json!({"offset": offset, "limit": limit, "returned": returned, "has_more": has_more,
+           "next_offset": if has_more { Some(next_offset) } else { None }})
+}
+
+/// Refuses a negative `offset`.
+pub(crate) fn non_negative_offset(offset: i64) -> Result<(), ToolError> {
+    if offset < 0 {
+        return Err(ToolError::client(format!(
+            "offset must be >= 0, got {offset}"
+        )));
+    }
+    Ok(())
 }
 
 fn normalize(path: &str) -> String {
@@ -167,45 +207,95 @@ fn check_file(cx: &mut Ctx, file: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = format(Some(&a.response_format), Format::Concise)?;
-    positive("max_tokens", a.max_tokens)?;
-    let file = normalize(&a.file_path);
-    let mut cx = st.ctx(a.repo.as_deref())?;
-    check_file(&mut cx, &file)?;
-    let fp = Value::from(file.as_str());
-    let ents = cx.run(
-        "MATCH (n {file: $file}) WHERE NOT n:File \
-         RETURN n.id AS id, n.name AS name, n.kind AS kind, n.start_line AS start_line, n.end_line AS end_line \
-         ORDER BY start_line, id",
+/// One page of a file's entities: rows of (id, name, kind, start_line, end_line), one more
+/// than `limit` to tell whether another page exists, and the total.
+fn file_entities(
+    cx: &mut Ctx,
+    file: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<Vec<Value>>, i64), ToolError> {
+    let fp = Value::from(file);
+    let total = cx.run(
+        "MATCH (n {file: $file}) WHERE NOT n:File RETURN count(*) AS entities",
         &[("file", fp.clone())],
     )?;
-    let cross = if a.include_cross_file_refs {
+    let total = total.rows.first().map_or(0, |r| i(&r[0]));
+    let page = cx.run(
+        "MATCH (n {file: $file}) WHERE NOT n:File \
+         RETURN n.id AS id, n.name AS name, n.kind AS kind, n.start_line AS start_line, n.end_line AS end_line \
+         ORDER BY start_line, id SKIP $offset LIMIT $limit",
+        &[("file", fp), ("offset", Value::Int(offset)), ("limit", Value::Int(limit.saturating_add(1)))],
+    )?;
+    Ok((page.rows, total))
+}
+
+/// The outgoing relationships of the page's entities, in page order.
+fn file_relationships(
+    cx: &mut Ctx,
+    file: &str,
+    ids: Vec<Value>,
+    format: Format,
+    cross_file: bool,
+) -> Result<Vec<Vec<Value>>, ToolError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cross = if cross_file {
         ""
     } else {
         " AND m.file = $file"
     };
-    let contains = if fmt == Format::Detailed {
+    let contains = if format == Format::Detailed {
         ""
     } else {
         " AND type(r) <> 'CONTAINS'"
     };
-    let rels = cx.run(
+    let res = cx.run(
         &format!(
-            "MATCH (n {{file: $file}})-[r]->(m) WHERE true{contains}{cross} \
+            "UNWIND $ids AS eid MATCH (n {{id: eid}})-[r]->(m) WHERE true{contains}{cross} \
              RETURN n.id AS source, type(r) AS type, m.id AS target, m.file AS target_file, m.kind AS target_kind, \
-             r.confidence AS confidence, r.line AS line ORDER BY line, source, target"
+             r.confidence AS confidence, r.line AS line"
         ),
-        &[("file", fp)],
+        &[("file", Value::from(file)), ("ids", Value::List(ids))],
     )?;
+    Ok(res.rows)
+}
+
+pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolResult, ToolError> {
+    let fmt = format(Some(&a.response_format), Format::Concise)?;
+    positive("max_tokens", a.max_tokens)?;
+    let limit = positive("limit", a.limit)?;
+    non_negative_offset(a.offset)?;
+    let file = normalize(&a.file_path);
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    check_file(&mut cx, &file)?;
+    cx.check_fresh([file.as_str()])?;
+    let (found, total) = file_entities(&mut cx, &file, a.offset, limit)?;
+    let has_more = found.len() as i64 > limit;
+    let entities = &found[..found.len().min(limit as usize)];
+    let ids = entities.iter().map(|r| r[0].clone()).collect();
+    let rels = file_relationships(&mut cx, &file, ids, fmt, a.include_cross_file_refs)?;
+    let mut by_source: BTreeMap<String, Vec<&Vec<Value>>> = BTreeMap::new();
+    for r in &rels {
+        by_source.entry(s(&r[0])).or_default().push(r);
+    }
     let prefix = format!("{file}:");
     let short = |id: &str| id.strip_prefix(&prefix).unwrap_or(id).to_string();
-    let mut md = format!(
-        "## File Graph: {file}\n\n### Entities ({})\n",
-        ents.rows.len()
-    );
-    let mut ent_json = Vec::new();
-    for r in &ents.rows {
+    let mut md = format!("## File Graph: {file}\n\n### Entities ({total})\n");
+    if a.offset > 0 || has_more {
+        let _ = writeln!(
+            md,
+            "(entities {}-{} of {total})",
+            a.offset + 1,
+            a.offset + entities.len() as i64
+        );
+    }
+    let mut rows = Rows::new(a.offset);
+    let (mut ent_json, mut rel_json) = (Vec::new(), Vec::new());
+    // Stubs in the order their rows first name them, so a cut keeps the right ones.
+    let (mut stubs, mut stub_ids) = (Vec::new(), std::collections::HashSet::new());
+    for r in entities {
         let _ = writeln!(
             md,
             "- {} [{}] {}",
@@ -213,52 +303,51 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
             s(&r[2]).to_ascii_lowercase(),
             lines(i(&r[3]), i(&r[4]))
         );
+        rows.tag("entities");
         ent_json.push(json!({"id": s(&r[0]), "name": s(&r[1]), "kind": s(&r[2]),
             "start_line": i(&r[3]), "end_line": i(&r[4])}));
-    }
-    let mut internal = String::new();
-    let mut external = String::new();
-    let mut rel_json = Vec::new();
-    let mut stubs: BTreeMap<String, Json> = BTreeMap::new();
-    for r in &rels.rows {
-        let (src, typ, tgt, tfile) = (s(&r[0]), s(&r[1]), s(&r[2]), s(&r[3]));
-        let same = tfile == file;
-        let line = format!(
-            "- {} -[{typ}]-> {}\n",
-            short(&src),
-            if same { short(&tgt) } else { tgt.clone() }
-        );
-        if same {
-            internal.push_str(&line);
-        } else {
-            external.push_str(&line);
-            stubs
-                .entry(tgt.clone())
-                .or_insert_with(|| json!({"id": tgt, "file": tfile, "kind": s(&r[4])}));
+        let mut group = by_source.remove(&s(&r[0])).unwrap_or_default();
+        group.sort_by_key(|x| (i(&x[6]), s(&x[2]), s(&x[1])));
+        for x in group {
+            let (typ, tgt, tfile) = (s(&x[1]), s(&x[2]), s(&x[3]));
+            let same = tfile == file;
+            let _ = writeln!(
+                md,
+                "  -[{typ}]-> {}",
+                if same { short(&tgt) } else { tgt.clone() }
+            );
+            if !same && stub_ids.insert(tgt.clone()) {
+                rows.tag("cross_file_stubs");
+                stubs.push(json!({"id": tgt, "file": tfile, "kind": s(&x[4])}));
+            }
+            rows.tag("relationships");
+            rel_json.push(json!({"source_id": s(&x[0]), "relation_type": typ, "target_id": tgt,
+                "cross_file": !same, "confidence": (f(&x[5]) * 1e4).round() / 1e4, "line": i(&x[6])}));
         }
-        rel_json.push(
-            json!({"source_id": src, "relation_type": typ, "target_id": tgt,
-            "cross_file": !same, "confidence": (f(&r[5]) * 1e4).round() / 1e4, "line": i(&r[6])}),
-        );
+        rows.end_row(md.len());
     }
-    if !internal.is_empty() {
-        md.push_str("\n### Relationships (in file)\n");
-        md.push_str(&internal);
-    }
-    if !external.is_empty() {
-        let _ = write!(
+    rows.set_has_more(has_more);
+    if has_more {
+        let _ = writeln!(
             md,
-            "\n### Cross-file references ({})\n{external}",
-            stubs.len()
+            "\nMore entities: call again with offset={}",
+            rows.next_offset()
         );
     }
     let mut structured = Map::new();
     structured.insert("file_path".into(), file.clone().into());
     structured.insert("entities".into(), Json::Array(ent_json));
     structured.insert("relationships".into(), Json::Array(rel_json));
+    structured.insert("cross_file_stubs".into(), Json::Array(stubs));
     structured.insert(
-        "cross_file_stubs".into(),
-        Json::Array(stubs.into_values().collect()),
+        "pagination".into(),
+        page_json(
+            a.offset,
+            limit,
+            entities.len(),
+            has_more,
+            rows.next_offset(),
+        ),
     );
     let meta = cx.meta();
     Ok(Answer {
@@ -266,7 +355,7 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
         structured,
         meta,
     }
-    .finish(Some(a.max_tokens), None))
+    .finish_paged(Some(a.max_tokens), rows))
 }
 
 /// Short verbs for the markdown cells.
@@ -309,33 +398,70 @@ fn aggregate(rows: &[Vec<Value>]) -> BTreeMap<String, Dep> {
     out
 }
 
-fn dep_lines(md: &mut String, title: &str, deps: &BTreeMap<String, Dep>) -> Vec<Json> {
-    let _ = writeln!(md, "\n### {title} ({} files)", deps.len());
-    let mut out = Vec::new();
-    for (file, d) in deps {
-        let cells: Vec<String> = d
-            .counts
-            .iter()
-            .map(|(k, n)| format!("{}×{n}", verb(k)))
-            .collect();
-        let mut via = d.via.clone();
-        via.sort();
-        let shown: Vec<&str> = via.iter().take(4).map(String::as_str).collect();
-        let more = if via.len() > 4 { ", …" } else { "" };
-        let _ = write!(md, "- `{file}` — {}", cells.join(", "));
-        if !shown.is_empty() {
-            let _ = write!(md, " (via {}{more})", shown.join(", "));
-        }
-        md.push('\n');
-        let counts: Map<String, Json> = d
-            .counts
-            .iter()
-            .map(|(k, n)| (k.to_ascii_lowercase(), Json::from(*n)))
-            .collect();
-        out.push(json!({"file": file, "relation_counts": counts,
-            "max_confidence": (d.max_conf * 1e4).round() / 1e4, "via": via}));
+/// Renders one dependency row (a file and its per-relation counts) and its JSON.
+fn dep_line(file: &str, dep: &Dep) -> (String, Json) {
+    let cells: Vec<String> = dep
+        .counts
+        .iter()
+        .map(|(k, n)| format!("{}×{n}", verb(k)))
+        .collect();
+    let mut via = dep.via.clone();
+    via.sort();
+    let shown: Vec<&str> = via.iter().take(4).map(String::as_str).collect();
+    let more = if via.len() > 4 { ", …" } else { "" };
+    let mut line = format!("- `{file}` — {}", cells.join(", "));
+    if !shown.is_empty() {
+        let _ = write!(line, " (via {}{more})", shown.join(", "));
     }
-    out
+    line.push('\n');
+    let counts: Map<String, Json> = dep
+        .counts
+        .iter()
+        .map(|(k, n)| (k.to_ascii_lowercase(), Json::from(*n)))
+        .collect();
+    let json = json!({"file": file, "relation_counts": counts,
+        "max_confidence": (dep.max_conf * 1e4).round() / 1e4, "via": via});
+    (line, json)
+}
+
+/// The dependency rows of one page: outgoing rows first, then incoming, numbered across
+/// both, so one `offset` walks both lists; each section keeps its title and total.
+fn dep_page(
+    md: &mut String,
+    rows: &mut Rows,
+    sections: &[(&'static str, &str, &BTreeMap<String, Dep>)],
+    offset: usize,
+    limit: usize,
+) -> Map<String, Json> {
+    let mut structured = Map::new();
+    let mut position = 0;
+    for (key, title, deps) in sections {
+        let mut items = Vec::new();
+        let in_page: Vec<(&String, &Dep)> = deps
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| (offset..offset + limit).contains(&(position + k)))
+            .map(|(_, entry)| entry)
+            .collect();
+        position += deps.len();
+        if !in_page.is_empty() || (deps.is_empty() && offset == 0) {
+            let _ = writeln!(md, "\n### {title} ({} files)", deps.len());
+        }
+        for (file, dep) in in_page {
+            let (line, json) = dep_line(file, dep);
+            md.push_str(&line);
+            rows.tag(if *key == "outgoing" {
+                "file_dependencies/outgoing"
+            } else {
+                "file_dependencies/incoming"
+            });
+            items.push(json);
+            rows.end_row(md.len());
+        }
+        structured.insert((*key).into(), Json::Array(items));
+    }
+    rows.set_has_more(offset + limit < position);
+    structured
 }
 
 pub(crate) fn file_connectivity(
@@ -344,6 +470,8 @@ pub(crate) fn file_connectivity(
 ) -> Result<CallToolResult, ToolError> {
     format(Some(&a.response_format), Format::Concise)?;
     positive("max_tokens", a.max_tokens)?;
+    let limit = positive("limit", a.limit)?;
+    non_negative_offset(a.offset)?;
     let dir = Direction::parse("direction", Some(&a.direction), Direction::Both)?;
     let min_conf = threshold("min_confidence", a.min_confidence)?;
     let file = normalize(&a.file_path);
@@ -360,10 +488,8 @@ pub(crate) fn file_connectivity(
         w.extend(rel_filter(&[], min_conf));
     }
     let wc = where_clause(&w);
-    let mut structured_deps = Map::new();
     let mut md = format!("## File Connectivity: {file}\n");
-    let (mut n_out, mut n_in) = (0, 0);
-    if dir != Direction::Incoming {
+    let outgoing = if dir != Direction::Incoming {
         let res = cx.run(
             &format!(
                 "MATCH (n {{file: $file}})-[r]->(m){wc} \
@@ -372,14 +498,11 @@ pub(crate) fn file_connectivity(
             ),
             &params,
         )?;
-        let deps = aggregate(&res.rows);
-        n_out = deps.len();
-        structured_deps.insert(
-            "outgoing".into(),
-            Json::Array(dep_lines(&mut md, "Depends on", &deps)),
-        );
-    }
-    if dir != Direction::Outgoing {
+        Some(aggregate(&res.rows))
+    } else {
+        None
+    };
+    let incoming = if dir != Direction::Outgoing {
         let res = cx.run(
             &format!(
                 "MATCH (m)-[r]->(n {{file: $file}}){wc} \
@@ -388,13 +511,29 @@ pub(crate) fn file_connectivity(
             ),
             &params,
         )?;
-        let deps = aggregate(&res.rows);
-        n_in = deps.len();
-        structured_deps.insert(
-            "incoming".into(),
-            Json::Array(dep_lines(&mut md, "Depended on by", &deps)),
-        );
+        Some(aggregate(&res.rows))
+    } else {
+        None
+    };
+    let (n_out, n_in) = (
+        outgoing.as_ref().map_or(0, BTreeMap::len),
+        incoming.as_ref().map_or(0, BTreeMap::len),
+    );
+    let mut sections = Vec::new();
+    if let Some(deps) = &outgoing {
+        sections.push(("outgoing", "Depends on", deps));
     }
+    if let Some(deps) = &incoming {
+        sections.push(("incoming", "Depended on by", deps));
+    }
+    let mut rows = Rows::new(a.offset);
+    let structured_deps = dep_page(
+        &mut md,
+        &mut rows,
+        &sections,
+        a.offset as usize,
+        limit as usize,
+    );
     // Edges into external stubs: stdlib roots (resolved as stdlib) and unresolved names.
     let mut ext_params = vec![("file", Value::from(file.as_str()))];
     let mut ext_w = String::new();
@@ -429,6 +568,13 @@ pub(crate) fn file_connectivity(
             shown.join(", ")
         );
     }
+    if rows.has_more() {
+        let _ = writeln!(
+            md,
+            "\nMore files: call again with offset={}",
+            rows.next_offset()
+        );
+    }
     let _ = writeln!(
         md,
         "\n{n_out} outgoing · {n_in} incoming · {unresolved} unresolved · generation {}",
@@ -443,11 +589,24 @@ pub(crate) fn file_connectivity(
     }
     structured.insert("external".into(), external);
     structured.insert("applied_filters".into(), json!({"direction": dir.name(), "min_confidence": a.min_confidence, "include_external": a.include_external}));
+    let returned = (n_out + n_in)
+        .saturating_sub(a.offset as usize)
+        .min(limit as usize);
+    structured.insert(
+        "pagination".into(),
+        page_json(
+            a.offset,
+            limit,
+            returned,
+            rows.has_more(),
+            rows.next_offset(),
+        ),
+    );
     let meta = cx.meta();
     Ok(Answer {
         markdown: md,
         structured,
         meta,
     }
-    .finish(Some(a.max_tokens), None))
+    .finish_paged(Some(a.max_tokens), rows))
 }

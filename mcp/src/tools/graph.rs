@@ -8,11 +8,11 @@ use serde_json::{Map, Value as Json, json};
 
 use super::args::{EntityArgs, OverviewArgs, QueryArgs, SearchArgs};
 use super::{
-    Answer, Direction, Format, RelationFilters, format, kinds, lines, positive, rel_filter,
+    Answer, Direction, Format, RelationFilters, Rows, format, kinds, lines, positive, rel_filter,
     relation_filters, roles, type_label, where_clause,
 };
 use crate::error::ToolError;
-use crate::state::{State, f, i, s, strs};
+use crate::state::{Ctx, State, f, i, s, strs};
 
 /// Entities exclude file nodes and external stubs unless a type filter names them.
 fn kind_filter(var: &str, types: &[&str]) -> String {
@@ -182,8 +182,16 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
     .finish(Some(a.max_tokens), None))
 }
 
-pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = format(Some(&a.response_format), Format::Concise)?;
+/// graph_query's validated filters.
+struct QueryFilters {
+    format: Format,
+    limit: i64,
+    types: Vec<&'static str>,
+    relations: RelationFilters,
+}
+
+fn query_filters(a: &QueryArgs) -> Result<QueryFilters, ToolError> {
+    let format = format(Some(&a.response_format), Format::Concise)?;
     let limit = positive("limit", a.limit)?;
     positive("max_tokens", a.max_tokens)?;
     if a.offset < 0 {
@@ -193,12 +201,7 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
         )));
     }
     let types = kinds(a.entity_types.as_deref().unwrap_or_default())?;
-    let RelationFilters {
-        rel_types: rtypes,
-        roles: role_names,
-        min_conf,
-        dir,
-    } = RelationFilters::parse(
+    let relations = RelationFilters::parse(
         a.relation_types.as_deref(),
         a.symbol_roles.as_deref(),
         a.confidence_threshold,
@@ -211,12 +214,24 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
                 .hint("escape special characters, e.g. 'foo\\(' or use a plain substring")
         })?;
     }
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    Ok(QueryFilters {
+        format,
+        limit,
+        types,
+        relations,
+    })
+}
 
-    let mut node_where = vec![kind_filter("n", &types)];
+/// The page of entities: one row more than `limit`, which tells whether another page exists.
+fn query_entities(
+    cx: &mut Ctx,
+    a: &QueryArgs,
+    filters: &QueryFilters,
+) -> Result<Vec<Vec<Value>>, ToolError> {
+    let mut node_where = vec![kind_filter("n", &filters.types)];
     let mut params: Vec<(&str, Value)> = Vec::new();
-    if !types.is_empty() {
-        params.push(("entity_types", list(&types)));
+    if !filters.types.is_empty() {
+        params.push(("entity_types", list(&filters.types)));
     }
     if let Some(fp) = a.file_path.as_deref().filter(|f| !f.is_empty()) {
         node_where.push("n.file STARTS WITH $file_path".into());
@@ -226,19 +241,19 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
         node_where.push("n.name =~ $name_pattern".into());
         params.push(("name_pattern", Value::from(whole_name_pattern(p))));
     }
-    if let Some(c) = min_conf {
+    let rel = &filters.relations;
+    if let Some(c) = rel.min_conf {
         params.push(("min_confidence", Value::Float(c)));
     }
-    let rel_filtered = !rtypes.is_empty() || !role_names.is_empty() || min_conf.is_some();
-    let (l, r) = dir.arrows();
-    let tl = type_label(&rtypes);
-    let rw = rel_filter(&role_names, min_conf);
+    let rel_filtered = !rel.rel_types.is_empty() || !rel.roles.is_empty() || rel.min_conf.is_some();
     let node_cols = "n.id AS id, n.name AS name, n.kind AS kind, n.file AS file, n.start_line AS start_line, n.end_line AS end_line";
-    let nodes_q = if rel_filtered {
-        let mut w = node_where.clone();
-        w.extend(rw.iter().cloned());
+    let text = if rel_filtered {
+        let (l, r) = rel.dir.arrows();
+        let mut w = node_where;
+        w.extend(rel_filter(&rel.roles, rel.min_conf));
         format!(
-            "MATCH (n){l}[r{tl}]{r}(){} WITH DISTINCT n RETURN {node_cols} ORDER BY file, start_line, id SKIP $offset LIMIT $limit",
+            "MATCH (n){l}[r{}]{r}(){} WITH DISTINCT n RETURN {node_cols} ORDER BY file, start_line, id SKIP $offset LIMIT $limit",
+            type_label(&rel.rel_types),
             where_clause(&w)
         )
     } else {
@@ -247,47 +262,111 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
             where_clause(&node_where)
         )
     };
-    let mut p1 = params.clone();
-    p1.push(("offset", Value::Int(a.offset)));
-    // One extra row tells whether another page exists.
-    p1.push(("limit", Value::Int(limit.saturating_add(1))));
-    let res = cx.run(&nodes_q, &p1)?;
-    let has_more = res.rows.len() as i64 > limit;
-    let rows = &res.rows[..res.rows.len().min(limit as usize)];
-    let ids: Vec<Value> = rows.iter().map(|r| r[0].clone()).collect();
+    params.push(("offset", Value::Int(a.offset)));
+    params.push(("limit", Value::Int(filters.limit.saturating_add(1))));
+    Ok(cx.run(&text, &params)?.rows)
+}
 
-    let edge_cap: i64 = if fmt == Format::Detailed { 2000 } else { 500 };
-    let edges_q = format!(
-        "UNWIND $ids AS eid MATCH (n {{id: eid}}){l}[r{tl}]{r}(m){} \
-         RETURN startNode(r).id AS source, type(r) AS type, endNode(r).id AS target, m.name AS other, \
+/// The relationships of the page's entities that pass the filters, in page order (the
+/// `UNWIND` keeps the order of `$ids`), at most `cap + 1` of them.
+fn query_relationships(
+    cx: &mut Ctx,
+    ids: Vec<Value>,
+    filters: &QueryFilters,
+    cap: i64,
+) -> Result<Vec<Vec<Value>>, ToolError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rel = &filters.relations;
+    let (l, r) = rel.dir.arrows();
+    let text = format!(
+        "UNWIND $ids AS eid MATCH (n {{id: eid}}){l}[r{}]{r}(m){} \
+         RETURN n.id AS entity, startNode(r).id AS source, type(r) AS type, endNode(r).id AS target, \
          r.confidence AS confidence, roles(r) AS roles, r.strategy AS strategy, r.line AS line \
-         ORDER BY source, line, target LIMIT $edge_limit",
-        where_clause(&rw)
+         LIMIT $edge_limit",
+        type_label(&rel.rel_types),
+        where_clause(&rel_filter(&rel.roles, rel.min_conf))
     );
-    let mut p2: Vec<(&str, Value)> = params
-        .iter()
-        .filter(|(k, _)| *k == "min_confidence")
-        .cloned()
-        .collect();
-    p2.push(("ids", Value::List(ids.clone())));
-    p2.push(("edge_limit", Value::Int(edge_cap + 1)));
-    let edges = if ids.is_empty() {
-        None
+    let mut params = vec![
+        ("ids", Value::List(ids)),
+        ("edge_limit", Value::Int(cap + 1)),
+    ];
+    if let Some(c) = rel.min_conf {
+        params.push(("min_confidence", Value::Float(c)));
+    }
+    Ok(cx.run(&text, &params)?.rows)
+}
+
+/// One relationship line under its entity, and its JSON.
+fn relationship_line(edge: &[Value], format: Format) -> (String, Json) {
+    let conf = f(&edge[4]);
+    let mut line = format!("  - {} -[{}]-> {}", s(&edge[1]), s(&edge[2]), s(&edge[3]));
+    if conf < 0.999 {
+        let _ = write!(line, " ({conf:.2})");
+    }
+    if format == Format::Detailed {
+        let _ = write!(line, " {} L{}", s(&edge[6]), i(&edge[7]));
+        let role_names = strs(&edge[5]);
+        if !role_names.is_empty() {
+            let _ = write!(line, " roles={}", role_names.join("|"));
+        }
+    }
+    line.push('\n');
+    let json = json!({
+        "source_id": s(&edge[1]), "relation_type": s(&edge[2]), "target_id": s(&edge[3]),
+        "confidence": (conf * 1e4).round() / 1e4, "roles": strs(&edge[5]),
+        "strategy": s(&edge[6]), "line": i(&edge[7]),
+    });
+    (line, json)
+}
+
+pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, ToolError> {
+    let filters = query_filters(&a)?;
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let found = query_entities(&mut cx, &a, &filters)?;
+    let mut has_more = found.len() as i64 > filters.limit;
+    let entities = &found[..found.len().min(filters.limit as usize)];
+    let ids: Vec<Value> = entities.iter().map(|r| r[0].clone()).collect();
+    let edge_cap: i64 = if filters.format == Format::Detailed {
+        2000
     } else {
-        Some(cx.run(&edges_q, &p2)?)
+        500
     };
+    let edges = query_relationships(&mut cx, ids, &filters, edge_cap)?;
+    let edges_capped = edges.len() as i64 > edge_cap;
+    // Relationships grouped under their entity, each group sorted by line then target.
+    let mut by_entity: std::collections::HashMap<String, Vec<&Vec<Value>>> =
+        std::collections::HashMap::new();
+    for edge in edges.iter().take(edge_cap as usize) {
+        by_entity.entry(s(&edge[0])).or_default().push(edge);
+    }
+    // With the cap reached, the entity whose relationships were cut and the ones after it
+    // move to the next page, so every listed entity shows all of its relationships.
+    let last_complete = if edges_capped {
+        let cut_entity = s(&edges[edge_cap as usize][0]);
+        let position = entities.iter().position(|r| s(&r[0]) == cut_entity);
+        position.map(|p| p.max(1))
+    } else {
+        None
+    };
+    let shown = &entities[..last_complete.unwrap_or(entities.len())];
+    has_more |= shown.len() < entities.len();
+    let files: Vec<String> = shown.iter().map(|r| s(&r[3])).collect();
+    cx.check_fresh(files.iter().map(String::as_str))?;
 
     let mut md = format!(
         "## Query Results ({} entities{})\n",
-        rows.len(),
+        shown.len(),
         if a.offset > 0 {
             format!(", offset {}", a.offset)
         } else {
             String::new()
         }
     );
-    let mut nodes_json = Vec::new();
-    for r in rows {
+    let mut rows = Rows::new(a.offset);
+    let (mut nodes_json, mut edges_json) = (Vec::new(), Vec::new());
+    for r in shown {
         let _ = writeln!(
             md,
             "- {} [{}] {}:{}",
@@ -296,84 +375,69 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
             s(&r[3]),
             lines(i(&r[4]), i(&r[5]))
         );
+        rows.tag("nodes");
         nodes_json.push(json!({
             "id": s(&r[0]), "name": s(&r[1]), "kind": s(&r[2]), "file": s(&r[3]),
             "start_line": i(&r[4]), "end_line": i(&r[5]),
         }));
-    }
-    let mut edges_json = Vec::new();
-    let mut edges_truncated = false;
-    if let Some(e) = &edges {
-        edges_truncated = e.rows.len() as i64 > edge_cap;
-        let shown = &e.rows[..e.rows.len().min(edge_cap as usize)];
-        if !shown.is_empty() {
-            let _ = writeln!(md, "\n### Relationships ({})", shown.len());
-        }
-        for r in shown {
-            let conf = f(&r[4]);
-            let mut line = format!("- {} -[{}]-> {}", s(&r[0]), s(&r[1]), s(&r[2]));
-            if conf < 0.999 {
-                let _ = write!(line, " ({conf:.2})");
-            }
-            if fmt == Format::Detailed {
-                let _ = write!(line, " {} L{}", s(&r[6]), i(&r[7]));
-                let rl = strs(&r[5]);
-                if !rl.is_empty() {
-                    let _ = write!(line, " roles={}", rl.join("|"));
-                }
-            }
+        let mut group = by_entity.remove(&s(&r[0])).unwrap_or_default();
+        group.sort_by(|x, y| (i(&x[7]), s(&x[3]), s(&x[1])).cmp(&(i(&y[7]), s(&y[3]), s(&y[1]))));
+        for edge in group {
+            let (line, json) = relationship_line(edge, filters.format);
             md.push_str(&line);
-            md.push('\n');
-            edges_json.push(json!({
-                "source_id": s(&r[0]), "relation_type": s(&r[1]), "target_id": s(&r[2]),
-                "confidence": (conf * 1e4).round() / 1e4, "roles": strs(&r[5]),
-                "strategy": s(&r[6]), "line": i(&r[7]),
-            }));
+            rows.tag("edges");
+            edges_json.push(json);
         }
+        rows.end_row(md.len());
     }
-    let next_offset = a.offset + rows.len() as i64;
-    let hint = if has_more {
+    rows.set_has_more(has_more);
+    let next_offset = rows.next_offset();
+    if has_more {
         let _ = writeln!(md, "\nMore results: call again with offset={next_offset}");
-        Some(format!(
-            "more results: call again with offset={next_offset}"
-        ))
-    } else {
-        Some("narrow the filters or lower limit".to_string())
-    };
-    let mut applied = Map::new();
-    if let Some(fp) = &a.file_path {
-        applied.insert("file_path".into(), fp.clone().into());
-    }
-    if !types.is_empty() {
-        applied.insert("entity_types".into(), json!(types));
-    }
-    relation_filters(
-        &mut applied,
-        &rtypes,
-        &role_names,
-        a.confidence_threshold,
-        dir,
-    );
-    if let Some(p) = &a.name_pattern {
-        applied.insert("name_pattern".into(), p.clone().into());
     }
     let mut structured = Map::new();
     structured.insert("nodes".into(), Json::Array(nodes_json));
     structured.insert("edges".into(), Json::Array(edges_json));
     structured.insert(
         "pagination".into(),
-        json!({"offset": a.offset, "limit": limit, "returned": rows.len(), "has_more": has_more,
+        json!({"offset": a.offset, "limit": filters.limit, "returned": shown.len(), "has_more": has_more,
                "next_offset": if has_more { Some(next_offset) } else { None },
-               "edges_truncated": edges_truncated}),
+               "edges_truncated": edges_capped}),
     );
-    structured.insert("applied_filters".into(), Json::Object(applied));
+    structured.insert(
+        "applied_filters".into(),
+        Json::Object(query_applied(&a, &filters)),
+    );
     let meta = cx.meta();
     Ok(Answer {
         markdown: md,
         structured,
         meta,
     }
-    .finish(Some(a.max_tokens), hint))
+    .finish_paged(Some(a.max_tokens), rows))
+}
+
+/// graph_query's `applied_filters`: only the filters that were given, and the direction.
+fn query_applied(a: &QueryArgs, filters: &QueryFilters) -> Map<String, Json> {
+    let mut applied = Map::new();
+    if let Some(fp) = &a.file_path {
+        applied.insert("file_path".into(), fp.clone().into());
+    }
+    if !filters.types.is_empty() {
+        applied.insert("entity_types".into(), json!(filters.types));
+    }
+    let rel = &filters.relations;
+    relation_filters(
+        &mut applied,
+        &rel.rel_types,
+        &rel.roles,
+        a.confidence_threshold,
+        rel.dir,
+    );
+    if let Some(p) = &a.name_pattern {
+        applied.insert("name_pattern".into(), p.clone().into());
+    }
+    applied
 }
 
 const ENTITY_COLS: &str = "n.id AS id, n.name AS name, n.qualified_name AS qualified_name, n.kind AS kind, \
@@ -486,23 +550,11 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
         );
     }
     let mut structured = Map::new();
+    let changed = cx.check_fresh([file.as_str()])?;
     if a.include_source {
-        let src = read_source(&cx.repo.path, &file, i(&e[7]), i(&e[8]), sl, el);
-        match &src {
-            Ok(text) => {
-                let lang = if s(&e[13]) == "cpp" { "cpp" } else { "c" };
-                let _ = write!(md, "\n### Source\n```{lang}\n{text}");
-                if !text.ends_with('\n') {
-                    md.push('\n');
-                }
-                md.push_str("```\n");
-                entity.insert("source".into(), text.clone().into());
-            }
-            Err(why) => {
-                let _ = writeln!(md, "\n(source unavailable: {why})");
-                entity.insert("source_error".into(), why.clone().into());
-            }
-        }
+        let shown = entity_source(&cx.repo.path, &file, &e, !changed.is_empty());
+        let lang = if s(&e[13]) == "cpp" { "cpp" } else { "c" };
+        shown.render(&mut md, &mut entity, lang);
     }
     entity.insert("relationships".into(), Json::Array(rel_json));
     entity.insert("relationships_truncated".into(), rels_truncated.into());
@@ -516,45 +568,123 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
     .finish(Some(a.max_tokens), None))
 }
 
-/// The entity's text: the byte range when it is valid, else the line range.
-fn read_source(
+/// The source shown for an entity, and where it came from.
+enum ShownSource {
+    /// The indexed byte range of a file that still hashes to what the artifact holds.
+    Indexed(String),
+    /// The file changed since the index: the entity found again in the current text.
+    Relocated {
+        text: String,
+        line: i64,
+        indexed_line: i64,
+    },
+    /// No source can be shown, and why.
+    Unavailable(String),
+}
+
+impl ShownSource {
+    /// Appends the source block (or the reason there is none) to the markdown and the
+    /// entity's JSON: `source`, `source_origin` (indexed, relocated) or `source_error`.
+    fn render(self, md: &mut String, entity: &mut Map<String, Json>, lang: &str) {
+        let (text, origin) = match self {
+            ShownSource::Indexed(text) => (text, "indexed"),
+            ShownSource::Relocated {
+                text,
+                line,
+                indexed_line,
+            } => {
+                let _ = writeln!(
+                    md,
+                    "\n(the file changed since it was indexed: this is the current text, found again at L{line}; it was indexed at L{indexed_line})"
+                );
+                entity.insert("source_line".into(), line.into());
+                (text, "relocated")
+            }
+            ShownSource::Unavailable(why) => {
+                let _ = writeln!(md, "\n(source unavailable: {why})");
+                entity.insert("source_error".into(), why.into());
+                return;
+            }
+        };
+        let _ = write!(md, "\n### Source\n```{lang}\n{text}");
+        if !text.ends_with('\n') {
+            md.push('\n');
+        }
+        md.push_str("```\n");
+        entity.insert("source".into(), text.into());
+        entity.insert("source_origin".into(), origin.into());
+    }
+}
+
+/// The entity's source. Byte offsets are only trusted while the file still holds the
+/// indexed bytes: once it changed they point into other text, so the entity is found
+/// again by its signature (or name) near its old line instead.
+fn entity_source(
     root: &std::path::Path,
     file: &str,
-    sb: i64,
-    eb: i64,
-    sl: i64,
-    el: i64,
-) -> Result<String, String> {
+    entity: &[Value],
+    changed: bool,
+) -> ShownSource {
     if file.is_empty() {
-        return Err("external entity: no source in this repository".into());
+        return ShownSource::Unavailable("external entity: no source in this repository".into());
     }
-    let bytes = std::fs::read(root.join(file)).map_err(|e| format!("cannot read {file}: {e}"))?;
-    let (sb, eb) = (
-        usize::try_from(sb).unwrap_or(0),
-        usize::try_from(eb).unwrap_or(0),
-    );
-    if eb > sb && eb <= bytes.len() {
+    let bytes = match batho_engine::repo_files::read_repo_file(root, file) {
+        Ok(bytes) => bytes,
+        Err(e) => return ShownSource::Unavailable(e.to_string()),
+    };
+    let (start_byte, end_byte) = (to_usize(&entity[7]), to_usize(&entity[8]));
+    let (start_line, end_line) = (i(&entity[5]), i(&entity[6]));
+    if !changed && end_byte > start_byte && end_byte <= bytes.len() {
         // Start at the beginning of the first line so indentation is kept.
-        let start = bytes[..sb]
+        let start = bytes[..start_byte]
             .iter()
             .rposition(|b| *b == b'\n')
             .map_or(0, |p| p + 1);
-        return Ok(String::from_utf8_lossy(&bytes[start..eb]).into_owned());
+        return ShownSource::Indexed(String::from_utf8_lossy(&bytes[start..end_byte]).into_owned());
     }
     let text = String::from_utf8_lossy(&bytes);
-    let (sl, el) = (sl.max(1) as usize, el.max(sl).max(1) as usize);
-    let out: Vec<&str> = text.lines().skip(sl - 1).take(el - sl + 1).collect();
-    if out.is_empty() {
-        return Err(format!(
-            "lines {sl}-{el} are outside {file}; the file changed since the build"
-        ));
+    let all: Vec<&str> = text.lines().collect();
+    let span = usize::try_from((end_line - start_line).max(0)).unwrap_or(0) + 1;
+    match relocate(&all, &s(&entity[1]), &s(&entity[9]), start_line) {
+        Some(found) => ShownSource::Relocated {
+            text: all[found..(found + span).min(all.len())].join("\n"),
+            line: found as i64 + 1,
+            indexed_line: start_line,
+        },
+        None => ShownSource::Unavailable(format!(
+            "{file} changed since it was indexed and the entity was not found in its current text; re-index with batho_patch"
+        )),
     }
-    Ok(out.join("\n"))
+}
+
+fn to_usize(v: &Value) -> usize {
+    usize::try_from(i(v)).unwrap_or(0)
+}
+
+/// The 0-based line where the entity now starts: among the lines that hold its signature's
+/// head (the text before its parameter list, spaces folded), or else its name as a whole
+/// word, the one nearest its indexed line.
+fn relocate(lines: &[&str], name: &str, signature: &str, indexed_line: i64) -> Option<usize> {
+    let fold = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let head = fold(signature.split('(').next().unwrap_or_default());
+    let word = regex::Regex::new(&format!(r"\b{}\b", regex::escape(name))).ok()?;
+    let holds = |line: &str| {
+        if head.len() > name.len() {
+            fold(line).contains(&head)
+        } else {
+            !name.is_empty() && word.is_match(line)
+        }
+    };
+    let indexed = usize::try_from(indexed_line - 1).unwrap_or(0);
+    (0..lines.len())
+        .filter(|k| holds(lines[*k]))
+        .min_by_key(|k| k.abs_diff(indexed))
 }
 
 pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResult, ToolError> {
     let fmt = format(Some(&a.response_format), Format::Concise)?;
     let limit = positive("limit", a.limit)?;
+    positive("max_tokens", a.max_tokens)?;
     if a.query.is_empty() {
         return Err(ToolError::client("query must not be empty"));
     }
@@ -589,19 +719,34 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
     let count = cx.run(&format!("{base} RETURN count(*) AS total"), &params)?;
     let total = count.rows.first().map_or(0, |r| i(&r[0]));
     let mut p = params.clone();
+    if a.offset < 0 {
+        return Err(ToolError::client(format!(
+            "offset must be >= 0, got {}",
+            a.offset
+        )));
+    }
+    p.push(("offset", Value::Int(a.offset)));
     p.push(("limit", Value::Int(limit)));
     let res = cx.run(
         &format!(
             "{base} RETURN n.id AS id, n.name AS name, n.kind AS kind, n.file AS file, n.start_line AS start_line, \
              n.end_line AS end_line, n.signature AS signature \
-             ORDER BY toLower(n.name) = toLower($q) DESC, size(n.name), name, id LIMIT $limit"
+             ORDER BY toLower(n.name) = toLower($q) DESC, size(n.name), name, id SKIP $offset LIMIT $limit"
         ),
         &p,
     )?;
     let mut md = format!(
-        "## Search Results ({total} matches, showing {})\n",
-        res.rows.len()
+        "## Search Results ({total} matches, showing {}{})\n",
+        res.rows.len(),
+        if a.offset > 0 {
+            format!(" from offset {}", a.offset)
+        } else {
+            String::new()
+        }
     );
+    let files: Vec<String> = res.rows.iter().map(|r| s(&r[3])).collect();
+    cx.check_fresh(files.iter().map(String::as_str))?;
+    let mut rows = Rows::new(a.offset);
     let mut results = Vec::new();
     for r in &res.rows {
         let file = s(&r[3]);
@@ -610,28 +755,42 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
         } else {
             format!("{file}:{}", lines(i(&r[4]), i(&r[5])))
         };
+        // The id is what get_entity, trace_path and the other tools take.
         let _ = write!(
             md,
-            "- {} [{}] {loc}",
+            "- {} [{}] {loc} id={}",
             s(&r[1]),
-            s(&r[2]).to_ascii_lowercase()
+            s(&r[2]).to_ascii_lowercase(),
+            s(&r[0])
         );
         if fmt == Format::Detailed {
-            let _ = write!(md, " id={}", s(&r[0]));
             let sig = s(&r[6]);
             if !sig.is_empty() {
                 let _ = write!(md, " `{sig}`");
             }
         }
         md.push('\n');
+        rows.tag("results");
+        rows.end_row(md.len());
         results.push(json!({
             "id": s(&r[0]), "name": s(&r[1]), "kind": s(&r[2]), "file": file,
             "start_line": i(&r[4]), "end_line": i(&r[5]), "signature": s(&r[6]),
         }));
     }
+    let has_more = a.offset + (res.rows.len() as i64) < total;
+    rows.set_has_more(has_more);
+    let next_offset = rows.next_offset();
+    if has_more {
+        let _ = writeln!(md, "\nMore results: call again with offset={next_offset}");
+    }
     let mut structured = Map::new();
     structured.insert("results".into(), Json::Array(results));
     structured.insert("total".into(), total.into());
+    structured.insert(
+        "pagination".into(),
+        json!({"offset": a.offset, "limit": limit, "returned": res.rows.len(), "has_more": has_more,
+               "next_offset": if has_more { Some(next_offset) } else { None }}),
+    );
     structured.insert(
         "match_mode".into(),
         (if is_regex { "regex" } else { "substring" }).into(),
@@ -650,7 +809,7 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
         structured,
         meta,
     }
-    .finish(Some(25_000), None))
+    .finish_paged(Some(a.max_tokens), rows))
 }
 
 /// `name_pattern` matches anywhere in a name, BQL's `=~` the whole name, so the pattern is

@@ -13,6 +13,7 @@ use crate::error::ToolError;
 use crate::state::{State, i, s};
 
 pub(crate) fn batho_list_runs(st: &State, a: ListRunsArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     positive("limit", a.limit)?;
     let mut cx = st.ctx(a.repo.as_deref())?;
     let res = cx.run(
@@ -38,7 +39,7 @@ pub(crate) fn batho_list_runs(st: &State, a: ListRunsArgs) -> Result<CallToolRes
         };
         let _ = writeln!(
             md,
-            "- **{}** {} {} at {} UTC, {:.2}s{git}: {} entities, {} relationships",
+            "- **{}** {} {} at {} UTC, {:.2}s{git}: {} nodes (entities, files and external stubs), {} relationships",
             s(&r[0]),
             s(&r[1]),
             s(&r[2]),
@@ -62,10 +63,11 @@ pub(crate) fn batho_list_runs(st: &State, a: ListRunsArgs) -> Result<CallToolRes
         structured,
         meta: cx.meta(),
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }
 
 pub(crate) fn batho_fix(st: &State, a: FixArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     let target = FixTarget::parse(&a.target).ok_or_else(|| {
         ToolError::client(format!(
             "Invalid target '{}'. Valid: all, blobs, graph, state",
@@ -153,5 +155,5 @@ pub(crate) fn batho_fix(st: &State, a: FixArgs) -> Result<CallToolResult, ToolEr
         structured,
         meta,
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }

@@ -28,33 +28,116 @@ pub(crate) fn tokens(text: &str) -> usize {
     text.len().div_ceil(4)
 }
 
+/// The rows of a paged listing inside an answer, so that a cut made for the token budget
+/// ends on a row boundary and the follow-up hint resumes at the first row not shown: an
+/// agent that follows the hints from offset 0 sees every row once.
+///
+/// A row is one listed item with everything printed under it (graph_query prints an
+/// entity's edges under it), so a kept row is always complete. Structured arrays are cut
+/// to the same rows: each of their items is tagged with the row it belongs to.
+pub(crate) struct Rows {
+    /// The `offset` argument this answer started from.
+    offset: i64,
+    /// Where each finished row's text ends in the markdown.
+    ends: Vec<usize>,
+    /// Whether rows exist after the last one built (the page was full).
+    has_more: bool,
+    /// For each structured array, the row of each of its items.
+    tagged: Vec<(&'static str, Vec<usize>)>,
+}
+
+impl Rows {
+    /// An empty listing starting at `offset`.
+    pub fn new(offset: i64) -> Rows {
+        Rows {
+            offset,
+            ends: Vec::new(),
+            has_more: false,
+            tagged: Vec::new(),
+        }
+    }
+
+    /// Marks the end of the current row: `markdown_len` is the markdown's length after it.
+    pub fn end_row(&mut self, markdown_len: usize) {
+        self.ends.push(markdown_len);
+    }
+
+    /// Records that the next item of the structured array `key` (a top-level key, or a
+    /// path such as `file_dependencies/outgoing`) belongs to the current row (the one not
+    /// ended yet).
+    pub fn tag(&mut self, key: &'static str) {
+        let row = self.ends.len();
+        match self.tagged.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, rows)) => rows.push(row),
+            None => self.tagged.push((key, vec![row])),
+        }
+    }
+
+    /// Says that more rows exist after this page.
+    pub fn set_has_more(&mut self, has_more: bool) {
+        self.has_more = has_more;
+    }
+
+    /// The offset of the first row after the last one built.
+    pub fn next_offset(&self) -> i64 {
+        self.offset + self.ends.len() as i64
+    }
+
+    /// Whether more rows exist after this page.
+    pub fn has_more(&self) -> bool {
+        self.has_more
+    }
+
+    /// The resume hint for a page that ends after `shown` rows.
+    fn resume_hint(&self, shown: usize) -> String {
+        format!(
+            "more results: call again with offset={}",
+            self.offset + shown as i64
+        )
+    }
+}
+
 impl Answer {
     /// Applies `max_tokens` (cutting at a line boundary and appending `[truncated]`),
     /// fills `meta.tokens_used` / `token_budget` / `truncated`, and builds the result.
-    pub fn finish(mut self, max_tokens: Option<i64>, hint: Option<String>) -> CallToolResult {
-        if let Some(notice) = self
-            .meta
-            .get("stale")
-            .and_then(|s| s.get("notice"))
-            .and_then(Json::as_str)
-        {
-            self.markdown = format!("> {notice}\n\n{}", self.markdown);
-        }
+    pub fn finish(self, max_tokens: Option<i64>, hint: Option<String>) -> CallToolResult {
+        self.finish_rows(max_tokens, hint, None)
+    }
+
+    /// [`Answer::finish`] for a paged listing: a cut ends on a row boundary, the structured
+    /// arrays keep the same rows, and the hint (and `structuredContent.pagination`) resumes
+    /// at the first row not shown. Without a cut, a full page gets the same hint.
+    pub fn finish_paged(self, max_tokens: Option<i64>, rows: Rows) -> CallToolResult {
+        let hint = rows.has_more.then(|| rows.resume_hint(rows.ends.len()));
+        self.finish_rows(max_tokens, hint, Some(rows))
+    }
+
+    fn finish_rows(
+        mut self,
+        max_tokens: Option<i64>,
+        mut hint: Option<String>,
+        mut rows: Option<Rows>,
+    ) -> CallToolResult {
+        self.prepend_stale_notice(rows.as_mut());
         let mut truncated = false;
         if let Some(budget) = max_tokens {
             let budget = usize::try_from(budget.max(1)).unwrap_or(usize::MAX);
             if tokens(&self.markdown) > budget {
-                let marker = "\n[truncated]";
-                let keep = (budget * 4).saturating_sub(marker.len() + 1);
-                let mut cut = keep.min(self.markdown.len());
-                while !self.markdown.is_char_boundary(cut) {
-                    cut -= 1;
+                let shown_rows = self.cut_to_budget(budget, rows.as_ref());
+                if let (Some(rows), Some(shown)) = (&rows, shown_rows) {
+                    let more = shown < rows.ends.len() || rows.has_more;
+                    hint = more.then(|| rows.resume_hint(shown));
+                    // A kept row ends the text less its newline.
+                    if self.markdown.len() + 1 < rows.ends.first().copied().unwrap_or(0) {
+                        // Not even the first row fitted: say so rather than skip it quietly.
+                        hint = Some(format!(
+                            "max_tokens is too small for one row (it is in structuredContent); raise it{}",
+                            hint.map(|h| format!(", or {h}")).unwrap_or_default()
+                        ));
+                    }
+                    self.keep_structured_rows(rows, shown, more);
                 }
-                if let Some(nl) = self.markdown[..cut].rfind('\n') {
-                    cut = nl;
-                }
-                self.markdown.truncate(cut);
-                self.markdown.push_str(marker);
+                self.markdown.push_str("\n[truncated]");
                 if let Some(h) = &hint {
                     self.markdown.push_str(" — ");
                     self.markdown.push_str(h);
@@ -66,7 +149,9 @@ impl Answer {
         self.meta
             .insert("tokens_used".into(), tokens(&self.markdown).into());
         self.meta.insert("truncated".into(), truncated.into());
-        if truncated && let Some(h) = hint {
+        // A listing's hint says where the next page starts, cut or not; any other hint only
+        // explains a cut.
+        if let Some(h) = hint.filter(|_| truncated || rows.is_some()) {
             self.meta.insert("hint".into(), h.into());
         }
         self.structured
@@ -74,6 +159,80 @@ impl Answer {
         let mut r = CallToolResult::success(vec![ContentBlock::text(self.markdown)]);
         r.structured_content = Some(Json::Object(self.structured));
         r
+    }
+
+    /// Puts the staleness notice first; row ends move with the text.
+    fn prepend_stale_notice(&mut self, rows: Option<&mut Rows>) {
+        let Some(notice) = self
+            .meta
+            .get("stale")
+            .and_then(|s| s.get("notice"))
+            .and_then(Json::as_str)
+        else {
+            return;
+        };
+        let prefix = format!("> {notice}\n\n");
+        if let Some(rows) = rows {
+            rows.ends.iter_mut().for_each(|end| *end += prefix.len());
+        }
+        self.markdown.insert_str(0, &prefix);
+    }
+
+    /// Cuts the markdown to fit `budget` tokens with room for the marker and the hint: at
+    /// the last row boundary that fits when the answer has rows (at least one row is kept,
+    /// cut at a line inside it when even that one does not fit), else at a line boundary.
+    /// Returns how many rows the next call must skip.
+    fn cut_to_budget(&mut self, budget: usize, rows: Option<&Rows>) -> Option<usize> {
+        // The marker and a resume hint take under 90 bytes.
+        let room = (budget * 4).saturating_sub(90);
+        let mut cut = room.min(self.markdown.len());
+        while !self.markdown.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let line_cut = self.markdown[..cut].rfind('\n').unwrap_or(0);
+        let Some(rows) = rows else {
+            self.markdown.truncate(line_cut);
+            return None;
+        };
+        let fitting = rows.ends.iter().take_while(|end| **end <= cut).count();
+        if fitting > 0 {
+            self.markdown.truncate(rows.ends[fitting - 1]);
+            // The row ends include their newline; the marker starts its own line.
+            if self.markdown.ends_with('\n') {
+                self.markdown.pop();
+            }
+            return Some(fitting);
+        }
+        self.markdown.truncate(line_cut);
+        Some(rows.ends.len().min(1))
+    }
+
+    /// Cuts every tagged structured array to the items of the first `shown` rows and
+    /// updates `pagination` to match.
+    fn keep_structured_rows(&mut self, rows: &Rows, shown: usize, more: bool) {
+        for (key, row_of_item) in &rows.tagged {
+            // A key may name a nested array: "file_dependencies/outgoing".
+            let mut path = key.split('/');
+            let first = path.next().unwrap_or_default();
+            let mut target = self.structured.get_mut(first);
+            for part in path {
+                target = target.and_then(|value| value.get_mut(part));
+            }
+            if let Some(Json::Array(items)) = target {
+                let mut position = 0;
+                items.retain(|_| {
+                    let keep = row_of_item.get(position).is_some_and(|row| *row < shown);
+                    position += 1;
+                    keep
+                });
+            }
+        }
+        if let Some(Json::Object(pagination)) = self.structured.get_mut("pagination") {
+            let next = rows.offset + shown as i64;
+            pagination.insert("returned".into(), shown.into());
+            pagination.insert("has_more".into(), more.into());
+            pagination.insert("next_offset".into(), more.then_some(next).into());
+        }
     }
 }
 

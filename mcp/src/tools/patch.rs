@@ -10,12 +10,13 @@ use batho_storage::audit::AuditLog;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, json};
 
-use super::Answer;
 use super::args::PatchArgs;
+use super::{Answer, positive};
 use crate::error::ToolError;
 use crate::state::State;
 
 pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     if let Some(b) = a.graph_backend.as_deref()
         && !matches!(b, "auto" | "in-memory" | "arrow")
     {
@@ -125,5 +126,5 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
         structured,
         meta,
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }

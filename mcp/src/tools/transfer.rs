@@ -16,8 +16,8 @@ use batho_storage::{Artifact, StorageError};
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
-use super::Answer;
 use super::args::{ExportArgs, GcArgs, LoadArgs};
+use super::{Answer, positive};
 use crate::error::ToolError;
 use crate::registry::RepoEntry;
 use crate::state::{State, missing_artifact};
@@ -67,6 +67,7 @@ fn meta(repo: &RepoEntry, generation: u64, query: &str) -> Map<String, Json> {
 }
 
 pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     let view = View::parse(&a.view).ok_or_else(|| {
         ToolError::client(format!("Invalid view '{}'. Valid: storage, agent", a.view))
     })?;
@@ -156,7 +157,7 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, 
                 "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m",
             ),
         }
-        .finish(None, None));
+        .finish(Some(a.max_tokens), None));
     }
     let opts = ExportOptions {
         view,
@@ -217,10 +218,11 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, 
         structured,
         meta: meta(&repo, gen_now, &opts.describe_query()),
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }
 
 pub(crate) fn batho_load(st: &State, a: LoadArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     let repo = st.resolve(a.repo.as_deref())?;
     let archive_path = under_repo(&repo, &a.artifact_path);
     if !archive_path.is_file() {
@@ -275,7 +277,7 @@ pub(crate) fn batho_load(st: &State, a: LoadArgs) -> Result<CallToolResult, Tool
             "CALL db.runs(1) YIELD id, type, status RETURN id, type, status",
         ),
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }
 
 fn status_json(s: &gc::GcStatus) -> Json {
@@ -291,6 +293,7 @@ fn status_json(s: &gc::GcStatus) -> Json {
 }
 
 pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<CallToolResult, ToolError> {
+    positive("max_tokens", a.max_tokens)?;
     let sub = a.subcommand.to_ascii_lowercase();
     if !matches!(sub.as_str(), "status" | "prune" | "compact" | "reclaim") {
         return Err(ToolError::client(format!(
@@ -423,5 +426,5 @@ pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<CallToolResult, ToolErro
             "CALL db.runs() YIELD id, type, status RETURN id, type, status",
         ),
     }
-    .finish(None, None))
+    .finish(Some(a.max_tokens), None))
 }

@@ -1,0 +1,264 @@
+//! Answers an agent can trust: stale files are said to be stale, paging never skips or
+//! repeats a row, unknown argument and tool names are refused, arrows point the way the
+//! stored relationships do. Each test drives the real `batho mcp` over stdio.
+
+mod common;
+mod mcp_client;
+
+use std::collections::BTreeSet;
+
+use mcp_client::{Client, demo};
+use serde_json::{Value, json};
+
+/// The ids of the rows of one answer, read from its structured array `key` (each item's
+/// `field`).
+fn row_ids(structured: &Value, key: &str, field: &str) -> Vec<String> {
+    let mut target = structured;
+    for part in key.split('/') {
+        target = &target[part];
+    }
+    target
+        .as_array()
+        .unwrap_or_else(|| panic!("{key} is not an array in {structured}"))
+        .iter()
+        .map(|item| item[field].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Follows a tool's paging from offset 0 under a tight token budget and returns every row
+/// seen, in order; checks that each hint names the offset the next call uses.
+fn walk(client: &mut Client, tool: &str, args: Value, keys: &[(&str, &str)]) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut offset = 0;
+    for _ in 0..200 {
+        let mut call = args.clone();
+        call["offset"] = json!(offset);
+        let (markdown, structured) = client.ok(tool, call);
+        let before = seen.len();
+        for (key, field) in keys {
+            seen.extend(row_ids(&structured, key, field));
+        }
+        let pagination = &structured["pagination"];
+        if pagination["has_more"] != json!(true) {
+            return seen;
+        }
+        let next = pagination["next_offset"].as_i64().unwrap();
+        assert!(
+            markdown.contains(&format!("offset={next}")),
+            "{tool}: the hint must name offset={next}:\n{markdown}"
+        );
+        assert_eq!(
+            next,
+            offset + (seen.len() - before) as i64,
+            "{tool}: the next page must start right after the rows shown:\n{markdown}"
+        );
+        offset = next;
+    }
+    panic!("{tool}: paging did not end");
+}
+
+/// Every row exactly once, whatever the budget.
+fn assert_same_rows(tool: &str, walked: Vec<String>, whole: Vec<String>) {
+    let unique: BTreeSet<&String> = walked.iter().collect();
+    assert_eq!(unique.len(), walked.len(), "{tool}: a row was repeated");
+    assert_eq!(walked, whole, "{tool}: rows skipped or out of order");
+}
+
+#[test]
+fn following_the_hints_visits_every_row_once() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let cases: Vec<(&str, Value, Vec<(&str, &str)>)> = vec![
+        (
+            "graph_query",
+            json!({"relation_types": ["CALLS"], "limit": 50}),
+            vec![("nodes", "id")],
+        ),
+        (
+            "search_entities",
+            json!({"query": "e", "limit": 50}),
+            vec![("results", "id")],
+        ),
+        (
+            "get_file_graph",
+            json!({"file_path": "src/table.c"}),
+            vec![("entities", "id")],
+        ),
+        (
+            "file_connectivity",
+            json!({"file_path": "include/demo/table.h"}),
+            vec![
+                ("file_dependencies/outgoing", "file"),
+                ("file_dependencies/incoming", "file"),
+            ],
+        ),
+    ];
+    for (tool, args, keys) in cases {
+        let mut whole_args = args.clone();
+        whole_args["max_tokens"] = json!(100_000);
+        whole_args["limit"] = json!(10_000);
+        let (_, whole) = c.ok(tool, whole_args);
+        let mut expected = Vec::new();
+        for (key, field) in &keys {
+            expected.extend(row_ids(&whole, key, field));
+        }
+        assert!(expected.len() >= 3, "{tool}: too few rows to page: {whole}");
+        for budget in [60, 150, 400] {
+            let mut tight = args.clone();
+            tight["max_tokens"] = json!(budget);
+            let walked = walk(&mut c, tool, tight, &keys);
+            assert_same_rows(tool, walked, expected.clone());
+        }
+        // Small pages without a cut, too.
+        let mut paged = args.clone();
+        paged["limit"] = json!(2);
+        let walked = walk(&mut c, tool, paged, &keys);
+        assert_same_rows(tool, walked, expected);
+    }
+}
+
+#[test]
+fn a_cut_answer_keeps_its_structured_rows_and_relationships_in_step() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok(
+        "graph_query",
+        json!({"relation_types": ["CALLS"], "max_tokens": 120}),
+    );
+    assert!(markdown.contains("[truncated]"), "{markdown}");
+    let nodes = row_ids(&structured, "nodes", "id");
+    for edge in structured["edges"].as_array().unwrap() {
+        let ends = [
+            edge["source_id"].as_str().unwrap(),
+            edge["target_id"].as_str().unwrap(),
+        ];
+        assert!(
+            ends.iter().any(|end| nodes.iter().any(|n| n == end)),
+            "an edge of a row that was cut: {edge}"
+        );
+    }
+    for id in &nodes {
+        assert!(
+            markdown.contains(id.as_str()),
+            "{id} is not in the text:\n{markdown}"
+        );
+    }
+}
+
+#[test]
+fn stale_source_is_said_and_found_again() {
+    let (_tmp, repo) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", common::arg(&repo)]);
+    let file = repo.join("src/table.c");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("/* one */\n/* two */\n/* three */\n{text}")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(
+        home.path(),
+        &["--root", common::arg(&repo), "--no-watch"],
+        &[],
+    );
+    let (markdown, structured) = c.ok(
+        "get_entity",
+        json!({"entity_id": "src/table.c:table_put", "include_source": true}),
+    );
+    let stale = &structured["meta"]["stale"];
+    assert_eq!(
+        stale["pending_files"],
+        json!(["src/table.c"]),
+        "{structured}"
+    );
+    assert!(
+        markdown.starts_with("> Stale: 1 changed file"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("batho_patch"), "{markdown}");
+    let entity = &structured["entity"];
+    assert_eq!(entity["source_origin"], "relocated", "{entity}");
+    let source = entity["source"].as_str().unwrap();
+    assert!(source.contains("table_put("), "{source}");
+    assert_eq!(
+        entity["source_line"].as_i64().unwrap(),
+        entity["start_line"].as_i64().unwrap() + 3
+    );
+    // Other tools that show the file say so too.
+    let (markdown, structured) = c.ok("get_file_graph", json!({"file_path": "src/table.c"}));
+    assert!(markdown.starts_with("> Stale:"), "{markdown}");
+    assert_eq!(structured["meta"]["stale"]["pending_count"], 1);
+    // An unchanged file is served from its indexed bytes, without a notice.
+    let (markdown, structured) = c.ok(
+        "get_entity",
+        json!({"entity_id": "src/hash.c:hash_fnv1a", "include_source": true}),
+    );
+    assert!(!markdown.contains("Stale"), "{markdown}");
+    assert_eq!(structured["entity"]["source_origin"], "indexed");
+}
+
+#[test]
+fn unknown_argument_and_tool_names_are_refused() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (text, structured) = c.err("graph_query", json!({"filepath": "src/"}));
+    assert!(
+        text.contains("Unknown argument 'filepath' for graph_query"),
+        "{text}"
+    );
+    assert!(text.contains("file_path"), "{text}");
+    assert_eq!(structured["hint"], "did you mean 'file_path'?");
+    assert_eq!(structured["error_type"], "CLIENT_ERROR");
+    let (text, _) = c.err("list_repos", json!({"verbose": true}));
+    assert!(text.contains("Valid arguments: max_tokens"), "{text}");
+    let (text, structured) = c.err("graph_qeury", json!({}));
+    assert!(
+        text.contains("Unknown or disabled tool: graph_qeury"),
+        "{text}"
+    );
+    assert_eq!(
+        structured["hint"],
+        "did you mean 'graph_query'? tools/list shows the tools served"
+    );
+    // A budget is a budget on every tool that can say a lot.
+    let (markdown, structured) = c.ok("search_entities", json!({"query": "e", "max_tokens": 60}));
+    assert_eq!(structured["meta"]["truncated"], true, "{markdown}");
+    assert!(
+        markdown.len() <= 60 * 4,
+        "{} bytes:\n{markdown}",
+        markdown.len()
+    );
+    let (markdown, _) = c.ok("search_entities", json!({"query": "e", "max_tokens": 1}));
+    assert!(
+        markdown.contains("max_tokens is too small for one row"),
+        "{markdown}"
+    );
+
+    let home = tempfile::tempdir().unwrap();
+    let out = common::batho()
+        .args([
+            "mcp",
+            "--enable-tool",
+            "bogus_tool",
+            "--enable-tool",
+            "batho_buld",
+        ])
+        .env("BATHO_HOME", home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("'bogus_tool' in --enable-tool"), "{stderr}");
+    assert!(stderr.contains("did you mean 'batho_build'"), "{stderr}");
+}
+
+#[test]
+fn incoming_paths_print_the_stored_arrows() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok(
+        "trace_path",
+        json!({"source_entity_id": "src/table.c:table_put", "target_entity_id": "src/main.cpp:main",
+               "relation_direction": "incoming"}),
+    );
+    assert_eq!(structured["found"], true, "{markdown}");
+    assert!(markdown.contains("← [CALLS]"), "{markdown}");
+    assert!(!markdown.contains("→"), "{markdown}");
+    for hop in structured["path"].as_array().unwrap().iter().skip(1) {
+        assert_eq!(hop["direction"], "backward", "{hop}");
+    }
+}
