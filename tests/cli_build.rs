@@ -72,7 +72,11 @@ fn second_build_needs_full_and_full_makes_a_new_generation() {
 #[test]
 fn status_reports_missing_and_stale() {
     let (_tmp, repo) = copy_repo("examples/demo");
-    let missing = run_json(&["status", arg(&repo)]);
+    // Missing: the report still says so on stdout, and the exit code is 2 as for every
+    // verb without an artifact (docs/cli.md, "Exit codes").
+    let out = run(&["status", arg(&repo), "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let missing: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(missing["state"], "missing");
 
     run_ok(&["build", arg(&repo)]);
@@ -119,10 +123,39 @@ fn bad_inputs_are_skipped_and_reported_not_fatal() {
             .any(|f| f == "src/latin1.c"),
         "{report}"
     );
-    assert!(
-        report["files_with_syntax_errors"].as_u64().unwrap() >= 1,
+    // Which files have syntax errors is named, not only counted: by build --json, by
+    // status, and by the File property has_syntax_errors.
+    assert_eq!(report["files_with_syntax_errors"], 1, "{report}");
+    assert_eq!(
+        report["syntax_error_files"],
+        serde_json::json!(["src/broken.c"]),
         "{report}"
     );
+    let status = run_json(&["status", arg(&repo)]);
+    assert_eq!(
+        status["syntax_error_files"],
+        serde_json::json!(["src/broken.c"])
+    );
+    let text = run_ok(&["status", arg(&repo)]);
+    assert!(text.contains("\n    src/broken.c\n"), "{text}");
+    let rows = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "--format",
+        "csv",
+        "MATCH (f:File) WHERE f.has_syntax_errors RETURN f.file",
+    ]);
+    assert_eq!(rows, "f.file\r\nsrc/broken.c\r\n");
+    let other_kinds = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "--format",
+        "csv",
+        "MATCH (f:Function {name: 'broken'}) RETURN f.has_syntax_errors AS flag",
+    ]);
+    assert_eq!(other_kinds, "flag\r\n\r\n", "null on entities");
     assert_eq!(
         report["files"], 9,
         "7 demo files + latin1.c + broken.c: {report}"
@@ -156,7 +189,7 @@ fn size_limit_skips_and_reports_large_files() {
 #[test]
 fn errors_are_one_line_with_a_nonzero_exit() {
     let out = run(&["build", "/definitely/not/a/dir"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a wrong path is a usage error");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.starts_with("error: "), "{stderr}");
 

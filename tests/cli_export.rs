@@ -28,8 +28,10 @@ fn archive_round_trip_gives_the_same_answers() {
     assert_eq!(rep["members"].as_array().unwrap().len(), 5);
     assert!(archive.is_file());
 
-    // Into a directory that has nothing yet: no source files, only the artifact.
+    // Into a directory that has nothing yet: no source files, only the artifact. (The
+    // folder must exist: load creates `.batho`, never the repository.)
     let other = tmp.path().join("elsewhere");
+    std::fs::create_dir(&other).unwrap();
     let out = run_ok(&["load", arg(&archive), arg(&other)]);
     assert!(out.contains("Loaded"), "{out}");
     assert_eq!(answers(arg(&repo)), answers(arg(&other)));

@@ -189,12 +189,35 @@ fn query_errors_exit_1_with_a_located_diagnostic() {
 }
 
 #[test]
+fn json_keeps_the_return_order_and_csv_results_stay_apart() {
+    let (_tmp, repo) = demo();
+    let query = "RETURN 1 AS zeta, 2 AS alpha, 3 AS mid";
+    let json = run_ok(&["query", "--repo", arg(&repo), "--format", "json", query]);
+    assert_eq!(
+        json,
+        "[\n  {\n    \"zeta\": 1,\n    \"alpha\": 2,\n    \"mid\": 3\n  }\n]\n"
+    );
+    let jsonl = run_ok(&["query", "--repo", arg(&repo), "--format", "jsonl", query]);
+    assert_eq!(jsonl, "{\"zeta\":1,\"alpha\":2,\"mid\":3}\n");
+    // Two statements: two CSV documents, each with its header, a blank line between.
+    let csv = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "--format",
+        "csv",
+        "RETURN 1 AS first; RETURN 2 AS second",
+    ]);
+    assert_eq!(csv, "first\r\n1\r\n\r\nsecond\r\n2\r\n");
+}
+
+#[test]
 fn usage_and_artifact_problems_exit_2() {
     let (tmp, repo) = copy_repo("examples/demo");
     let out = run(&["query", "--repo", arg(&repo), "RETURN 1"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("no Batho artifact"), "{err}");
+    assert!(err.contains("no artifact at"), "{err}");
     assert!(err.contains("hint: run 'batho build"), "{err}");
 
     run_ok(&["build", arg(&repo)]);
@@ -283,6 +306,16 @@ fn explain_and_profile_print_the_plan() {
     ]);
     let n: u64 = plain.lines().nth(1).unwrap().trim().parse().unwrap();
     assert!(n >= 10, "the demo defines more than ten functions: {n}");
+    // As a table: the profiled plan once, before the rows (docs/cli.md).
+    let table = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "PROFILE MATCH (f:Function) RETURN count(*) AS n",
+    ]);
+    assert_eq!(table.matches("NodeScan (f:Function)").count(), 1, "{table}");
+    assert!(table.starts_with("Aggregate"), "{table}");
+    assert!(table.trim_end().ends_with("(1 row)"), "{table}");
     // The rows stay on stdout, the profiled plan goes to stderr.
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),

@@ -102,6 +102,6 @@ fn watch_refuses_a_repository_without_artifact() {
     let out = run(&["watch", arg(&repo)]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("has no artifact yet"), "{err}");
+    assert!(err.contains("no artifact at"), "{err}");
     assert!(err.contains("batho build"), "{err}");
 }

@@ -66,7 +66,11 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let report = result.map_err(|e| Failure::new(e.to_string(), e.hint()))?;
+    let report = result.map_err(|e| Failure {
+        message: e.to_string(),
+        hint: e.hint().map(str::to_owned),
+        code: if e.is_usage() { 2 } else { 1 },
+    })?;
 
     if args.json {
         let value = json!({
@@ -78,13 +82,14 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
             "skipped": report.skipped.iter().map(|s| json!({"path": s.rel_path, "reason": s.reason.to_string()})).collect::<Vec<_>>(),
             "lossy_files": report.lossy_files,
             "files_with_syntax_errors": report.files_with_syntax_errors,
+            "syntax_error_files": report.syntax_error_files,
             "source_bytes": report.source_bytes,
             "bytes_written": report.bytes_written,
             "phases_ms": report.phases,
             "run": run_json(&report.run),
             "moved_aside": report.moved_aside,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
@@ -107,14 +112,9 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
         .iter()
         .map(|(k, n)| format!("{n} {}", k.to_lowercase()))
         .collect();
-    println!("  {}", kinds.join(", "));
-    if report.files_with_syntax_errors > 0 {
-        println!(
-            "  {} files have syntax errors tree-sitter recovered from",
-            report.files_with_syntax_errors
-        );
-    }
-    println!(
+    outln!("  {}", kinds.join(", "));
+    crate::output::print_syntax_error_files(&report.syntax_error_files);
+    outln!(
         "Built {}: {} entities, {} relationships, {} files in {}ms",
         report.root.display(),
         report.entities,
@@ -123,7 +123,7 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
         report.run.duration_ms
     );
     if !report.skipped.is_empty() {
-        println!("  {} files skipped (listed above)", report.skipped.len());
+        outln!("  {} files skipped (listed above)", report.skipped.len());
     }
     Ok(())
 }

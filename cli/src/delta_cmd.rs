@@ -11,9 +11,9 @@ use batho_engine::diff::{
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::Failure;
 use crate::output::{run_json, run_kind_name};
 use crate::runs_cmd::batho_dir;
+use crate::{Failure, no_artifact};
 
 #[derive(Args, Debug)]
 pub(crate) struct DeltaArgs {
@@ -41,14 +41,13 @@ pub(crate) struct DeltaArgs {
 
 /// A diff error as a CLI failure: 2 for a missing or unreadable artifact, 1 otherwise.
 pub(crate) fn diff_failure(e: &DiffError) -> Failure {
+    if let DiffError::NoArtifact { path } = e {
+        return no_artifact(path);
+    }
     Failure {
         message: e.to_string(),
         hint: e.hint(),
-        code: if e.is_client_error() && !matches!(e, DiffError::NoArtifact { .. }) {
-            1
-        } else {
-            2
-        },
+        code: if e.is_client_error() { 1 } else { 2 },
     }
 }
 
@@ -71,7 +70,7 @@ pub(crate) fn run(args: DeltaArgs) -> Result<(), Failure> {
     if args.json {
         print_json(&d, &filter);
     } else {
-        print!("{}", text(&d, &filter, false));
+        out!("{}", text(&d, &filter, false));
     }
     Ok(())
 }
@@ -112,7 +111,7 @@ pub(crate) fn print_json(d: &RunDiff, filter: &DiffFilter) {
         "changes": g.changes.iter().map(change_json).collect::<Vec<_>>(),
         "elapsed_ms": g.elapsed_ms,
     });
-    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
 }
 
 fn lines(s: &NodeSnapshot) -> String {

@@ -55,7 +55,7 @@ pub(crate) fn run(args: DiffArgs) -> Result<(), Failure> {
     if args.json {
         print_json(&d, &filter);
     } else {
-        print!("{}", text(&d, &filter, true));
+        out!("{}", text(&d, &filter, true));
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::Failure;
+use crate::no_artifact;
 use crate::output::human_bytes;
 use crate::runs_cmd::{batho_dir, storage_failure};
 
@@ -116,14 +117,7 @@ pub(crate) fn run(args: ExportArgs) -> Result<(), Failure> {
         })?),
     };
     if !dir.join("MANIFEST").is_file() {
-        return Err(storage_failure(
-            &StorageError::NoArtifact { path: dir.clone() },
-            &dir,
-        ))
-        .map_err(|mut f| {
-            f.code = 2;
-            f
-        });
+        return Err(no_artifact(&dir));
     }
     let generation = match &args.run {
         Some(uuid) => Some(export::generation_of_run(&dir, uuid).map_err(|e| {
@@ -142,9 +136,9 @@ pub(crate) fn run(args: ExportArgs) -> Result<(), Failure> {
         let r = archive::export_archive(&dir, generation, out)
             .map_err(|e| archive_failure(&e, &dir))?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+            outln!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
         } else {
-            println!(
+            outln!(
                 "Exported generation {} ({} nodes, {} edges) to {}: {} in {} members, {} ms",
                 r.generation,
                 r.node_count,
@@ -186,9 +180,9 @@ pub(crate) fn run(args: ExportArgs) -> Result<(), Failure> {
             let ms = t0.elapsed().as_millis();
             if args.json {
                 let v = json!({"path": out, "elapsed_ms": ms, "stats": st});
-                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             } else {
-                println!(
+                outln!(
                     "Exported the {} view of generation {} to {}: {} entities, {} relationships, {} files, {}{} in {ms} ms",
                     st.view,
                     st.generation,
@@ -206,14 +200,8 @@ pub(crate) fn run(args: ExportArgs) -> Result<(), Failure> {
             }
         }
         None => {
-            let stdout = std::io::stdout();
-            let mut lock = std::io::BufWriter::new(stdout.lock());
+            let mut lock = std::io::BufWriter::new(crate::stdout::ClosedPipeExits::new());
             let res = export::write_view(&art, &root, &opts, &mut lock).and_then(|_| lock.flush());
-            // A reader that stops early (`| head`) is not an error.
-            let res = res.or_else(|e| match e.kind() {
-                std::io::ErrorKind::BrokenPipe => Ok(()),
-                _ => Err(e),
-            });
             res.map_err(|e| match e.kind() {
                 std::io::ErrorKind::InvalidInput => usage(e.to_string(), "globs use *, ** and ?"),
                 _ => Failure::new(format!("cannot write the export: {e}"), None),

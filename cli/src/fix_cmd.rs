@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use batho_storage::fix::{self, FixOptions, FixOutcome, FixReport, FixTarget, phase_name};
 use clap::{Args, ValueEnum};
 
-use crate::Failure;
 use crate::output::human_bytes;
 use crate::runs_cmd::{batho_dir, storage_failure};
+use crate::{Failure, no_artifact};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Target {
@@ -50,6 +50,11 @@ pub(crate) struct FixArgs {
 
 pub(crate) fn run(args: FixArgs) -> Result<(), Failure> {
     let dir = batho_dir(args.path);
+    // Without the folder there is nothing to repair; a folder whose MANIFEST is damaged
+    // or gone is what fix is for.
+    if !dir.is_dir() {
+        return Err(no_artifact(&dir));
+    }
     let opts = FixOptions {
         deep: args.deep,
         dry_run: args.dry_run,
@@ -65,7 +70,7 @@ pub(crate) fn run(args: FixArgs) -> Result<(), Failure> {
     let report = fix::fix(&dir, &opts).map_err(|e| storage_failure(&e, &dir))?;
     match args.format {
         Format::Text => print_text(&report),
-        Format::Json => println!(
+        Format::Json => outln!(
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         ),
@@ -117,13 +122,13 @@ fn print_text(r: &FixReport) {
         .iter()
         .map(|p| format!("{p} {}", phase_name(*p)))
         .collect();
-    println!(
+    outln!(
         "fix {} ({mode}): phases {}",
         r.dir.display(),
         phases.join(", ")
     );
     for f in &r.findings {
-        println!(
+        outln!(
             "  [{}] phase {} {}: {}",
             f.severity.name(),
             f.phase,
@@ -133,18 +138,20 @@ fn print_text(r: &FixReport) {
         if let Some(rep) = &f.repair
             && r.options.dry_run
         {
-            println!("      would: {rep}");
+            outln!("      would: {rep}");
         }
     }
     for rep in &r.repairs {
-        println!(
+        outln!(
             "  repaired (phase {}, {}): {}",
-            rep.phase, rep.action, rep.detail
+            rep.phase,
+            rep.action,
+            rep.detail
         );
     }
     if !r.repairs.is_empty() {
         for f in &r.remaining {
-            println!(
+            outln!(
                 "  still [{}] phase {} {}: {}",
                 f.severity.name(),
                 f.phase,
@@ -163,7 +170,7 @@ fn print_text(r: &FixReport) {
     } else {
         String::new()
     };
-    println!(
+    outln!(
         "result: {} ({generation}; {} segments checked{hashed}; {} audit entries; {} ms)",
         r.outcome.name(),
         r.segments_checked,
@@ -181,9 +188,9 @@ fn csv_field(s: &str) -> String {
 }
 
 fn print_csv(r: &FixReport) {
-    println!("record,phase,severity,what,detail,action");
+    outln!("record,phase,severity,what,detail,action");
     let row = |record: &str, phase: u8, sev: &str, what: &str, detail: &str, action: &str| {
-        println!(
+        outln!(
             "{record},{phase},{sev},{},{},{}",
             csv_field(what),
             csv_field(detail),

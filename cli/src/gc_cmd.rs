@@ -68,7 +68,7 @@ enum GcAction {
 }
 
 fn print_json(v: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+    outln!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
 }
 
 pub(crate) fn run(args: GcArgs) -> Result<(), Failure> {
@@ -80,26 +80,26 @@ pub(crate) fn run(args: GcArgs) -> Result<(), Failure> {
                 print_json(&serde_json::to_value(&s).unwrap_or_default());
                 return Ok(());
             }
-            println!(
+            outln!(
                 "{}: generation {}, {} generations on disk, {} runs",
                 dir.display(),
                 s.current_generation,
                 s.generations.len(),
                 s.runs
             );
-            println!(
+            outln!(
                 "  segments:  {} files, {} (current generation: {})",
                 s.segment_files,
                 human_bytes(s.segment_bytes),
                 human_bytes(s.live_bytes)
             );
-            println!(
+            outln!(
                 "  manifests: {} files, {}",
                 s.manifest_files,
                 human_bytes(s.manifest_bytes)
             );
-            println!("  total:     {}", human_bytes(s.total_bytes));
-            println!(
+            outln!("  total:     {}", human_bytes(s.total_bytes));
+            outln!(
                 "  reclaimable: {} ({:.1}%): {} generations, {} segments, {} leftover files",
                 human_bytes(s.reclaimable_bytes),
                 s.fragmentation * 100.0,
@@ -135,16 +135,16 @@ pub(crate) fn run(args: GcArgs) -> Result<(), Failure> {
                 return Ok(());
             }
             let verb = if r.dry_run { "would prune" } else { "pruned" };
-            println!(
+            outln!(
                 "{verb} {} runs; {} runs remain",
                 r.pruned.len(),
                 r.remaining
             );
             for run in &r.pruned {
-                println!("  {} (generation {})", run.uuid, run.generation);
+                outln!("  {} (generation {})", run.uuid, run.generation);
             }
             if let Some(g) = r.generation {
-                println!("history published as generation {g}; 'batho gc reclaim' frees the space");
+                outln!("history published as generation {g}; 'batho gc reclaim' frees the space");
             }
             Ok(())
         }
@@ -160,16 +160,19 @@ pub(crate) fn run(args: GcArgs) -> Result<(), Failure> {
                 return Ok(());
             }
             if !r.had_delta {
-                println!("nothing to compact: the current generation is a single base layer");
+                outln!("nothing to compact: the current generation is a single base layer");
                 return Ok(());
             }
             let verb = if r.dry_run { "would fold" } else { "folded" };
-            println!(
+            outln!(
                 "{verb} a delta of {} appended nodes and {} edges into a new base ({} nodes, {} edges)",
-                r.appended_nodes, r.delta_edges, r.node_count, r.edge_count
+                r.appended_nodes,
+                r.delta_edges,
+                r.node_count,
+                r.edge_count
             );
             if let Some(g) = r.generation {
-                println!(
+                outln!(
                     "committed as generation {g} ({} written); 'batho gc reclaim' frees the old layers once no run needs them",
                     human_bytes(r.bytes_written)
                 );
@@ -188,7 +191,7 @@ pub(crate) fn run(args: GcArgs) -> Result<(), Failure> {
                 return Ok(());
             }
             let verb = if r.dry_run { "would free" } else { "freed" };
-            println!(
+            outln!(
                 "{verb} {}: {} manifests, {} segments, {} leftover files",
                 human_bytes(r.bytes),
                 r.manifests.len(),
@@ -197,10 +200,10 @@ pub(crate) fn run(args: GcArgs) -> Result<(), Failure> {
             );
             if !r.manifests.is_empty() {
                 let g: Vec<String> = r.manifests.iter().map(u64::to_string).collect();
-                println!("  generations: {}", g.join(", "));
+                outln!("  generations: {}", g.join(", "));
             }
             let g: Vec<String> = r.remaining_generations.iter().map(u64::to_string).collect();
-            println!("  generations kept: {}", g.join(", "));
+            outln!("  generations kept: {}", g.join(", "));
             Ok(())
         }
     }

@@ -27,6 +27,14 @@ pub(crate) struct LoadArgs {
 
 pub(crate) fn run(args: LoadArgs) -> Result<(), Failure> {
     let dir = batho_dir(args.path);
+    // `.batho` is created when missing, never the repository: a mistyped path would
+    // otherwise become a new folder holding an artifact of nothing.
+    let root = crate::advice::repository_root(&dir);
+    if !root.is_dir() {
+        let mut failure = crate::no_artifact(&root);
+        failure.hint = Some("give the root folder of an existing repository".into());
+        return Err(failure);
+    }
     let opts = LoadOptions {
         force: args.force,
         ..LoadOptions::default()
@@ -34,10 +42,10 @@ pub(crate) fn run(args: LoadArgs) -> Result<(), Failure> {
     let r =
         archive::load_archive(&dir, &args.archive, &opts).map_err(|e| archive_failure(&e, &dir))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
         return Ok(());
     }
-    println!(
+    outln!(
         "Loaded {} into {}: generation {} ({} nodes, {} edges), {} verified in {} ms{}",
         args.archive.display(),
         dir.display(),
@@ -53,7 +61,7 @@ pub(crate) fn run(args: LoadArgs) -> Result<(), Failure> {
         }
     );
     if let Some(prev) = r.previous_generation {
-        println!("Previous generation {prev} stays on disk and in 'batho runs'.");
+        outln!("Previous generation {prev} stays on disk and in 'batho runs'.");
     }
     Ok(())
 }

@@ -3,6 +3,10 @@
 //! This binary only parses arguments and prints; every behaviour lives in `batho-engine`.
 //! Errors are printed as one line (plus a hint when there is one) with a non-zero exit code.
 
+#[macro_use]
+mod stdout;
+
+mod advice;
 mod build_cmd;
 mod delta_cmd;
 mod diff_cmd;
@@ -78,6 +82,26 @@ impl Failure {
     }
 }
 
+/// The failure of a command that needs an artifact where PATH (a repository root or its
+/// `.batho` folder) has none: exit code 2, like every usage problem (docs/cli.md).
+pub(crate) fn no_artifact(path: &std::path::Path) -> Failure {
+    let (message, hint) = advice::no_artifact_advice(path);
+    Failure {
+        message,
+        hint: Some(hint),
+        code: 2,
+    }
+}
+
+/// A `--root` that does not exist is a usage problem (exit 2) like a PATH elsewhere; the
+/// server itself needs no artifact there, since it can build one.
+fn mcp_root_exists(args: &mcp_cmd::McpArgs) -> Result<(), Failure> {
+    match &args.root {
+        Some(root) if !root.is_dir() => Err(no_artifact(root)),
+        _ => Ok(()),
+    }
+}
+
 /// The repository a command works on: the given path, or the current directory.
 pub(crate) fn repo_path(path: Option<PathBuf>) -> PathBuf {
     path.unwrap_or_else(|| PathBuf::from("."))
@@ -90,7 +114,7 @@ fn main() -> ExitCode {
         Command::Patch(args) => patch_cmd::run(args),
         Command::Status(args) => status_cmd::run(args),
         Command::Query(args) => query_cmd::run(args),
-        Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Mcp(args) => mcp_root_exists(&args).and_then(|()| mcp_cmd::run(args)),
         Command::Runs(args) => runs_cmd::run(args),
         Command::Delta(args) => delta_cmd::run(args),
         Command::Diff(args) => diff_cmd::run(args),

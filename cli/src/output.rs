@@ -56,6 +56,29 @@ pub(crate) fn human_bytes(n: u64) -> String {
     }
 }
 
+/// At most this many files with syntax errors are named in the text report; `--json` and
+/// the query below list them all.
+const SYNTAX_ERROR_FILES_SHOWN: usize = 10;
+
+pub(crate) fn print_syntax_error_files(files: &[String]) {
+    if files.is_empty() {
+        return;
+    }
+    outln!(
+        "  {} files have syntax errors tree-sitter recovered from (their facts may be incomplete):",
+        files.len()
+    );
+    for file in files.iter().take(SYNTAX_ERROR_FILES_SHOWN) {
+        outln!("    {file}");
+    }
+    if files.len() > SYNTAX_ERROR_FILES_SHOWN {
+        outln!(
+            "    ... and {} more: batho query \"MATCH (f:File) WHERE f.has_syntax_errors RETURN f.file\"",
+            files.len() - SYNTAX_ERROR_FILES_SHOWN
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::human_bytes;

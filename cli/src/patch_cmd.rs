@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use batho_engine::patch::{self, DetectMode, PatchOptions, PatchReport};
+use batho_engine::patch::{self, DetectMode, PatchError, PatchOptions, PatchReport};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::output::run_json;
-use crate::{Failure, repo_path};
+use crate::{Failure, no_artifact, repo_path};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Mode {
@@ -61,10 +61,13 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
         max_file_size_kb: args.max_file_size_kb,
         ..PatchOptions::default()
     };
-    let report = patch::patch(&root, &opts).map_err(|e| Failure {
-        message: e.to_string(),
-        hint: e.hint().map(str::to_owned),
-        code: if e.is_usage() { 2 } else { 1 },
+    let report = patch::patch(&root, &opts).map_err(|e| match e {
+        PatchError::NoArtifact(_) | PatchError::NotADirectory(_) => no_artifact(&root),
+        e => Failure {
+            message: e.to_string(),
+            hint: e.hint().map(str::to_owned),
+            code: if e.is_usage() { 2 } else { 1 },
+        },
     })?;
     if args.json {
         let value = json!({
@@ -95,12 +98,12 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
             "phases": report.phases,
             "run": report.run.as_ref().map(run_json),
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
     } else {
-        println!("{}", summary(&report));
+        outln!("{}", summary(&report));
         if report.rebuilt {
             eprintln!(
                 "note: the changes reached {} of the tree's files, so every file was indexed \

@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use batho_engine::query::{Database, QueryOptions};
+use batho_engine::query::render::Format;
+use batho_engine::query::{Database, QueryError, QueryOptions};
 use clap::Args;
 
-use crate::{Failure, repo_path};
+use crate::{Failure, no_artifact, repo_path};
 
 #[derive(Args, Debug)]
 pub(crate) struct QueryArgs {
@@ -47,7 +48,7 @@ pub(crate) struct QueryArgs {
 
 /// `Format` wrapped so clap can hold it.
 #[derive(Clone, Copy, Debug)]
-struct FormatArg(batho_engine::query::render::Format);
+struct FormatArg(Format);
 
 fn parse_format_arg(s: &str) -> Result<FormatArg, String> {
     script::parse_format(s)
@@ -77,13 +78,16 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
         return Err(usage("the query is empty".into()));
     }
     let root = repo_path(args.repo);
-    let db = Database::open(&root).map_err(|e| Failure {
-        message: e.to_string(),
-        hint: Some(format!(
-            "run 'batho build {}' to index the repository first",
-            root.display()
-        )),
-        code: 2,
+    let db = Database::open(&root).map_err(|e| match e {
+        QueryError::NoArtifact { .. } => no_artifact(&root),
+        e => Failure {
+            message: e.to_string(),
+            hint: Some(format!(
+                "run 'batho fix {}' to verify and repair the artifact",
+                root.display()
+            )),
+            code: 2,
+        },
     })?;
     let mut opts = QueryOptions::default();
     if let Some(n) = args.limit_rows {
@@ -97,24 +101,25 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
     }
     let params: BTreeMap<_, _> = args.params.into_iter().collect();
 
-    let stdout = std::io::stdout();
+    let mut stdout = crate::stdout::ClosedPipeExits::new();
     let stderr = std::io::stderr();
     let mut failed = 0usize;
     let mut worst = 1u8;
-    for (i, stmt) in statements.iter().enumerate() {
+    let mut printed = 0usize;
+    for stmt in &statements {
         match script::run_statement(&db, stmt, &params, &opts) {
             Ok(res) => {
-                if i > 0 && args.format.0 == batho_engine::query::render::Format::Table {
-                    println!();
+                // Tables and CSV of successive statements would run together: a blank
+                // line ends each one (every CSV result brings its own header).
+                match args.format.0 {
+                    Format::Table if printed > 0 => outln!(),
+                    // CSV lines end in CRLF (RFC 4180), the blank line too.
+                    Format::Csv if printed > 0 => out!("\r\n"),
+                    _ => {}
                 }
-                script::print_result(
-                    &db,
-                    &res,
-                    args.format.0,
-                    &mut stdout.lock(),
-                    &mut stderr.lock(),
-                )
-                .map_err(|e| usage(format!("cannot write the result: {e}")))?;
+                printed += 1;
+                script::print_result(&db, &res, args.format.0, &mut stdout, &mut stderr.lock())
+                    .map_err(|e| usage(format!("cannot write the result: {e}")))?;
             }
             Err(e) => {
                 failed += 1;

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use crate::output::{run_json, run_kind_name, run_status_name};
-use crate::{Failure, repo_path};
+use crate::{Failure, no_artifact, repo_path};
 
 #[derive(Args, Debug)]
 pub(crate) struct RunsArgs {
@@ -36,10 +36,7 @@ pub(crate) fn batho_dir(path: Option<PathBuf>) -> PathBuf {
 /// A storage error as a CLI failure, with the way out.
 pub(crate) fn storage_failure(e: &StorageError, dir: &Path) -> Failure {
     let hint = match e {
-        StorageError::NoArtifact { .. } => format!(
-            "run 'batho build {}' to index the repository first",
-            dir.parent().unwrap_or(dir).display()
-        ),
+        StorageError::NoArtifact { .. } => return no_artifact(dir),
         StorageError::Locked { .. } => "wait for the running build to finish, then retry".into(),
         _ => "run 'batho fix' to verify and repair the artifact".into(),
     };
@@ -61,10 +58,7 @@ fn run_value(r: &RunRecord) -> Value {
 pub(crate) fn run(args: RunsArgs) -> Result<(), Failure> {
     let dir = batho_dir(args.path);
     if !dir.join("MANIFEST").is_file() {
-        return Err(storage_failure(
-            &StorageError::NoArtifact { path: dir.clone() },
-            &dir,
-        ));
+        return Err(no_artifact(&dir));
     }
     let store = Store::create_or_open(&dir).map_err(|e| storage_failure(&e, &dir))?;
     let current = store
@@ -81,17 +75,17 @@ pub(crate) fn run(args: RunsArgs) -> Result<(), Failure> {
             "total": total,
             "runs": shown.iter().map(|r| run_value(r)).collect::<Vec<_>>(),
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
         return Ok(());
     }
     if shown.is_empty() {
-        println!("no runs recorded in {}", dir.display());
+        outln!("no runs recorded in {}", dir.display());
         return Ok(());
     }
-    println!(
+    outln!(
         "{:<36}  {:<5}  {:<9}  {:<19}  {:>9}  {:>4}  {:<12}  {:<12}  {:>8}  {:>8}  {:>6}",
         "RUN",
         "KIND",
@@ -113,7 +107,7 @@ pub(crate) fn run(args: RunsArgs) -> Result<(), Failure> {
             .chars()
             .take(12)
             .collect();
-        println!(
+        outln!(
             "{:<36}  {:<5}  {:<9}  {:<19}  {:>7}ms  {:>4}  {:<12}  {:<12}  {:>8}  {:>8}  {:>6}",
             r.uuid,
             run_kind_name(r.kind),
@@ -128,11 +122,11 @@ pub(crate) fn run(args: RunsArgs) -> Result<(), Failure> {
             r.file_count,
         );
         if !r.message.is_empty() {
-            println!("    {}", r.message);
+            outln!("    {}", r.message);
         }
     }
     if total > shown.len() {
-        println!(
+        outln!(
             "({} of {total} runs shown; --limit N for more)",
             shown.len()
         );

@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::output::{human_bytes, run_json, run_kind_name, run_status_name};
-use crate::{Failure, repo_path};
+use crate::{Failure, no_artifact, repo_path};
 
 #[derive(Args, Debug)]
 pub(crate) struct StatusArgs {
@@ -23,6 +23,9 @@ pub(crate) struct StatusArgs {
 
 pub(crate) fn run(args: StatusArgs) -> Result<(), Failure> {
     let root = repo_path(args.path);
+    if !root.is_dir() {
+        return Err(no_artifact(&root));
+    }
     let report = status::status(&root, args.verify).map_err(|e| {
         Failure::new(
             e.to_string(),
@@ -42,21 +45,21 @@ pub(crate) fn run(args: StatusArgs) -> Result<(), Failure> {
             "size_on_disk": report.size_on_disk,
             "changed_files": report.changed_files,
             "changed_count": report.changed_count,
+            "syntax_error_files": report.syntax_error_files,
             "last_run": report.last_run.as_ref().map(run_json),
             "integrity": report.integrity,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
         return verdict(&report);
     }
-    println!("{}: {}", report.root.display(), report.state.name());
+    outln!("{}: {}", report.root.display(), report.state.name());
     if report.state == ArtifactState::Missing {
-        println!("  no artifact; run 'batho build' to create one");
-        return Ok(());
+        return verdict(&report);
     }
-    println!(
+    outln!(
         "  generation {} · {} entities · {} relationships · {} files · {} on disk",
         report.generation,
         report.entities,
@@ -69,15 +72,15 @@ pub(crate) fn run(args: StatusArgs) -> Result<(), Failure> {
         .iter()
         .map(|(k, n)| format!("{k} {n}"))
         .collect();
-    println!("  nodes: {}", kinds.join(", "));
+    outln!("  nodes: {}", kinds.join(", "));
     let rels: Vec<String> = report
         .relation_types
         .iter()
         .map(|(k, n)| format!("{k} {n}"))
         .collect();
-    println!("  relationships: {}", rels.join(", "));
+    outln!("  relationships: {}", rels.join(", "));
     if let Some(run) = &report.last_run {
-        println!(
+        outln!(
             "  last run: {} {} {}, {}ms{}{}",
             run.uuid,
             run_kind_name(run.kind),
@@ -93,31 +96,36 @@ pub(crate) fn run(args: StatusArgs) -> Result<(), Failure> {
                 .unwrap_or_default(),
         );
     }
+    crate::output::print_syntax_error_files(&report.syntax_error_files);
     if let Some(issues) = &report.integrity {
         if issues.is_empty() {
-            println!("  integrity: verified, no problems found");
+            outln!("  integrity: verified, no problems found");
         } else {
-            println!("  integrity: {} problems found:", issues.len());
+            outln!("  integrity: {} problems found:", issues.len());
             for issue in issues {
-                println!("    {issue}");
+                outln!("    {issue}");
             }
         }
     }
     if report.state == ArtifactState::Stale {
-        println!(
+        outln!(
             "  {} source files changed since the last run:",
             report.changed_count
         );
         for f in &report.changed_files {
-            println!("    {f}");
+            outln!("    {f}");
         }
-        println!("  run 'batho build --full' to bring it up to date");
+        outln!("  run 'batho build --full' to bring it up to date");
     }
     verdict(&report)
 }
 
-/// A failed verification is an error exit, whatever the output format.
+/// A missing artifact or a failed verification is an error exit, whatever the output
+/// format: the report is printed first, so scripts read the state and check the code.
 fn verdict(report: &status::StatusReport) -> Result<(), Failure> {
+    if report.state == ArtifactState::Missing {
+        return Err(no_artifact(&report.root));
+    }
     if report.integrity.as_ref().is_some_and(|i| !i.is_empty()) {
         return Err(Failure::new(
             "the artifact failed verification",

@@ -11,7 +11,7 @@ use batho_engine::watch::{WatchEvent, WatchObserver, WatchOptions, Watchers};
 use clap::Args;
 use serde_json::json;
 
-use crate::{Failure, repo_path};
+use crate::{Failure, no_artifact, repo_path};
 
 #[derive(Args, Debug)]
 pub(crate) struct WatchArgs {
@@ -30,24 +30,17 @@ pub(crate) struct WatchArgs {
 
 pub(crate) fn run(args: WatchArgs) -> Result<(), Failure> {
     let root = repo_path(args.path);
-    let root = root.canonicalize().map_err(|e| {
-        Failure::new(
-            format!("cannot watch {}: {e}", root.display()),
-            Some("give the path of a repository"),
-        )
-    })?;
+    let root = root.canonicalize().map_err(|_| no_artifact(&root))?;
     if !batho_engine::build::artifact_dir(&root)
         .join("MANIFEST")
         .is_file()
     {
-        return Err(Failure {
-            message: format!("{} has no artifact yet", root.display()),
-            hint: Some(format!(
-                "run 'batho build {}' once; the watcher keeps it fresh",
-                root.display()
-            )),
-            code: 2,
-        });
+        let mut failure = no_artifact(&root);
+        failure.hint = Some(format!(
+            "run 'batho build {}' once; the watcher keeps it fresh",
+            root.display()
+        ));
+        return Err(failure);
     }
     let (fatal_tx, fatal_rx) = mpsc::channel::<String>();
     let json = args.json;
@@ -108,7 +101,7 @@ fn print_event(root: &std::path::Path, event: &WatchEvent, json: bool, debounce_
         }
     };
     // Flushed per line so a pipe (a test, `tee`) sees each event as it happens.
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::ClosedPipeExits::new();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
 }

@@ -83,6 +83,8 @@ pub struct BuildReport {
     pub lossy_files: Vec<String>,
     /// Files whose syntax tree contains errors (indexed as far as tree-sitter could).
     pub files_with_syntax_errors: u64,
+    /// Those files, by path relative to the root, sorted.
+    pub syntax_error_files: Vec<String>,
     /// Bytes of source parsed.
     pub source_bytes: u64,
     /// Bytes the commit wrote to the store.
@@ -117,6 +119,14 @@ pub enum BuildError {
     /// The path is not a directory.
     #[error("not a directory: {0}")]
     NotADirectory(PathBuf),
+    /// The tree has no C or C++ file to index (nothing was written).
+    #[error("no C or C++ source file to index in {}{}", root.display(), if *skipped > 0 { format!(" ({skipped} files skipped: too large or unreadable)") } else { String::new() })]
+    NothingToIndex {
+        /// The repository root.
+        root: PathBuf,
+        /// Source files discovery left out (over the size limit, unreadable).
+        skipped: usize,
+    },
     /// An artifact exists and `full` was not asked for.
     #[error("an artifact already exists at {0}")]
     ArtifactExists(PathBuf),
@@ -149,6 +159,9 @@ impl BuildError {
     pub fn hint(&self) -> Option<&'static str> {
         match self {
             BuildError::ArtifactExists(_) => Some("rebuild it with 'batho build --full'"),
+            BuildError::NothingToIndex { .. } => Some(
+                "batho indexes .c, .h, .cc, .cpp, .hpp and similar files; check the path, .gitignore, .bathoignore and --max-file-size-kb",
+            ),
             BuildError::Storage(StorageError::UnsupportedFormat { .. }) => Some(
                 "rebuild it with 'batho build --full' (the old artifact is moved aside, not deleted)",
             ),
@@ -157,6 +170,15 @@ impl BuildError {
             }
             _ => None,
         }
+    }
+
+    /// Whether the request itself is wrong (the path, or a tree with nothing to index)
+    /// rather than the build failing: front ends exit with 2 for these.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            BuildError::NotADirectory(_) | BuildError::NothingToIndex { .. }
+        )
     }
 }
 
@@ -199,6 +221,21 @@ pub fn build(
         return Err(BuildError::NotADirectory(root.to_path_buf()));
     }
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    // Discovery comes first so that a tree with nothing to index leaves nothing behind:
+    // no `.batho` folder, no empty generation.
+    let discovery = discover::discover(
+        &root,
+        &DiscoverOptions {
+            max_file_size_kb: opts.max_file_size_kb,
+            ..DiscoverOptions::default()
+        },
+    )?;
+    if discovery.files.is_empty() {
+        return Err(BuildError::NothingToIndex {
+            root,
+            skipped: discovery.skipped.len(),
+        });
+    }
     let dir = artifact_dir(&root);
     let (store, moved_aside) = match Store::create_or_open(&dir) {
         Err(StorageError::UnsupportedFormat { .. }) if opts.full => {
@@ -212,13 +249,6 @@ pub fn build(
         return Err(BuildError::ArtifactExists(dir));
     }
 
-    let discovery = discover::discover(
-        &root,
-        &DiscoverOptions {
-            max_file_size_kb: opts.max_file_size_kb,
-            ..DiscoverOptions::default()
-        },
-    )?;
     let total_bytes = discovery.files.iter().map(|f| f.size).sum();
     let mut phases = PhaseTimes {
         discover_ms: started.elapsed().as_millis() as u64,
@@ -247,8 +277,7 @@ pub fn build(
     skipped.extend(whole.skipped);
     skipped.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
     let (graph, file_count, pack) = (whole.graph, whole.file_count, whole.pack);
-    let (lossy_files, files_with_syntax_errors) =
-        (whole.lossy_files, whole.files_with_syntax_errors);
+    let (lossy_files, syntax_error_files) = (whole.lossy_files, whole.syntax_error_files);
 
     let mut kinds = BTreeMap::new();
     let mut entities = 0;
@@ -300,7 +329,8 @@ pub fn build(
         kinds,
         skipped,
         lossy_files,
-        files_with_syntax_errors,
+        files_with_syntax_errors: syntax_error_files.len() as u64,
+        syntax_error_files,
         source_bytes: total_bytes,
         bytes_written: commit.bytes_written,
         phases,
@@ -353,7 +383,7 @@ pub(crate) struct WholeTree {
     /// Files decoded lossily.
     pub(crate) lossy_files: Vec<String>,
     /// Files whose syntax tree has errors.
-    pub(crate) files_with_syntax_errors: u64,
+    pub(crate) syntax_error_files: Vec<String>,
     /// Parsing (milliseconds).
     pub(crate) extract_ms: u64,
     /// Resolution (milliseconds).
@@ -398,7 +428,7 @@ pub(crate) fn index_all(
     let mut skipped = Vec::new();
     let mut lossy_files = Vec::new();
     let mut facts = Vec::with_capacity(parsed.len());
-    let mut files_with_syntax_errors = 0;
+    let mut syntax_error_files = Vec::new();
     for (file, outcome) in files.iter().zip(parsed) {
         match outcome {
             FileOutcome::Parsed { facts: f, lossy } => {
@@ -406,7 +436,7 @@ pub(crate) fn index_all(
                     lossy_files.push(file.rel_path.clone());
                 }
                 if f.parse_errors > 0 {
-                    files_with_syntax_errors += 1;
+                    syntax_error_files.push(file.rel_path.clone());
                 }
                 facts.push(f);
             }
@@ -427,7 +457,7 @@ pub(crate) fn index_all(
         file_count,
         skipped,
         lossy_files,
-        files_with_syntax_errors,
+        syntax_error_files,
         extract_ms,
         resolve_ms,
         pack: WholePack(pack),

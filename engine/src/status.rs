@@ -62,6 +62,8 @@ pub struct StatusReport {
     pub changed_files: Vec<String>,
     /// How many source files changed, were added or removed in all.
     pub changed_count: u64,
+    /// Indexed files whose syntax tree had errors tree-sitter recovered from, sorted.
+    pub syntax_error_files: Vec<String>,
     /// Problems found by a full verification, when one was asked for (`None` otherwise).
     pub integrity: Option<Vec<String>>,
 }
@@ -84,6 +86,7 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
         size_on_disk: 0,
         changed_files: Vec::new(),
         changed_count: 0,
+        syntax_error_files: Vec::new(),
         integrity: None,
     };
     if !dir.is_dir() {
@@ -117,6 +120,7 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
         let issues = artifact.verify(true);
         report.integrity = Some(issues.iter().map(ToString::to_string).collect());
     }
+    report.syntax_error_files = syntax_error_files(&artifact);
     let indexed = indexed_files(&artifact);
     report.files = indexed.len() as u64;
 
@@ -141,6 +145,21 @@ fn indexed_files(artifact: &Artifact) -> BTreeSet<String> {
         .filter(|n| !n.flags().contains(batho_schema::NodeFlags::SYSTEM))
         .map(|n| n.file().into_owned())
         .collect()
+}
+
+/// Paths of the indexed files whose `File` node carries the syntax-errors flag.
+fn syntax_error_files(artifact: &Artifact) -> Vec<String> {
+    let mut files: Vec<String> = artifact
+        .nodes_of_kind(NodeKind::File)
+        .iter()
+        .map(batho_storage::input::NodeIdx)
+        .filter(|&idx| artifact.is_live(idx))
+        .map(|idx| artifact.node(idx))
+        .filter(|n| n.flags().contains(batho_schema::NodeFlags::SYNTAX_ERRORS))
+        .map(|n| n.file().into_owned())
+        .collect();
+    files.sort();
+    files
 }
 
 /// Source files modified or added after `since_ms`, plus indexed files that are gone.

@@ -105,6 +105,7 @@ pub const CODE_NODE_PROPERTIES: &[(&str, PropType)] = &[
     ("is_static", PropType::Bool),
     ("community", PropType::Int),
     ("language", PropType::String),
+    ("has_syntax_errors", PropType::Bool),
 ];
 
 /// Relationship properties of a code graph.

@@ -164,12 +164,12 @@ fn operators_from_other_languages() {
     check(
         "MATCH (n) WHERE n.name == 'x' RETURN n",
         expect![[r#"
-            error: unexpected `=`, expected an expression
-             --> line 1, column 25
+            error: unexpected `==`, expected an expression
+             --> line 1, column 24
               |
             1 | MATCH (n) WHERE n.name == 'x' RETURN n
-              |                         ^
-              = help: comparisons do not chain: write `a < b AND b < c`"#]],
+              |                        ^^
+              = help: use `=` to compare for equality"#]],
     );
     check(
         "MATCH (n) WHERE n.a = 1 && n.b = 2 RETURN n",

@@ -273,6 +273,9 @@ impl NodeFlags {
     pub const VIRTUAL: NodeFlags = NodeFlags(8);
     /// An external header file stub (`File` kind) or standard-library symbol.
     pub const SYSTEM: NodeFlags = NodeFlags(16);
+    /// A `File` whose syntax tree had errors tree-sitter recovered from: its facts may
+    /// miss what the damaged lines held.
+    pub const SYNTAX_ERRORS: NodeFlags = NodeFlags(32);
 
     /// Whether every bit of `other` is set.
     pub const fn contains(self, other: NodeFlags) -> bool {

@@ -3,6 +3,13 @@
 //! `;`) and exits non-zero when any of them failed, so `batho-ql repo < queries.bql` works
 //! in scripts.
 
+#[macro_use]
+#[path = "../stdout.rs"]
+mod stdout;
+
+#[path = "../advice.rs"]
+mod advice;
+
 #[path = "../repl/mod.rs"]
 mod repl;
 
@@ -17,11 +24,11 @@ fn main() -> ExitCode {
     for arg in std::env::args_os().skip(1) {
         match arg.to_str() {
             Some("-h" | "--help") => {
-                println!("{USAGE}\n\n{}", repl::session::HELP);
+                outln!("{USAGE}\n\n{}", repl::session::HELP);
                 return ExitCode::SUCCESS;
             }
             Some("-V" | "--version") => {
-                println!("batho-ql {}", env!("CARGO_PKG_VERSION"));
+                outln!("batho-ql {}", env!("CARGO_PKG_VERSION"));
                 return ExitCode::SUCCESS;
             }
             Some(a) if a.starts_with('-') && a.len() > 1 => {
@@ -40,12 +47,11 @@ fn main() -> ExitCode {
         repl::interactive(&path)
     } else {
         let stdin = std::io::stdin();
-        let stdout = std::io::stdout();
         let stderr = std::io::stderr();
         repl::script(
             &path,
             &mut stdin.lock(),
-            &mut stdout.lock(),
+            &mut stdout::ClosedPipeExits::new(),
             &mut stderr.lock(),
         )
     };

@@ -88,7 +88,7 @@ impl Helper for QlHelper {}
 /// Runs the interactive shell; returns the process exit code.
 pub fn interactive(path: &Path) -> u8 {
     let (mut session, open_error) = Session::new(path);
-    println!(
+    outln!(
         "batho-ql {} — BQL shell. Statements end with ';'. :help for commands.",
         env!("CARGO_PKG_VERSION")
     );
@@ -117,7 +117,7 @@ pub fn interactive(path: &Path) -> u8 {
         // A missing history file is normal on first use.
         let _ = editor.load_history(h);
     }
-    let stdout = std::io::stdout();
+    let mut stdout = crate::stdout::ClosedPipeExits::new();
     let stderr = std::io::stderr();
     loop {
         let prompt = if session.is_open() {
@@ -131,7 +131,7 @@ pub fn interactive(path: &Path) -> u8 {
                     continue;
                 }
                 let _ = editor.add_history_entry(line.as_str());
-                let outcome = session.handle(&line, &mut stdout.lock(), &mut stderr.lock());
+                let outcome = session.handle(&line, &mut stdout, &mut stderr.lock());
                 if let Some(h) = editor.helper_mut() {
                     h.params = session.param_names();
                 }

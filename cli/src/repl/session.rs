@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use batho_engine::query::render::Format;
-use batho_engine::query::{Database, QueryOptions, Value};
+use batho_engine::query::{Database, QueryError, QueryOptions, Value};
 
 use super::script::{self, Statement};
 
@@ -83,8 +83,12 @@ impl Session {
                 self.path = path.to_path_buf();
                 Ok(())
             }
+            Err(QueryError::NoArtifact { .. }) => {
+                let (message, hint) = crate::advice::no_artifact_advice(path);
+                Err(format!("error: {message}\nhint: {hint}"))
+            }
             Err(e) => Err(format!(
-                "error: {e}\nhint: run 'batho build {}' to index it",
+                "error: {e}\nhint: run 'batho fix {}' to verify and repair the artifact",
                 path.display()
             )),
         }

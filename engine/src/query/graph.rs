@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use batho_lang::{PropertyAccess, Value};
-use batho_schema::NodeFlags;
+use batho_schema::{NodeFlags, NodeKind};
 use batho_storage::{Artifact, EdgeIdx, NodeIdx};
 
 /// Node property names, in the order `properties()` reports them.
@@ -26,6 +26,10 @@ pub const NODE_PROPERTIES: &[&str] = &[
     "community",
     "language",
 ];
+
+/// The node property only `File` nodes have (null on other kinds, and left out of their
+/// expansion so entity objects stay as they were).
+pub const FILE_ONLY_PROPERTY: &str = "has_syntax_errors";
 
 /// Relationship property names.
 pub const REL_PROPERTIES: &[&str] = &["type", "roles", "confidence", "strategy", "file", "line"];
@@ -86,6 +90,10 @@ impl PropertyAccess for ArtifactGraph<'_> {
             "is_static" => Value::Bool(n.flags().contains(NodeFlags::STATIC)),
             "community" => int(n.community()),
             "language" => n.language().name().into(),
+            // A property of files only: other kinds have no syntax tree of their own.
+            FILE_ONLY_PROPERTY if n.kind() == NodeKind::File => {
+                Value::Bool(n.flags().contains(NodeFlags::SYNTAX_ERRORS))
+            }
             _ => Value::Null,
         }
     }
@@ -123,10 +131,14 @@ impl PropertyAccess for ArtifactGraph<'_> {
     }
 
     fn node_properties(&self, node: u32) -> BTreeMap<String, Value> {
-        NODE_PROPERTIES
+        let mut properties: BTreeMap<String, Value> = NODE_PROPERTIES
             .iter()
             .map(|k| (k.to_string(), self.node_prop(node, k)))
-            .collect()
+            .collect();
+        if let Value::Bool(flag) = self.node_prop(node, FILE_ONLY_PROPERTY) {
+            properties.insert(FILE_ONLY_PROPERTY.to_string(), Value::Bool(flag));
+        }
+        properties
     }
 
     fn rel_properties(&self, rel: u32) -> BTreeMap<String, Value> {

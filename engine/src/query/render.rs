@@ -85,25 +85,44 @@ fn rel_json(r: u32, graph: &dyn PropertyAccess) -> Json {
     Json::Object(m)
 }
 
-fn row_object(res: &QueryResult, row: &[Value], graph: &dyn PropertyAccess) -> Json {
-    Json::Object(
-        res.columns
-            .iter()
-            .zip(row)
-            .map(|(c, v)| (c.clone(), to_json(v, graph)))
-            .collect(),
-    )
+/// One result row as a JSON object whose keys keep the `RETURN` order: serde_json's
+/// `Map` sorts keys, which would reorder the columns a query asked for.
+struct OrderedRow<'a> {
+    columns: &'a [String],
+    values: Vec<Json>,
+}
+
+impl serde::Serialize for OrderedRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.columns.len()))?;
+        for (column, value) in self.columns.iter().zip(&self.values) {
+            map.serialize_entry(column, value)?;
+        }
+        map.end()
+    }
+}
+
+fn row_object<'a>(
+    res: &'a QueryResult,
+    row: &[Value],
+    graph: &dyn PropertyAccess,
+) -> OrderedRow<'a> {
+    OrderedRow {
+        columns: &res.columns,
+        values: row.iter().map(|v| to_json(v, graph)).collect(),
+    }
 }
 
 fn json_array(res: &QueryResult, graph: &dyn PropertyAccess) -> String {
-    let rows: Vec<Json> = res.rows.iter().map(|r| row_object(res, r, graph)).collect();
-    serde_json::to_string_pretty(&Json::Array(rows)).unwrap_or_default()
+    let rows: Vec<OrderedRow> = res.rows.iter().map(|r| row_object(res, r, graph)).collect();
+    serde_json::to_string_pretty(&rows).unwrap_or_default()
 }
 
 fn json_lines(res: &QueryResult, graph: &dyn PropertyAccess) -> String {
     let mut s = String::new();
     for r in &res.rows {
-        s.push_str(&row_object(res, r, graph).to_string());
+        s.push_str(&serde_json::to_string(&row_object(res, r, graph)).unwrap_or_default());
         s.push('\n');
     }
     s
@@ -187,13 +206,8 @@ fn table(res: &QueryResult, graph: &dyn PropertyAccess) -> String {
         s.push_str(&format!(" — {b}"));
     }
     s.push('\n');
-    if res.profile.is_some()
-        && let Some(plan) = &res.plan
-    {
-        s.push('\n');
-        s.push_str(plan);
-        s.push('\n');
-    }
+    // A PROFILE's annotated plan is not rows: the front end places it (before the rows,
+    // on stderr for machine formats), as it does for every format.
     s
 }
 

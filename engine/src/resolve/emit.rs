@@ -299,7 +299,11 @@ pub(super) fn add_nodes(
                 end_byte: u32::try_from(f.bytes).unwrap_or(u32::MAX),
                 signature: StrId(0),
                 content_hash: content_hash_prefix(&f.content_hash),
-                flags: NodeFlags(0),
+                flags: if f.parse_errors > 0 {
+                    NodeFlags::SYNTAX_ERRORS
+                } else {
+                    NodeFlags(0)
+                },
                 community: 0,
             });
             stats.files += 1;

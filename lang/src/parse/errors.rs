@@ -199,6 +199,13 @@ pub(super) fn from_pest(text: &str, err: &pest::error::Error<Rule>) -> ParseErro
         InputLocation::Span((s, _)) => s,
     }
     .min(text.len());
+    // In `a == b` the first `=` parses as a comparison and pest stops at the second one;
+    // pointing at the whole `==` gives the advice for it, not the one for chained `=`.
+    let pos = if pos > 0 && text[pos - 1..].starts_with("==") {
+        pos - 1
+    } else {
+        pos
+    };
     let (found, span, word) = token_at(text, pos);
     let mut expected: Vec<&'static str> = Vec::new();
     let mut keyword_candidates: Vec<&'static str> = Vec::new();
