@@ -262,3 +262,42 @@ fn incoming_paths_print_the_stored_arrows() {
         assert_eq!(hop["direction"], "backward", "{hop}");
     }
 }
+
+#[test]
+fn a_patch_counts_its_changes_as_get_delta_does() {
+    let (_tmp, _home, repo, mut c) = demo();
+    // A rename, a shift of every line below it, and an edit of a body.
+    let file = repo.join("src/hash.c");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = format!("/* moved */\n{}", text.replace("mix(", "mix_bits(")).replace(
+        "hash_djb2(const char *key)\n{",
+        "hash_djb2(const char *key)\n{\n    (void)0;",
+    );
+    std::fs::write(&file, edited).unwrap();
+    let (markdown, patched) = c.ok("batho_patch", json!({}));
+    assert!(
+        patched["meta"]["query"]
+            .to_string()
+            .contains("db.deltaStats"),
+        "{patched}"
+    );
+    let (_, delta) = c.ok("get_delta", json!({"response_format": "summary"}));
+    let stats = &delta["stats"];
+    let patch = &patched["patch"];
+    for (ours, theirs) in [
+        ("entities_added", "nodes_added"),
+        ("entities_removed", "nodes_removed"),
+        ("entities_modified", "nodes_modified"),
+        ("entities_renamed", "nodes_renamed"),
+        ("relationships_added", "relationships_added"),
+        ("relationships_removed", "relationships_removed"),
+    ] {
+        assert_eq!(
+            patch[ours], stats[theirs],
+            "{ours} vs {theirs}:\n{markdown}\n{delta}"
+        );
+    }
+    assert!(
+        stats["nodes_renamed"].as_i64().unwrap() + stats["nodes_modified"].as_i64().unwrap() > 0
+    );
+}

@@ -107,12 +107,28 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
     for f in &report.lossy_files {
         eprintln!("decoded lossily (not valid UTF-8): {f}");
     }
+    // Entities are every node but File nodes and External stubs, as everywhere else; the
+    // kinds line names those two apart so that it adds up to the count below.
+    let is_entity = |kind: &str| kind != "File" && kind != "External";
     let kinds: Vec<String> = report
         .kinds
         .iter()
+        .filter(|(kind, _)| is_entity(kind))
         .map(|(k, n)| format!("{n} {}", k.to_lowercase()))
         .collect();
-    outln!("  {}", kinds.join(", "));
+    let others: Vec<String> = report
+        .kinds
+        .iter()
+        .filter(|(kind, _)| !is_entity(kind))
+        .map(|(kind, n)| match *kind {
+            "File" => format!("{n} file nodes"),
+            _ => format!("{n} external stubs"),
+        })
+        .collect();
+    outln!("  entities: {}", kinds.join(", "));
+    if !others.is_empty() {
+        outln!("  besides: {}", others.join(", "));
+    }
     crate::output::print_syntax_error_files(&report.syntax_error_files);
     outln!(
         "Built {}: {} entities, {} relationships, {} files in {}ms",

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use batho_engine::patch::{ChangeKind, PatchOptions, patch};
+use batho_engine::patch::{PatchOptions, patch};
 use batho_storage::Store;
 use batho_storage::audit::AuditLog;
 use rmcp::model::CallToolResult;
@@ -14,6 +14,22 @@ use super::args::PatchArgs;
 use super::{Answer, positive};
 use crate::error::ToolError;
 use crate::state::State;
+
+/// Entities added, removed, modified, renamed, relationships added, removed by `run`.
+fn run_counts(cx: &mut crate::state::Ctx, run: &str) -> Result<[i64; 6], ToolError> {
+    let res = cx.run(
+        "CALL db.deltaStats($run) YIELD nodes_added, nodes_removed, nodes_modified, nodes_renamed, edges_added, edges_removed \
+         RETURN nodes_added, nodes_removed, nodes_modified, nodes_renamed, edges_added, edges_removed",
+        &[("run", batho_engine::query::Value::from(run))],
+    )?;
+    let mut counts = [0; 6];
+    if let Some(row) = res.rows.first() {
+        for (count, value) in counts.iter_mut().zip(row) {
+            *count = crate::state::i(value);
+        }
+    }
+    Ok(counts)
+}
 
 pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, ToolError> {
     positive("max_tokens", a.max_tokens)?;
@@ -41,13 +57,21 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
             None => err,
         }
     })?;
-    let count = |k: ChangeKind| rep.entities.iter().filter(|c| c.change == k).count();
-    let (added, removed, modified, renamed) = (
-        count(ChangeKind::Added),
-        count(ChangeKind::Removed),
-        count(ChangeKind::Modified),
-        count(ChangeKind::Renamed),
-    );
+    // The counts get_delta and batho_diff give for this run: one definition of a changed
+    // entity (engine::diff), read through the same BQL procedure.
+    let mut cx = st.ctx(Some(&repo.name))?;
+    let counts = match &rep.run {
+        Some(run) => run_counts(&mut cx, &run.uuid)?,
+        None => [0; 6],
+    };
+    let [
+        added,
+        removed,
+        modified,
+        renamed,
+        relationships_added,
+        relationships_removed,
+    ] = counts;
     let mut md = if rep.files.is_empty() {
         format!("## Patch: {}\n\nNo changes detected.\n", repo.name)
     } else {
@@ -59,8 +83,8 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
             rep.files.modified.len(),
             rep.files.deleted.len(),
             rep.affected.len(),
-            rep.relationships_added,
-            rep.relationships_removed,
+            relationships_added,
+            relationships_removed,
             rep.duration_ms,
         )
     };
@@ -109,18 +133,23 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
             "entities_removed": removed,
             "entities_modified": modified,
             "entities_renamed": renamed,
-            "relationships_added": rep.relationships_added,
-            "relationships_removed": rep.relationships_removed,
+            "relationships_added": relationships_added,
+            "relationships_removed": relationships_removed,
             "duration_ms": rep.duration_ms,
             "run_id": rep.run.as_ref().map(|r| r.uuid.clone()),
             "artifact_generation": rep.run.as_ref().map(|r| r.generation),
             "bytes_written": rep.bytes_written,
-            "changes": rep.entities,
             "audit": audit,
         }),
     );
-    let mut meta = Map::new();
-    meta.insert("repo".into(), repo.name.clone().into());
+    if let Some(run) = &rep.run {
+        let _ = writeln!(
+            md,
+            "\nThe changed entities: get_delta(run_id=\"{}\")",
+            run.uuid
+        );
+    }
+    let meta = cx.meta();
     Ok(Answer {
         markdown: md,
         structured,
