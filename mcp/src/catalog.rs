@@ -259,7 +259,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         destructive: true,
         gated: true,
         blocking: true,
-        "Run garbage collection and maintenance on an artifact database: status (sizes, generations, runs, reclaimable bytes), prune (runs older_than N days, or run_uuid), reclaim (delete files no retained run needs), compact (not available yet). Destructive — may delete old run artifacts. Disabled by default — enable via Tool Gating."
+        "Run garbage collection and maintenance on an artifact database: status (sizes, generations, runs, reclaimable bytes), prune (runs older_than N days, or run_uuid), reclaim (delete files no retained run needs), compact (fold the delta layer into a fresh base). Destructive — may delete old run artifacts. Disabled by default — enable via Tool Gating."
     ),
 ];
 
