@@ -64,10 +64,13 @@ fn assert_same_rows(tool: &str, walked: Vec<String>, whole: Vec<String>) {
     assert_eq!(walked, whole, "{tool}: rows skipped or out of order");
 }
 
+/// A paged tool, its arguments, and the structured arrays (and id fields) of its rows.
+type PagedCase = (&'static str, Value, Vec<(&'static str, &'static str)>);
+
 #[test]
 fn following_the_hints_visits_every_row_once() {
     let (_tmp, _home, _repo, mut c) = demo();
-    let cases: Vec<(&str, Value, Vec<(&str, &str)>)> = vec![
+    let cases: Vec<PagedCase> = vec![
         (
             "graph_query",
             json!({"relation_types": ["CALLS"], "limit": 50}),
