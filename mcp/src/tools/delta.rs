@@ -338,9 +338,7 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
     }
     page.set_has_more(has_more);
     let next_offset = page.next_offset();
-    if has_more {
-        let _ = writeln!(md, "\nMore results: call again with offset={next_offset}");
-    }
+    page.write_more(&mut md, "results");
     let mut structured = Map::new();
     if let Json::Object(o) = stats_json {
         structured.extend(o);
@@ -438,13 +436,7 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
     }
     let has_more = a.offset + (res.rows.len() as i64) < total;
     page.set_has_more(has_more);
-    if has_more {
-        let _ = writeln!(
-            md,
-            "\nMore results: call again with offset={}",
-            page.next_offset()
-        );
-    }
+    page.write_more(&mut md, "results");
     let mut structured = Map::new();
     if let Json::Object(o) = stats_json {
         structured.extend(o);

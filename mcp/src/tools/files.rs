@@ -327,13 +327,7 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
         rows.end_row(md.len());
     }
     rows.set_has_more(has_more);
-    if has_more {
-        let _ = writeln!(
-            md,
-            "\nMore entities: call again with offset={}",
-            rows.next_offset()
-        );
-    }
+    rows.write_more(&mut md, "entities");
     let mut structured = Map::new();
     structured.insert("file_path".into(), file.clone().into());
     structured.insert("entities".into(), Json::Array(ent_json));
@@ -568,13 +562,7 @@ pub(crate) fn file_connectivity(
             shown.join(", ")
         );
     }
-    if rows.has_more() {
-        let _ = writeln!(
-            md,
-            "\nMore files: call again with offset={}",
-            rows.next_offset()
-        );
-    }
+    rows.write_more(&mut md, "files");
     let _ = writeln!(
         md,
         "\n{n_out} outgoing · {n_in} incoming · {unresolved} unresolved · generation {}",

@@ -392,9 +392,7 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
     }
     rows.set_has_more(has_more);
     let next_offset = rows.next_offset();
-    if has_more {
-        let _ = writeln!(md, "\nMore results: call again with offset={next_offset}");
-    }
+    rows.write_more(&mut md, "results");
     let mut structured = Map::new();
     structured.insert("nodes".into(), Json::Array(nodes_json));
     structured.insert("edges".into(), Json::Array(edges_json));
@@ -780,9 +778,7 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
     let has_more = a.offset + (res.rows.len() as i64) < total;
     rows.set_has_more(has_more);
     let next_offset = rows.next_offset();
-    if has_more {
-        let _ = writeln!(md, "\nMore results: call again with offset={next_offset}");
-    }
+    rows.write_more(&mut md, "results");
     let mut structured = Map::new();
     structured.insert("results".into(), Json::Array(results));
     structured.insert("total".into(), total.into());

@@ -88,6 +88,17 @@ impl Rows {
         self.has_more
     }
 
+    /// Appends the page's follow-up line (`More results: call again with offset=N`) when
+    /// more rows exist; `what` names the rows.
+    pub fn write_more(&self, markdown: &mut String, what: &str) {
+        if self.has_more {
+            markdown.push_str(&format!(
+                "\nMore {what}: call again with offset={}\n",
+                self.next_offset()
+            ));
+        }
+    }
+
     /// The resume hint for a page that ends after `shown` rows.
     fn resume_hint(&self, shown: usize) -> String {
         format!(
