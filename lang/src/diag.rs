@@ -58,7 +58,16 @@ impl Diagnostic {
             .chars()
             .count()
             .saturating_sub(self.column - 1);
-        let wanted = self.span.end.saturating_sub(self.span.start);
+        // The span counts bytes; the caret counts characters, one per column.
+        let span_bytes = self.span.end.saturating_sub(self.span.start);
+        let wanted = self
+            .line_text
+            .chars()
+            .skip(self.column - 1)
+            .scan(0, |bytes_so_far, c| {
+                (*bytes_so_far < span_bytes).then(|| *bytes_so_far += c.len_utf8())
+            })
+            .count();
         wanted.min(on_line).max(1)
     }
 }

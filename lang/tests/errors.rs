@@ -257,3 +257,27 @@ fn limits() {
     assert_eq!(kind(&big), ParseErrorKind::TooLarge);
     assert_eq!(kind("MATCH (n) RETURN 1 < 2 < 3"), ParseErrorKind::Syntax);
 }
+
+/// Found by the `bql_parse` fuzz target: an error just after a multi-byte character used to
+/// slice the text inside that character (the check for `==` looked one byte back) and panic.
+#[test]
+fn an_error_right_after_a_multibyte_character() {
+    check(
+        "MATCH (a\u{feff}!) RETURN a",
+        expect![[r#"
+            error: unexpected `!`, expected a label `:Name` or a property map `{key: value}`
+             --> line 1, column 10
+              |
+            1 | MATCH (a﻿!) RETURN a
+              |          ^"#]],
+    );
+    check(
+        "RETURN é!",
+        expect![[r#"
+            error: unexpected `é`
+             --> line 1, column 8
+              |
+            1 | RETURN é!
+              |        ^"#]],
+    );
+}

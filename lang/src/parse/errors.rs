@@ -201,7 +201,7 @@ pub(super) fn from_pest(text: &str, err: &pest::error::Error<Rule>) -> ParseErro
     .min(text.len());
     // In `a == b` the first `=` parses as a comparison and pest stops at the second one;
     // pointing at the whole `==` gives the advice for it, not the one for chained `=`.
-    let pos = if pos > 0 && text[pos - 1..].starts_with("==") {
+    let pos = if pos > 0 && text.as_bytes()[pos - 1..].starts_with(b"==") {
         pos - 1
     } else {
         pos
