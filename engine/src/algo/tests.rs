@@ -150,7 +150,12 @@ fn ring_of_cliques(count: usize, size: usize) -> (GraphBuilder, Vec<Vec<NodeIdx>
         }
     }
     for c in 0..count {
-        edge(&mut g, cliques[c][0], cliques[(c + 1) % count][1], RelType::Calls);
+        edge(
+            &mut g,
+            cliques[c][0],
+            cliques[(c + 1) % count][1],
+            RelType::Calls,
+        );
     }
     (g, cliques)
 }

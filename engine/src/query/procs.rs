@@ -265,7 +265,11 @@ fn community_label(ctx: &Ctx<'_>, c: u32, s: &CommunityStats, taken: &HashSet<St
     let dir = main_directory(ctx, s);
     let with = |count: usize| {
         let shown = names[..count.min(names.len())].join(", ");
-        if dir.is_empty() { shown } else { format!("{shown} ({dir})") }
+        if dir.is_empty() {
+            shown
+        } else {
+            format!("{shown} ({dir})")
+        }
     };
     (2..=names.len().max(2))
         .map(with)
