@@ -998,7 +998,11 @@ fn graph_overview_lists_only_files_of_the_tree_and_unique_community_labels() {
         .iter()
         .flat_map(|d| std::fs::read_dir(repo.join(d)).unwrap())
         .count() as u64;
-    assert_eq!(overview["stats"]["total_files"].as_u64(), Some(on_disk), "{md}");
+    assert_eq!(
+        overview["stats"]["total_files"].as_u64(),
+        Some(on_disk),
+        "{md}"
+    );
     assert_eq!(files.len() as u64, on_disk);
     assert!(overview["stats"]["headers_outside_tree"].as_u64().unwrap() > 0);
     let labels: Vec<&str> = overview["communities"]

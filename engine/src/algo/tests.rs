@@ -177,3 +177,25 @@ fn aggregated_levels_keep_the_weight_inside_communities() {
         assert!(clique.iter().all(|v| c[v.0 as usize] == first));
     }
 }
+
+#[test]
+fn a_hub_linked_to_everything_does_not_glue_the_cliques() {
+    // Like lua_State, one type referenced by every function: before aggregated levels kept
+    // their self loops whole, it pulled the whole ring into one community.
+    let (mut g, cliques) = ring_of_cliques(64, 5);
+    let hub = node(&mut g, "hub", NodeKind::Typedef);
+    for member in cliques.iter().flatten() {
+        edge(&mut g, *member, hub, RelType::References);
+    }
+    let c = communities(&g);
+    let largest = (1..=c.iter().max().copied().unwrap_or(0))
+        .map(|id| c.iter().filter(|&&x| x == id).count())
+        .max()
+        .unwrap_or(0);
+    assert!(
+        largest * 100 <= 15 * c.len(),
+        "a community of {largest} of {}",
+        c.len()
+    );
+    assert_eq!(c, communities(&g), "same graph, same communities");
+}
