@@ -319,8 +319,11 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
                 ("community", Any),
                 ("entities", Any),
                 ("files", Any),
+                ("label", Any),
                 ("central", Any),
                 ("central_id", Any),
+                ("cohesion", Any),
+                ("modularity", Any),
             ],
         ),
         ProcedureSig::new(

@@ -44,27 +44,28 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         &[],
     )?;
     let comm_limit: i64 = if fmt == Format::Detailed { 50 } else { 10 };
-    // Each community with its most connected member, computed in one pass by the engine.
+    // Each community with its label (unique, from its most connected members and main
+    // directory), computed in one pass by the engine.
     let comms = cx.run(
-        "CALL db.communities() YIELD community, entities, files, central \
-         RETURN community, entities, files, central \
+        "CALL db.communities() YIELD community, label, entities, files, cohesion \
+         RETURN community, label, entities, files, cohesion \
          ORDER BY entities DESC, community LIMIT $limit",
         &[("limit", Value::Int(comm_limit))],
     )?;
-    let names: std::collections::HashMap<i64, String> = comms
-        .rows
-        .iter()
-        .filter(|r| !s(&r[3]).is_empty())
-        .map(|r| (i(&r[0]), s(&r[3])))
-        .collect();
     let file_limit: i64 = match fmt {
         Format::Summary => 0,
         Format::Concise => 30,
         Format::Detailed => 500,
     };
+    // File nodes without a path stand for headers included from outside the tree
+    // (`<stdio.h>`): they are counted apart and never listed as files.
+    let file_counts = cx.run(
+        "MATCH (f:File) WHERE f.file <> '' RETURN count(*) AS files",
+        &[],
+    )?;
     let files = if file_limit > 0 {
         Some(cx.run(
-            "MATCH (f:File) RETURN f.file AS file ORDER BY file LIMIT $limit",
+            "MATCH (f:File) WHERE f.file <> '' RETURN f.file AS file ORDER BY file LIMIT $limit",
             &[("limit", Value::Int(file_limit))],
         )?)
     } else {
@@ -76,11 +77,12 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
     )?;
 
     let mut kind_map = Map::new();
-    let (mut entities, mut nfiles) = (0i64, 0i64);
+    let (mut entities, mut file_nodes) = (0i64, 0i64);
+    let nfiles = file_counts.rows.first().map_or(0, |r| i(&r[0]));
     for r in &kinds.rows {
         let (k, n) = (s(&r[0]), i(&r[1]));
         match k.as_str() {
-            "File" => nfiles = n,
+            "File" => file_nodes = n,
             "External" => {}
             _ => entities += n,
         }
@@ -92,6 +94,7 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         total_rels += i(&r[1]);
         rel_map.insert(s(&r[0]).to_ascii_lowercase(), i(&r[1]).into());
     }
+    let outside_headers = file_nodes - nfiles;
     let amb = ambiguous.rows.first().map_or(0, |r| i(&r[0]));
     let (run_id, commit, branch) = run
         .rows
@@ -104,6 +107,12 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         md,
         "**Stats:** {entities} entities, {total_rels} relationships, {nfiles} files"
     );
+    if outside_headers > 0 {
+        let _ = writeln!(
+            md,
+            "**Headers included from outside the tree:** {outside_headers} (not counted as files)"
+        );
+    }
     if !run_id.is_empty() {
         let short = &commit[..commit.len().min(7)];
         let _ = write!(md, "**Run:** {run_id}");
@@ -133,17 +142,14 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         md.push_str("\n## Communities\n");
     }
     for (k, r) in comms.rows.iter().enumerate() {
-        let (id, n, nf) = (i(&r[0]), i(&r[1]), i(&r[2]));
-        let label = names
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| format!("community {id}"));
+        let (id, label, n, nf, cohesion) = (i(&r[0]), s(&r[1]), i(&r[2]), i(&r[3]), f(&r[4]));
         let _ = writeln!(
             md,
-            "{}. **{label}** — {n} entities across {nf} files",
-            k + 1
+            "{}. **{label}** — {n} entities across {nf} files, {:.0}% of their links inside",
+            k + 1,
+            cohesion * 100.0
         );
-        communities.push(json!({"id": id, "name": label, "entity_count": n, "file_count": nf}));
+        communities.push(json!({"id": id, "name": label, "entity_count": n, "file_count": nf, "cohesion": cohesion}));
     }
     if let Some(files) = &files {
         let _ = writeln!(md, "\n## Files ({nfiles})");
@@ -162,6 +168,7 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
                 "total_entities": entities,
                 "total_relationships": total_rels,
                 "total_files": nfiles,
+                "headers_outside_tree": outside_headers,
                 "entity_breakdown": kind_map,
                 "relationship_breakdown": rel_map,
                 "ambiguous_edge_count": amb,
