@@ -28,7 +28,16 @@ pub const NODE_PROPERTIES: &[&str] = &[
 ];
 
 /// Relationship property names.
-pub const REL_PROPERTIES: &[&str] = &["type", "roles", "confidence", "strategy", "file", "line"];
+pub const REL_PROPERTIES: &[&str] = &[
+    "type",
+    "roles",
+    "confidence",
+    "strategy",
+    "file",
+    "line",
+    "lines",
+    "count",
+];
 
 /// An [`Artifact`] as a BQL graph (a newtype because both the trait and the store type
 /// live in other crates).
@@ -101,6 +110,8 @@ impl PropertyAccess for ArtifactGraph<'_> {
             "strategy" => e.strategy().name().into(),
             "file" => e.file().into(),
             "line" => int(e.line()),
+            "lines" => Value::List(e.site_lines().into_iter().map(int).collect()),
+            "count" => int(e.site_count()),
             _ => Value::Null,
         }
     }
