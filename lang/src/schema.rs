@@ -46,6 +46,8 @@ pub enum PropType {
     String,
     /// Boolean.
     Bool,
+    /// A list of integers.
+    IntList,
     /// Unspecified.
     Any,
 }
@@ -116,6 +118,8 @@ pub const CODE_REL_PROPERTIES: &[(&str, PropType)] = &[
     ("strategy", PropType::String),
     ("file", PropType::String),
     ("line", PropType::Int),
+    ("lines", PropType::IntList),
+    ("count", PropType::Int),
 ];
 
 impl Schema {

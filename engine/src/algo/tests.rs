@@ -37,6 +37,7 @@ fn edge(g: &mut GraphBuilder, a: NodeIdx, b: NodeIdx, rel: RelType) {
         strategy: Strategy::Direct,
         file,
         line: 1,
+        sites: batho_storage::SitesId::ONE,
     });
 }
 

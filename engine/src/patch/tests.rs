@@ -728,3 +728,20 @@ fn changed_bytes_the_cache_knows_are_loaded_not_parsed_and_match_a_full_build() 
     assert_eq!((r.files.modified.len(), r.changed_cached), (1, 1));
     same_as_full_build("redone");
 }
+
+/// Every use site of an edge survives a patch as a full build records it: sites added,
+/// moved and removed in a changed file, and the sites of unchanged files' edges into it.
+#[test]
+fn parity_call_sites_added_moved_and_removed() {
+    let setup = "int twice(int a);\nint caller(int a) {\n  twice(a);\n  a++;\n  twice(a);\n  return twice(a);\n}\n";
+    let edited = "int twice(int a);\nint caller(int a) {\n  twice(a); twice(a);\n  a++;\n  return a;\n}\nint other(int a) { return twice(a) + twice(a); }\n";
+    let user = "int twice(int a);\nint use(int a) {\n  twice(a);\n  return twice(a + 1);\n}\n";
+    parity(
+        &demo_dir(),
+        &[
+            ("src/sites.c", Some(setup)),
+            ("src/sites_user.c", Some(user)),
+        ],
+        &[("src/sites.c", Some(edited))],
+    );
+}
