@@ -284,7 +284,7 @@ fn graph_tools_on_demo() {
         json!({"source_entity_id": b[0], "target_entity_id": id}),
     );
     assert!(
-        md.contains("## Path Trace") && md.contains("[CALLS]"),
+        md.contains("## Path Trace") && md.contains("[CALLS L"),
         "{md}"
     );
     assert!(sc["depth"].as_u64().unwrap() >= 1);
@@ -367,9 +367,9 @@ fn markdown_snapshots() {
     expect_test::expect![[r#"
         ## Path Trace
           src/main.cpp:main
-          → [CALLS] src/shell.cpp:demo::Shell::execute
-          → [CALLS] src/shell.cpp:demo::PutCommand::run
-          → [CALLS] src/table.c:table_put
+          → [CALLS L11] src/shell.cpp:demo::Shell::execute
+          → [CALLS L67] src/shell.cpp:demo::PutCommand::run
+          → [CALLS L24] src/table.c:table_put
 
         Depth: 3 hops
     "#]]

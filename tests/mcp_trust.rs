@@ -259,11 +259,65 @@ fn incoming_paths_print_the_stored_arrows() {
                "relation_direction": "incoming"}),
     );
     assert_eq!(structured["found"], true, "{markdown}");
-    assert!(markdown.contains("← [CALLS]"), "{markdown}");
+    assert!(markdown.contains("← [CALLS L"), "{markdown}");
     assert!(!markdown.contains("→"), "{markdown}");
     for hop in structured["path"].as_array().unwrap().iter().skip(1) {
         assert_eq!(hop["direction"], "backward", "{hop}");
     }
+}
+
+/// `table_put` calls `dup_string` three times (lines 83, 90, 91): one relationship, every
+/// site kept, and each tool that shows the relationship shows its sites.
+#[test]
+fn every_call_site_is_shown() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok(
+        "get_entity",
+        json!({"entity_id": "src/table.c:dup_string", "response_format": "detailed"}),
+    );
+    assert!(
+        markdown.contains("- CALLS src/table.c:table_put ×3 (0.95 exact_match) @L83,90,91"),
+        "{markdown}"
+    );
+    let callers = structured["entity"]["relationships"].as_array().unwrap();
+    let put = callers
+        .iter()
+        .find(|r| r["entity_id"] == "src/table.c:table_put")
+        .unwrap();
+    assert_eq!(
+        (&put["count"], &put["lines"]),
+        (&json!(3), &json!([83, 90, 91]))
+    );
+
+    let (markdown, structured) = c.ok(
+        "graph_query",
+        json!({"file_path": "src/table.c", "name_pattern": "table_put", "relation_types": ["CALLS"],
+               "response_format": "detailed"}),
+    );
+    assert!(
+        markdown.contains("-[CALLS]-> src/table.c:dup_string ×3") && markdown.contains("L83,90,91"),
+        "{markdown}"
+    );
+    let edges = structured["edges"].as_array().unwrap();
+    let dup = edges
+        .iter()
+        .find(|r| r["target_id"] == "src/table.c:dup_string")
+        .unwrap();
+    assert_eq!(
+        (&dup["count"], &dup["lines"]),
+        (&json!(3), &json!([83, 90, 91]))
+    );
+
+    let (markdown, structured) = c.ok(
+        "trace_path",
+        json!({"source_entity_id": "src/table.c:table_put", "target_entity_id": "src/table.c:dup_string"}),
+    );
+    assert!(markdown.contains("→ [CALLS ×3 L83,90,91]"), "{markdown}");
+    assert_eq!(
+        structured["path"][1]["lines"],
+        json!([83, 90, 91]),
+        "{structured}"
+    );
 }
 
 #[test]

@@ -8,8 +8,8 @@ use serde_json::{Map, Value as Json, json};
 
 use super::args::{EntityArgs, OverviewArgs, QueryArgs, SearchArgs};
 use super::{
-    Answer, Direction, Format, RelationFilters, Rows, format, kinds, lines, positive, rel_filter,
-    relation_filters, roles, type_label, where_clause,
+    Answer, Direction, Format, RelationFilters, Rows, UseSites, format, kinds, lines, positive,
+    rel_filter, relation_filters, roles, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State, f, i, s, strs};
@@ -290,8 +290,8 @@ fn query_relationships(
     let text = format!(
         "UNWIND $ids AS eid MATCH (n {{id: eid}}){l}[r{}]{r}(m){} \
          RETURN n.id AS entity, startNode(r).id AS source, type(r) AS type, endNode(r).id AS target, \
-         r.confidence AS confidence, roles(r) AS roles, r.strategy AS strategy, r.line AS line \
-         LIMIT $edge_limit",
+         r.confidence AS confidence, roles(r) AS roles, r.strategy AS strategy, r.line AS line, \
+         r.count AS count, r.lines AS lines LIMIT $edge_limit",
         type_label(&rel.rel_types),
         where_clause(&rel_filter(&rel.roles, rel.min_conf))
     );
@@ -308,23 +308,33 @@ fn query_relationships(
 /// One relationship line under its entity, and its JSON.
 fn relationship_line(edge: &[Value], format: Format) -> (String, Json) {
     let conf = f(&edge[4]);
-    let mut line = format!("  - {} -[{}]-> {}", s(&edge[1]), s(&edge[2]), s(&edge[3]));
+    let sites = UseSites::from_cells(&edge[8], &edge[9]);
+    let mut line = format!(
+        "  - {} -[{}]-> {}{}",
+        s(&edge[1]),
+        s(&edge[2]),
+        s(&edge[3]),
+        sites.times()
+    );
     if conf < 0.999 {
         let _ = write!(line, " ({conf:.2})");
     }
     if format == Format::Detailed {
-        let _ = write!(line, " {} L{}", s(&edge[6]), i(&edge[7]));
+        let _ = write!(line, " {} {}", s(&edge[6]), sites.lines_text());
         let role_names = strs(&edge[5]);
         if !role_names.is_empty() {
             let _ = write!(line, " roles={}", role_names.join("|"));
         }
     }
     line.push('\n');
-    let json = json!({
+    let mut json = json!({
         "source_id": s(&edge[1]), "relation_type": s(&edge[2]), "target_id": s(&edge[3]),
         "confidence": (conf * 1e4).round() / 1e4, "roles": strs(&edge[5]),
         "strategy": s(&edge[6]), "line": i(&edge[7]),
     });
+    if let Json::Object(object) = &mut json {
+        sites.insert_into(object);
+    }
     (line, json)
 }
 
@@ -490,8 +500,8 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
     let rels = cx.run(
         "MATCH (n {id: $id})-[r]-(m) \
          RETURN startNode(r).id = n.id AS outgoing, type(r) AS type, m.id AS other, m.kind AS kind, \
-         r.confidence AS confidence, r.strategy AS strategy, roles(r) AS roles, r.file AS file, r.line AS line \
-         ORDER BY outgoing DESC, type, line, other LIMIT $limit",
+         r.confidence AS confidence, r.strategy AS strategy, roles(r) AS roles, r.file AS file, r.line AS line, \
+         r.count AS count, r.lines AS lines ORDER BY outgoing DESC, type, line, other LIMIT $limit",
         &[("id", id), ("limit", Value::Int(rel_cap + 1))],
     )?;
     let cols = &ent.columns;
@@ -519,12 +529,13 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
     for r in rel_rows {
         let outgoing = matches!(r[0], Value::Bool(true));
         let conf = f(&r[4]);
-        let mut line = format!("- {} {}", s(&r[1]), s(&r[2]));
+        let sites = UseSites::from_cells(&r[9], &r[10]);
+        let mut line = format!("- {} {}{}", s(&r[1]), s(&r[2]), sites.times());
         if conf < 0.999 {
             let _ = write!(line, " ({conf:.2} {})", s(&r[5]));
         }
-        if fmt == Format::Detailed && i(&r[8]) > 0 {
-            let _ = write!(line, " @L{}", i(&r[8]));
+        if fmt == Format::Detailed && !sites.lines.is_empty() {
+            let _ = write!(line, " @{}", sites.lines_text());
         }
         line.push('\n');
         if outgoing {
@@ -532,12 +543,16 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
         } else {
             in_md.push_str(&line);
         }
-        rel_json.push(json!({
+        let mut relationship = json!({
             "direction": if outgoing { "outgoing" } else { "incoming" },
             "relation_type": s(&r[1]), "entity_id": s(&r[2]), "kind": s(&r[3]),
             "confidence": (conf * 1e4).round() / 1e4, "strategy": s(&r[5]), "roles": strs(&r[6]),
             "file": s(&r[7]), "line": i(&r[8]),
-        }));
+        });
+        if let Json::Object(object) = &mut relationship {
+            sites.insert_into(object);
+        }
+        rel_json.push(relationship);
     }
     if !out_md.is_empty() {
         md.push_str("\n### Outgoing\n");
