@@ -745,3 +745,27 @@ fn parity_call_sites_added_moved_and_removed() {
         &[("src/sites.c", Some(edited))],
     );
 }
+
+/// A function a patch adds joins the community its relationships reach (it used to get
+/// none, community 0, until the next full build).
+#[test]
+fn an_added_function_joins_the_community_of_what_it_calls() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("repo");
+    copy_tree(&demo_dir(), &root);
+    quiet_build(&root);
+    let community = |id: &str| {
+        let a = Artifact::open(&artifact_dir(&root)).expect("open artifact");
+        let node = a.lookup_id(id).unwrap_or_else(|| panic!("no node {id}"));
+        a.node(node).community()
+    };
+    let callee = community("src/table.c:table_count");
+    assert_ne!(callee, 0, "the demo's table_count belongs to a community");
+    let mut text = demo_text("src/table.c");
+    text.push_str(
+        "\nsize_t table_twice(const table *t) { return table_count(t) + table_count(t); }\n",
+    );
+    apply_edit(&root, &[("src/table.c", Some(&text))]);
+    run_patch(&root, DetectMode::Hash);
+    assert_eq!(community("src/table.c:table_twice"), callee);
+}
