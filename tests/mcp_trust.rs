@@ -358,3 +358,36 @@ fn a_patch_counts_its_changes_as_get_delta_does() {
         stats["nodes_renamed"].as_i64().unwrap() + stats["nodes_modified"].as_i64().unwrap() > 0
     );
 }
+
+/// docs/mcp.md: every answer that read a repository's graph carries
+/// `meta.artifact_generation` (and the BQL it ran in `meta.query`).
+#[test]
+fn graph_answers_name_their_generation_and_query() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let calls = [
+        ("graph_overview", json!({})),
+        ("graph_query", json!({"name_pattern": "table"})),
+        ("get_entity", json!({"entity_id": "src/table.c:table_put"})),
+        ("search_entities", json!({"query": "table"})),
+        (
+            "trace_path",
+            json!({"source_entity_id": "src/main.cpp:main", "target_entity_id": "src/table.c:table_put"}),
+        ),
+        ("get_file_graph", json!({"file_path": "src/table.c"})),
+        ("file_connectivity", json!({"file_path": "src/table.c"})),
+        ("batho_list_runs", json!({})),
+    ];
+    for (tool, args) in calls {
+        let (markdown, structured) = c.ok(tool, args);
+        let meta = &structured["meta"];
+        assert_eq!(
+            meta["artifact_generation"],
+            json!(1),
+            "{tool}: {meta}\n{markdown}"
+        );
+        assert!(
+            !meta["query"].is_null() && meta["query"] != json!([]),
+            "{tool}: {meta}"
+        );
+    }
+}
