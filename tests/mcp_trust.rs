@@ -266,6 +266,21 @@ fn incoming_paths_print_the_stored_arrows() {
     }
 }
 
+/// The relationship of `relationships` whose `field` is `id` holds table_put's three calls
+/// of dup_string.
+fn assert_three_sites(relationships: &Value, field: &str, id: &str) {
+    let found = relationships
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[field] == id)
+        .unwrap_or_else(|| panic!("no {field} {id} in {relationships}"));
+    assert_eq!(
+        (&found["count"], &found["lines"]),
+        (&json!(3), &json!([83, 90, 91]))
+    );
+}
+
 /// `table_put` calls `dup_string` three times (lines 83, 90, 91): one relationship, every
 /// site kept, and each tool that shows the relationship shows its sites.
 #[test]
@@ -279,14 +294,10 @@ fn every_call_site_is_shown() {
         markdown.contains("- CALLS src/table.c:table_put ×3 (0.95 exact_match) @L83,90,91"),
         "{markdown}"
     );
-    let callers = structured["entity"]["relationships"].as_array().unwrap();
-    let put = callers
-        .iter()
-        .find(|r| r["entity_id"] == "src/table.c:table_put")
-        .unwrap();
-    assert_eq!(
-        (&put["count"], &put["lines"]),
-        (&json!(3), &json!([83, 90, 91]))
+    assert_three_sites(
+        &structured["entity"]["relationships"],
+        "entity_id",
+        "src/table.c:table_put",
     );
 
     let (markdown, structured) = c.ok(
@@ -298,15 +309,7 @@ fn every_call_site_is_shown() {
         markdown.contains("-[CALLS]-> src/table.c:dup_string ×3") && markdown.contains("L83,90,91"),
         "{markdown}"
     );
-    let edges = structured["edges"].as_array().unwrap();
-    let dup = edges
-        .iter()
-        .find(|r| r["target_id"] == "src/table.c:dup_string")
-        .unwrap();
-    assert_eq!(
-        (&dup["count"], &dup["lines"]),
-        (&json!(3), &json!([83, 90, 91]))
-    );
+    assert_three_sites(&structured["edges"], "target_id", "src/table.c:dup_string");
 
     let (markdown, structured) = c.ok(
         "trace_path",
