@@ -95,10 +95,49 @@ fn patch_json_lists_entity_changes() {
     let out = run_json(&["patch", arg(&repo), "--mode", "mtime"]);
     assert_eq!(out["files"]["modified"], serde_json::json!(["src/table.c"]));
     assert_eq!(out["entities"]["added"], 1, "{out}");
-    let change = &out["entities"]["changes"][0];
-    assert_eq!(change["change"], "added");
-    assert_eq!(change["after"]["name"], "table_is_empty");
+    let added: Vec<&serde_json::Value> = out["entities"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|change| change["change"] == "added")
+        .collect();
+    assert_eq!(added.len(), 1, "{out}");
+    assert_eq!(added[0]["after"]["name"], "table_is_empty");
     assert_eq!(out["run"]["type"], "patch", "{out}");
+}
+
+/// `batho patch --json` counts a run's changes as `batho delta` (and get_delta) does: a
+/// rename, lines shifted below it and an edited body (it used to say 0 renamed and 1
+/// modified where delta said 1 renamed and 3 modified).
+#[test]
+fn patch_json_counts_as_delta_does() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let file = repo.join("src/hash.c");
+    let text = fs::read_to_string(&file).unwrap();
+    let edited = format!("/* moved */\n{}", text.replace("mix(", "mix_bits(")).replace(
+        "hash_djb2(const char *key)\n{",
+        "hash_djb2(const char *key)\n{\n    (void)0;",
+    );
+    fs::write(&file, edited).unwrap();
+    let patched = run_json(&["patch", arg(&repo)]);
+    let delta = run_json(&["delta", arg(&repo), "--limit", "1000"]);
+    let stats = &delta["stats"];
+    for (ours, theirs) in [
+        ("added", "nodes_added"),
+        ("removed", "nodes_removed"),
+        ("modified", "nodes_modified"),
+        ("renamed", "nodes_renamed"),
+    ] {
+        assert_eq!(
+            patched["entities"][ours], stats[theirs],
+            "{ours}: {patched}\n{delta}"
+        );
+    }
+    assert_eq!(stats["nodes_renamed"], 1, "{delta}");
+    assert_eq!(patched["relationships"]["added"], stats["edges_added"]);
+    assert_eq!(patched["relationships"]["removed"], stats["edges_removed"]);
+    assert_eq!(patched["entities"]["changes"], delta["changes"]);
 }
 
 /// Every node id with its kind and lines, sorted: the whole graph as BQL sees it.

@@ -329,3 +329,88 @@ fn explain_and_profile_print_the_plan() {
         stderr(&out)
     );
 }
+
+/// The byte span of `f`'s node, the lines it reports, and the File node's end byte.
+fn spans_of(repo: &std::path::Path, function: &str) -> (i64, i64, i64, i64) {
+    let q = format!(
+        "MATCH (file:File)-[:CONTAINS]->(f:Function {{name: '{function}'}}) \
+         RETURN f.start_byte AS s, f.end_byte AS e, f.start_line AS l, file.end_byte AS size"
+    );
+    let out = run_ok(&["query", "--repo", arg(repo), "--format", "json", &q]);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let row = &rows[0];
+    let int = |k: &str| row[k].as_i64().unwrap_or_else(|| panic!("{k} in {rows}"));
+    (int("s"), int("e"), int("l"), int("size"))
+}
+
+/// A file that is not UTF-8 (Latin-1 bytes in a comment) is decoded lossily, each invalid
+/// byte becoming a 3-byte U+FFFD: offsets must still count the file's real bytes, after a
+/// full build and after a patch, so that a slice of the file at them is the entity's text.
+#[test]
+fn offsets_count_the_real_bytes_of_a_file_that_is_not_utf8() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("latin1");
+    std::fs::create_dir_all(&repo).unwrap();
+    let after = b"int after(int x) { return x + before(); }";
+    let source = |head: &[u8]| {
+        let mut text = head.to_vec();
+        text.extend_from_slice(b"/* caf\xe9 \xff\xfe */\nstatic int before(void) { return 1; }\n");
+        let start = text.len() as i64;
+        text.extend_from_slice(after);
+        text.push(b'\n');
+        (text, start)
+    };
+    let (text, start) = source(b"");
+    std::fs::write(repo.join("l.c"), &text).unwrap();
+    run_ok(&["build", arg(&repo)]);
+    let len = text.len() as i64;
+    assert_eq!(
+        spans_of(&repo, "after"),
+        (start, start + after.len() as i64, 3, len)
+    );
+
+    let (text, start) = source(b"/* \xe0 la fa\xe7on */\n");
+    std::fs::write(repo.join("l.c"), &text).unwrap();
+    run_ok(&["patch", arg(&repo)]);
+    let len = text.len() as i64;
+    assert_eq!(
+        spans_of(&repo, "after"),
+        (start, start + after.len() as i64, 4, len)
+    );
+}
+
+/// One CALLS relationship per caller and callee, holding every call site: `r.count` calls
+/// on the distinct lines `r.lines`, `r.line` the first; counting relationships counts
+/// callers. (Lua's lstrlib.c calls luaL_error 25 times from fewer functions.)
+#[test]
+fn a_calls_relationship_holds_the_count_and_lines_of_its_call_sites() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("sites");
+    std::fs::create_dir_all(&repo).unwrap();
+    let src = "int luaL_error(const char *m);\n\
+               int str_format(int a) {\n\
+               if (a) luaL_error(\"a\");\n\
+               if (a > 1) luaL_error(\"b\"); if (a > 2) luaL_error(\"c\");\n\
+               return luaL_error(\"d\");\n\
+               }\n\
+               int other(void) { return luaL_error(\"e\"); }\n";
+    std::fs::write(repo.join("lstrlib.c"), src).unwrap();
+    run_ok(&["build", arg(&repo)]);
+    let q = "MATCH (a)-[r:CALLS]->(f {name: 'luaL_error'}) \
+             RETURN a.name AS caller, r.count AS count, r.lines AS lines, r.line AS line \
+             ORDER BY caller";
+    let out = run_ok(&["query", "--repo", arg(&repo), "--format", "json", q]);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        rows,
+        serde_json::json!([
+            {"caller": "other", "count": 1, "lines": [7], "line": 7},
+            {"caller": "str_format", "count": 4, "lines": [3, 4, 5], "line": 3},
+        ])
+    );
+    let q = "MATCH (a)-[r:CALLS]->(f {name: 'luaL_error'}) \
+             RETURN count(a) AS callers, sum(r.count) AS calls";
+    let out = run_ok(&["query", "--repo", arg(&repo), "--format", "json", q]);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows, serde_json::json!([{"callers": 2, "calls": 5}]));
+}

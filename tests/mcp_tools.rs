@@ -284,7 +284,7 @@ fn graph_tools_on_demo() {
         json!({"source_entity_id": b[0], "target_entity_id": id}),
     );
     assert!(
-        md.contains("## Path Trace") && md.contains("[CALLS]"),
+        md.contains("## Path Trace") && md.contains("[CALLS L"),
         "{md}"
     );
     assert!(sc["depth"].as_u64().unwrap() >= 1);
@@ -367,9 +367,9 @@ fn markdown_snapshots() {
     expect_test::expect![[r#"
         ## Path Trace
           src/main.cpp:main
-          → [CALLS] src/shell.cpp:demo::Shell::execute
-          → [CALLS] src/shell.cpp:demo::PutCommand::run
-          → [CALLS] src/table.c:table_put
+          → [CALLS L11] src/shell.cpp:demo::Shell::execute
+          → [CALLS L67] src/shell.cpp:demo::PutCommand::run
+          → [CALLS L24] src/table.c:table_put
 
         Depth: 3 hops
     "#]]
@@ -855,4 +855,40 @@ fn export_load_and_gc_tools_are_gated_and_work() {
     c.err("batho_gc", json!({"subcommand": "defrag"}));
     // Queries still answer after load, prune and reclaim.
     c.ok("search_entities", json!({"query": "table_put"}));
+}
+
+#[test]
+fn graph_overview_lists_only_files_of_the_tree_and_unique_community_labels() {
+    let (_tmp, _home, repo, mut c) = demo();
+    let (md, sc) = c.ok("graph_overview", json!({"response_format": "detailed"}));
+    let overview = &sc["overview"];
+    let files: Vec<&str> = overview["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    // Headers included from outside the tree (`<stdlib.h>`) have File nodes without a
+    // path: they once came out as blank entries and were counted as files.
+    assert!(files.iter().all(|f| !f.is_empty()), "{md}");
+    assert!(!md.contains("\n- \n"), "{md}");
+    let on_disk = ["include/demo", "src"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(repo.join(d)).unwrap())
+        .count() as u64;
+    assert_eq!(
+        overview["stats"]["total_files"].as_u64(),
+        Some(on_disk),
+        "{md}"
+    );
+    assert_eq!(files.len() as u64, on_disk);
+    assert!(overview["stats"]["headers_outside_tree"].as_u64().unwrap() > 0);
+    let labels: Vec<&str> = overview["communities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    let unique: std::collections::BTreeSet<&&str> = labels.iter().collect();
+    assert_eq!(unique.len(), labels.len(), "{labels:?}");
 }

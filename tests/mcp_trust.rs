@@ -259,11 +259,68 @@ fn incoming_paths_print_the_stored_arrows() {
                "relation_direction": "incoming"}),
     );
     assert_eq!(structured["found"], true, "{markdown}");
-    assert!(markdown.contains("← [CALLS]"), "{markdown}");
+    assert!(markdown.contains("← [CALLS L"), "{markdown}");
     assert!(!markdown.contains("→"), "{markdown}");
     for hop in structured["path"].as_array().unwrap().iter().skip(1) {
         assert_eq!(hop["direction"], "backward", "{hop}");
     }
+}
+
+/// The relationship of `relationships` whose `field` is `id` holds table_put's three calls
+/// of dup_string.
+fn assert_three_sites(relationships: &Value, field: &str, id: &str) {
+    let found = relationships
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[field] == id)
+        .unwrap_or_else(|| panic!("no {field} {id} in {relationships}"));
+    assert_eq!(
+        (&found["count"], &found["lines"]),
+        (&json!(3), &json!([83, 90, 91]))
+    );
+}
+
+/// `table_put` calls `dup_string` three times (lines 83, 90, 91): one relationship, every
+/// site kept, and each tool that shows the relationship shows its sites.
+#[test]
+fn every_call_site_is_shown() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok(
+        "get_entity",
+        json!({"entity_id": "src/table.c:dup_string", "response_format": "detailed"}),
+    );
+    assert!(
+        markdown.contains("- CALLS src/table.c:table_put ×3 (0.95 exact_match) @L83,90,91"),
+        "{markdown}"
+    );
+    assert_three_sites(
+        &structured["entity"]["relationships"],
+        "entity_id",
+        "src/table.c:table_put",
+    );
+
+    let (markdown, structured) = c.ok(
+        "graph_query",
+        json!({"file_path": "src/table.c", "name_pattern": "table_put", "relation_types": ["CALLS"],
+               "response_format": "detailed"}),
+    );
+    assert!(
+        markdown.contains("-[CALLS]-> src/table.c:dup_string ×3") && markdown.contains("L83,90,91"),
+        "{markdown}"
+    );
+    assert_three_sites(&structured["edges"], "target_id", "src/table.c:dup_string");
+
+    let (markdown, structured) = c.ok(
+        "trace_path",
+        json!({"source_entity_id": "src/table.c:table_put", "target_entity_id": "src/table.c:dup_string"}),
+    );
+    assert!(markdown.contains("→ [CALLS ×3 L83,90,91]"), "{markdown}");
+    assert_eq!(
+        structured["path"][1]["lines"],
+        json!([83, 90, 91]),
+        "{structured}"
+    );
 }
 
 #[test]
@@ -303,4 +360,37 @@ fn a_patch_counts_its_changes_as_get_delta_does() {
     assert!(
         stats["nodes_renamed"].as_i64().unwrap() + stats["nodes_modified"].as_i64().unwrap() > 0
     );
+}
+
+/// docs/mcp.md: every answer that read a repository's graph carries
+/// `meta.artifact_generation` (and the BQL it ran in `meta.query`).
+#[test]
+fn graph_answers_name_their_generation_and_query() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let calls = [
+        ("graph_overview", json!({})),
+        ("graph_query", json!({"name_pattern": "table"})),
+        ("get_entity", json!({"entity_id": "src/table.c:table_put"})),
+        ("search_entities", json!({"query": "table"})),
+        (
+            "trace_path",
+            json!({"source_entity_id": "src/main.cpp:main", "target_entity_id": "src/table.c:table_put"}),
+        ),
+        ("get_file_graph", json!({"file_path": "src/table.c"})),
+        ("file_connectivity", json!({"file_path": "src/table.c"})),
+        ("batho_list_runs", json!({})),
+    ];
+    for (tool, args) in calls {
+        let (markdown, structured) = c.ok(tool, args);
+        let meta = &structured["meta"];
+        assert_eq!(
+            meta["artifact_generation"],
+            json!(1),
+            "{tool}: {meta}\n{markdown}"
+        );
+        assert!(
+            !meta["query"].is_null() && meta["query"] != json!([]),
+            "{tool}: {meta}"
+        );
+    }
 }

@@ -1,13 +1,16 @@
 //! `batho patch`: bring an artifact up to date with the files on disk incrementally.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use batho_engine::diff::{DiffFilter, DiffStats, NodeChange, diff_runs, resolve_delta};
 use batho_engine::patch::{self, DetectMode, PatchError, PatchOptions, PatchReport};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
+use crate::delta_cmd::{change_json, diff_failure};
 use crate::output::run_json;
 use crate::{Failure, no_artifact, repo_path};
+use batho_engine::build::artifact_dir;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Mode {
@@ -70,6 +73,7 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
         },
     })?;
     if args.json {
+        let (stats, changes) = run_delta(&root, &report)?;
         let value = json!({
             "root": report.root,
             "changed": !report.files.is_empty(),
@@ -82,15 +86,15 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
             "facts_cache_missing": report.facts_cache_missing,
             "rebuilt": report.rebuilt,
             "entities": {
-                "added": count(&report, patch::ChangeKind::Added),
-                "removed": count(&report, patch::ChangeKind::Removed),
-                "modified": count(&report, patch::ChangeKind::Modified),
-                "renamed": count(&report, patch::ChangeKind::Renamed),
-                "changes": report.entities,
+                "added": stats.nodes_added,
+                "removed": stats.nodes_removed,
+                "modified": stats.nodes_modified,
+                "renamed": stats.nodes_renamed,
+                "changes": changes.iter().map(change_json).collect::<Vec<_>>(),
             },
             "relationships": {
-                "added": report.relationships_added,
-                "removed": report.relationships_removed,
+                "added": stats.edges_added,
+                "removed": stats.edges_removed,
             },
             "bytes_written": report.bytes_written,
             "artifact_bytes": report.artifact_bytes,
@@ -121,6 +125,14 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn count(r: &PatchReport, kind: patch::ChangeKind) -> usize {
-    r.entities.iter().filter(|c| c.change == kind).count()
+/// What the patch's run changed, as `batho delta`, `get_delta` and `batho_patch` count it
+/// (one definition, `engine::diff`); nothing when the patch committed no run.
+fn run_delta(root: &Path, report: &PatchReport) -> Result<(DiffStats, Vec<NodeChange>), Failure> {
+    let Some(run) = &report.run else {
+        return Ok((DiffStats::default(), Vec::new()));
+    };
+    let dir = artifact_dir(root);
+    let pair = resolve_delta(&dir, Some(&run.uuid)).map_err(|e| diff_failure(&e))?;
+    let delta = diff_runs(&dir, &pair, &DiffFilter::default()).map_err(|e| diff_failure(&e))?;
+    Ok((delta.diff.stats, delta.diff.changes))
 }

@@ -66,6 +66,7 @@ fn synthetic(dir: &std::path::Path) -> Database {
                 strategy: Strategy::Direct,
                 file: empty,
                 line: 1,
+                sites: batho_storage::SitesId::ONE,
             });
         }
     }

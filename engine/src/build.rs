@@ -522,7 +522,7 @@ pub(crate) fn extract_all(
                         Ok(text) => match source::detect_language(&file.rel_path, &text.text) {
                             Some(lang) => {
                                 let mut facts = extractor.extract(&file.rel_path, lang, &text.text);
-                                facts.content_hash = text.hash;
+                                facts.adopt_file_bytes(&text);
                                 if let Some(pack) = pack {
                                     let rows = facts_cache::stored_entries(&facts);
                                     if let Ok(mut w) = pack.lock() {

@@ -501,6 +501,7 @@ fn storage_view(
                     "type": e.rel().name(), "roles": e.roles().names().collect::<Vec<_>>(),
                     "roles_mask": e.roles().0, "confidence": widen(e.confidence()),
                     "strategy": e.strategy().name(), "file": e.file(), "line": e.line(),
+                    "lines": e.site_lines(), "count": e.site_count(),
                 });
                 w.write_all(if first { b"\n" } else { b",\n" })?;
                 first = false;

@@ -65,8 +65,10 @@ pub use skeleton::{
 /// Bumped whenever extraction or the encoding changes what a pack holds: packs of
 /// another version are ignored. (6: keys hash the artifact's 8-byte content-hash prefix;
 /// 7: references entries, tagged encodings; 8: uses in a construct parsed whole inside an
-/// ERROR node no longer flagged as found in an error; 9: include-guard blocks.)
-pub const CACHE_VERSION: u32 = 9;
+/// ERROR node no longer flagged as found in an error; 9: include-guard blocks; 10: byte
+/// offsets and sizes of files that are not UTF-8 count the file's bytes, and references
+/// entries list every further use site.)
+pub const CACHE_VERSION: u32 = 10;
 
 /// When more packs than this exist, a patch folds the small ones into one.
 const MAX_PACKS: usize = 8;

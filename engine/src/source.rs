@@ -31,6 +31,69 @@ pub struct SourceText {
     /// blake3 of the raw bytes as read (before any lossy decoding): what a File node's
     /// `content_hash` holds, so that a patch detects changes without the old text.
     pub hash: [u8; 32],
+    /// Where lossy decoding changed lengths (empty unless `lossy`): offsets into `text`
+    /// become offsets into the file's bytes through [`LossyOffsets::original`].
+    pub offsets: LossyOffsets,
+}
+
+/// The U+FFFD characters a lossy decoding wrote, each standing for 1 to 3 invalid bytes
+/// of the file while it takes 3 bytes of the text. Everything stored about a file (byte
+/// offsets of its entities, its size) must count the file's bytes: a reader slices the
+/// file itself at those offsets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LossyOffsets {
+    /// Per replacement, in text order: its offset in the text, its offset in the file and
+    /// the number of file bytes it replaced.
+    replacements: Vec<Replacement>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Replacement {
+    in_text: u32,
+    in_file: u32,
+    file_len: u32,
+}
+
+impl LossyOffsets {
+    /// The offset in the file of the text offset `in_text`. An offset inside a replacement
+    /// character (no parser gives one) maps into the bytes it replaced.
+    pub fn original(&self, in_text: u32) -> u32 {
+        let after = self.replacements.partition_point(|r| r.in_text <= in_text);
+        let Some(r) = after.checked_sub(1).map(|i| self.replacements[i]) else {
+            return in_text;
+        };
+        let past = in_text - r.in_text;
+        let replacement_len = char::REPLACEMENT_CHARACTER.len_utf8() as u32;
+        if past < replacement_len {
+            r.in_file + past.min(r.file_len)
+        } else {
+            r.in_file + r.file_len + (past - replacement_len)
+        }
+    }
+}
+
+/// `bytes` decoded as `String::from_utf8_lossy` does (each maximal invalid sequence
+/// becomes one U+FFFD), with the replacements it made.
+fn decode_lossy(bytes: &[u8]) -> (String, LossyOffsets) {
+    let mut text = String::with_capacity(bytes.len() + bytes.len() / 8);
+    let mut replacements = Vec::new();
+    let mut in_file = 0usize;
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        in_file += chunk.valid().len();
+        if !chunk.invalid().is_empty() {
+            // Offsets are u32 (files past 4 GiB are never parsed): saturating is enough.
+            let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            replacements.push(Replacement {
+                in_text: to_u32(text.len()),
+                in_file: to_u32(in_file),
+                file_len: to_u32(chunk.invalid().len()),
+            });
+            text.push(char::REPLACEMENT_CHARACTER);
+            in_file += chunk.invalid().len();
+        }
+    }
+    (text, LossyOffsets { replacements })
 }
 
 /// Reads `path` as text. Fails with [`SkipReason::TooLarge`] over `max_bytes`,
@@ -68,13 +131,18 @@ pub fn read_source(path: &Path, max_bytes: u64) -> Result<SourceText, SkipReason
             lossy: false,
             bytes,
             hash,
+            offsets: LossyOffsets::default(),
         },
-        Err(e) => SourceText {
-            text: String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            lossy: true,
-            bytes,
-            hash,
-        },
+        Err(e) => {
+            let (text, offsets) = decode_lossy(e.as_bytes());
+            SourceText {
+                text,
+                lossy: true,
+                bytes,
+                hash,
+                offsets,
+            }
+        }
     })
 }
 

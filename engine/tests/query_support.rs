@@ -61,6 +61,7 @@ pub fn edge(
         strategy,
         file,
         line: 10 + g.edges.len() as u32,
+        sites: batho_storage::SitesId::ONE,
     });
 }
 

@@ -46,6 +46,8 @@ pub enum PropType {
     String,
     /// Boolean.
     Bool,
+    /// A list of integers.
+    IntList,
     /// Unspecified.
     Any,
 }
@@ -116,6 +118,8 @@ pub const CODE_REL_PROPERTIES: &[(&str, PropType)] = &[
     ("strategy", PropType::String),
     ("file", PropType::String),
     ("line", PropType::Int),
+    ("lines", PropType::IntList),
+    ("count", PropType::Int),
 ];
 
 impl Schema {
@@ -319,8 +323,11 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
                 ("community", Any),
                 ("entities", Any),
                 ("files", Any),
+                ("label", Any),
                 ("central", Any),
                 ("central_id", Any),
+                ("cohesion", Any),
+                ("modularity", Any),
             ],
         ),
         ProcedureSig::new(

@@ -41,6 +41,7 @@ impl Artifact {
                     strategy: e.strategy(),
                     file: g.intern(&e.file()),
                     line: e.line(),
+                    sites: e.copy_sites_to(&mut g),
                 };
                 g.add_edge(input);
             }

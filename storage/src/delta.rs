@@ -147,6 +147,8 @@ impl Delta {
             file_override: c(edges_col::FILE_OVERRIDE)?,
             in_offsets: et.uint(edges_col::IN_OFFSETS, Some(in_keys.len() + 1))?,
             in_perm: c(edges_col::IN_PERM)?,
+            site_offsets: et.uint(edges_col::SITE_OFFSETS, Some(deu + 1))?,
+            sites: et.uint(edges_col::SITES, None)?,
         };
         let dropped_raw = et.bytes(edges_col::DROPPED)?;
         for (col, len) in [

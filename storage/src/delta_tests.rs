@@ -65,6 +65,7 @@ fn link(g: &mut GraphBuilder, rng: &mut Rng, src: NodeIdx, dst: NodeIdx) {
         strategy: Strategy::Direct,
         file,
         line: rng.below(100) as u32,
+        sites: crate::input::SitesId::ONE,
     });
 }
 
@@ -206,6 +207,7 @@ fn copy_out_edges(
             g.add_node(input)
         };
         let file = g.intern(&e.file());
+        let sites = e.copy_sites_to(g);
         g.add_edge(EdgeInput {
             src: at,
             dst,
@@ -215,6 +217,7 @@ fn copy_out_edges(
             strategy: e.strategy(),
             file,
             line: e.line(),
+            sites,
         });
     }
 }

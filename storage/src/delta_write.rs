@@ -11,7 +11,7 @@ use crate::error::{Result, StorageError};
 use crate::format::{SegmentKind, cmp_parts, edges_col, nodes_col};
 use crate::fragment::{GraphFragment, Plan, copy_node, node_input};
 use crate::input::CONTENT_HASH_LEN;
-use crate::input::{EdgeInput, GraphBuilder, NodeIdx, StrId};
+use crate::input::{EdgeInput, GraphBuilder, NodeIdx, SitesId, StrId};
 use crate::reader::Artifact;
 use crate::writer::{BuiltLayer, LayerCounts, add_out_edge_columns, palette_of};
 
@@ -104,6 +104,7 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
                 continue;
             };
             let file = g.intern(&edge.file());
+            let sites = edge.copy_sites_to(&mut g);
             edges.push(EdgeInput {
                 src: NodeIdx(src),
                 dst: edge.dst(),
@@ -113,6 +114,7 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
                 strategy: edge.strategy(),
                 file,
                 line: edge.line(),
+                sites,
             });
         }
     }
@@ -128,10 +130,12 @@ pub(crate) fn delta_input(m: &Artifact, fragment: &GraphFragment, plan: &Plan) -
         );
         let Some(&src) = row_of.get(&s) else { continue };
         let file = g.intern(fg.str(e.file));
+        let sites = copy_sites(&mut g, fg, e);
         edges.push(EdgeInput {
             src: NodeIdx(src),
             dst: NodeIdx(d),
             file,
+            sites,
             ..e.clone()
         });
     }
@@ -162,6 +166,7 @@ pub(crate) fn rederive(a: &Artifact) -> Option<DeltaInput> {
         for k in d.out_range(a, r) {
             let e = a.edge_with_src(d.base_e + k, row_node[r as usize]);
             let file = g.intern(&e.file());
+            let sites = e.copy_sites_to(&mut g);
             edges.push(EdgeInput {
                 src: NodeIdx(r),
                 dst: e.dst(),
@@ -171,6 +176,7 @@ pub(crate) fn rederive(a: &Artifact) -> Option<DeltaInput> {
                 strategy: e.strategy(),
                 file,
                 line: e.line(),
+                sites,
             });
         }
     }
@@ -182,6 +188,15 @@ pub(crate) fn rederive(a: &Artifact) -> Option<DeltaInput> {
         removed: d.removed(a).clone(),
         dropped: d.dropped(a).clone(),
     })
+}
+
+/// Records in `to` the use sites of `edge`, an edge of `from`.
+pub(crate) fn copy_sites(to: &mut GraphBuilder, from: &GraphBuilder, edge: &EdgeInput) -> SitesId {
+    if edge.sites == SitesId::ONE {
+        return SitesId::ONE;
+    }
+    let sites = from.sites(edge);
+    to.add_sites(sites.count, sites.lines)
 }
 
 fn serialize(bm: &RoaringBitmap) -> Vec<u8> {
@@ -299,7 +314,7 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
 
     let edges = &d.edges;
     let mut ew = SegmentWriter::default();
-    let eo = add_out_edge_columns(&mut ew, edges, nodes, rows, r);
+    let eo = add_out_edge_columns(&mut ew, &d.g, edges, nodes, rows, r);
     let ed = |k: usize| &edges[eo[k] as usize];
     let mut by_dst: Vec<u32> = (0..de as u32).collect();
     by_dst.sort_by_key(|&k| (ed(k as usize).dst.0, k));

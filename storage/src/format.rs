@@ -7,7 +7,7 @@
 use crate::error::{Result, StorageError};
 
 /// The on-disk format version this crate reads and writes. A reader refuses any other.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// First bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"BATHOSEG";
@@ -183,6 +183,13 @@ pub mod edges_col {
     pub const IN_KEYS: u32 = 12;
     /// Delta only: serialized roaring bitmap of the dropped base edge indexes (bytes).
     pub const DROPPED: u32 = 13;
+    /// `edge_count + 1` offsets into [`SITES`]: edge `k`'s list is
+    /// `SITES[SITE_OFFSETS[k]..SITE_OFFSETS[k+1]]`, empty for an edge with one use site
+    /// (on its `LINE`) or none (line 0).
+    pub const SITE_OFFSETS: u32 = 14;
+    /// The use sites of edges that fold several: per such edge, the site count, then the
+    /// distinct lines ascending (the first equal to its `LINE`).
+    pub const SITES: u32 = 15;
 }
 
 /// Column ids of the bitmaps segment.
@@ -409,7 +416,7 @@ mod tests {
         match SegmentHeader::decode(&b, Path::new("x")) {
             Err(StorageError::UnsupportedFormat {
                 found: 2,
-                expected: 3,
+                expected: FORMAT_VERSION,
                 ..
             }) => {}
             other => panic!("{other:?}"),

@@ -553,6 +553,7 @@ pub(crate) fn apply(base: &Artifact, fragment: &GraphFragment, plan: &Plan) -> G
                 continue;
             }
             let file = memo.get(&mut out, base, e.file_sid());
+            let sites = e.copy_sites_to(&mut out);
             out.add_edge(EdgeInput {
                 src: NodeIdx(map[b as usize]),
                 dst: NodeIdx(dst),
@@ -562,6 +563,7 @@ pub(crate) fn apply(base: &Artifact, fragment: &GraphFragment, plan: &Plan) -> G
                 strategy: e.strategy(),
                 file,
                 line: e.line(),
+                sites,
             });
         }
     }
@@ -575,10 +577,12 @@ pub(crate) fn apply(base: &Artifact, fragment: &GraphFragment, plan: &Plan) -> G
         );
         let (s, d) = (map[s as usize], map[d as usize]);
         let file = out.intern(fg.str(e.file));
+        let sites = crate::delta_write::copy_sites(&mut out, fg, e);
         out.add_edge(EdgeInput {
             src: NodeIdx(s),
             dst: NodeIdx(d),
             file,
+            sites,
             ..e.clone()
         });
     }

@@ -76,8 +76,9 @@ fn unchanged_in(
     let mut same = Vec::new();
     let mut texts = TextEq::default();
     let mut buf = Vec::new();
-    let mut ours: Vec<(EdgeKey, StrId)> = Vec::new();
-    let mut theirs: Vec<(EdgeKey, StrId)> = Vec::new();
+    // With each key: the use-site file, and the edge (to compare site lines when several).
+    let mut ours: Vec<(EdgeKey, StrId, u32)> = Vec::new();
+    let mut theirs: Vec<(EdgeKey, StrId, u32)> = Vec::new();
     'nodes: for &(b, i) in overrides {
         let (n, old) = (&fg.nodes[i as usize], base.node(NodeIdx(b)));
         let props_equal = n.kind == old.kind()
@@ -110,8 +111,10 @@ fn unchanged_in(
                 strategy: e.strategy.code(),
                 confidence: e.confidence.to_bits(),
                 line: e.line,
+                sites: fg.sites(e).count,
+                lines_hash: lines_hash(fg.sites(e).lines),
             };
-            ours.push((key, e.file));
+            ours.push((key, e.file, k));
         }
         theirs.clear();
         for e in base.out_edges(NodeIdx(b)) {
@@ -125,8 +128,10 @@ fn unchanged_in(
                 strategy: e.strategy().code(),
                 confidence: e.confidence().to_bits(),
                 line: e.line(),
+                sites: e.site_count(),
+                lines_hash: lines_hash(&e.site_lines()),
             };
-            theirs.push((key, e.file_sid()));
+            theirs.push((key, e.file_sid(), e.idx().0));
         }
         if theirs.len() != ours.len() {
             continue;
@@ -135,10 +140,13 @@ fn unchanged_in(
         // sort; that only makes a node look changed, which is always safe.
         ours.sort_unstable_by_key(|p| p.0);
         theirs.sort_unstable_by_key(|p| p.0);
-        let edges_equal = ours
-            .iter()
-            .zip(&theirs)
-            .all(|(o, t)| o.0 == t.0 && texts.eq(base, t.1, fg, o.1));
+        let edges_equal = ours.iter().zip(&theirs).all(|(o, t)| {
+            o.0 == t.0
+                && texts.eq(base, t.1, fg, o.1)
+                && (o.0.sites <= 1
+                    || fg.sites(&fg.edges[o.2 as usize]).lines
+                        == base.edge(crate::EdgeIdx(t.2)).site_lines())
+        });
         if edges_equal {
             same.push(i);
         }
@@ -155,6 +163,16 @@ struct EdgeKey {
     strategy: u8,
     confidence: u32,
     line: u32,
+    sites: u32,
+    /// Orders edges with the same sites count; equal hashes are checked line by line.
+    lines_hash: u64,
+}
+
+/// A fixed hash of an edge's site lines (sorting only: it is never trusted for equality).
+fn lines_hash(lines: &[u32]) -> u64 {
+    lines.iter().fold(lines.len() as u64, |h, &l| {
+        (h ^ u64::from(l)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Compares an artifact file path with a fragment one by text, remembering the answer:

@@ -157,6 +157,7 @@ pub(crate) fn edge(g: &mut GraphBuilder, src: NodeIdx, dst: NodeIdx, rel: RelTyp
         strategy: Strategy::Direct,
         file,
         line,
+        sites: crate::input::SitesId::ONE,
     });
 }
 
@@ -426,6 +427,7 @@ fn rule4_an_edge_from_a_node_the_fragment_does_not_replace_is_a_typed_error() {
         strategy: Strategy::Direct,
         file: crate::StrId(0),
         line: 0,
+        sites: crate::input::SitesId::ONE,
     });
     assert!(matches!(
         w.commit_fragment(&a, &bad, sample_run(&bad.graph)),
@@ -527,6 +529,7 @@ fn rule6_everything_else_is_unchanged() {
                 fg.add_node(input)
             });
             let f = fg.intern(&e.file());
+            let sites = e.copy_sites_to(&mut fg);
             fg.add_edge(EdgeInput {
                 src: at[&b],
                 dst,
@@ -536,6 +539,7 @@ fn rule6_everything_else_is_unchanged() {
                 strategy: e.strategy(),
                 file: f,
                 line: e.line(),
+                sites,
             });
         }
     }

@@ -117,6 +117,16 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
         if rng.below(10) == 0 {
             roles |= Roles(1 << rng.below(8));
         }
+        let line = g.nodes[src as usize].start_line + rng.below(50) as u32;
+        // Some edges fold several use sites, as a caller calling one function twice (chosen
+        // from the line, so that the random stream, and the graph, is the same as without).
+        let sites = if line % 4 == 1 {
+            let more = 1 + line % 3;
+            let lines: Vec<u32> = (0..more).map(|k| line + 3 * k).collect();
+            g.add_sites(more + line % 2, &lines)
+        } else {
+            crate::input::SitesId::ONE
+        };
         let e = EdgeInput {
             src: NodeIdx(src),
             dst: NodeIdx(dst),
@@ -125,7 +135,8 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
             confidence: strategy.confidence(),
             strategy,
             file,
-            line: g.nodes[src as usize].start_line + rng.below(50) as u32,
+            line,
+            sites,
         };
         g.add_edge(e);
     }
@@ -232,6 +243,7 @@ pub fn sample_fragment(a: &Artifact) -> GraphFragment {
             strategy: Strategy::Direct,
             file,
             line: 9001 + k as u32,
+            sites: crate::input::SitesId::ONE,
         });
     }
     GraphFragment {

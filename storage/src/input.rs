@@ -114,8 +114,32 @@ pub struct EdgeInput {
     pub strategy: Strategy,
     /// Repo-relative path of the use site's file; empty when none.
     pub file: StrId,
-    /// 1-based line of the use site (0 when none).
+    /// 1-based line of the use site (0 when none); with several sites, the first.
     pub line: u32,
+    /// The use sites folded into the edge when there are several (see [`SitesId`]).
+    pub sites: SitesId,
+}
+
+/// The use sites of an edge that folds several (one CALLS edge per caller and callee,
+/// however many calls): an index into its [`GraphBuilder`]'s site lists.
+/// `SitesId::ONE` (the usual case) is one site, on the edge's `line`, or none when
+/// the line is 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SitesId(pub u32);
+
+impl SitesId {
+    /// One site, on the edge's line (none when it is 0).
+    pub const ONE: SitesId = SitesId(0);
+}
+
+/// The use sites an edge folds: how many, and their distinct lines ascending (several
+/// sites may share a line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sites<'a> {
+    /// Number of use sites.
+    pub count: u32,
+    /// Their distinct lines, ascending; the first is the edge's `line`.
+    pub lines: &'a [u32],
 }
 
 /// Accumulates the nodes, edges and strings of one graph generation.
@@ -133,6 +157,10 @@ pub struct GraphBuilder {
     pub nodes: Vec<NodeInput>,
     /// Edges in any order; the writer sorts them into CSR order.
     pub edges: Vec<EdgeInput>,
+    // The site lists of edges with several use sites, back to back: list `k` is
+    // `sites[k]` (the site count), `sites[k + 1]` (the number of lines), then the lines.
+    // Index 0 is never a list (`SitesId::ONE`); most edges have one site and no list.
+    sites: Vec<u32>,
 }
 
 /// String `id` of an arena (see [`GraphBuilder`]); panics on an id it never issued, like
@@ -357,6 +385,46 @@ impl GraphBuilder {
         let idx = NodeIdx(u32::try_from(self.nodes.len()).expect("more than 2^32 nodes"));
         self.nodes.push(node);
         idx
+    }
+
+    /// Records the use sites of an edge: `count` sites on the distinct `lines`, ascending.
+    /// Returns [`SitesId::ONE`] for at most one site on at most one line, which the
+    /// edge's own `line` describes.
+    pub fn add_sites(&mut self, count: u32, lines: &[u32]) -> SitesId {
+        if count <= 1 && lines.len() <= 1 {
+            return SitesId::ONE;
+        }
+        if self.sites.is_empty() {
+            self.sites.push(0);
+        }
+        let id = SitesId(u32::try_from(self.sites.len()).expect("more than 2^32 site lines"));
+        self.sites.push(count);
+        self.sites
+            .push(u32::try_from(lines.len()).unwrap_or(u32::MAX));
+        self.sites.extend_from_slice(lines);
+        id
+    }
+
+    /// The use sites of `edge` (an edge of this builder).
+    pub fn sites<'a>(&'a self, edge: &'a EdgeInput) -> Sites<'a> {
+        let k = edge.sites.0 as usize;
+        if k == 0 || k + 1 >= self.sites.len() {
+            let lines = std::slice::from_ref(&edge.line);
+            return if edge.line == 0 {
+                Sites {
+                    count: 0,
+                    lines: &[],
+                }
+            } else {
+                Sites { count: 1, lines }
+            };
+        }
+        let n = self.sites[k + 1] as usize;
+        let end = (k + 2 + n).min(self.sites.len());
+        Sites {
+            count: self.sites[k],
+            lines: &self.sites[k + 2..end],
+        }
     }
 
     /// Appends an edge. Both ends must already be nodes of this builder.

@@ -187,6 +187,7 @@ mod tests {
             strategy: Strategy::Direct,
             file: StrId(0),
             line: 0,
+            sites: crate::input::SitesId::ONE,
         }
     }
 

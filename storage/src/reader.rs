@@ -76,6 +76,8 @@ pub(crate) struct EdgeCols {
     pub(crate) file_override: UIntCol,
     pub(crate) in_offsets: UIntCol,
     pub(crate) in_perm: UIntCol,
+    pub(crate) site_offsets: UIntCol,
+    pub(crate) sites: UIntCol,
 }
 
 /// One generation of a graph, read in place from its mmap'd segments.
@@ -303,6 +305,8 @@ impl Artifact {
             file_override: c(edges_col::FILE_OVERRIDE)?,
             in_offsets: et.uint(edges_col::IN_OFFSETS, Some(nu + 1))?,
             in_perm: c(edges_col::IN_PERM)?,
+            site_offsets: et.uint(edges_col::SITE_OFFSETS, Some(eu + 1))?,
+            sites: et.uint(edges_col::SITES, None)?,
         };
         for (col, name) in [(&edges.out_offsets, "out"), (&edges.in_offsets, "in")] {
             if col.get(pay(E), 0) != 0 || col.get(pay(E), nu) != u64::from(e) {
@@ -845,6 +849,7 @@ mod tests {
                     strategy: Strategy::Direct,
                     file: s,
                     line: 0,
+                    sites: crate::input::SitesId::ONE,
                 });
                 want.push(src);
             }

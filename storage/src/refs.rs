@@ -322,8 +322,47 @@ impl<'a> EdgeRef<'a> {
             f => Some(StrId(u32::try_from(f - 1).unwrap_or(u32::MAX))),
         }
     }
-    /// Use-site line (0 when none).
+    /// Use-site line (0 when none); with several use sites, the first.
     pub fn line(&self) -> u32 {
         self.col(&self.cols.line) as u32
+    }
+
+    /// The range of this edge's list in the SITES column (empty: one site or none).
+    fn site_range(&self) -> std::ops::Range<usize> {
+        let r = self.r as usize;
+        let end = (self.cols.site_offsets.get(self.p, r + 1) as usize).min(self.cols.sites.len());
+        // Damage can disorder the offsets; an empty range reads as one site.
+        let start = (self.cols.site_offsets.get(self.p, r) as usize).min(end);
+        start..end
+    }
+
+    /// Number of use sites folded into the edge (0 when it has no use site).
+    pub fn site_count(&self) -> u32 {
+        let range = self.site_range();
+        if range.is_empty() {
+            u32::from(self.line() != 0)
+        } else {
+            self.cols.sites.get(self.p, range.start) as u32
+        }
+    }
+
+    /// The distinct lines of the edge's use sites, ascending (empty when it has none).
+    pub fn site_lines(&self) -> Vec<u32> {
+        let range = self.site_range();
+        if range.is_empty() {
+            let line = self.line();
+            return if line == 0 { Vec::new() } else { vec![line] };
+        }
+        (range.start + 1..range.end)
+            .map(|k| self.cols.sites.get(self.p, k) as u32)
+            .collect()
+    }
+
+    /// Records this edge's use sites in `g`, for an edge of `g` copied from this one.
+    pub fn copy_sites_to(&self, g: &mut crate::input::GraphBuilder) -> crate::input::SitesId {
+        if self.site_range().is_empty() {
+            return crate::input::SitesId::ONE;
+        }
+        g.add_sites(self.site_count(), &self.site_lines())
     }
 }

@@ -157,6 +157,8 @@ impl Artifact {
             ("edges.file_override", &e.file_override, ep),
             ("edges.in_offsets", &e.in_offsets, ep),
             ("edges.in_perm", &e.in_perm, ep),
+            ("edges.site_offsets", &e.site_offsets, ep),
+            ("edges.sites", &e.sites, ep),
             ("bitmaps.kind_offsets", &b.kinds.offsets, bp),
             ("bitmaps.rel_offsets", &b.rels.offsets, bp),
             ("bitmaps.role_offsets", &b.roles.offsets, bp),
@@ -321,6 +323,9 @@ impl Artifact {
                 if ec.line.get(p, k) > u64::from(u32::MAX) {
                     r.add("edges.line", format!("edge {k} has a line out of range"));
                 }
+                if !sites_in_order(ec, p, k) {
+                    r.add("edges.sites", format!("edge {k} has a damaged site list"));
+                }
                 if ec.file_override.get(p, k) > sc {
                     r.add(
                         "edges.file_override",
@@ -482,4 +487,11 @@ pub(crate) fn check_sorted_permutation(
         prev = Some(row);
     }
     seen.len()
+}
+
+/// Whether edge `k`'s use-site list (SITE_OFFSETS, SITES) is in bounds and well formed:
+/// a site count, then at least one line.
+pub(crate) fn sites_in_order(ec: &crate::reader::EdgeCols, p: &[u8], k: usize) -> bool {
+    let (a, b) = (ec.site_offsets.get(p, k), ec.site_offsets.get(p, k + 1));
+    a <= b && b <= ec.sites.len() as u64 && (a == b || b - a >= 2)
 }

@@ -70,6 +70,8 @@ impl Artifact {
             (&e.file_override, ep),
             (&e.in_offsets, ep),
             (&e.in_perm, ep),
+            (&e.site_offsets, ep),
+            (&e.sites, ep),
             (&d.in_keys, ep),
         ];
         for (c, p) in cols {
@@ -248,6 +250,7 @@ impl Artifact {
                 if ec.edge_type.get(p, k) >= types
                     || ec.line.get(p, k) > u64::from(u32::MAX)
                     || ec.file_override.get(p, k) > sc
+                    || !crate::verify::sites_in_order(ec, p, k)
                 {
                     r.add("delta.edges", format!("edge {k} has a value out of range"));
                 }

@@ -147,7 +147,7 @@ pub(crate) fn build_layer(
 
     let edges = &g.edges;
     let mut ew = SegmentWriter::default();
-    let eo = add_out_edge_columns(&mut ew, edges, nodes, n, r);
+    let eo = add_out_edge_columns(&mut ew, g, edges, nodes, n, r);
     let ed = |k: usize| &edges[eo[k] as usize];
     // Offsets fit u32 (`e` was checked above); u64 would cost a kernel 60 MB at the peak.
     let mut in_off = vec![0u32; n + 1];
@@ -431,11 +431,13 @@ pub(crate) fn build_layer_segments(
 /// The distinct values of `values`, ascending. A graph has a few dozen distinct node and
 /// edge types: a set avoids sorting one value per node or edge (millions on a kernel).
 /// Writes the out-CSR columns every edge segment has, base or delta (OUT_OFFSETS over
-/// `rows` sources, DST, TYPE with its palette, BLOCK_SRC, LINE, FILE_OVERRIDE), and returns
+/// `rows` sources, DST, TYPE with its palette, BLOCK_SRC, LINE, FILE_OVERRIDE, the use
+/// sites of edges that fold several, whose lists `sites` holds), and returns
 /// the edge order: (src, rel, dst), the original index breaking ties so parallel edges
 /// are written deterministically. `code` maps a string to the id it is written as.
 pub(crate) fn add_out_edge_columns(
     ew: &mut SegmentWriter,
+    sites: &GraphBuilder,
     edges: &[EdgeInput],
     nodes: &[NodeInput],
     rows: usize,
@@ -474,7 +476,32 @@ pub(crate) fn add_out_edge_columns(
             own + 1
         }
     });
+    add_site_columns(ew, sites, e, ed);
     eo
+}
+
+/// SITE_OFFSETS and SITES of the edges in written order (`edge(k)` the `k`-th).
+fn add_site_columns<'a>(
+    ew: &mut SegmentWriter,
+    sites: &'a GraphBuilder,
+    e: usize,
+    edge: impl Fn(usize) -> &'a EdgeInput,
+) {
+    // u32 like the other columns' copies: a kernel's lists hold a few million values.
+    let mut offsets: Vec<u32> = Vec::with_capacity(e + 1);
+    let mut lists: Vec<u32> = Vec::new();
+    offsets.push(0);
+    for k in 0..e {
+        let x = edge(k);
+        if x.sites != crate::input::SitesId::ONE {
+            let s = sites.sites(x);
+            lists.push(s.count);
+            lists.extend_from_slice(s.lines);
+        }
+        offsets.push(u32::try_from(lists.len()).unwrap_or(u32::MAX));
+    }
+    ew.add_values(edges_col::SITE_OFFSETS, &offsets);
+    ew.add_values(edges_col::SITES, &lists);
 }
 
 pub(crate) fn palette_of(values: impl Iterator<Item = u64>) -> Vec<u64> {
@@ -531,6 +558,7 @@ mod tests {
             strategy: batho_schema::Strategy::Direct,
             file: crate::StrId(0),
             line: 0,
+            sites: crate::input::SitesId::ONE,
         });
         assert!(matches!(
             build_layer_segments(&g, [0; 16]),

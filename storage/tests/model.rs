@@ -172,6 +172,13 @@ fn build(
             Some(k) => s(&mut g, k),
             None => g.nodes[src].file,
         };
+        // Every third edge with a line folds several use sites.
+        let sites = if e.line != 0 && e.line % 3 == 0 {
+            let lines = [e.line, e.line.saturating_add(1 + e.roles as u32 % 7)];
+            g.add_sites(2 + u32::from(e.roles % 2), &lines)
+        } else {
+            batho_storage::SitesId::ONE
+        };
         let edge = EdgeInput {
             src: NodeIdx(src as u32),
             dst: NodeIdx(dst as u32),
@@ -181,6 +188,7 @@ fn build(
             strategy,
             file,
             line: e.line,
+            sites,
         };
         g.add_edge(edge.clone());
         if e.roles % 5 == 0 {
@@ -210,7 +218,7 @@ fn run() -> RunRecord {
     }
 }
 
-type EdgeKey = (u32, u32, u8, u8, u32, u8, String, u32);
+type EdgeKey = (u32, u32, u8, u8, u32, u8, String, u32, u32, Vec<u32>);
 
 fn model_edge(g: &GraphBuilder, e: &EdgeInput) -> EdgeKey {
     (
@@ -222,6 +230,8 @@ fn model_edge(g: &GraphBuilder, e: &EdgeInput) -> EdgeKey {
         e.strategy.code(),
         g.str(e.file).to_owned(),
         e.line,
+        g.sites(e).count,
+        g.sites(e).lines.to_vec(),
     )
 }
 
@@ -235,6 +245,8 @@ fn art_edge(a: &Artifact, e: batho_storage::EdgeRef<'_>) -> EdgeKey {
         e.strategy().code(),
         e.file().into_owned(),
         e.line(),
+        e.site_count(),
+        e.site_lines(),
     )
         .tap(|_| assert_eq!(a.edge(e.idx()).dst(), e.dst()))
         .tap(|_| {

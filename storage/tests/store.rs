@@ -118,16 +118,16 @@ fn patch_version(path: &Path, version: u32) {
 
 #[test]
 fn older_and_newer_formats_are_refused_clearly() {
-    // Version 1 (before delta layers) and 2 (plain string offsets, 16-byte content
-    // hashes) must be refused with the rebuild advice too.
-    for v in [0u32, 1, 2, 4, 77] {
+    // Version 1 (before delta layers), 2 (plain string offsets, 16-byte content
+    // hashes) and 3 (one use site per edge) must be refused with the rebuild advice too.
+    for v in [0u32, 1, 2, 3, 5, 77] {
         let tmp = tempfile::tempdir().unwrap();
         write_sample_store(tmp.path()).unwrap();
         patch_version(&tmp.path().join(names::MANIFEST), v);
         match Artifact::open(tmp.path()) {
             Err(
                 e @ StorageError::UnsupportedFormat {
-                    found, expected: 3, ..
+                    found, expected: 4, ..
                 },
             ) => {
                 assert_eq!(found, v);

@@ -89,6 +89,7 @@ fn fragment(a: &Artifact, file: &str) -> GraphFragment {
                 strategy: e.strategy(),
                 file: f,
                 line: e.line() + 1,
+                sites: batho_storage::SitesId::ONE,
             });
         }
     }

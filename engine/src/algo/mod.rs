@@ -238,7 +238,11 @@ fn aggregate<W: Copy + Into<f64>>(g: &WGraph<W>, comm: &[u32], k: usize) -> WGra
     for c in 0..k {
         for &v in &order[start[c]..start[c + 1]] {
             for (u, w) in g.nbrs(v as usize) {
-                tally.add(comm[u as usize], w.into());
+                let w: f64 = w.into();
+                // Every internal edge is seen from both ends and halved below; a self loop
+                // is stored once, so it is added twice to keep its whole weight.
+                let ends = if u == v { w + w } else { w };
+                tally.add(comm[u as usize], ends);
             }
         }
         row.clear();

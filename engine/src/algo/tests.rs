@@ -37,6 +37,7 @@ fn edge(g: &mut GraphBuilder, a: NodeIdx, b: NodeIdx, rel: RelType) {
         strategy: Strategy::Direct,
         file,
         line: 1,
+        sites: batho_storage::SitesId::ONE,
     });
 }
 
@@ -129,4 +130,73 @@ fn parallel_edges_pull_as_hard_as_their_count() {
     let c = communities(&g);
     assert_eq!(c[x.0 as usize], c[v[3].0 as usize]);
     assert_ne!(c[x.0 as usize], c[v[0].0 as usize]);
+}
+
+/// A ring of `count` cliques of `size` functions, each clique joined to the next by one
+/// CALLS edge: the textbook case whose best partition is one community per clique.
+fn ring_of_cliques(count: usize, size: usize) -> (GraphBuilder, Vec<Vec<NodeIdx>>) {
+    let mut g = GraphBuilder::new();
+    let cliques: Vec<Vec<NodeIdx>> = (0..count)
+        .map(|c| {
+            (0..size)
+                .map(|i| node(&mut g, &format!("c{c}_{i}"), NodeKind::Function))
+                .collect()
+        })
+        .collect();
+    for clique in &cliques {
+        for a in 0..size {
+            for b in a + 1..size {
+                edge(&mut g, clique[a], clique[b], RelType::Calls);
+            }
+        }
+    }
+    for c in 0..count {
+        edge(
+            &mut g,
+            cliques[c][0],
+            cliques[(c + 1) % count][1],
+            RelType::Calls,
+        );
+    }
+    (g, cliques)
+}
+
+#[test]
+fn aggregated_levels_keep_the_weight_inside_communities() {
+    // Levels from the second on once halved the self loops of aggregated nodes: the
+    // weight inside communities shrank level after level until everything merged
+    // (Lua 5.4 came out as one community of 1,820 entities).
+    let (g, cliques) = ring_of_cliques(64, 5);
+    let c = communities(&g);
+    let count = c.iter().max().copied().unwrap_or(0) as usize;
+    assert!(
+        count >= 16,
+        "64 cliques in a ring merged into {count} communities"
+    );
+    for clique in &cliques {
+        let first = c[clique[0].0 as usize];
+        assert!(clique.iter().all(|v| c[v.0 as usize] == first));
+    }
+}
+
+#[test]
+fn a_hub_linked_to_everything_does_not_glue_the_cliques() {
+    // Like lua_State, one type referenced by every function: before aggregated levels kept
+    // their self loops whole, it pulled the whole ring into one community.
+    let (mut g, cliques) = ring_of_cliques(64, 5);
+    let hub = node(&mut g, "hub", NodeKind::Typedef);
+    for member in cliques.iter().flatten() {
+        edge(&mut g, *member, hub, RelType::References);
+    }
+    let c = communities(&g);
+    let largest = (1..=c.iter().max().copied().unwrap_or(0))
+        .map(|id| c.iter().filter(|&&x| x == id).count())
+        .max()
+        .unwrap_or(0);
+    assert!(
+        largest * 100 <= 15 * c.len(),
+        "a community of {largest} of {}",
+        c.len()
+    );
+    assert_eq!(c, communities(&g), "same graph, same communities");
 }

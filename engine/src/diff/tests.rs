@@ -429,6 +429,7 @@ fn tiny(file_hash: u8, f_hash: u8) -> batho_storage::GraphBuilder {
         strategy: Strategy::Direct,
         file,
         line: 4,
+        sites: batho_storage::SitesId::ONE,
     });
     g
 }

@@ -193,6 +193,17 @@ pub struct Ref {
     pub line: u32,
 }
 
+/// A use of a name after the first with the same [`Ref`] key: the references are
+/// deduplicated, and these keep the line of every other site (a caller calling one
+/// function 25 times has one reference and 24 sites), so that an edge can list them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RefSite {
+    /// Index of the reference in [`FileFacts::refs`].
+    pub reference: u32,
+    /// 1-based line of the use.
+    pub line: u32,
+}
+
 /// Everything resolution needs to know about one file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileFacts {
@@ -214,6 +225,8 @@ pub struct FileFacts {
     pub guards: Vec<GuardBlock>,
     /// References, deduplicated per (kind, flags, enclosing, name, qualifier, receiver).
     pub refs: Vec<Ref>,
+    /// The further use sites of the references, sorted (by reference, then line).
+    pub sites: Vec<RefSite>,
     /// Number of `ERROR`/missing nodes in the parse tree.
     pub parse_errors: u32,
     /// Source size in bytes.
@@ -240,10 +253,25 @@ impl FileFacts {
             includes: Vec::new(),
             guards: Vec::new(),
             refs: Vec::new(),
+            sites: Vec::new(),
             parse_errors: 0,
             bytes: 0,
             lines: 0,
             content_hash: [0; 32],
+        }
+    }
+
+    /// Makes facts extracted from `source.text` describe the file as read: its size, its
+    /// content hash, and entity byte offsets counted in the file's bytes rather than in a
+    /// lossily decoded text (lines need nothing: a replaced sequence never holds a newline).
+    pub fn adopt_file_bytes(&mut self, source: &crate::source::SourceText) {
+        self.content_hash = source.hash;
+        self.bytes = source.bytes;
+        if source.lossy {
+            for e in &mut self.entities {
+                e.start_byte = source.offsets.original(e.start_byte);
+                e.end_byte = source.offsets.original(e.end_byte);
+            }
         }
     }
 
@@ -290,6 +318,7 @@ impl FileFacts {
             + self.includes.capacity() * std::mem::size_of::<Include>()
             + self.guards.capacity() * std::mem::size_of::<GuardBlock>()
             + self.refs.capacity() * std::mem::size_of::<Ref>()
+            + self.sites.capacity() * std::mem::size_of::<RefSite>()
     }
 }
 
@@ -388,6 +417,7 @@ impl Extractor {
             includes: Vec::new(),
             guards: Vec::new(),
             refs: Vec::new(),
+            sites: Vec::new(),
             parse_errors: 0,
             bytes: source.len() as u64,
             lines,
@@ -609,14 +639,22 @@ fn drop_keyword_names(f: &mut FileFacts) {
         b.entity = map[b.entity as usize];
     }
     let refs = std::mem::take(&mut f.refs);
-    f.refs = refs
-        .into_iter()
-        .filter(|r| !is_kw(r.name))
-        .map(|r| Ref {
-            enclosing: lift(r.enclosing),
-            ..r
-        })
-        .collect();
+    // The sites of a dropped reference go with it; the others follow their reference.
+    let mut ref_map = vec![u32::MAX; refs.len()];
+    f.refs = Vec::with_capacity(refs.len());
+    for (i, r) in refs.into_iter().enumerate() {
+        if !is_kw(r.name) {
+            ref_map[i] = f.refs.len() as u32;
+            f.refs.push(Ref {
+                enclosing: lift(r.enclosing),
+                ..r
+            });
+        }
+    }
+    f.sites.retain_mut(|site| {
+        site.reference = ref_map[site.reference as usize];
+        site.reference != u32::MAX
+    });
 }
 
 pub(crate) use walk::{IdBuild, MAX_SIGNATURE};

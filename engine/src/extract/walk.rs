@@ -4,7 +4,7 @@
 //! look-ups inside declarators use `Node` field accessors, which do not allocate either.
 //! The `Mode` says what a `declaration` or an identifier means where it is found.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use batho_schema::{Language, NodeFlags, NodeKind};
@@ -17,7 +17,7 @@ mod decls;
 mod directives;
 mod exprs;
 mod recover;
-use super::{Entity, FileFacts, NO_ENTITY, Ref, RefKind, Sym, ref_bits};
+use super::{Entity, FileFacts, NO_ENTITY, Ref, RefKind, RefSite, Sym, ref_bits};
 
 /// Deeper subtrees are skipped (and counted as parse errors) so that pathological nesting
 /// cannot overflow the stack of a worker thread.
@@ -94,7 +94,8 @@ struct W<'a, 't> {
     f: &'a mut FileFacts,
     interned: HashMap<u64, u32, IdBuild>,
     /// References already pushed (a reference repeated in one entity is kept once).
-    seen: HashSet<(u64, u64, u32), IdBuild>,
+    /// Each reference key, with the reference's index in `f.refs`.
+    seen: HashMap<(u64, u64, u32), u32, IdBuild>,
     /// Qualified prefix of the current namespace/class (`ns::Foo`).
     scope: String,
     /// Entity that owns references made here.
@@ -188,7 +189,7 @@ impl<'a, 't> W<'a, 't> {
             // Sized for a typical file (about one distinct string and one reference per
             // 40 bytes of source) so that the tables rarely grow while the walk runs.
             interned: HashMap::with_capacity_and_hasher(src.len() / 40, IdBuild::default()),
-            seen: HashSet::with_capacity_and_hasher(src.len() / 40, IdBuild::default()),
+            seen: HashMap::with_capacity_and_hasher(src.len() / 40, IdBuild::default()),
             scope: String::new(),
             encl: NO_ENTITY,
             parent: NO_ENTITY,
@@ -207,6 +208,8 @@ impl<'a, 't> W<'a, 't> {
         self.f.ends.shrink_to_fit();
         self.f.entities.shrink_to_fit();
         self.f.refs.shrink_to_fit();
+        self.f.sites.sort_unstable();
+        self.f.sites.shrink_to_fit();
     }
 
     // ----- strings -----------------------------------------------------------------------
@@ -281,7 +284,10 @@ impl<'a, 't> W<'a, 't> {
             name.0 as u64 | (qual.0 as u64) << 32,
             recv.0,
         );
-        if !self.seen.insert(key) {
+        let next = self.f.refs.len() as u32;
+        let reference = *self.seen.entry(key).or_insert(next);
+        if reference != next {
+            self.f.sites.push(RefSite { reference, line });
             return;
         }
         self.f.refs.push(Ref {

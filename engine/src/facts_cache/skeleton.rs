@@ -8,7 +8,9 @@
 use batho_schema::{Language, NodeFlags, NodeKind};
 use batho_storage::StoredHash;
 
-use crate::extract::{Base, Entity, FileFacts, GuardBlock, Include, NO_ENTITY, Ref, RefKind, Sym};
+use crate::extract::{
+    Base, Entity, FileFacts, GuardBlock, Include, NO_ENTITY, Ref, RefKind, RefSite, Sym,
+};
 
 /// First byte of an encoded skeleton.
 const SKELETON_TAG: u8 = b'S';
@@ -240,6 +242,7 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
         includes,
         guards,
         refs: Vec::new(),
+        sites: Vec::new(),
         parse_errors,
         bytes: size,
         lines,
@@ -264,6 +267,11 @@ pub fn encode_refs(f: &FileFacts, out: &mut Vec<u8>) {
             u32s(out, v);
         }
     }
+    u32s(out, f.sites.len() as u32);
+    for s in &f.sites {
+        u32s(out, s.reference);
+        u32s(out, s.line);
+    }
 }
 
 /// A decoded references entry, checked against its own counts; [`RefsPart::complete`]
@@ -273,6 +281,7 @@ pub struct RefsPart {
     strings: u32,
     hashes: Vec<StoredHash>,
     refs: Vec<Ref>,
+    sites: Vec<RefSite>,
 }
 
 /// Bytes of one encoded reference.
@@ -328,6 +337,19 @@ pub fn decode_refs(bytes: &[u8]) -> Result<RefsPart, DecodeError> {
             line: v[4],
         });
     }
+    let n_sites = c.count(8)?;
+    let mut sites = Vec::with_capacity(n_sites);
+    for _ in 0..n_sites {
+        let site = RefSite {
+            reference: c.u32()?,
+            line: c.u32()?,
+        };
+        // Sorted and naming a reference of the entry, as the extractor leaves them.
+        if site.reference as usize >= refs.len() || sites.last().is_some_and(|l| *l > site) {
+            return Err(DecodeError::Invalid("reference site"));
+        }
+        sites.push(site);
+    }
     if c.at != bytes.len() {
         return Err(DecodeError::Invalid("trailing bytes"));
     }
@@ -335,6 +357,7 @@ pub fn decode_refs(bytes: &[u8]) -> Result<RefsPart, DecodeError> {
         strings,
         hashes,
         refs,
+        sites,
     })
 }
 
@@ -351,6 +374,7 @@ impl RefsPart {
             e.hash = h;
         }
         skeleton.refs = self.refs;
+        skeleton.sites = self.sites;
         Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! The canonical form patch parity is checked on: nodes by id with every property but
 //! the community, edges as a multiset of (source id, relation, target id, roles,
-//! strategy, confidence, file, line). Two graphs with equal canonical forms answer every
+//! strategy, confidence, file, line, use-site count and lines). Two graphs with equal canonical forms answer every
 //! query alike; used by the parity tests and the `patch_parity` bench.
 
 use std::collections::BTreeMap;
@@ -23,8 +23,9 @@ pub type NodeCanon = (
     u8,
 );
 
-/// An edge: (source id, relation, target id, roles, strategy, confidence bits, file, line).
-pub type EdgeCanon = (String, u8, String, u8, u8, u32, String, u32);
+/// An edge: (source id, relation, target id, roles, strategy, confidence bits, file, line,
+/// use-site count, use-site lines).
+pub type EdgeCanon = (String, u8, String, u8, u8, u32, String, u32, u32, Vec<u32>);
 
 /// Nodes by id, and edges with their multiplicity.
 pub type Canon = (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>);
@@ -71,5 +72,7 @@ pub fn edge_canon(g: &GraphBuilder, e: &EdgeInput) -> EdgeCanon {
         e.confidence.to_bits(),
         g.str(e.file).to_owned(),
         e.line,
+        g.sites(e).count,
+        g.sites(e).lines.to_vec(),
     )
 }

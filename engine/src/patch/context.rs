@@ -488,6 +488,7 @@ impl Context {
             includes: f.includes.clone(),
             guards: f.guards.clone(),
             refs: Vec::new(),
+            sites: Vec::new(),
             parse_errors: f.parse_errors,
             bytes: f.bytes,
             lines: f.lines,

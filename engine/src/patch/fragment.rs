@@ -1,7 +1,7 @@
 //! Cutting a partial resolution into the [`GraphFragment`] storage lays over the base, and
 //! describing what it changes: entity-level change records and the edge delta.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
@@ -137,6 +137,7 @@ pub(super) fn cut(
     // them now unused, rather than interning every kept string again (a kernel
     // checkout's fragment has ~450,000 nodes).
     let mut g = g;
+    let mut community_of = fragment_communities(base, &g, &auth, &communities);
     let mut map = vec![NodeIdx(u32::MAX); g.nodes.len()];
     let mut nodes = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
     for (i, n) in std::mem::take(&mut g.nodes).into_iter().enumerate() {
@@ -144,11 +145,7 @@ pub(super) fn cut(
             continue;
         }
         let community = if auth[i] {
-            let id = g.id_of(&n);
-            match communities.get(&h(id.as_bytes())) {
-                Some(&c) => c,
-                None => base.lookup_id(&id).map_or(0, |b| base.node(b).community()),
-            }
+            std::mem::take(&mut community_of[i])
         } else {
             0
         };
@@ -301,6 +298,73 @@ fn sort_changes(out: &mut [EntityChange]) {
         };
         a.change.cmp(&b.change).then_with(|| id(a).cmp(&id(b)))
     });
+}
+
+/// The community of each kept node of a partial resolution: a replaced file's entity keeps
+/// the one it had in the base; an entity the base did not have joins the community most
+/// of its relationships reach (ties to the lowest id), as one step of label propagation
+/// would put it, instead of none: a new function called from one module belongs to it.
+/// Communities are recomputed whole by the next full build.
+fn fragment_communities(
+    base: &Artifact,
+    g: &GraphBuilder,
+    auth: &[bool],
+    base_communities: &HashMap<u64, u32, IdBuild>,
+) -> Vec<u32> {
+    const UNKNOWN: u32 = u32::MAX;
+    let base_community = |n: &NodeInput| {
+        let id = g.id_of(n);
+        base_communities
+            .get(&h(id.as_bytes()))
+            .copied()
+            .or_else(|| base.lookup_id(&id).map(|b| base.node(b).community()))
+    };
+    let mut community_of: Vec<u32> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if auth[i] {
+                base_community(n).unwrap_or(UNKNOWN)
+            } else {
+                0
+            }
+        })
+        .collect();
+    let mut votes: HashMap<usize, BTreeMap<u32, u32>> = HashMap::new();
+    // Context entities are looked up only when a new entity reaches them (a kernel
+    // fragment keeps ~450,000 nodes; a search of the id index for each would cost seconds).
+    let mut context: HashMap<usize, u32> = HashMap::new();
+    for e in &g.edges {
+        let (src, dst) = (e.src.0 as usize, e.dst.0 as usize);
+        for (new, other) in [(src, dst), (dst, src)] {
+            if community_of[new] != UNKNOWN {
+                continue;
+            }
+            let neighbour = if auth[other] {
+                community_of[other]
+            } else {
+                *context
+                    .entry(other)
+                    .or_insert_with(|| base_community(&g.nodes[other]).unwrap_or(0))
+            };
+            if neighbour != UNKNOWN && neighbour != 0 {
+                *votes.entry(new).or_default().entry(neighbour).or_default() += 1;
+            }
+        }
+    }
+    for (i, community) in community_of.iter_mut().enumerate() {
+        if *community == UNKNOWN {
+            // The most votes; among equals the lowest community id.
+            *community = votes.get(&i).map_or(0, |tally| {
+                tally
+                    .iter()
+                    .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                    .map_or(0, |(c, _)| *c)
+            });
+        }
+    }
+    community_of
 }
 
 fn h(s: &[u8]) -> u64 {

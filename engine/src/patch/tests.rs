@@ -728,3 +728,44 @@ fn changed_bytes_the_cache_knows_are_loaded_not_parsed_and_match_a_full_build() 
     assert_eq!((r.files.modified.len(), r.changed_cached), (1, 1));
     same_as_full_build("redone");
 }
+
+/// Every use site of an edge survives a patch as a full build records it: sites added,
+/// moved and removed in a changed file, and the sites of unchanged files' edges into it.
+#[test]
+fn parity_call_sites_added_moved_and_removed() {
+    let setup = "int twice(int a);\nint caller(int a) {\n  twice(a);\n  a++;\n  twice(a);\n  return twice(a);\n}\n";
+    let edited = "int twice(int a);\nint caller(int a) {\n  twice(a); twice(a);\n  a++;\n  return a;\n}\nint other(int a) { return twice(a) + twice(a); }\n";
+    let user = "int twice(int a);\nint use(int a) {\n  twice(a);\n  return twice(a + 1);\n}\n";
+    parity(
+        &demo_dir(),
+        &[
+            ("src/sites.c", Some(setup)),
+            ("src/sites_user.c", Some(user)),
+        ],
+        &[("src/sites.c", Some(edited))],
+    );
+}
+
+/// A function a patch adds joins the community its relationships reach (it used to get
+/// none, community 0, until the next full build).
+#[test]
+fn an_added_function_joins_the_community_of_what_it_calls() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("repo");
+    copy_tree(&demo_dir(), &root);
+    quiet_build(&root);
+    let community = |id: &str| {
+        let a = Artifact::open(&artifact_dir(&root)).expect("open artifact");
+        let node = a.lookup_id(id).unwrap_or_else(|| panic!("no node {id}"));
+        a.node(node).community()
+    };
+    let callee = community("src/table.c:table_count");
+    assert_ne!(callee, 0, "the demo's table_count belongs to a community");
+    let mut text = demo_text("src/table.c");
+    text.push_str(
+        "\nsize_t table_twice(const table *t) { return table_count(t) + table_count(t); }\n",
+    );
+    apply_edit(&root, &[("src/table.c", Some(&text))]);
+    run_patch(&root, DetectMode::Hash);
+    assert_eq!(community("src/table.c:table_twice"), callee);
+}

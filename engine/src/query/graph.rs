@@ -32,7 +32,16 @@ pub const NODE_PROPERTIES: &[&str] = &[
 pub const FILE_ONLY_PROPERTY: &str = "has_syntax_errors";
 
 /// Relationship property names.
-pub const REL_PROPERTIES: &[&str] = &["type", "roles", "confidence", "strategy", "file", "line"];
+pub const REL_PROPERTIES: &[&str] = &[
+    "type",
+    "roles",
+    "confidence",
+    "strategy",
+    "file",
+    "line",
+    "lines",
+    "count",
+];
 
 /// An [`Artifact`] as a BQL graph (a newtype because both the trait and the store type
 /// live in other crates).
@@ -110,6 +119,8 @@ impl PropertyAccess for ArtifactGraph<'_> {
             "strategy" => e.strategy().name().into(),
             "file" => e.file().into(),
             "line" => int(e.line()),
+            "lines" => Value::List(e.site_lines().into_iter().map(int).collect()),
+            "count" => int(e.site_count()),
             _ => Value::Null,
         }
     }

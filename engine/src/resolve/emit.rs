@@ -19,7 +19,7 @@ use batho_storage::input::{
 
 use super::index::Index;
 use super::{R, ResolveOptions, ResolveStats, find_classes_in, scope_of};
-use crate::extract::{FileFacts, Ref, entity_bits};
+use crate::extract::{FileFacts, Ref, RefSite, entity_bits};
 
 /// Takes (and so frees after use) the references of file `f`.
 fn take_refs(refs: &[Mutex<Vec<Ref>>], f: usize) -> Vec<Ref> {
@@ -395,6 +395,8 @@ struct StubReq {
 #[derive(Default)]
 pub(super) struct Out {
     pub(super) edges: Vec<EdgeInput>,
+    /// Further use sites of the batch's edges: (index in `edges`, line).
+    sites: Vec<(u32, u32)>,
     stubs: Vec<StubReq>,
     stub_ix: HashMap<String, u32>,
 }
@@ -402,6 +404,7 @@ pub(super) struct Out {
 /// What [`Out::take`] hands to the merge.
 pub(super) struct Batch {
     edges: Vec<EdgeInput>,
+    sites: Vec<(u32, u32)>,
     stubs: Vec<StubReq>,
 }
 
@@ -428,11 +431,19 @@ impl Out {
         NodeIdx(LOCAL_STUB | i)
     }
 
+    /// Adds use sites to edge `at` of the batch: `first` (a reference's first site, when
+    /// the edge was made by another reference) and a reference's further `sites`.
+    pub(super) fn add_sites(&mut self, at: u32, first: Option<u32>, sites: &[RefSite]) {
+        self.sites.extend(first.map(|line| (at, line)));
+        self.sites.extend(sites.iter().map(|s| (at, s.line)));
+    }
+
     /// Ends the current batch.
     pub(super) fn take(&mut self) -> Batch {
         self.stub_ix.clear();
         Batch {
             edges: std::mem::take(&mut self.edges),
+            sites: std::mem::take(&mut self.sites),
             stubs: std::mem::take(&mut self.stubs),
         }
     }
@@ -508,11 +519,13 @@ impl Sink {
         };
         // Not `add_edge`: the ends are not nodes yet.
         self.g.edges.reserve(batch.edges.len());
+        let first = self.g.edges.len();
         for mut e in batch.edges {
             e.src = real(e.src);
             e.dst = real(e.dst);
             self.g.edges.push(e);
         }
+        fold_sites(&mut self.g, first, batch.sites);
     }
 
     /// The graph, once [`add_nodes`] has added the file and entity nodes to `g`: the stubs
@@ -528,6 +541,30 @@ impl Sink {
             (e.src.0 as usize) < self.g.nodes.len() && (e.dst.0 as usize) < self.g.nodes.len()
         }));
         self.g
+    }
+}
+
+/// Records on the edges `g.edges[first..]` (a merged batch) the further use `sites` the
+/// batch found, as (index in the batch, line): each such edge gets its site count and
+/// distinct lines, and its line becomes the first of them.
+fn fold_sites(g: &mut GraphBuilder, first: usize, mut sites: Vec<(u32, u32)>) {
+    sites.sort_unstable();
+    let mut lines = Vec::new();
+    for group in sites.chunk_by(|a, b| a.0 == b.0) {
+        let Some(edge) = g.edges.get(first + group[0].0 as usize) else {
+            continue;
+        };
+        lines.clear();
+        lines.push(edge.line);
+        lines.extend(group.iter().map(|s| s.1));
+        lines.sort_unstable();
+        lines.dedup();
+        let count = u32::try_from(group.len() + 1).unwrap_or(u32::MAX);
+        let line = lines[0];
+        let id = g.add_sites(count, &lines);
+        let edge = &mut g.edges[first + group[0].0 as usize];
+        edge.line = line;
+        edge.sites = id;
     }
 }
 

@@ -61,7 +61,7 @@ use std::sync::Mutex;
 use batho_schema::{NodeFlags, NodeKind, RelType, Roles, Strategy};
 use batho_storage::input::{EdgeInput, GraphBuilder, NodeIdx, StrId};
 
-use crate::extract::{FileFacts, IdBuild, NO_ENTITY, Ref, entity_bits};
+use crate::extract::{FileFacts, IdBuild, NO_ENTITY, Ref, RefSite, entity_bits};
 use index::{Closure, Ent, Index};
 
 /// Knobs of [`resolve`].
@@ -263,11 +263,27 @@ struct R<'s, 'f> {
     derived_of: &'s HashMap<&'f str, Vec<&'f str>>,
     closure: Closure,
     out: emit::Out,
-    seen: HashSet<(u32, u32, u8), IdBuild>,
+    /// Each (src, dst, rel) edge of the current file made so far (CONTAINS aside).
+    seen: HashMap<(u32, u32, u8), SeenEdge, IdBuild>,
+    /// The reference being resolved ([`NO_REFERENCE`] outside the references pass) and
+    /// its further use sites: an edge it makes, or meets again, gets their lines.
+    reference: u32,
+    reference_sites: &'f [RefSite],
     stats: ResolveStats,
     cands: Vec<Ent>,
     /// `find_classes` answers by written type name: receivers repeat the same few types.
     class_cache: HashMap<String, Vec<&'f str>>,
+}
+
+/// "No reference": an edge made by the structure pass (containment, includes, bases).
+const NO_REFERENCE: u32 = u32::MAX;
+
+/// An edge of the current file's batch: its index in the batch and the last reference
+/// whose sites it holds (a reference that meets its own edge again adds nothing).
+#[derive(Clone, Copy)]
+struct SeenEdge {
+    at: u32,
+    reference: u32,
 }
 
 pub(crate) fn is_header(path: &str) -> bool {
@@ -337,7 +353,9 @@ impl<'s, 'f> R<'s, 'f> {
             derived_of: &sh.derived_of,
             closure: Closure::new(sh.ix.files.len()),
             out: emit::Out::default(),
-            seen: HashSet::default(),
+            seen: HashMap::default(),
+            reference: NO_REFERENCE,
+            reference_sites: &[],
             stats: ResolveStats::default(),
             cands: Vec::new(),
             class_cache: HashMap::new(),
@@ -371,9 +389,27 @@ impl<'s, 'f> R<'s, 'f> {
         file: u32,
         line: u32,
     ) {
+        let at = self.out.edges.len() as u32;
         // CONTAINS edges are unique by construction; the set would only grow.
-        if rel != RelType::Contains && !self.seen.insert((src.0, dst.0, rel.code())) {
-            return;
+        if rel != RelType::Contains {
+            match self.seen.entry((src.0, dst.0, rel.code())) {
+                std::collections::hash_map::Entry::Occupied(mut seen) => {
+                    // One edge per (src, dst, rel): a later reference adds its sites.
+                    let seen = seen.get_mut();
+                    if self.reference != NO_REFERENCE && seen.reference != self.reference {
+                        seen.reference = self.reference;
+                        self.out
+                            .add_sites(seen.at, Some(line), self.reference_sites);
+                    }
+                    return;
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(SeenEdge {
+                        at,
+                        reference: self.reference,
+                    });
+                }
+            }
         }
         self.out.edges.push(EdgeInput {
             src,
@@ -384,7 +420,11 @@ impl<'s, 'f> R<'s, 'f> {
             strategy,
             file: self.file_sid[file as usize],
             line,
+            sites: batho_storage::SitesId::ONE,
         });
+        if self.reference != NO_REFERENCE {
+            self.out.add_sites(at, None, self.reference_sites);
+        }
     }
 
     // ----- classes -----------------------------------------------------------------------

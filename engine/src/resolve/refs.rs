@@ -2,13 +2,19 @@
 //! macros and alias macros, libc), type uses, reads and writes.
 
 use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
-use std::collections::HashSet;
 
 use batho_storage::input::NodeIdx;
 
 use super::index::Ent;
 use super::{R, scope_of, stdlib};
-use crate::extract::{NO_ENTITY, Ref, RefKind, entity_bits, ref_bits};
+use crate::extract::{NO_ENTITY, Ref, RefKind, RefSite, entity_bits, ref_bits};
+
+/// The sites of reference `i` among `sites`, which hold no later reference's: a site of
+/// an earlier reference would mean the list was not sorted, and is skipped.
+fn strip_earlier(sites: &[RefSite], i: usize) -> &[RefSite] {
+    let first = sites.partition_point(|s| (s.reference as usize) < i);
+    &sites[first..]
+}
 
 impl<'f> R<'_, 'f> {
     /// Resolves `refs`, the references of file `f`.
@@ -16,12 +22,18 @@ impl<'f> R<'_, 'f> {
         let facts = &self.files()[f as usize];
         // `clear` keeps (and memsets) the capacity one huge file grew: start small again.
         if self.seen.capacity() > 1 << 12 {
-            self.seen = HashSet::default();
+            self.seen = Default::default();
         } else {
             self.seen.clear();
         }
-        for r in refs {
+        let mut sites: &'f [RefSite] = &facts.sites;
+        for (i, r) in refs.iter().enumerate() {
             self.stats.refs += 1;
+            // Sites are sorted by reference: this reference's lead the rest.
+            let own = sites.partition_point(|s| s.reference as usize <= i);
+            (self.reference_sites, sites) = sites.split_at(own);
+            self.reference_sites = strip_earlier(self.reference_sites, i);
+            self.reference = i as u32;
             let src = if r.enclosing == NO_ENTITY {
                 NodeIdx(self.file_node[f as usize])
             } else {
@@ -41,6 +53,8 @@ impl<'f> R<'_, 'f> {
                 }
             }
         }
+        self.reference = super::NO_REFERENCE;
+        self.reference_sites = &[];
     }
 
     /// The class whose member `r`'s enclosing entity is (for `this` and bare members).

@@ -440,3 +440,71 @@ fn a_pasted_copy_of_an_included_header_is_skipped_like_the_preprocessor_does() {
         ["a.h:g -CALLS-> a.h:f exact_match"]
     );
 }
+
+/// `src -REL-> dst: count [lines]` for every edge of type `rel` that has a line, sorted.
+fn sites(r: &Resolved, rel: RelType) -> Vec<String> {
+    let g = &r.graph;
+    let mut v: Vec<String> = g
+        .edges
+        .iter()
+        .filter(|e| e.rel == rel && e.line != 0)
+        .map(|e| {
+            let s = g.sites(e);
+            assert_eq!(
+                s.lines.first(),
+                Some(&e.line),
+                "the edge's line is its first site"
+            );
+            format!(
+                "{} -> {}: {} {:?}",
+                g.id_of(&g.nodes[e.src.0 as usize]),
+                g.id_of(&g.nodes[e.dst.0 as usize]),
+                s.count,
+                s.lines
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Lua's lstrlib.c calls `luaL_error` 25 times from a few functions: one CALLS edge per
+/// caller and callee (so callers count as callers), holding every call site — the count
+/// of calls and each distinct line, two calls on one line counting twice.
+#[test]
+fn one_edge_per_caller_and_callee_keeps_every_call_site() {
+    let src = "int luaL_error(const char *m);\n\
+               int str_format(int a) {\n\
+               if (a) luaL_error(\"a\");\n\
+               if (a > 1) luaL_error(\"b\"); if (a > 2) luaL_error(\"c\");\n\
+               int x = a;\n\
+               return x + luaL_error(\"d\");\n\
+               }\n\
+               int other(void) { return luaL_error(\"e\"); }\n";
+    let r = build(&[("lstrlib.c", src)]);
+    assert_eq!(
+        sites(&r, RelType::Calls),
+        [
+            "lstrlib.c:other -> lstrlib.c:luaL_error: 1 [8]",
+            "lstrlib.c:str_format -> lstrlib.c:luaL_error: 4 [3, 4, 6]",
+        ]
+    );
+    // Reads, writes and expansions fold their sites the same way.
+    let src = "#define LIMIT 4\nint g;\nint f(int a) {\n#ifdef LIMIT\ng = a;\n#endif\n\
+               g = a + g;\n#if defined(LIMIT)\nreturn g + LIMIT;\n#endif\n}\n";
+    let r = build(&[("rw.c", src)]);
+    assert_eq!(sites(&r, RelType::Writes), ["rw.c:f -> rw.c:g: 2 [5, 7]"]);
+    assert_eq!(sites(&r, RelType::Reads), ["rw.c:f -> rw.c:g: 2 [7, 9]"]);
+}
+
+/// Uses written differently (`f()` and `ns::f()` are two references) that reach one
+/// target still make one edge, holding the sites of both.
+#[test]
+fn references_written_differently_share_the_edge_and_its_sites() {
+    let src = "namespace ns {\nint f();\nint g() {\nf();\nns::f();\nf();\nreturn ns::f();\n}\n}\n";
+    let r = build(&[("q.cpp", src)]);
+    assert_eq!(
+        sites(&r, RelType::Calls),
+        ["q.cpp:ns::g -> q.cpp:ns::f: 4 [4, 5, 6, 7]"]
+    );
+}

@@ -127,3 +127,40 @@ fn read_source_utf8_lossy_binary_and_limits() {
         Err(SkipReason::Unreadable(_))
     ));
 }
+
+/// Each invalid sequence becomes one 3-byte U+FFFD in the text; text offsets map back to
+/// the file's bytes, as `from_utf8_lossy` would have decoded them.
+#[test]
+fn text_offsets_of_a_lossy_file_map_back_to_its_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("a.c");
+    // \xe9 and \xff\xfe: invalid sequences of 1 and 2 (two of 1) bytes; \xe2\x82 is a
+    // truncated 3-byte sequence (one of 2 bytes); é is valid UTF-8 and is not touched.
+    let bytes: &[u8] = b"/* caf\xe9 \xff\xfe \xe2\x82 \xc3\xa9 */\nint f;\n";
+    fs::write(&p, bytes).expect("write");
+    let t = read_source(&p, 1024).expect("latin1");
+    assert_eq!(t.text, String::from_utf8_lossy(bytes));
+    assert_eq!(t.bytes, bytes.len() as u64);
+    let text_of = |s: &str| t.text.find(s).expect("in text") as u32;
+    let file_of = |s: &[u8]| {
+        bytes
+            .windows(s.len())
+            .position(|w| w == s)
+            .expect("in file") as u32
+    };
+    assert_eq!(t.offsets.original(0), 0);
+    assert_eq!(t.offsets.original(text_of("caf")), file_of(b"caf"));
+    assert_eq!(t.offsets.original(text_of("\u{fffd}")), file_of(b"\xe9"));
+    assert_eq!(t.offsets.original(text_of("\u{e9}")), file_of(b"\xc3\xa9"));
+    assert_eq!(t.offsets.original(text_of("int f")), file_of(b"int f"));
+    assert_eq!(t.offsets.original(t.text.len() as u32), bytes.len() as u32);
+    // Inside a replacement character: within the bytes it replaced, never past them.
+    assert_eq!(
+        t.offsets.original(text_of("\u{fffd}") + 2),
+        file_of(b"\xe9") + 1
+    );
+
+    fs::write(&p, b"int x;\n").expect("write");
+    let t = read_source(&p, 1024).expect("utf8");
+    assert_eq!(t.offsets.original(5), 5);
+}

@@ -10,8 +10,8 @@ use serde_json::{Map, Value as Json, json};
 use super::args::{ConnectivityArgs, FileGraphArgs, TraceArgs};
 use super::graph::entity_not_found;
 use super::{
-    Answer, Direction, Format, RelationFilters, Rows, format, lines, positive, rel_filter,
-    relation_filters, threshold, type_label, where_clause,
+    Answer, Direction, Format, RelationFilters, Rows, UseSites, format, lines, positive,
+    rel_filter, relation_filters, threshold, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State, f, i, s, strs};
@@ -21,12 +21,40 @@ use crate::state::{Ctx, State, f, i, s, strs};
 /// forward along the path (null past the end): an incoming hop is printed with its real
 /// arrow. Explicit indexes because indexing `nodes(p)` with an `UNWIND` variable yields
 /// null in the current engine.
+/// The columns `path_return` gives each step of a path.
+const PATH_COLUMNS_PER_STEP: usize = 6;
+
+/// One entity of a traced path and the relationship that leads on from it.
+struct PathStep {
+    id: String,
+    name: String,
+    /// The type of the relationship to the next entity (empty on the last).
+    relation: String,
+    /// Whether that relationship is stored pointing from this entity to the next.
+    forward: bool,
+    /// Its use sites.
+    sites: UseSites,
+}
+
+impl PathStep {
+    fn from_cells(cells: &[Value]) -> PathStep {
+        PathStep {
+            id: s(&cells[0]),
+            name: s(&cells[1]),
+            relation: s(&cells[2]),
+            forward: !matches!(cells[3], Value::Bool(false)),
+            sites: UseSites::from_cells(&cells[4], &cells[5]),
+        }
+    }
+}
+
 fn path_return(depth: i64) -> String {
     let cols: Vec<String> = (0..=depth)
         .map(|k| {
             format!(
                 "nodes(p)[{k}].id AS id{k}, nodes(p)[{k}].name AS name{k}, type(relationships(p)[{k}]) AS rel{k}, \
-                 startNode(relationships(p)[{k}]).id = nodes(p)[{k}].id AS forward{k}"
+                 startNode(relationships(p)[{k}]).id = nodes(p)[{k}].id AS forward{k}, \
+                 relationships(p)[{k}].count AS count{k}, relationships(p)[{k}].lines AS lines{k}"
             )
         })
         .collect();
@@ -93,39 +121,48 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
     let res = cx.run(&q, &params)?;
     let mut path = Vec::new();
     let mut md = String::from("## Path Trace\n");
-    let (mut prev_rel, mut prev_forward) = (String::new(), true);
-    let steps: Vec<(String, String, String, bool)> = res
+    let steps: Vec<PathStep> = res
         .rows
         .first()
         .map(|row| {
-            row.chunks(4)
-                .take_while(|c| !c[0].is_null())
-                .map(|c| {
-                    (
-                        s(&c[0]),
-                        s(&c[1]),
-                        s(&c[2]),
-                        !matches!(c[3], Value::Bool(false)),
-                    )
-                })
+            row.chunks(PATH_COLUMNS_PER_STEP)
+                .take_while(|cells| !cells[0].is_null())
+                .map(PathStep::from_cells)
                 .collect()
         })
         .unwrap_or_default();
-    for (k, (id, name, next, forward)) in steps.into_iter().enumerate() {
-        if k == 0 {
-            let _ = writeln!(md, "  {id}");
-            path.push(json!({"entity_id": id, "relation_type": "", "name": name}));
-        } else {
-            // `←` says the stored relationship points back: this entity -[rel]-> the previous.
-            let arrow = if prev_forward { "→" } else { "←" };
-            let _ = writeln!(md, "  {arrow} [{prev_rel}] {id}");
-            path.push(
-                json!({"entity_id": id, "relation_type": prev_rel.clone(), "name": name,
-                "direction": if prev_forward { "forward" } else { "backward" }}),
-            );
+    let mut previous: Option<&PathStep> = None;
+    for step in &steps {
+        match previous {
+            None => {
+                let _ = writeln!(md, "  {}", step.id);
+                path.push(json!({"entity_id": step.id, "relation_type": "", "name": step.name}));
+            }
+            Some(hop) => {
+                // `←` says the stored relationship points back: this entity -[rel]-> the previous.
+                let arrow = if hop.forward { "→" } else { "←" };
+                let lines = hop.sites.lines_text();
+                let place = if lines.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {lines}")
+                };
+                let _ = writeln!(
+                    md,
+                    "  {arrow} [{}{}{place}] {}",
+                    hop.relation,
+                    hop.sites.times(),
+                    step.id
+                );
+                let mut entry = json!({"entity_id": step.id, "relation_type": hop.relation,
+                    "name": step.name, "direction": if hop.forward { "forward" } else { "backward" }});
+                if let Json::Object(object) = &mut entry {
+                    hop.sites.insert_into(object);
+                }
+                path.push(entry);
+            }
         }
-        prev_rel = next;
-        prev_forward = forward;
+        previous = Some(step);
     }
     let hops = path.len().saturating_sub(1);
     let mut structured = Map::new();

@@ -8,8 +8,8 @@ use serde_json::{Map, Value as Json, json};
 
 use super::args::{EntityArgs, OverviewArgs, QueryArgs, SearchArgs};
 use super::{
-    Answer, Direction, Format, RelationFilters, Rows, format, kinds, lines, positive, rel_filter,
-    relation_filters, roles, type_label, where_clause,
+    Answer, Direction, Format, RelationFilters, Rows, UseSites, format, kinds, lines, positive,
+    rel_filter, relation_filters, roles, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State, f, i, s, strs};
@@ -44,27 +44,28 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         &[],
     )?;
     let comm_limit: i64 = if fmt == Format::Detailed { 50 } else { 10 };
-    // Each community with its most connected member, computed in one pass by the engine.
+    // Each community with its label (unique, from its most connected members and main
+    // directory), computed in one pass by the engine.
     let comms = cx.run(
-        "CALL db.communities() YIELD community, entities, files, central \
-         RETURN community, entities, files, central \
+        "CALL db.communities() YIELD community, label, entities, files, cohesion \
+         RETURN community, label, entities, files, cohesion \
          ORDER BY entities DESC, community LIMIT $limit",
         &[("limit", Value::Int(comm_limit))],
     )?;
-    let names: std::collections::HashMap<i64, String> = comms
-        .rows
-        .iter()
-        .filter(|r| !s(&r[3]).is_empty())
-        .map(|r| (i(&r[0]), s(&r[3])))
-        .collect();
     let file_limit: i64 = match fmt {
         Format::Summary => 0,
         Format::Concise => 30,
         Format::Detailed => 500,
     };
+    // File nodes without a path stand for headers included from outside the tree
+    // (`<stdio.h>`): they are counted apart and never listed as files.
+    let file_counts = cx.run(
+        "MATCH (f:File) WHERE f.file <> '' RETURN count(*) AS files",
+        &[],
+    )?;
     let files = if file_limit > 0 {
         Some(cx.run(
-            "MATCH (f:File) RETURN f.file AS file ORDER BY file LIMIT $limit",
+            "MATCH (f:File) WHERE f.file <> '' RETURN f.file AS file ORDER BY file LIMIT $limit",
             &[("limit", Value::Int(file_limit))],
         )?)
     } else {
@@ -76,11 +77,12 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
     )?;
 
     let mut kind_map = Map::new();
-    let (mut entities, mut nfiles) = (0i64, 0i64);
+    let (mut entities, mut file_nodes) = (0i64, 0i64);
+    let nfiles = file_counts.rows.first().map_or(0, |r| i(&r[0]));
     for r in &kinds.rows {
         let (k, n) = (s(&r[0]), i(&r[1]));
         match k.as_str() {
-            "File" => nfiles = n,
+            "File" => file_nodes = n,
             "External" => {}
             _ => entities += n,
         }
@@ -92,6 +94,7 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         total_rels += i(&r[1]);
         rel_map.insert(s(&r[0]).to_ascii_lowercase(), i(&r[1]).into());
     }
+    let outside_headers = file_nodes - nfiles;
     let amb = ambiguous.rows.first().map_or(0, |r| i(&r[0]));
     let (run_id, commit, branch) = run
         .rows
@@ -104,6 +107,12 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         md,
         "**Stats:** {entities} entities, {total_rels} relationships, {nfiles} files"
     );
+    if outside_headers > 0 {
+        let _ = writeln!(
+            md,
+            "**Headers included from outside the tree:** {outside_headers} (not counted as files)"
+        );
+    }
     if !run_id.is_empty() {
         let short = &commit[..commit.len().min(7)];
         let _ = write!(md, "**Run:** {run_id}");
@@ -133,17 +142,14 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         md.push_str("\n## Communities\n");
     }
     for (k, r) in comms.rows.iter().enumerate() {
-        let (id, n, nf) = (i(&r[0]), i(&r[1]), i(&r[2]));
-        let label = names
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| format!("community {id}"));
+        let (id, label, n, nf, cohesion) = (i(&r[0]), s(&r[1]), i(&r[2]), i(&r[3]), f(&r[4]));
         let _ = writeln!(
             md,
-            "{}. **{label}** — {n} entities across {nf} files",
-            k + 1
+            "{}. **{label}** — {n} entities across {nf} files, {:.0}% of their links inside",
+            k + 1,
+            cohesion * 100.0
         );
-        communities.push(json!({"id": id, "name": label, "entity_count": n, "file_count": nf}));
+        communities.push(json!({"id": id, "name": label, "entity_count": n, "file_count": nf, "cohesion": cohesion}));
     }
     if let Some(files) = &files {
         let _ = writeln!(md, "\n## Files ({nfiles})");
@@ -162,6 +168,7 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
                 "total_entities": entities,
                 "total_relationships": total_rels,
                 "total_files": nfiles,
+                "headers_outside_tree": outside_headers,
                 "entity_breakdown": kind_map,
                 "relationship_breakdown": rel_map,
                 "ambiguous_edge_count": amb,
@@ -283,8 +290,8 @@ fn query_relationships(
     let text = format!(
         "UNWIND $ids AS eid MATCH (n {{id: eid}}){l}[r{}]{r}(m){} \
          RETURN n.id AS entity, startNode(r).id AS source, type(r) AS type, endNode(r).id AS target, \
-         r.confidence AS confidence, roles(r) AS roles, r.strategy AS strategy, r.line AS line \
-         LIMIT $edge_limit",
+         r.confidence AS confidence, roles(r) AS roles, r.strategy AS strategy, r.line AS line, \
+         r.count AS count, r.lines AS lines LIMIT $edge_limit",
         type_label(&rel.rel_types),
         where_clause(&rel_filter(&rel.roles, rel.min_conf))
     );
@@ -301,23 +308,33 @@ fn query_relationships(
 /// One relationship line under its entity, and its JSON.
 fn relationship_line(edge: &[Value], format: Format) -> (String, Json) {
     let conf = f(&edge[4]);
-    let mut line = format!("  - {} -[{}]-> {}", s(&edge[1]), s(&edge[2]), s(&edge[3]));
+    let sites = UseSites::from_cells(&edge[8], &edge[9]);
+    let mut line = format!(
+        "  - {} -[{}]-> {}{}",
+        s(&edge[1]),
+        s(&edge[2]),
+        s(&edge[3]),
+        sites.times()
+    );
     if conf < 0.999 {
         let _ = write!(line, " ({conf:.2})");
     }
     if format == Format::Detailed {
-        let _ = write!(line, " {} L{}", s(&edge[6]), i(&edge[7]));
+        let _ = write!(line, " {} {}", s(&edge[6]), sites.lines_text());
         let role_names = strs(&edge[5]);
         if !role_names.is_empty() {
             let _ = write!(line, " roles={}", role_names.join("|"));
         }
     }
     line.push('\n');
-    let json = json!({
+    let mut json = json!({
         "source_id": s(&edge[1]), "relation_type": s(&edge[2]), "target_id": s(&edge[3]),
         "confidence": (conf * 1e4).round() / 1e4, "roles": strs(&edge[5]),
         "strategy": s(&edge[6]), "line": i(&edge[7]),
     });
+    if let Json::Object(object) = &mut json {
+        sites.insert_into(object);
+    }
     (line, json)
 }
 
@@ -483,8 +500,8 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
     let rels = cx.run(
         "MATCH (n {id: $id})-[r]-(m) \
          RETURN startNode(r).id = n.id AS outgoing, type(r) AS type, m.id AS other, m.kind AS kind, \
-         r.confidence AS confidence, r.strategy AS strategy, roles(r) AS roles, r.file AS file, r.line AS line \
-         ORDER BY outgoing DESC, type, line, other LIMIT $limit",
+         r.confidence AS confidence, r.strategy AS strategy, roles(r) AS roles, r.file AS file, r.line AS line, \
+         r.count AS count, r.lines AS lines ORDER BY outgoing DESC, type, line, other LIMIT $limit",
         &[("id", id), ("limit", Value::Int(rel_cap + 1))],
     )?;
     let cols = &ent.columns;
@@ -512,12 +529,13 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
     for r in rel_rows {
         let outgoing = matches!(r[0], Value::Bool(true));
         let conf = f(&r[4]);
-        let mut line = format!("- {} {}", s(&r[1]), s(&r[2]));
+        let sites = UseSites::from_cells(&r[9], &r[10]);
+        let mut line = format!("- {} {}{}", s(&r[1]), s(&r[2]), sites.times());
         if conf < 0.999 {
             let _ = write!(line, " ({conf:.2} {})", s(&r[5]));
         }
-        if fmt == Format::Detailed && i(&r[8]) > 0 {
-            let _ = write!(line, " @L{}", i(&r[8]));
+        if fmt == Format::Detailed && !sites.lines.is_empty() {
+            let _ = write!(line, " @{}", sites.lines_text());
         }
         line.push('\n');
         if outgoing {
@@ -525,12 +543,16 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
         } else {
             in_md.push_str(&line);
         }
-        rel_json.push(json!({
+        let mut relationship = json!({
             "direction": if outgoing { "outgoing" } else { "incoming" },
             "relation_type": s(&r[1]), "entity_id": s(&r[2]), "kind": s(&r[3]),
             "confidence": (conf * 1e4).round() / 1e4, "strategy": s(&r[5]), "roles": strs(&r[6]),
             "file": s(&r[7]), "line": i(&r[8]),
-        }));
+        });
+        if let Json::Object(object) = &mut relationship {
+            sites.insert_into(object);
+        }
+        rel_json.push(relationship);
     }
     if !out_md.is_empty() {
         md.push_str("\n### Outgoing\n");

@@ -10,11 +10,15 @@ pub(crate) mod maintain;
 pub(crate) mod patch;
 pub(crate) mod transfer;
 
+use std::fmt::Write as _;
+
+use batho_engine::query::Value;
 use batho_schema::{NodeKind, RelType};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value as Json};
 
 use crate::error::ToolError;
+use crate::state::i;
 
 /// A finished answer before the token budget is applied.
 pub(crate) struct Answer {
@@ -495,5 +499,64 @@ pub(crate) fn lines(start: i64, end: i64) -> String {
         format!("L{start}-{end}")
     } else {
         format!("L{start}")
+    }
+}
+
+/// The use sites a relationship folds (`r.count`, `r.lines`): a function that calls another
+/// 25 times has one `CALLS` relationship holding the 25 sites.
+pub(crate) struct UseSites {
+    /// How many sites (calls, reads, …) the relationship folds.
+    pub(crate) count: i64,
+    /// Their distinct lines, ascending.
+    pub(crate) lines: Vec<i64>,
+}
+
+/// At most this many lines are printed per relationship; the JSON keeps them all.
+const SHOWN_SITE_LINES: usize = 8;
+
+impl UseSites {
+    /// Reads the `r.count` and `r.lines` cells of a result row.
+    pub(crate) fn from_cells(count: &Value, lines: &Value) -> UseSites {
+        let lines = match lines {
+            Value::List(items) => items.iter().map(i).collect(),
+            _ => Vec::new(),
+        };
+        UseSites {
+            count: i(count),
+            lines,
+        }
+    }
+
+    /// ` ×3` when a relationship folds more than one site, else nothing.
+    pub(crate) fn times(&self) -> String {
+        if self.count > 1 {
+            format!(" ×{}", self.count)
+        } else {
+            String::new()
+        }
+    }
+
+    /// `L12,40,77` (the first lines, then `,…+N`), or nothing without a line.
+    pub(crate) fn lines_text(&self) -> String {
+        if self.lines.is_empty() {
+            return String::new();
+        }
+        let shown: Vec<String> = self
+            .lines
+            .iter()
+            .take(SHOWN_SITE_LINES)
+            .map(i64::to_string)
+            .collect();
+        let mut text = format!("L{}", shown.join(","));
+        if self.lines.len() > SHOWN_SITE_LINES {
+            let _ = write!(text, ",…+{}", self.lines.len() - SHOWN_SITE_LINES);
+        }
+        text
+    }
+
+    /// The sites as JSON fields: `count` and `lines`.
+    pub(crate) fn insert_into(&self, object: &mut Map<String, Json>) {
+        object.insert("count".into(), self.count.into());
+        object.insert("lines".into(), self.lines.clone().into());
     }
 }
