@@ -24,7 +24,8 @@ impl Client {
         let mut cmd = common::batho();
         cmd.arg("mcp").args(args).env("BATHO_HOME", home);
         cmd.env_remove("BATHO_MCP_TOOLS_DISABLED")
-            .env_remove("BATHO_MCP_TOOLS_ENABLED");
+            .env_remove("BATHO_MCP_TOOLS_ENABLED")
+            .env_remove("BATHO_MCP_TOOLSETS");
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -15,6 +15,9 @@ pub struct McpArgs {
     /// Enable a gated tool (e.g. batho_build); repeatable.
     #[arg(long = "enable-tool", value_name = "NAME")]
     pub enable_tool: Vec<String>,
+    /// Serve only these tool families (batho, astria), comma-separated; default: all.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub toolsets: Vec<String>,
     /// Do not watch repositories for changes.
     #[arg(long)]
     pub no_watch: bool,
@@ -24,16 +27,23 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
     let opts = batho_mcp::ServerOptions {
         root: args.root,
         enable_tools: args.enable_tool,
+        toolsets: args.toolsets,
         no_watch: args.no_watch,
         home: None,
     };
     batho_mcp::serve_stdio_blocking(opts).map_err(|e| {
-        let hint = match e {
-            batho_mcp::ServeError::Gating(_) => {
-                "fix the name in --enable-tool, BATHO_MCP_TOOLS_ENABLED/_DISABLED or batho.yaml; docs/mcp.md lists the tools"
-            }
-            _ => "check $BATHO_HOME/registry.json and the --root path",
+        let (hint, code) = match e {
+            batho_mcp::ServeError::Gating(_) => (
+                "fix the name in --enable-tool, --toolsets, BATHO_MCP_TOOLS_ENABLED/_DISABLED/BATHO_MCP_TOOLSETS or batho.yaml; docs/mcp.md lists the tools",
+                2,
+            ),
+            batho_mcp::ServeError::Config(_) => ("check $BATHO_HOME/registry.json and the --root path", 2),
+            _ => ("check $BATHO_HOME/registry.json and the --root path", 1),
         };
-        Failure::new(e.to_string(), Some(hint))
+        Failure {
+            message: e.to_string(),
+            hint: Some(hint.to_string()),
+            code,
+        }
     })
 }

@@ -11,15 +11,44 @@ use serde_json::{Map, Value as Json};
 
 use crate::error::ToolError;
 use crate::state::State;
-use crate::tools::{admin, args, delta, files, graph, maintain, patch, transfer};
+use crate::tools::{admin, args, astria, delta, files, graph, maintain, patch, transfer};
 
 /// Runs a tool on its JSON arguments (already checked against the schema's names).
 pub(crate) type Handler = fn(&State, &Map<String, Json>) -> Result<CallToolResult, ToolError>;
+
+/// The tool families `batho mcp --toolsets` chooses from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// The code-graph tools of `../shared/seeds/batho-mcp-tools.txt`.
+    Batho,
+    /// Orientation, blast radius and graph health (`astria-mcp-tools.txt`).
+    Astria,
+}
+
+impl Family {
+    /// Every family, in listing order.
+    pub const ALL: [Family; 2] = [Family::Batho, Family::Astria];
+
+    /// The name `--toolsets` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Batho => "batho",
+            Family::Astria => "astria",
+        }
+    }
+
+    /// The family named `name`.
+    pub fn from_name(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|family| family.name() == name)
+    }
+}
 
 /// One tool, declared once.
 pub(crate) struct ToolDef {
     /// The name in `tools/list` and `tools/call`.
     pub name: &'static str,
+    /// Its family (`--toolsets`).
+    pub family: Family,
     /// What an agent reads in `tools/list`.
     pub description: &'static str,
     /// The JSON schema of the argument struct (schemars).
@@ -45,9 +74,10 @@ pub(crate) fn decode<T: DeserializeOwned>(args: &Map<String, Json>) -> Result<T,
 }
 
 macro_rules! tool {
-    ($name:literal, $args:ty, $run:path, read_only: $ro:expr, destructive: $de:expr, gated: $ga:expr, blocking: $bl:expr, $desc:literal) => {
+    ($name:literal, $family:ident, $args:ty, $run:path, read_only: $ro:expr, destructive: $de:expr, gated: $ga:expr, blocking: $bl:expr, $desc:literal) => {
         ToolDef {
             name: $name,
+            family: Family::$family,
             description: $desc,
             schema: schema_for_type::<$args>,
             read_only: $ro,
@@ -63,6 +93,7 @@ macro_rules! tool {
 pub(crate) static TOOLS: &[ToolDef] = &[
     tool!(
         "list_repos",
+        Batho,
         args::ListReposArgs,
         admin::list_repos,
         read_only: true,
@@ -73,6 +104,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "add_repo",
+        Batho,
         args::AddRepoArgs,
         admin::add_repo,
         read_only: false,
@@ -83,6 +115,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "remove_repo",
+        Batho,
         args::RemoveRepoArgs,
         admin::remove_repo,
         read_only: false,
@@ -93,6 +126,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "graph_overview",
+        Batho,
         args::OverviewArgs,
         graph::graph_overview,
         read_only: true,
@@ -103,6 +137,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "graph_query",
+        Batho,
         args::QueryArgs,
         graph::graph_query,
         read_only: true,
@@ -113,6 +148,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "get_entity",
+        Batho,
         args::EntityArgs,
         graph::get_entity,
         read_only: true,
@@ -123,6 +159,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "trace_path",
+        Batho,
         args::TraceArgs,
         files::trace_path,
         read_only: true,
@@ -133,6 +170,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "get_file_graph",
+        Batho,
         args::FileGraphArgs,
         files::get_file_graph,
         read_only: true,
@@ -143,6 +181,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "file_connectivity",
+        Batho,
         args::ConnectivityArgs,
         files::file_connectivity,
         read_only: true,
@@ -153,6 +192,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "search_entities",
+        Batho,
         args::SearchArgs,
         graph::search_entities,
         read_only: true,
@@ -163,6 +203,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "get_delta",
+        Batho,
         args::DeltaArgs,
         delta::get_delta,
         read_only: true,
@@ -173,6 +214,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "batho_status",
+        Batho,
         args::StatusArgs,
         admin::batho_status,
         read_only: true,
@@ -183,6 +225,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "batho_list_runs",
+        Batho,
         args::ListRunsArgs,
         maintain::batho_list_runs,
         read_only: true,
@@ -193,6 +236,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "batho_diff",
+        Batho,
         args::DiffArgs,
         delta::batho_diff,
         read_only: true,
@@ -203,6 +247,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "batho_patch",
+        Batho,
         args::PatchArgs,
         patch::batho_patch,
         read_only: false,
@@ -213,6 +258,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "batho_fix",
+        Batho,
         args::FixArgs,
         maintain::batho_fix,
         read_only: false,
@@ -223,6 +269,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "batho_build",
+        Batho,
         args::BuildArgs,
         admin::batho_build,
         read_only: false,
@@ -233,6 +280,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "batho_export",
+        Batho,
         args::ExportArgs,
         transfer::batho_export,
         read_only: false,
@@ -243,6 +291,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "batho_load",
+        Batho,
         args::LoadArgs,
         transfer::batho_load,
         read_only: false,
@@ -253,6 +302,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "batho_gc",
+        Batho,
         args::GcArgs,
         transfer::batho_gc,
         read_only: false,
@@ -260,6 +310,39 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         gated: true,
         blocking: true,
         "Run garbage collection and maintenance on an artifact database: status (sizes, generations, runs, reclaimable bytes), prune (runs older_than N days, or run_uuid), reclaim (delete files no retained run needs), compact (fold the delta layer into a fresh base). Destructive — may delete old run artifacts. Disabled by default — enable via Tool Gating."
+    ),
+    tool!(
+        "explain",
+        Astria,
+        args::ExplainArgs,
+        astria::explain,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Explain a node (id, qualified name or name): its metadata and its 20 strongest neighbors, each with relation, evidence class, confidence and direction (--> the node points at the neighbor, <-- the neighbor points back). Ambiguous names list the candidates."
+    ),
+    tool!(
+        "shortest_path",
+        Astria,
+        args::ShortestPathArgs,
+        astria::shortest_path,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Shortest path between two nodes (id, qualified name or name), with the relation, evidence class and stored arrow of each hop. directed=true follows stored directions only; detail=high only EXTRACTED and RESOLVED relationships."
+    ),
+    tool!(
+        "list_communities",
+        Astria,
+        args::CommunitiesArgs,
+        astria::list_communities,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "All communities of the code graph, largest first: hub-based label, size, files and cohesion, with the partition's modularity."
     ),
 ];
 

@@ -14,26 +14,36 @@
 //! ```
 //!
 //! Block lists (`- name` lines) are accepted as well as flow lists.
+//!
+//! Tool families narrow the listing the same way (`mcp: toolsets: [batho, astria]`, then
+//! `BATHO_MCP_TOOLSETS`, then `--toolsets`; the last one given wins): a tool is served
+//! when its family is chosen (default: every family) and it is not disabled.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::catalog;
+use crate::catalog::{self, Family};
 
 /// The set of disabled tool names, and the names given that no tool has.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gating {
     disabled: BTreeSet<String>,
+    /// The families served (`--toolsets`); every family unless narrowed.
+    families: Vec<Family>,
     /// `(where it was given, name)` for every name that is not a tool: a typo in a gating
     /// list would otherwise leave a tool off (or on) without a word.
     unknown: Vec<(String, String)>,
+    /// The same for toolset names.
+    unknown_toolsets: Vec<(String, String)>,
 }
 
 impl Default for Gating {
     fn default() -> Self {
         Gating {
             disabled: catalog::gated_names().map(str::to_string).collect(),
+            families: Family::ALL.to_vec(),
             unknown: Vec::new(),
+            unknown_toolsets: Vec::new(),
         }
     }
 }
@@ -41,7 +51,26 @@ impl Default for Gating {
 impl Gating {
     /// Whether `tool` is served.
     pub fn is_enabled(&self, tool: &str) -> bool {
-        !self.disabled.contains(tool)
+        let family_served =
+            catalog::find(tool).is_none_or(|def| self.families.contains(&def.family));
+        family_served && !self.disabled.contains(tool)
+    }
+
+    /// Serves only the families named in `names` (comma-separated lists allowed), named
+    /// in `source`; an unknown family is reported like an unknown tool.
+    pub fn set_toolsets<'a>(&mut self, source: &str, names: impl IntoIterator<Item = &'a str>) {
+        let mut families = Vec::new();
+        for name in names.into_iter().flat_map(|n| n.split(',')).map(str::trim) {
+            match Family::from_name(&name.to_ascii_lowercase()) {
+                Some(family) if !families.contains(&family) => families.push(family),
+                Some(_) => {}
+                None if name.is_empty() => {}
+                None => self
+                    .unknown_toolsets
+                    .push((source.to_string(), name.to_string())),
+            }
+        }
+        self.families = families;
     }
 
     /// Enables `tools`, named in `source` (for the report of unknown names).
@@ -69,21 +98,35 @@ impl Gating {
     /// One message naming every unknown tool name and where it was given, with the closest
     /// real name; `None` when every name is a tool.
     pub fn unknown_names(&self) -> Option<String> {
-        if self.unknown.is_empty() {
-            return None;
+        let describe = |names: &[(String, String)], candidates: &[&'static str]| {
+            names
+                .iter()
+                .map(|(source, name)| {
+                    match catalog::closest_name(name, candidates.iter().copied()) {
+                        Some(close) => format!("'{name}' in {source} (did you mean '{close}'?)"),
+                        None => format!("'{name}' in {source}"),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let tool_names: Vec<&'static str> = catalog::TOOLS.iter().map(|t| t.name).collect();
+        let family_names: Vec<&'static str> = Family::ALL.iter().map(|f| f.name()).collect();
+        let mut parts = Vec::new();
+        if !self.unknown.is_empty() {
+            parts.push(format!(
+                "unknown tool name {}",
+                describe(&self.unknown, &tool_names)
+            ));
         }
-        let named: Vec<String> = self
-            .unknown
-            .iter()
-            .map(|(source, name)| {
-                let close = catalog::closest_name(name, catalog::TOOLS.iter().map(|t| t.name));
-                match close {
-                    Some(close) => format!("'{name}' in {source} (did you mean '{close}'?)"),
-                    None => format!("'{name}' in {source}"),
-                }
-            })
-            .collect();
-        Some(format!("unknown tool name {}", named.join(", ")))
+        if !self.unknown_toolsets.is_empty() {
+            parts.push(format!(
+                "unknown toolset {} (toolsets: {})",
+                describe(&self.unknown_toolsets, &family_names),
+                family_names.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     /// Applies the `mcp.tools` block of a `batho.yaml` file, if the file exists.
@@ -93,6 +136,9 @@ impl Gating {
             let source = path.display().to_string();
             self.disable(&source, disabled.iter().map(String::as_str));
             self.enable(&source, enabled.iter().map(String::as_str));
+            if let Some(toolsets) = parse_yaml_toolsets(&text) {
+                self.set_toolsets(&source, toolsets.iter().map(String::as_str));
+            }
         }
     }
 
@@ -104,7 +150,54 @@ impl Gating {
         if let Ok(v) = std::env::var("BATHO_MCP_TOOLS_ENABLED") {
             self.enable("BATHO_MCP_TOOLS_ENABLED", v.split(','));
         }
+        if let Ok(v) = std::env::var("BATHO_MCP_TOOLSETS") {
+            self.set_toolsets("BATHO_MCP_TOOLSETS", [v.as_str()]);
+        }
     }
+}
+
+/// The `mcp: toolsets:` list (flow `[a, b]` or block `- a` lines), when there is one.
+fn parse_yaml_toolsets(text: &str) -> Option<Vec<String>> {
+    let mut lines = text
+        .lines()
+        .map(|raw| raw.split(" #").next().unwrap_or("").trim_end());
+    let mut in_mcp = false;
+    while let Some(line) = lines.next() {
+        let body = line.trim_start();
+        let indent = line.len() - body.len();
+        if indent == 0 && !body.is_empty() {
+            in_mcp = body == "mcp:";
+            continue;
+        }
+        let Some(value) = body.strip_prefix("toolsets:").filter(|_| in_mcp) else {
+            continue;
+        };
+        let unquote = |item: &str| {
+            item.trim()
+                .trim_matches(|c| c == '"' || c == '\'')
+                .to_string()
+        };
+        if let Some(list) = value
+            .trim()
+            .strip_prefix('[')
+            .and_then(|v| v.strip_suffix(']'))
+        {
+            return Some(
+                list.split(',')
+                    .map(unquote)
+                    .filter(|i| !i.is_empty())
+                    .collect(),
+            );
+        }
+        let items = lines
+            .by_ref()
+            .map(str::trim_start)
+            .take_while(|item| item.starts_with("- "))
+            .map(|item| unquote(&item[2..]))
+            .collect();
+        return Some(items);
+    }
+    None
 }
 
 /// `(enabled, disabled)` from the `mcp: tools:` block.
@@ -178,6 +271,32 @@ mod tests {
         );
         assert_eq!(e, ["batho_build", "x"]);
         assert_eq!(d, ["graph_query", "y"]);
+    }
+
+    #[test]
+    fn toolsets_narrow_the_families_and_refuse_unknown_names() {
+        assert_eq!(
+            parse_yaml_toolsets("mcp:\n  toolsets: [astria]\n"),
+            Some(vec!["astria".to_string()])
+        );
+        assert_eq!(
+            parse_yaml_toolsets("mcp:\n  toolsets:\n    - batho\n    - 'astria'\nnext: 1\n"),
+            Some(vec!["batho".to_string(), "astria".to_string()])
+        );
+        assert_eq!(parse_yaml_toolsets("other:\n  toolsets: [astria]\n"), None);
+        let mut g = Gating::default();
+        assert!(g.is_enabled("explain") && g.is_enabled("graph_query"));
+        g.set_toolsets("--toolsets", ["astria"]);
+        assert!(g.is_enabled("explain") && !g.is_enabled("graph_query"));
+        g.set_toolsets("--toolsets", ["Batho,astria"]);
+        assert!(g.is_enabled("explain") && g.is_enabled("graph_query"));
+        assert_eq!(g.unknown_names(), None);
+        g.set_toolsets("--toolsets", ["batho", "astira"]);
+        let message = g.unknown_names().unwrap();
+        assert!(
+            message.contains("unknown toolset 'astira' in --toolsets (did you mean 'astria'?)"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -161,6 +161,69 @@ impl Strategy {
     }
 }
 
+/// The evidence classes of the Astria tools, strongest first. Every strategy maps to one
+/// ([`Strategy::provenance`]), so a class is a band of confidence tiers: the order of the
+/// classes is the order of the tiers, and `detail: high` (the two strongest classes)
+/// means confidence 0.95 or more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Provenance {
+    /// Read off the syntax tree with no name lookup (`Direct`: containment, includes,
+    /// inheritance written in the source).
+    Extracted,
+    /// A name bound to the one definition of that name in the tree (`ExactMatch`).
+    Resolved,
+    /// A name bound through declarations and scope rules rather than a unique definition:
+    /// the standard library's declarations, the include graph, enclosing or qualified
+    /// scopes, a receiver's declared type.
+    Declared,
+    /// A guess: several candidates (`Ambiguous`) or none (`Unresolved`, an external stub).
+    Inferred,
+}
+
+impl Provenance {
+    /// Every class, strongest first.
+    pub const ALL: [Provenance; 4] = [
+        Provenance::Extracted,
+        Provenance::Resolved,
+        Provenance::Declared,
+        Provenance::Inferred,
+    ];
+
+    /// The class as the Astria tools print it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Provenance::Extracted => "EXTRACTED",
+            Provenance::Resolved => "RESOLVED",
+            Provenance::Declared => "DECLARED",
+            Provenance::Inferred => "INFERRED",
+        }
+    }
+
+    /// The class of a relationship of confidence `confidence` (a strategy's tier).
+    pub fn of_confidence(confidence: f64) -> Provenance {
+        Strategy::ALL
+            .iter()
+            .find(|s| confidence >= f64::from(s.confidence()) - 1e-6)
+            .map_or(Provenance::Inferred, |s| s.provenance())
+    }
+}
+
+impl Strategy {
+    /// The evidence class of relationships found this way.
+    pub const fn provenance(self) -> Provenance {
+        match self {
+            Strategy::Direct => Provenance::Extracted,
+            Strategy::ExactMatch => Provenance::Resolved,
+            Strategy::StdlibMethod
+            | Strategy::ImportMap
+            | Strategy::ParentChain
+            | Strategy::ScopeQualified
+            | Strategy::ReceiverType => Provenance::Declared,
+            Strategy::Ambiguous | Strategy::Unresolved => Provenance::Inferred,
+        }
+    }
+}
+
 code_enum! {
     /// The language a file or entity was extracted from.
     Language {
@@ -319,6 +382,24 @@ mod tests {
     fn confidence_tiers_are_strictly_decreasing() {
         let tiers: Vec<f32> = Strategy::ALL.iter().map(|s| s.confidence()).collect();
         assert!(tiers.windows(2).all(|w| w[0] > w[1]), "{tiers:?}");
+    }
+
+    #[test]
+    fn provenance_classes_are_bands_of_confidence() {
+        // Strategies are listed by falling confidence; their classes must not rise.
+        let classes: Vec<Provenance> = Strategy::ALL.iter().map(|s| s.provenance()).collect();
+        assert!(classes.windows(2).all(|w| w[0] <= w[1]), "{classes:?}");
+        for s in Strategy::ALL {
+            assert_eq!(
+                Provenance::of_confidence(f64::from(s.confidence())),
+                s.provenance()
+            );
+        }
+        assert_eq!(Provenance::of_confidence(0.3), Provenance::Inferred);
+        assert_eq!(
+            Provenance::ALL.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            ["EXTRACTED", "RESOLVED", "DECLARED", "INFERRED"]
+        );
     }
 
     #[test]

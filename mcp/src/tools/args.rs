@@ -514,3 +514,57 @@ pub struct GcArgs {
     #[serde(default = "d_tokens")]
     pub max_tokens: i64,
 }
+
+/// How much an Astria answer keeps: every fact, or only the two strongest evidence classes
+/// (EXTRACTED and RESOLVED; `batho_schema::Provenance`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Detail {
+    /// Every relationship.
+    #[default]
+    All,
+    /// Only relationships read off the syntax tree or bound to the one definition of a name.
+    High,
+}
+
+/// explain (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExplainArgs {
+    /// Node: an entity id, a qualified name or a name
+    pub node: String,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+}
+
+/// shortest_path (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShortestPathArgs {
+    /// Start node: an entity id, a qualified name or a name
+    pub source: String,
+    /// End node: an entity id, a qualified name or a name
+    pub target: String,
+    /// Follow relationships only in their stored direction
+    #[serde(default)]
+    pub directed: bool,
+    /// all, or high (only EXTRACTED and RESOLVED relationships)
+    #[serde(default)]
+    pub detail: Detail,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+}
+
+/// list_communities (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CommunitiesArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Most communities to list, largest first
+    #[serde(default = "d_limit100")]
+    pub limit: i64,
+    /// Communities to skip
+    #[serde(default = "d_zero")]
+    pub offset: i64,
+}

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use batho_engine::query::Value;
+use batho_engine::query::{QueryResult, Value};
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
@@ -16,24 +16,23 @@ use super::{
 use crate::error::ToolError;
 use crate::state::{Ctx, State, f, i, s, strs};
 
-/// The found path as one row: for each step k up to `depth`, the node's id and name, the
-/// type of the relationship leaving it, and whether that relationship is stored pointing
-/// forward along the path (null past the end): an incoming hop is printed with its real
-/// arrow. Explicit indexes because indexing `nodes(p)` with an `UNWIND` variable yields
-/// null in the current engine.
 /// The columns `path_return` gives each step of a path.
-const PATH_COLUMNS_PER_STEP: usize = 6;
+const PATH_COLUMNS_PER_STEP: usize = 8;
 
 /// One entity of a traced path and the relationship that leads on from it.
-struct PathStep {
-    id: String,
-    name: String,
+pub(crate) struct PathStep {
+    pub(crate) id: String,
+    pub(crate) name: String,
     /// The type of the relationship to the next entity (empty on the last).
-    relation: String,
+    pub(crate) relation: String,
     /// Whether that relationship is stored pointing from this entity to the next.
-    forward: bool,
+    pub(crate) forward: bool,
     /// Its use sites.
-    sites: UseSites,
+    pub(crate) sites: UseSites,
+    /// Its confidence.
+    pub(crate) confidence: f64,
+    /// The file of its first site.
+    pub(crate) file: String,
 }
 
 impl PathStep {
@@ -44,17 +43,40 @@ impl PathStep {
             relation: s(&cells[2]),
             forward: !matches!(cells[3], Value::Bool(false)),
             sites: UseSites::from_cells(&cells[4], &cells[5]),
+            confidence: f(&cells[6]),
+            file: s(&cells[7]),
         }
+    }
+
+    /// The steps of the path in the first row of `result` (a query ending in
+    /// [`path_return`]); empty when no path was found.
+    pub(crate) fn read_path(result: &QueryResult) -> Vec<PathStep> {
+        result
+            .rows
+            .first()
+            .map(|row| {
+                row.chunks(PATH_COLUMNS_PER_STEP)
+                    .take_while(|cells| !cells[0].is_null())
+                    .map(PathStep::from_cells)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
-fn path_return(depth: i64) -> String {
+/// The found path as one row: for each step k up to `depth`, the node's id and name, the
+/// type of the relationship leaving it, whether that relationship is stored pointing
+/// forward along the path (null past the end: an incoming hop is printed with its real
+/// arrow), its use sites, confidence and file. Explicit indexes because indexing
+/// `nodes(p)` with an `UNWIND` variable yields null in the current engine.
+pub(crate) fn path_return(depth: i64) -> String {
     let cols: Vec<String> = (0..=depth)
         .map(|k| {
             format!(
                 "nodes(p)[{k}].id AS id{k}, nodes(p)[{k}].name AS name{k}, type(relationships(p)[{k}]) AS rel{k}, \
                  startNode(relationships(p)[{k}]).id = nodes(p)[{k}].id AS forward{k}, \
-                 relationships(p)[{k}].count AS count{k}, relationships(p)[{k}].lines AS lines{k}"
+                 relationships(p)[{k}].count AS count{k}, relationships(p)[{k}].lines AS lines{k}, \
+                 relationships(p)[{k}].confidence AS confidence{k}, relationships(p)[{k}].file AS file{k}"
             )
         })
         .collect();
@@ -121,16 +143,7 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
     let res = cx.run(&q, &params)?;
     let mut path = Vec::new();
     let mut md = String::from("## Path Trace\n");
-    let steps: Vec<PathStep> = res
-        .rows
-        .first()
-        .map(|row| {
-            row.chunks(PATH_COLUMNS_PER_STEP)
-                .take_while(|cells| !cells[0].is_null())
-                .map(PathStep::from_cells)
-                .collect()
-        })
-        .unwrap_or_default();
+    let steps = PathStep::read_path(&res);
     let mut previous: Option<&PathStep> = None;
     for step in &steps {
         match previous {

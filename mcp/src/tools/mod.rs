@@ -3,6 +3,7 @@
 
 pub(crate) mod admin;
 pub(crate) mod args;
+pub(crate) mod astria;
 pub(crate) mod delta;
 pub(crate) mod files;
 pub(crate) mod graph;

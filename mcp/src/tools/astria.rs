@@ -1,0 +1,401 @@
+//! The Astria tools on the code graph (`../shared/seeds/astria-mcp-tools.txt`): explain,
+//! shortest_path and list_communities. Each compiles to BQL (`meta.query`). A node is named
+//! as an agent names it (an id, a qualified name or a plain name) and found by
+//! [`find_node`]; every relationship shows its evidence class
+//! ([`batho_schema::Provenance`]) and the arrow it is stored with.
+
+use std::fmt::Write as _;
+
+use batho_engine::query::Value;
+use batho_schema::Provenance;
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value as Json, json};
+
+use super::args::{CommunitiesArgs, Detail, ExplainArgs, ShortestPathArgs};
+use super::files::{PathStep, non_negative_offset, path_return};
+use super::{Answer, UseSites, positive};
+use crate::error::ToolError;
+use crate::state::{Ctx, State, f, i, s};
+
+/// Astria answers are short: they are cut at the Batho tools' default budget.
+const ANSWER_TOKENS: i64 = 25_000;
+
+/// At most this many candidates are listed for an ambiguous node.
+const SHOWN_CANDIDATES: usize = 10;
+
+/// The neighbours `explain` lists.
+const EXPLAIN_NEIGHBOURS: i64 = 20;
+
+/// Hops `shortest_path` searches: every relationship, or (detail high) only the strong
+/// ones, whose paths must be enumerated because `shortestPath` cannot filter single hops.
+const PATH_HOPS: i64 = 10;
+const PATH_HOPS_HIGH: i64 = 4;
+
+/// The lowest confidence of the two strongest evidence classes (EXTRACTED, RESOLVED).
+const HIGH_CONFIDENCE: f64 = 0.95;
+
+const NODE_COLUMNS: &str = "n.id AS id, n.name AS name, n.qualified_name AS qualified_name, \
+n.kind AS kind, n.file AS file, n.start_line AS line, n.community AS community";
+
+/// A node as the Astria tools show it.
+pub(crate) struct FoundNode {
+    id: String,
+    name: String,
+    kind: String,
+    file: String,
+    line: i64,
+    community: i64,
+}
+
+impl FoundNode {
+    fn from_cells(cells: &[Value]) -> FoundNode {
+        FoundNode {
+            id: s(&cells[0]),
+            name: s(&cells[1]),
+            kind: s(&cells[3]),
+            file: s(&cells[4]),
+            line: i(&cells[5]),
+            community: i(&cells[6]),
+        }
+    }
+
+    /// `src/table.c:80`, or `(external)`.
+    fn place(&self) -> String {
+        if self.file.is_empty() {
+            "(external)".to_string()
+        } else {
+            format!("{}:{}", self.file, self.line)
+        }
+    }
+
+    /// `NODE name [id=… src=file:line kind=… community=…]`.
+    fn line(&self) -> String {
+        format!(
+            "NODE {} [id={} src={} kind={} community={}]",
+            self.name,
+            self.id,
+            self.place(),
+            self.kind.to_ascii_lowercase(),
+            self.community
+        )
+    }
+
+    fn json(&self) -> Json {
+        json!({"id": self.id, "name": self.name, "kind": self.kind, "file": self.file,
+               "line": self.line, "community": self.community})
+    }
+}
+
+/// The node an agent named: by id; else by qualified name or name, external stubs only
+/// when nothing else matches, and among several the one definition when exactly one of
+/// them is defined (a header's prototype and its `.c` definition name one function).
+/// Anything else ambiguous lists the candidates instead of picking one.
+pub(crate) fn find_node(cx: &mut Ctx, label: &str) -> Result<FoundNode, ToolError> {
+    let by_id = cx.run(
+        &format!("MATCH (n {{id: $node}}) RETURN {NODE_COLUMNS}"),
+        &[("node", Value::from(label))],
+    )?;
+    if let Some(row) = by_id.rows.first() {
+        return Ok(FoundNode::from_cells(row));
+    }
+    let name = label.rsplit("::").next().unwrap_or(label);
+    let by_name = cx.run(
+        &format!(
+            "MATCH (n {{name: $name}}) OPTIONAL MATCH (container)-[c:CONTAINS]->(n) \
+             WITH n, collect(has_role(c, 'Definition')) AS definitions \
+             RETURN {NODE_COLUMNS}, true IN definitions AS defined ORDER BY id LIMIT 200"
+        ),
+        &[("name", Value::from(name))],
+    )?;
+    let mut candidates: Vec<(FoundNode, bool)> = by_name
+        .rows
+        .iter()
+        .filter(|row| s(&row[1]) == label || s(&row[2]) == label)
+        .map(|row| {
+            (
+                FoundNode::from_cells(row),
+                matches!(row[7], Value::Bool(true)),
+            )
+        })
+        .collect();
+    if candidates.iter().any(|(node, _)| node.kind != "External") {
+        candidates.retain(|(node, _)| node.kind != "External");
+    }
+    if candidates.len() > 1 && candidates.iter().filter(|(_, defined)| *defined).count() == 1 {
+        candidates.retain(|(_, defined)| *defined);
+    }
+    match candidates.len() {
+        0 => Err(ToolError::client(format!("node not found: {label}")).hint(
+            "name a node by its id, qualified name or name; search_entities finds names by a part",
+        )),
+        1 => Ok(candidates.remove(0).0),
+        n => {
+            let listed: Vec<String> = candidates
+                .iter()
+                .take(SHOWN_CANDIDATES)
+                .map(|(node, _)| format!("{} ({})", node.id, node.place()))
+                .collect();
+            let more = n.saturating_sub(SHOWN_CANDIDATES);
+            let tail = if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            };
+            Err(ToolError::client(format!(
+                "ambiguous node '{label}': {n} candidates: {}{tail}",
+                listed.join(", ")
+            ))
+            .hint("pass one of the ids"))
+        }
+    }
+}
+
+/// `[RESOLVED 0.95]`: a relationship's evidence class and confidence.
+fn evidence(confidence: f64) -> String {
+    let class = Provenance::of_confidence(confidence).name();
+    format!("[{class} {confidence:.2}]")
+}
+
+pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<CallToolResult, ToolError> {
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let node = find_node(&mut cx, &a.node)?;
+    // A node's own file is in its header line; the other neighbours are listed strongest
+    // first: by confidence, then by how many sites the relationship folds.
+    let neighbours = cx.run(
+        "MATCH (n {id: $id})-[r]-(m) WHERE NOT (type(r) = 'CONTAINS' AND m:File) \
+         RETURN startNode(r).id = n.id AS outgoing, type(r) AS relation, m.id AS id, m.name AS name, \
+         r.confidence AS confidence, r.count AS count, r.lines AS lines, r.file AS file \
+         ORDER BY confidence DESC, count DESC, id LIMIT $limit",
+        &[
+            ("id", Value::from(node.id.as_str())),
+            ("limit", Value::Int(EXPLAIN_NEIGHBOURS)),
+        ],
+    )?;
+    let total = cx.run(
+        "MATCH (n {id: $id})-[r]-(m) WHERE NOT (type(r) = 'CONTAINS' AND m:File) RETURN count(*) AS neighbours",
+        &[("id", Value::from(node.id.as_str()))],
+    )?;
+    let total = total.rows.first().map_or(0, |row| i(&row[0]));
+    let signature = cx.run(
+        "MATCH (n {id: $id}) RETURN n.signature AS signature",
+        &[("id", Value::from(node.id.as_str()))],
+    )?;
+    let signature = signature
+        .rows
+        .first()
+        .map(|row| s(&row[0]))
+        .unwrap_or_default();
+    let mut md = node.line();
+    md.push('\n');
+    if !signature.is_empty() {
+        let _ = writeln!(md, "signature: {signature}");
+    }
+    let _ = writeln!(
+        md,
+        "neighbors: {} of {total} (strongest first)",
+        neighbours.rows.len()
+    );
+    // A name shown twice (two `table` types) gets its id, so each line names one node.
+    let repeated = |name: &str| {
+        neighbours
+            .rows
+            .iter()
+            .filter(|row| s(&row[3]) == name)
+            .count()
+            > 1
+    };
+    let mut listed = Vec::new();
+    for row in &neighbours.rows {
+        let outgoing = matches!(row[0], Value::Bool(true));
+        let sites = UseSites::from_cells(&row[5], &row[6]);
+        let confidence = f(&row[4]);
+        let arrow = if outgoing { "-->" } else { "<--" };
+        let at = match (s(&row[7]).as_str(), sites.lines.first()) {
+            ("", _) => String::new(),
+            (file, Some(line)) => format!(" @{file}:{line}"),
+            (file, None) => format!(" @{file}"),
+        };
+        let name = s(&row[3]);
+        let shown = if repeated(&name) {
+            format!("{name} (id={})", s(&row[2]))
+        } else {
+            name
+        };
+        let _ = writeln!(
+            md,
+            "{arrow} {} {shown} {}{}{at}",
+            s(&row[1]).to_ascii_lowercase(),
+            evidence(confidence),
+            sites.times(),
+        );
+        let mut item = json!({"direction": if outgoing { "out" } else { "in" },
+            "relation": s(&row[1]), "id": s(&row[2]), "name": s(&row[3]),
+            "confidence": confidence, "evidence": Provenance::of_confidence(confidence).name(),
+            "file": s(&row[7])});
+        if let Json::Object(object) = &mut item {
+            sites.insert_into(object);
+        }
+        listed.push(item);
+    }
+    let mut structured = Map::new();
+    let mut node_json = node.json();
+    node_json["signature"] = signature.into();
+    structured.insert("node".into(), node_json);
+    structured.insert("neighbors".into(), Json::Array(listed));
+    structured.insert("neighbor_count".into(), total.into());
+    let meta = cx.meta();
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(Some(ANSWER_TOKENS), None))
+}
+
+pub(crate) fn shortest_path(st: &State, a: ShortestPathArgs) -> Result<CallToolResult, ToolError> {
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let source = find_node(&mut cx, &a.source)?;
+    let target = find_node(&mut cx, &a.target)?;
+    let arrow_end = if a.directed { "->" } else { "-" };
+    let params = [
+        ("source", Value::from(source.id.as_str())),
+        ("target", Value::from(target.id.as_str())),
+    ];
+    let text = match a.detail {
+        Detail::All => format!(
+            "MATCH p = shortestPath((a {{id: $source}})-[*..{PATH_HOPS}]{arrow_end}(b {{id: $target}})) \
+             WITH p LIMIT 1 {}",
+            path_return(PATH_HOPS)
+        ),
+        Detail::High => format!(
+            "MATCH p = (a {{id: $source}})-[rs*1..{PATH_HOPS_HIGH}]{arrow_end}(b {{id: $target}}) \
+             UNWIND rs AS r WITH p, collect(r.confidence >= {HIGH_CONFIDENCE}) AS strong \
+             WHERE NOT false IN strong WITH p ORDER BY length(p) LIMIT 1 {}",
+            path_return(PATH_HOPS_HIGH)
+        ),
+    };
+    let steps = PathStep::read_path(&cx.run(&text, &params)?);
+    let mut md = String::new();
+    let mut edges = Vec::new();
+    for (k, step) in steps.iter().enumerate() {
+        let Some(next) = steps.get(k + 1) else {
+            break;
+        };
+        // The arrow stays the stored one, whichever way the path crossed it.
+        let (from, to) = if step.forward {
+            (&step.name, &next.name)
+        } else {
+            (&next.name, &step.name)
+        };
+        let at = match step.sites.lines.first() {
+            Some(line) if !step.file.is_empty() => format!(" @{}:{line}", step.file),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            md,
+            "EDGE {from} --{} {}--> {to}{at}",
+            step.relation.to_ascii_lowercase(),
+            evidence(step.confidence)
+        );
+        edges.push(json!({
+            "source": if step.forward { &step.id } else { &next.id },
+            "target": if step.forward { &next.id } else { &step.id },
+            "relation": step.relation, "confidence": step.confidence,
+            "evidence": Provenance::of_confidence(step.confidence).name(),
+        }));
+    }
+    let hops = steps.len().saturating_sub(1);
+    let limit = if a.detail == Detail::High {
+        PATH_HOPS_HIGH
+    } else {
+        PATH_HOPS
+    };
+    let mut head = format!("{}\n{}\n", source.line(), target.line());
+    if steps.is_empty() {
+        let _ = writeln!(head, "No path within {limit} hops.");
+    }
+    md.insert_str(0, &head);
+    if !steps.is_empty() {
+        let _ = writeln!(md, "Path: {hops} hops");
+    }
+    let mut structured = Map::new();
+    structured.insert("found".into(), (!steps.is_empty()).into());
+    structured.insert("hops".into(), hops.into());
+    structured.insert(
+        "nodes".into(),
+        steps
+            .iter()
+            .map(|step| json!({"id": step.id, "name": step.name}))
+            .collect(),
+    );
+    structured.insert("edges".into(), Json::Array(edges));
+    let meta = cx.meta();
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(Some(ANSWER_TOKENS), None))
+}
+
+pub(crate) fn list_communities(
+    st: &State,
+    a: CommunitiesArgs,
+) -> Result<CallToolResult, ToolError> {
+    positive("limit", a.limit)?;
+    non_negative_offset(a.offset)?;
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let result = cx.run(
+        "CALL db.communities() YIELD community, label, entities, files, cohesion, modularity \
+         RETURN community, label, entities, files, cohesion, modularity",
+        &[],
+    )?;
+    let mut rows = result.rows;
+    // Largest first; the modularity of the partition is the sum of the communities' terms.
+    rows.sort_by(|x, y| i(&y[2]).cmp(&i(&x[2])).then(i(&x[0]).cmp(&i(&y[0]))));
+    let modularity: f64 = rows.iter().map(|row| f(&row[5])).sum();
+    let total = rows.len();
+    let shown: Vec<&Vec<Value>> = rows
+        .iter()
+        .skip(a.offset as usize)
+        .take(a.limit as usize)
+        .collect();
+    let mut md = format!(
+        "{total} communities, modularity {modularity:.3} (cohesion: the share of its members' relationship ends that stay inside it)\n"
+    );
+    let mut listed = Vec::new();
+    for row in &shown {
+        let _ = writeln!(
+            md,
+            "COMMUNITY {} \"{}\" size={} files={} cohesion={:.2}",
+            i(&row[0]),
+            s(&row[1]),
+            i(&row[2]),
+            i(&row[3]),
+            f(&row[4])
+        );
+        listed.push(
+            json!({"id": i(&row[0]), "label": s(&row[1]), "size": i(&row[2]),
+                           "files": i(&row[3]), "cohesion": f(&row[4])}),
+        );
+    }
+    let next = a.offset as usize + shown.len();
+    if next < total {
+        let _ = writeln!(md, "({} more: call again with offset={next})", total - next);
+    }
+    let mut structured = Map::new();
+    structured.insert("communities".into(), Json::Array(listed));
+    structured.insert("community_count".into(), total.into());
+    structured.insert("modularity".into(), modularity.into());
+    structured.insert(
+        "pagination".into(),
+        super::files::page_json(a.offset, a.limit, shown.len(), next < total, next as i64),
+    );
+    let meta = cx.meta();
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(Some(ANSWER_TOKENS), None))
+}

@@ -1,0 +1,160 @@
+//! The Astria tools on the demo repository, through the real `batho mcp`: node lookup by
+//! id, qualified name or name (ambiguous and unknown names refused), evidence classes and
+//! stored arrows, toolsets.
+
+mod common;
+mod mcp_client;
+
+use mcp_client::{Client, demo};
+use serde_json::json;
+
+#[test]
+fn explain_names_a_node_and_its_strongest_neighbours() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok("explain", json!({"node": "table_put"}));
+    let first_lines: Vec<&str> = markdown.lines().take(5).collect();
+    expect_test::expect![[r#"
+        NODE table_put [id=src/table.c:table_put src=src/table.c:75 kind=function community=2]
+        signature: int table_put(table *t, const char *key, const char *value)
+        neighbors: 15 of 15 (strongest first)
+        --> calls dup_string [RESOLVED 0.95] ×3 @src/table.c:83
+        <-- calls run [RESOLVED 0.95] @src/shell.cpp:24"#]]
+    .assert_eq(&first_lines.join("\n"));
+    assert_eq!(structured["node"]["id"], "src/table.c:table_put");
+    assert_eq!(structured["neighbor_count"], 15);
+    let caller = &structured["neighbors"][1];
+    assert_eq!(
+        (&caller["direction"], &caller["id"], &caller["evidence"]),
+        (
+            &json!("in"),
+            &json!("src/shell.cpp:demo::PutCommand::run"),
+            &json!("RESOLVED")
+        )
+    );
+    assert!(
+        structured["meta"]["query"].to_string().contains("MATCH"),
+        "{structured}"
+    );
+    // The same node by its id and by its qualified name.
+    for label in ["src/table.c:table_put", "demo::PutCommand::run"] {
+        let (_, structured) = c.ok("explain", json!({"node": label}));
+        assert!(
+            structured["node"]["id"]
+                .as_str()
+                .unwrap()
+                .ends_with(label.rsplit(':').next().unwrap())
+        );
+    }
+}
+
+#[test]
+fn unknown_and_ambiguous_nodes_are_refused_with_the_candidates() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (text, _) = c.err("explain", json!({"node": "no_such_thing"}));
+    assert!(text.contains("node not found: no_such_thing"), "{text}");
+    // Two definitions of `run` (and their declarations): listed, not picked.
+    let (text, _) = c.err("shortest_path", json!({"source": "run", "target": "main"}));
+    assert!(
+        text.contains("ambiguous node 'run'")
+            && text.contains("src/shell.cpp:demo::GetCommand::run (src/shell.cpp:27)"),
+        "{text}"
+    );
+    // A declaration and one definition: the definition.
+    let (_, structured) = c.ok("explain", json!({"node": "execute"}));
+    assert_eq!(
+        structured["node"]["id"],
+        "src/shell.cpp:demo::Shell::execute"
+    );
+}
+
+#[test]
+fn shortest_path_keeps_the_stored_arrows_and_honours_detail() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok(
+        "shortest_path",
+        json!({"source": "table_put", "target": "main"}),
+    );
+    // Undirected: the path runs from table_put back to main, the arrows as stored.
+    expect_test::expect![[r#"
+        NODE table_put [id=src/table.c:table_put src=src/table.c:75 kind=function community=2]
+        NODE main [id=src/main.cpp:main src=src/main.cpp:6 kind=function community=4]
+        EDGE run --calls [RESOLVED 0.95]--> table_put @src/shell.cpp:24
+        EDGE execute --calls [DECLARED 0.65]--> run @src/shell.cpp:67
+        EDGE main --calls [DECLARED 0.65]--> execute @src/main.cpp:11
+        Path: 3 hops
+    "#]]
+    .assert_eq(&markdown);
+    assert_eq!(structured["hops"], 3);
+    assert_eq!(
+        structured["edges"][0]["source"],
+        "src/shell.cpp:demo::PutCommand::run"
+    );
+    let (markdown, structured) = c.ok(
+        "shortest_path",
+        json!({"source": "table_put", "target": "main", "directed": true}),
+    );
+    assert_eq!(structured["found"], false, "{markdown}");
+    // detail=high keeps only EXTRACTED and RESOLVED hops.
+    let (markdown, structured) = c.ok(
+        "shortest_path",
+        json!({"source": "main", "target": "table_put", "detail": "high"}),
+    );
+    for edge in structured["edges"].as_array().unwrap() {
+        assert!(
+            ["EXTRACTED", "RESOLVED"].contains(&edge["evidence"].as_str().unwrap()),
+            "{markdown}"
+        );
+    }
+    let (text, _) = c.err(
+        "shortest_path",
+        json!({"source": "main", "target": "table_put", "detail": "medium"}),
+    );
+    assert!(text.contains("invalid arguments"), "{text}");
+}
+
+#[test]
+fn list_communities_pages_largest_first() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok("list_communities", json!({}));
+    let count = structured["community_count"].as_u64().unwrap();
+    assert!(count >= 2, "{markdown}");
+    let sizes: Vec<u64> = structured["communities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|community| community["size"].as_u64().unwrap())
+        .collect();
+    assert!(sizes.windows(2).all(|pair| pair[0] >= pair[1]), "{sizes:?}");
+    assert!(structured["modularity"].as_f64().unwrap() > 0.0);
+    let (markdown, page) = c.ok("list_communities", json!({"limit": 1, "offset": 1}));
+    assert_eq!(page["communities"][0], structured["communities"][1]);
+    assert!(markdown.contains("call again with offset=2"), "{markdown}");
+}
+
+#[test]
+fn toolsets_choose_the_families_listed() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &["--toolsets", "astria"], &[]);
+    let list = c.request("tools/list", json!({}));
+    let names: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["explain", "shortest_path", "list_communities"]);
+    let mut c = Client::start(home.path(), &[], &[("BATHO_MCP_TOOLSETS", "batho")]);
+    let list = c.request("tools/list", json!({}));
+    assert!(
+        !list.to_string().contains("\"explain\"") && list.to_string().contains("graph_query"),
+        "{list}"
+    );
+    let out = common::batho()
+        .args(["mcp", "--toolsets", "astira"])
+        .env("BATHO_HOME", home.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did you mean 'astria'"), "{stderr}");
+}
