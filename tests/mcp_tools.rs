@@ -898,3 +898,22 @@ fn graph_overview_lists_only_files_of_the_tree_and_unique_community_labels() {
     let unique: std::collections::BTreeSet<&&str> = labels.iter().collect();
     assert_eq!(unique.len(), labels.len(), "{labels:?}");
 }
+
+/// docs/mcp.md states what `tools/list` costs an agent in o200k_base tokens (the JSON of the
+/// result, as sent, with every family and the default gating); no tool description may be
+/// over 120 tokens.
+#[test]
+fn tools_list_cost_is_documented_and_descriptions_stay_short() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &[], &[]);
+    let list = c.request("tools/list", json!({}));
+    for tool in list["tools"].as_array().unwrap() {
+        let description = tool["description"].as_str().unwrap();
+        let tokens = batho_mcp::tokens::count(description);
+        assert!(tokens <= 120, "{}: {tokens} tokens", tool["name"]);
+    }
+    let cost = batho_mcp::tokens::count(&serde_json::to_string(&list).unwrap());
+    let doc = include_str!("../docs/mcp.md");
+    let stated = format!("`tools/list` costs an agent {cost} o200k_base tokens");
+    assert!(doc.contains(&stated), "docs/mcp.md must say: {stated}");
+}

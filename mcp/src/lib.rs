@@ -16,6 +16,7 @@ pub mod gating;
 pub mod registry;
 mod server;
 mod state;
+pub mod tokens;
 mod tools;
 
 pub use error::{ServeError, ToolError};
