@@ -158,3 +158,39 @@ fn toolsets_choose_the_families_listed() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("did you mean 'astria'"), "{stderr}");
 }
+
+/// The CLI verbs print the tool's own text, and `--json` its structured answer.
+#[test]
+fn cli_verbs_print_what_the_tools_answer() {
+    let (_tmp, _home, repo, mut c) = demo();
+    let repo = repo.to_str().unwrap();
+    for (verb, tool, arguments) in [
+        (
+            vec!["explain", "table_put"],
+            "explain",
+            json!({"node": "table_put"}),
+        ),
+        (
+            vec!["path", "main", "table_put", "--directed"],
+            "shortest_path",
+            json!({"source": "main", "target": "table_put", "directed": true}),
+        ),
+        (
+            vec!["communities", "--limit", "2"],
+            "list_communities",
+            json!({"limit": 2}),
+        ),
+    ] {
+        let (markdown, structured) = c.ok(tool, arguments);
+        let mut args = verb.clone();
+        args.extend(["--repo", repo]);
+        assert_eq!(common::run_ok(&args), markdown, "{verb:?}");
+        args.push("--json");
+        let printed: serde_json::Value = serde_json::from_str(&common::run_ok(&args)).unwrap();
+        let strip_meta = |mut value: serde_json::Value| {
+            value.as_object_mut().unwrap().remove("meta");
+            value
+        };
+        assert_eq!(strip_meta(printed), strip_meta(structured), "{verb:?}");
+    }
+}

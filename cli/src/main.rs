@@ -7,6 +7,7 @@
 mod stdout;
 
 mod advice;
+mod astria_cmd;
 mod build_cmd;
 mod delta_cmd;
 mod diff_cmd;
@@ -63,6 +64,12 @@ enum Command {
     Export(export_cmd::ExportArgs),
     /// Verify a transport archive and make it the current generation of a repository.
     Load(load_cmd::LoadArgs),
+    /// A node (id, qualified name or name) and its 20 strongest neighbours (Astria `explain`).
+    Explain(astria_cmd::ExplainArgs),
+    /// The shortest path between two nodes, each hop with its relation (Astria `shortest_path`).
+    Path(astria_cmd::PathArgs),
+    /// The communities of the graph, largest first, with modularity (Astria `list_communities`).
+    Communities(astria_cmd::CommunitiesArgs),
 }
 
 /// An error for people: a message, an optional hint, and the exit code to leave with.
@@ -123,6 +130,9 @@ fn main() -> ExitCode {
         Command::Watch(args) => watch_cmd::run(args),
         Command::Export(args) => export_cmd::run(args),
         Command::Load(args) => load_cmd::run(args),
+        Command::Explain(args) => astria_cmd::explain(args),
+        Command::Path(args) => astria_cmd::path(args),
+        Command::Communities(args) => astria_cmd::communities(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

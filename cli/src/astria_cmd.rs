@@ -1,0 +1,136 @@
+//! `batho explain`, `batho path` and `batho communities`: the Astria tools for people and
+//! scripts. Each runs the MCP tool itself (`batho_mcp::BathoServer::call`) on the
+//! repository, so the text is the tool's text and `--json` its `structuredContent`.
+
+use std::path::PathBuf;
+
+use batho_engine::build::artifact_dir;
+use clap::{Args, ValueEnum};
+use serde_json::{Map, Value, json};
+
+use crate::{Failure, no_artifact, repo_path};
+
+/// Where the graph is and how to print the answer, for every Astria verb.
+#[derive(Args, Debug)]
+pub(crate) struct Output {
+    /// Repository root (default: the current directory).
+    #[arg(long, value_name = "PATH")]
+    repo: Option<PathBuf>,
+    /// Print the tool's structured answer as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ExplainArgs {
+    /// An entity id, a qualified name or a name.
+    node: String,
+    #[command(flatten)]
+    output: Output,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Detail {
+    /// Every relationship.
+    All,
+    /// Only EXTRACTED and RESOLVED relationships.
+    High,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct PathArgs {
+    /// Start node: an entity id, a qualified name or a name.
+    source: String,
+    /// End node.
+    target: String,
+    /// Follow relationships only in their stored direction.
+    #[arg(long)]
+    directed: bool,
+    /// Which relationships a hop may use.
+    #[arg(long, value_enum, default_value = "all")]
+    detail: Detail,
+    #[command(flatten)]
+    output: Output,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CommunitiesArgs {
+    /// Most communities to list, largest first.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    limit: i64,
+    /// Communities to skip.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    offset: i64,
+    #[command(flatten)]
+    output: Output,
+}
+
+pub(crate) fn explain(args: ExplainArgs) -> Result<(), Failure> {
+    run_tool(args.output, "explain", json!({"node": args.node}))
+}
+
+pub(crate) fn path(args: PathArgs) -> Result<(), Failure> {
+    let detail = match args.detail {
+        Detail::All => "all",
+        Detail::High => "high",
+    };
+    run_tool(
+        args.output,
+        "shortest_path",
+        json!({"source": args.source, "target": args.target, "directed": args.directed, "detail": detail}),
+    )
+}
+
+pub(crate) fn communities(args: CommunitiesArgs) -> Result<(), Failure> {
+    run_tool(
+        args.output,
+        "list_communities",
+        json!({"limit": args.limit, "offset": args.offset}),
+    )
+}
+
+/// Runs `tool` on the repository and prints its text (or, with `--json`, its structured
+/// answer); a tool error is a failure with the tool's message and hint (exit 1).
+fn run_tool(output: Output, tool: &str, arguments: Value) -> Result<(), Failure> {
+    let root = repo_path(output.repo);
+    if !artifact_dir(&root).join("MANIFEST").is_file() {
+        return Err(no_artifact(&root));
+    }
+    let server = batho_mcp::BathoServer::new(&batho_mcp::ServerOptions {
+        root: Some(root.clone()),
+        no_watch: true,
+        ..batho_mcp::ServerOptions::default()
+    })
+    .map_err(|e| Failure {
+        message: e.to_string(),
+        hint: Some("check $BATHO_HOME/registry.json and batho.yaml".into()),
+        code: 2,
+    })?;
+    let arguments: Map<String, Value> = match arguments {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    let result = serde_json::to_value(server.call(tool, &arguments)).unwrap_or_default();
+    let structured = &result["structuredContent"];
+    if result["isError"] == json!(true) {
+        return Err(Failure {
+            message: structured["message"]
+                .as_str()
+                .unwrap_or("the tool failed")
+                .to_string(),
+            hint: structured["hint"].as_str().map(str::to_string),
+            code: 1,
+        });
+    }
+    if output.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(structured).unwrap_or_default()
+        );
+    } else {
+        for block in result["content"].as_array().into_iter().flatten() {
+            out!("{}", block["text"].as_str().unwrap_or_default());
+        }
+    }
+    Ok(())
+}
