@@ -382,5 +382,7 @@ pub fn community_names(graph: &GraphBuilder, comms: &[u32]) -> Vec<String> {
         .collect()
 }
 
+pub mod health;
+
 #[cfg(test)]
 mod tests;
