@@ -142,7 +142,10 @@ fn toolsets_choose_the_families_listed() {
         .iter()
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["explain", "shortest_path", "list_communities"]);
+    assert_eq!(
+        names,
+        ["explain", "shortest_path", "list_communities", "health"]
+    );
     let mut c = Client::start(home.path(), &[], &[("BATHO_MCP_TOOLSETS", "batho")]);
     let list = c.request("tools/list", json!({}));
     assert!(
@@ -193,4 +196,59 @@ fn cli_verbs_print_what_the_tools_answer() {
         };
         assert_eq!(strip_meta(printed), strip_meta(structured), "{verb:?}");
     }
+}
+
+/// Each part of `health` shows its evidence: an unused static function (and not the
+/// used one, nor `main`), two headers that include each other, a file edited since the
+/// build.
+#[test]
+fn health_shows_each_part_with_its_evidence() {
+    let repo = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| std::fs::write(repo.path().join(name), text).unwrap();
+    write("a.h", "#include \"b.h\"\nint shared(void);\n");
+    write("b.h", "#include \"a.h\"\n");
+    write(
+        "main.c",
+        "#include \"a.h\"\nstatic int unused_helper(void) { return 1; }\n\
+         static int used_helper(void) { return 2; }\nint shared(void) { return used_helper(); }\n\
+         int main(void) { return shared(); }\n",
+    );
+    let root = repo.path().to_str().unwrap();
+    common::run_ok(&["build", root]);
+    write("b.h", "#include \"a.h\"\n/* edited */\n");
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &["--root", root, "--no-watch"], &[]);
+    let (markdown, structured) = c.ok("health", json!({}));
+    let part = |name: &str| {
+        structured["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["part"] == name)
+            .unwrap_or_else(|| panic!("no part {name}: {structured}"))
+            .clone()
+    };
+    assert_eq!(
+        part("unused_functions")["evidence"],
+        json!(["main.c:unused_helper"]),
+        "{markdown}"
+    );
+    assert_eq!(
+        part("include_cycles")["evidence"],
+        json!([["a.h", "b.h"]]),
+        "{markdown}"
+    );
+    assert_eq!(part("staleness")["evidence"], json!(["b.h"]), "{markdown}");
+    let penalties: f64 = structured["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["penalty"].as_f64().unwrap())
+        .sum();
+    assert_eq!(
+        structured["score"],
+        json!((100.0 - penalties).round() as i64)
+    );
+    assert!(markdown.starts_with("HEALTH "), "{markdown}");
+    assert!(markdown.contains("a.h → b.h"), "{markdown}");
 }

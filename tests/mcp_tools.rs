@@ -39,7 +39,8 @@ fn tools_list_matches_the_spec_and_gating() {
             "batho_fix",
             "explain",
             "shortest_path",
-            "list_communities"
+            "list_communities",
+            "health"
         ]
     );
     let delta = tool_of(tools, "get_delta");
@@ -164,8 +165,8 @@ fn tools_list_matches_the_spec_and_gating() {
     let list = c.request("tools/list", json!({}));
     let n = list["tools"].as_array().unwrap().len();
     assert_eq!(
-        n, 17,
-        "16 Batho tools and 3 Astria tools, less the 2 disabled"
+        n, 18,
+        "16 Batho tools and 4 Astria tools, less the 2 disabled"
     );
     drop(c);
 

@@ -1,4 +1,4 @@
-//! `batho explain`, `batho path` and `batho communities`: the Astria tools for people and
+//! `batho explain`, `batho path`, `batho communities` and `batho health`: the Astria tools for people and
 //! scripts. Each runs the MCP tool itself (`batho_mcp::BathoServer::call`) on the
 //! repository, so the text is the tool's text and `--json` its `structuredContent`.
 
@@ -63,6 +63,16 @@ pub(crate) struct CommunitiesArgs {
     offset: i64,
     #[command(flatten)]
     output: Output,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct HealthArgs {
+    #[command(flatten)]
+    output: Output,
+}
+
+pub(crate) fn health(args: HealthArgs) -> Result<(), Failure> {
+    run_tool(args.output, "health", json!({}))
 }
 
 pub(crate) fn explain(args: ExplainArgs) -> Result<(), Failure> {

@@ -70,6 +70,8 @@ enum Command {
     Path(astria_cmd::PathArgs),
     /// The communities of the graph, largest first, with modularity (Astria `list_communities`).
     Communities(astria_cmd::CommunitiesArgs),
+    /// A 0-100 health score from named parts, each with its evidence (Astria `health`).
+    Health(astria_cmd::HealthArgs),
 }
 
 /// An error for people: a message, an optional hint, and the exit code to leave with.
@@ -133,6 +135,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => astria_cmd::explain(args),
         Command::Path(args) => astria_cmd::path(args),
         Command::Communities(args) => astria_cmd::communities(args),
+        Command::Health(args) => astria_cmd::health(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

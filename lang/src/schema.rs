@@ -388,5 +388,17 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
             ],
         ),
         ProcedureSig::new("algo.pagerank", (0, 3), &[("node", Node), ("score", Any)]),
+        ProcedureSig::new(
+            "algo.health",
+            (0, 0),
+            &[
+                ("part", Any),
+                ("count", Any),
+                ("total", Any),
+                ("measure", Any),
+                ("penalty", Any),
+                ("evidence", Any),
+            ],
+        ),
     ]
 }

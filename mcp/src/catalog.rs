@@ -344,6 +344,17 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         blocking: false,
         "All communities of the code graph, largest first: hub-based label, size, files and cohesion, with the partition's modularity."
     ),
+    tool!(
+        "health",
+        Astria,
+        args::RepoArgs,
+        astria::health,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: true,
+        "Code-health score 0-100 from four named parts, each with its evidence: functions nothing uses, #include circles, hub concentration, files changed on disk since the last run."
+    ),
 ];
 
 /// The tool named `name`.

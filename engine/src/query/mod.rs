@@ -27,6 +27,7 @@
 mod exec;
 mod expand;
 pub mod graph;
+mod health;
 mod physical;
 mod procs;
 pub mod render;

@@ -119,6 +119,7 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
         "db.communities" => communities(ctx)?,
         "db.delta" => delta_changes(ctx, args)?,
         "db.deltastats" => delta_stats(ctx, args)?,
+        "algo.health" => super::health::health(ctx)?,
         _ => {
             return Err(ExecError::Unsupported(format!(
                 "procedure `{name}` is not provided by this engine"

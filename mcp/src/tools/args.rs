@@ -568,3 +568,11 @@ pub struct CommunitiesArgs {
     #[serde(default = "d_zero")]
     pub offset: i64,
 }
+
+/// health and the other Astria tools the seed gives no arguments (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RepoArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+}

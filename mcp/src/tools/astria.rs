@@ -11,7 +11,7 @@ use batho_schema::Provenance;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
-use super::args::{CommunitiesArgs, Detail, ExplainArgs, ShortestPathArgs};
+use super::args::{CommunitiesArgs, Detail, ExplainArgs, RepoArgs, ShortestPathArgs};
 use super::files::{PathStep, non_negative_offset, path_return};
 use super::{Answer, UseSites, positive};
 use crate::error::ToolError;
@@ -391,6 +391,97 @@ pub(crate) fn list_communities(
         "pagination".into(),
         super::files::page_json(a.offset, a.limit, shown.len(), next < total, next as i64),
     );
+    let meta = cx.meta();
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(Some(ANSWER_TOKENS), None))
+}
+
+/// At most this many pieces of evidence are printed per part; the JSON keeps them all.
+const SHOWN_EVIDENCE: usize = 20;
+
+/// What a part of the health report measured, in words: `(count, total, share)`.
+fn health_part_text(part: &str, count: i64, total: i64, share: f64) -> String {
+    let percent = share * 100.0;
+    match part {
+        "unused_functions" => format!(
+            "{count} of {total} function definitions ({percent:.1}%) that nothing calls or takes the address of"
+        ),
+        "include_cycles" => {
+            format!("{count} of {total} files ({percent:.1}%) in #include circles")
+        }
+        "hub_concentration" => format!(
+            "the top {count} of {total} entities (1%) hold {percent:.1}% of relationship ends"
+        ),
+        "staleness" => {
+            format!("{count} of {total} files ({percent:.1}%) changed on disk since the last run")
+        }
+        other => format!("{other}: {count} of {total}"),
+    }
+}
+
+/// One piece of evidence as text: an id, a circle of files, or a hub with its degree.
+fn evidence_text(item: &Value) -> String {
+    match item {
+        Value::List(files) => files.iter().map(s).collect::<Vec<_>>().join(" → "),
+        Value::Map(hub) => format!(
+            "{} ({})",
+            hub.get("id").map(s).unwrap_or_default(),
+            hub.get("degree").map(i).unwrap_or_default()
+        ),
+        other => s(other),
+    }
+}
+
+pub(crate) fn health(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolError> {
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let result = cx.run(
+        "CALL algo.health() YIELD part, count, total, measure, penalty, evidence \
+         RETURN part, count, total, measure, penalty, evidence",
+        &[],
+    )?;
+    let penalty: f64 = result.rows.iter().map(|row| f(&row[4])).sum();
+    let score = (100.0 - penalty).clamp(0.0, 100.0).round() as i64;
+    let mut md = format!("HEALTH {score}/100 (100 minus each part's points, at most 25 each)\n");
+    let mut parts = Vec::new();
+    for row in &result.rows {
+        let part = s(&row[0]);
+        let evidence = match &row[5] {
+            Value::List(items) => items.as_slice(),
+            _ => &[],
+        };
+        let _ = write!(
+            md,
+            "{part} -{:.1}: {}",
+            f(&row[4]),
+            health_part_text(&part, i(&row[1]), i(&row[2]), f(&row[3]))
+        );
+        if !evidence.is_empty() {
+            let shown: Vec<String> = evidence
+                .iter()
+                .take(SHOWN_EVIDENCE)
+                .map(evidence_text)
+                .collect();
+            let more = evidence.len().saturating_sub(SHOWN_EVIDENCE);
+            let tail = if more > 0 {
+                format!(", … {more} more")
+            } else {
+                String::new()
+            };
+            let _ = write!(md, "\n  {}{tail}", shown.join(", "));
+        }
+        md.push('\n');
+        let g = cx.db.graph();
+        parts.push(json!({"part": part, "count": i(&row[1]), "total": i(&row[2]),
+            "measure": f(&row[3]), "penalty": f(&row[4]),
+            "evidence": evidence.iter().map(|v| batho_engine::query::render::to_json(v, &g)).collect::<Vec<_>>()}));
+    }
+    let mut structured = Map::new();
+    structured.insert("score".into(), score.into());
+    structured.insert("parts".into(), Json::Array(parts));
     let meta = cx.meta();
     Ok(Answer {
         markdown: md,
