@@ -144,7 +144,13 @@ fn toolsets_choose_the_families_listed() {
         .collect();
     assert_eq!(
         names,
-        ["explain", "shortest_path", "list_communities", "health"]
+        [
+            "explain",
+            "shortest_path",
+            "list_communities",
+            "god_nodes",
+            "health"
+        ]
     );
     let mut c = Client::start(home.path(), &[], &[("BATHO_MCP_TOOLSETS", "batho")]);
     let list = c.request("tools/list", json!({}));
@@ -251,4 +257,45 @@ fn health_shows_each_part_with_its_evidence() {
     );
     assert!(markdown.starts_with("HEALTH "), "{markdown}");
     assert!(markdown.contains("a.h → b.h"), "{markdown}");
+}
+
+/// god_nodes lists the most connected entities, most connected first; files and external
+/// stubs only when asked.
+#[test]
+fn god_nodes_are_the_most_connected_entities() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok("god_nodes", json!({"limit": 5}));
+    let nodes = structured["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 5, "{markdown}");
+    let degrees: Vec<i64> = nodes
+        .iter()
+        .map(|n| n["degree"].as_i64().unwrap())
+        .collect();
+    assert!(
+        degrees.windows(2).all(|pair| pair[0] >= pair[1]),
+        "{degrees:?}"
+    );
+    assert_eq!(nodes[0]["id"], "include/demo/table.h:table", "{markdown}");
+    for node in nodes {
+        assert_eq!(
+            node["degree"].as_i64(),
+            Some(node["in_degree"].as_i64().unwrap() + node["out_degree"].as_i64().unwrap())
+        );
+        assert!(!["File", "External"].contains(&node["kind"].as_str().unwrap()));
+    }
+    // The degree is what explain counts as neighbours: relationships other than CONTAINS.
+    let (_, explained) = c.ok("explain", json!({"node": "src/table.c:table_put"}));
+    let put = nodes.iter().find(|n| n["name"] == "table_put").unwrap();
+    assert_eq!(put["degree"], explained["neighbor_count"]);
+    let (_, all) = c.ok("god_nodes", json!({"limit": 200, "include_all": true}));
+    assert!(
+        all["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["kind"] == "External"),
+        "{all}"
+    );
+    let (text, _) = c.err("god_nodes", json!({"limit": 0}));
+    assert!(text.contains("limit"), "{text}");
 }

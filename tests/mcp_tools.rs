@@ -40,6 +40,7 @@ fn tools_list_matches_the_spec_and_gating() {
             "explain",
             "shortest_path",
             "list_communities",
+            "god_nodes",
             "health"
         ]
     );
@@ -165,8 +166,8 @@ fn tools_list_matches_the_spec_and_gating() {
     let list = c.request("tools/list", json!({}));
     let n = list["tools"].as_array().unwrap().len();
     assert_eq!(
-        n, 18,
-        "16 Batho tools and 4 Astria tools, less the 2 disabled"
+        n, 19,
+        "16 Batho tools and 5 Astria tools, less the 2 disabled"
     );
     drop(c);
 

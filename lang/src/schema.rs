@@ -389,6 +389,16 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
         ),
         ProcedureSig::new("algo.pagerank", (0, 3), &[("node", Node), ("score", Any)]),
         ProcedureSig::new(
+            "algo.degree",
+            (0, 2),
+            &[
+                ("node", Node),
+                ("degree", Any),
+                ("in_degree", Any),
+                ("out_degree", Any),
+            ],
+        ),
+        ProcedureSig::new(
             "algo.health",
             (0, 0),
             &[

@@ -345,6 +345,17 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         "All communities of the code graph, largest first: hub-based label, size, files and cohesion, with the partition's modularity."
     ),
     tool!(
+        "god_nodes",
+        Astria,
+        args::GodNodesArgs,
+        astria::god_nodes,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "The most connected entities (degree: relationships other than CONTAINS, both directions), what everything connects through. Files and external stubs only with include_all=true."
+    ),
+    tool!(
         "health",
         Astria,
         args::RepoArgs,

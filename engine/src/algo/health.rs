@@ -216,37 +216,82 @@ fn strongly_connected(
     components
 }
 
-/// The number of entities, the hubs (top 1 % by degree) and their share of the ends.
-fn hubs(art: &Artifact) -> (u64, Vec<(NodeIdx, u64)>, f64) {
-    let mut degrees: Vec<(u64, NodeIdx)> = Vec::new();
-    let mut ends = 0u64;
-    for node in art.live_nodes() {
-        if matches!(node.kind(), NodeKind::File | NodeKind::External) {
-            continue;
-        }
-        let counted = |rel: RelType| rel != RelType::Contains;
-        let degree = art
-            .out_edges(node.idx())
-            .filter(|e| counted(e.rel()))
-            .count()
-            + art
+/// A node's degree: its relationships other than `CONTAINS` (containment is structure,
+/// not use), incoming and outgoing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Degree {
+    /// The node.
+    pub node: NodeIdx,
+    /// Relationships that end at it.
+    pub incoming: u64,
+    /// Relationships that leave it.
+    pub outgoing: u64,
+}
+
+impl Degree {
+    /// Both directions.
+    pub fn total(&self) -> u64 {
+        self.incoming + self.outgoing
+    }
+}
+
+/// The degree of every live entity (with `files_and_stubs`, of file nodes and external
+/// stubs too), most connected first, ties by node order; only the first `limit` when
+/// given (selected before sorting: a kernel has 7 million entities), and the number of
+/// nodes counted and their total degree.
+pub fn degrees(
+    art: &Artifact,
+    files_and_stubs: bool,
+    limit: Option<usize>,
+) -> (Vec<Degree>, u64, u64) {
+    let counted = |rel: RelType| rel != RelType::Contains;
+    let mut degrees: Vec<Degree> = art
+        .live_nodes()
+        .filter(|node| {
+            files_and_stubs || !matches!(node.kind(), NodeKind::File | NodeKind::External)
+        })
+        .map(|node| Degree {
+            node: node.idx(),
+            incoming: art
                 .in_edges(node.idx())
                 .filter(|e| counted(e.rel()))
-                .count();
-        ends += degree as u64;
-        degrees.push((degree as u64, node.idx()));
+                .count() as u64,
+            outgoing: art
+                .out_edges(node.idx())
+                .filter(|e| counted(e.rel()))
+                .count() as u64,
+        })
+        .collect();
+    let node_count = degrees.len() as u64;
+    let ends = degrees.iter().map(Degree::total).sum();
+    let order = |a: &Degree, b: &Degree| b.total().cmp(&a.total()).then(a.node.cmp(&b.node));
+    if let Some(limit) = limit.filter(|&limit| limit < degrees.len()) {
+        if limit == 0 {
+            degrees.clear();
+        } else {
+            degrees.select_nth_unstable_by(limit - 1, order);
+            degrees.truncate(limit);
+        }
     }
-    let entities = degrees.len() as u64;
+    degrees.sort_by(order);
+    (degrees, node_count, ends)
+}
+
+/// The number of entities, the hubs (top 1 % by degree) and their share of the ends.
+fn hubs(art: &Artifact) -> (u64, Vec<(NodeIdx, u64)>, f64) {
+    let entities = art
+        .live_nodes()
+        .filter(|node| !matches!(node.kind(), NodeKind::File | NodeKind::External))
+        .count();
     let hub_count = ((entities as f64 * HUB_SHARE_OF_ENTITIES).ceil() as usize).max(1);
-    degrees.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    degrees.truncate(hub_count.min(degrees.len()));
-    let held: u64 = degrees.iter().map(|(degree, _)| degree).sum();
+    let (degrees, entities, ends) = degrees(art, false, Some(hub_count));
+    let held: u64 = degrees.iter().map(Degree::total).sum();
     let share = if ends == 0 {
         0.0
     } else {
         held as f64 / ends as f64
     };
-    let hubs = degrees.into_iter().map(|(degree, n)| (n, degree)).collect();
+    let hubs = degrees.into_iter().map(|d| (d.node, d.total())).collect();
     (entities, hubs, share)
 }
 

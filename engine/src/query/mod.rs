@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+mod degree;
 mod exec;
 mod expand;
 pub mod graph;

@@ -120,6 +120,7 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
         "db.delta" => delta_changes(ctx, args)?,
         "db.deltastats" => delta_stats(ctx, args)?,
         "algo.health" => super::health::health(ctx)?,
+        "algo.degree" => super::degree::degree(ctx, args)?,
         _ => {
             return Err(ExecError::Unsupported(format!(
                 "procedure `{name}` is not provided by this engine"

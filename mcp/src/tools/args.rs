@@ -576,3 +576,17 @@ pub struct RepoArgs {
     #[serde(default)]
     pub repo: Option<String>,
 }
+
+/// god_nodes (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GodNodesArgs {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// How many nodes
+    #[serde(default = "d_limit20")]
+    pub limit: i64,
+    /// Count file nodes and external stubs too
+    #[serde(default)]
+    pub include_all: bool,
+}

@@ -1,5 +1,5 @@
 //! The Astria tools on the code graph (`../shared/seeds/astria-mcp-tools.txt`): explain,
-//! shortest_path and list_communities. Each compiles to BQL (`meta.query`). A node is named
+//! shortest_path, list_communities, god_nodes and health. Each compiles to BQL (`meta.query`). A node is named
 //! as an agent names it (an id, a qualified name or a plain name) and found by
 //! [`find_node`]; every relationship shows its evidence class
 //! ([`batho_schema::Provenance`]) and the arrow it is stored with.
@@ -11,7 +11,7 @@ use batho_schema::Provenance;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
-use super::args::{CommunitiesArgs, Detail, ExplainArgs, RepoArgs, ShortestPathArgs};
+use super::args::{CommunitiesArgs, Detail, ExplainArgs, GodNodesArgs, RepoArgs, ShortestPathArgs};
 use super::files::{PathStep, non_negative_offset, path_return};
 use super::{Answer, UseSites, positive};
 use crate::error::ToolError;
@@ -482,6 +482,55 @@ pub(crate) fn health(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolErro
     let mut structured = Map::new();
     structured.insert("score".into(), score.into());
     structured.insert("parts".into(), Json::Array(parts));
+    let meta = cx.meta();
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(Some(ANSWER_TOKENS), None))
+}
+
+pub(crate) fn god_nodes(st: &State, a: GodNodesArgs) -> Result<CallToolResult, ToolError> {
+    positive("limit", a.limit)?;
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let result = cx.run(
+        "CALL algo.degree($limit, $include_all) YIELD node, degree, in_degree, out_degree \
+         RETURN node.id AS id, node.name AS name, node.qualified_name AS qualified_name, node.kind AS kind, \
+         node.file AS file, node.start_line AS line, node.community AS community, \
+         degree, in_degree, out_degree",
+        &[
+            ("limit", Value::Int(a.limit)),
+            ("include_all", Value::Bool(a.include_all)),
+        ],
+    )?;
+    let what = if a.include_all {
+        "nodes"
+    } else {
+        "entities (files and external stubs left out)"
+    };
+    let mut md = format!(
+        "The {} most connected {what}; degree counts relationships other than CONTAINS, both directions\n",
+        result.rows.len()
+    );
+    let mut listed = Vec::new();
+    for (rank, row) in result.rows.iter().enumerate() {
+        let node = FoundNode::from_cells(row);
+        let (degree, incoming, outgoing) = (i(&row[7]), i(&row[8]), i(&row[9]));
+        let _ = writeln!(
+            md,
+            "{}. {} degree={degree} (in {incoming}, out {outgoing})",
+            rank + 1,
+            node.line()
+        );
+        let mut item = node.json();
+        item["degree"] = degree.into();
+        item["in_degree"] = incoming.into();
+        item["out_degree"] = outgoing.into();
+        listed.push(item);
+    }
+    let mut structured = Map::new();
+    structured.insert("nodes".into(), Json::Array(listed));
     let meta = cx.meta();
     Ok(Answer {
         markdown: md,
