@@ -12,6 +12,7 @@
 
 pub mod algo;
 pub mod build;
+pub mod changed_lines;
 pub mod diff;
 pub mod discover;
 pub mod export;
