@@ -39,6 +39,7 @@ pub fn node(
         content_hash: [7; 8],
         flags,
         community: 0,
+        pagerank: 0,
     };
     g.add_node(n)
 }

@@ -7,6 +7,7 @@ use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
 use batho_storage::{Artifact, GraphFragment, StoredHash};
 
+use crate::algo::stored_floor;
 use crate::extract::{IdBuild, mix64};
 
 /// The kind of an entity-level change: the same vocabulary as a diff between generations.
@@ -90,7 +91,7 @@ impl BaseIds {
 
 /// Keeps, of a partial resolution's graph, the nodes of the replaced files (authoritative)
 /// and the nodes their edges reach (context entities and stubs, which stand for the base
-/// nodes with their ids), and takes each surviving entity's community from the base.
+/// nodes with their ids), and takes each surviving entity's community and PageRank from the base.
 /// Fails with the files of edge sources that are not replaced: such an edge is made by a
 /// replaced file but leaves a node of another, which must then be replaced too.
 pub(super) fn cut(
@@ -126,12 +127,17 @@ pub(super) fn cut(
     // over those files instead of a search of the whole id index for each of their
     // nodes. (A community is a hint for the reader, not a fact of the graph: two ids of
     // one 64-bit hash would at worst lend one's to the other.)
-    let mut communities: HashMap<u64, u32, IdBuild> = HashMap::default();
-    communities.reserve(base_ids.nodes.len());
+    // With each one's PageRank: global scores are not recomputed by a patch (every node's
+    // would move a little, and the delta would hold the whole graph); a surviving entity
+    // keeps its base score and a new one gets the score of a node nobody points at,
+    // until the next full build.
+    let mut scores: HashMap<u64, (u32, u32), IdBuild> = HashMap::default();
+    scores.reserve(base_ids.nodes.len());
     for &(id, n) in &base_ids.nodes {
-        communities
-            .entry(id)
-            .or_insert_with(|| base.node(n).community());
+        scores.entry(id).or_insert_with(|| {
+            let b = base.node(n);
+            (b.community(), b.pagerank())
+        });
     }
     // Nodes are dropped in place: the fragment keeps the resolution's strings, some of
     // them now unused, rather than interning every kept string again (a kernel
@@ -143,17 +149,24 @@ pub(super) fn cut(
         if !keep[i] {
             continue;
         }
-        let community = if auth[i] {
+        let (community, pagerank) = if auth[i] {
             let id = g.id_of(&n);
-            match communities.get(&h(id.as_bytes())) {
+            match scores.get(&h(id.as_bytes())) {
                 Some(&c) => c,
-                None => base.lookup_id(&id).map_or(0, |b| base.node(b).community()),
+                None => base.lookup_id(&id).map_or((0, stored_floor()), |b| {
+                    let b = base.node(b);
+                    (b.community(), b.pagerank())
+                }),
             }
         } else {
-            0
+            (0, 0)
         };
         map[i] = NodeIdx(nodes.len() as u32);
-        nodes.push(NodeInput { community, ..n });
+        nodes.push(NodeInput {
+            community,
+            pagerank,
+            ..n
+        });
     }
     g.nodes = nodes;
     // Every edge leaves a replaced node and reaches a kept one (checked above).
