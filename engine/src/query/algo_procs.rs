@@ -179,7 +179,7 @@ pub(crate) fn neighbors(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
         },
         Some(v) => Err(bad(P, "direction", "'out', 'in' or 'both'", v))?,
     };
-    let rels = rels_arg(P, args, 2, &RelType::ALL)?;
+    let rels = rels_arg(P, args, 2, RelType::ALL)?;
     let limit = int_arg(P, args, 3, "limit", i64::MAX)?;
     let mut found: Vec<(f32, u32, u32, u32, &'static str)> = Vec::new();
     let mut take = |e: EdgeRef<'_>, other: NodeIdx, way: &'static str| -> R<()> {
