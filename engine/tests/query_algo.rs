@@ -44,6 +44,9 @@ fn pagerank_reads_the_stored_scores_best_first() {
             "CALL algo.pagerank() YIELD node, score \
              RETURN node.file AS file, sum(score) AS rank ORDER BY rank DESC, file",
             "CALL algo.pagerank() YIELD score RETURN round(sum(score))",
+            "CALL algo.pagerank(3) YIELD node, score RETURN node.name, score",
+            "CALL algo.pagerank(0) YIELD node RETURN node.name",
+            "CALL algo.pagerank('all') YIELD node RETURN node.name",
         ],
         expect![[r#"
             > CALL algo.pagerank() YIELD node, score RETURN node.name, score
@@ -63,6 +66,13 @@ fn pagerank_reads_the_stored_scores_best_first() {
             'src/a.c' | 1.619140625
             > CALL algo.pagerank() YIELD score RETURN round(sum(score))
             9.0
+            > CALL algo.pagerank(3) YIELD node, score RETURN node.name, score
+            'luaD_call' | 2.046875
+            'util' | 1.9189453125
+            'counter' | 1.5966796875
+            > CALL algo.pagerank(0) YIELD node RETURN node.name
+            > CALL algo.pagerank('all') YIELD node RETURN node.name
+            error: algo.pagerank(): argument `limit` must be a non-negative integer, got 'all' (string)
         "#]],
     );
 }
@@ -202,4 +212,57 @@ fn affected_is_bounded_by_the_work_limit() {
         )
         .unwrap_err();
     assert!(err.to_string().contains("work"), "{err}");
+}
+
+/// With a limit, the best nodes come out as the first rows of the whole ranking, also
+/// past the selection's cuts (a graph of several thousand nodes).
+#[test]
+fn pagerank_limit_keeps_the_head_of_the_ranking() {
+    use batho_schema::{NodeFlags, NodeKind, RelType, Roles, Strategy};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut g = batho_storage::GraphBuilder::new();
+    let f: Vec<_> = (0..3000)
+        .map(|i| {
+            support::node(
+                &mut g,
+                "src/big.c",
+                &format!("f{i}"),
+                NodeKind::Function,
+                NodeFlags(0),
+            )
+        })
+        .collect();
+    // Every node calls a few others spread over the graph: ranks of many values.
+    for i in 0..3000usize {
+        for k in [7usize, 31, 113] {
+            let j = (i * k + i / 3) % 3000;
+            if j != i {
+                support::edge(
+                    &mut g,
+                    f[i],
+                    f[j],
+                    RelType::Calls,
+                    Roles::NONE,
+                    Strategy::Direct,
+                );
+            }
+        }
+    }
+    let db = support::commit(dir.path(), &g);
+    let rows = |q: &str| -> Vec<String> {
+        db.query(q, &BTreeMap::new())
+            .expect("query")
+            .rows
+            .iter()
+            .map(|r| format!("{} {}", r[0], r[1]))
+            .collect()
+    };
+    let all = rows("CALL algo.pagerank() YIELD node, score RETURN node.name, score");
+    assert_eq!(all.len(), 3000);
+    for limit in [1usize, 5, 600, 2999, 5000] {
+        let head = rows(&format!(
+            "CALL algo.pagerank({limit}) YIELD node, score RETURN node.name, score"
+        ));
+        assert_eq!(head, all[..limit.min(3000)], "limit {limit}");
+    }
 }

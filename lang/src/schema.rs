@@ -400,7 +400,7 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
                 ("modularity", Any),
             ],
         ),
-        ProcedureSig::new("algo.pagerank", (0, 0), &[("node", Node), ("score", Any)]),
+        ProcedureSig::new("algo.pagerank", (0, 1), &[("node", Node), ("score", Any)]),
         ProcedureSig::new(
             "algo.neighbors",
             (1, 4),

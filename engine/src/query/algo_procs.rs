@@ -112,19 +112,32 @@ fn int_arg(proc: &str, args: &[Value], i: usize, name: &str, default: i64) -> R<
     }
 }
 
-/// `algo.pagerank()`: every node with its stored score, best first (ties: node index).
-/// The scores were computed by the build (see `algo::pagerank`); this reads a column.
-pub(crate) fn pagerank(ctx: &Ctx<'_>) -> R<Vec<Rec>> {
+/// `algo.pagerank([limit])`: the nodes with their stored scores, best first (ties: node
+/// index); with `limit`, only that many, so that only they are held (the top of a
+/// kernel's seven million nodes without holding them all). The scores were computed by
+/// the build (see `algo::pagerank`); this reads a column.
+pub(crate) fn pagerank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     let art = ctx.art;
+    let limit = int_arg("algo.pagerank", args, 0, "limit", i64::MAX)?;
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    // Best first: score descending, then node index.
+    let key = |(s, v): (u32, u32)| (std::cmp::Reverse(s), v);
     let mut ranked: Vec<(u32, u32)> = Vec::new();
     for v in 0..art.node_count() {
         ctx.tick(1)?;
         if art.is_live(NodeIdx(v)) {
             ranked.push((art.node(NodeIdx(v)).pagerank(), v));
+            // Keep at most twice the limit between cuts: amortised O(n) selection.
+            if ranked.len() >= limit.saturating_mul(2).max(1024) {
+                let nth = limit.min(ranked.len() - 1);
+                ranked.select_nth_unstable_by_key(nth, |x| key(*x));
+                ranked.truncate(limit);
+            }
         }
     }
+    ranked.sort_unstable_by_key(|x| key(*x));
+    ranked.truncate(limit);
     ctx.hold(ranked.len())?;
-    ranked.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     Ok(ranked
         .into_iter()
         .map(|(s, v)| {

@@ -122,7 +122,7 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
             let (communities, modularity) = partition(ctx)?;
             algo_procs::stats(ctx, modularity, communities)?
         }
-        "algo.pagerank" => algo_procs::pagerank(ctx)?,
+        "algo.pagerank" => algo_procs::pagerank(ctx, args)?,
         "algo.neighbors" => algo_procs::neighbors(ctx, args)?,
         "algo.affected" => algo_procs::affected(ctx, args)?,
         "db.delta" => delta_changes(ctx, args)?,
