@@ -145,10 +145,14 @@ fn toolsets_choose_the_families_listed() {
     assert_eq!(
         names,
         [
+            "repo_map",
             "explain",
+            "get_neighbors",
             "shortest_path",
+            "affected",
             "list_communities",
             "god_nodes",
+            "graph_stats",
             "health"
         ]
     );
@@ -298,4 +302,169 @@ fn god_nodes_are_the_most_connected_entities() {
     );
     let (text, _) = c.err("god_nodes", json!({"limit": 0}));
     assert!(text.contains("limit"), "{text}");
+}
+
+/// get_neighbors filters by relation before the cap of 20, strongest first.
+#[test]
+fn get_neighbors_filters_before_the_cap() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok("get_neighbors", json!({"node": "table_put"}));
+    let all = structured["neighbors"].as_array().unwrap().clone();
+    assert!(
+        markdown.contains("<- calls run [id=src/shell.cpp:demo::PutCommand::run]"),
+        "{markdown}"
+    );
+    let confidences: Vec<f64> = all
+        .iter()
+        .map(|n| n["confidence"].as_f64().unwrap())
+        .collect();
+    assert!(
+        confidences.windows(2).all(|pair| pair[0] >= pair[1]),
+        "{confidences:?}"
+    );
+    let (_, calls) = c.ok(
+        "get_neighbors",
+        json!({"node": "table_put", "relation": "calls"}),
+    );
+    let calls = calls["neighbors"].as_array().unwrap();
+    assert_eq!(
+        calls.len(),
+        all.iter().filter(|n| n["relation"] == "CALLS").count()
+    );
+    assert!(calls.iter().all(|n| n["relation"] == "CALLS"));
+    // `uses` is a use of a type or variable: REFERENCES, READS and WRITES.
+    let (_, uses) = c.ok(
+        "get_neighbors",
+        json!({"node": "table_put", "relation": "uses"}),
+    );
+    assert!(
+        uses["neighbors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["relation"] == "WRITES"),
+        "{uses}"
+    );
+    let (text, _) = c.err(
+        "get_neighbors",
+        json!({"node": "table_put", "relation": "Calls"}),
+    );
+    assert!(text.contains("Invalid relation 'Calls'"), "{text}");
+}
+
+/// affected: reverse reachability from a node, from changed files, or from a diff, each
+/// reached node once at its shortest depth.
+#[test]
+fn affected_walks_back_from_a_node_files_or_a_diff() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let (markdown, structured) = c.ok("affected", json!({"node": "dup_string", "depth": 3}));
+    let reached: Vec<(String, i64)> = structured["affected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["id"].as_str().unwrap().to_string(),
+                n["depth"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        reached,
+        [
+            ("src/table.c:table_put".to_string(), 1),
+            ("src/shell.cpp:demo::PutCommand::run".to_string(), 2),
+            ("src/shell.cpp:demo::Shell::execute".to_string(), 3)
+        ],
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(
+            "depth 1: table_put [id=src/table.c:table_put] --calls [RESOLVED]--> dup_string"
+        ),
+        "{markdown}"
+    );
+    // The same change as a diff of table_put's body, and as its file.
+    let diff = "--- a/src/table.c\n+++ b/src/table.c\n@@ -84,1 +84,1 @@\n-x\n+y\n";
+    let (_, from_diff) = c.ok("affected", json!({"diff": diff}));
+    assert_eq!(from_diff["changed"][0]["id"], "src/table.c:table_put");
+    assert_eq!(
+        from_diff["affected"][0]["id"],
+        "src/shell.cpp:demo::PutCommand::run"
+    );
+    let (_, from_file) = c.ok(
+        "affected",
+        json!({"changed_files": ["src/table.c"], "depth": 1}),
+    );
+    let changed: Vec<&str> = from_file["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        changed.contains(&"src/table.c:table_put") && changed.contains(&"src/table.c:dup_string")
+    );
+    // Nothing changed is nothing affected twice: the changed entities are not listed.
+    assert!(
+        from_file["affected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| !changed.contains(&n["id"].as_str().unwrap()))
+    );
+    let (text, _) = c.err("affected", json!({}));
+    assert!(
+        text.contains("needs a node, changed_files or a diff"),
+        "{text}"
+    );
+    let (text, _) = c.err(
+        "affected",
+        json!({"node": "dup_string", "relation": "contains"}),
+    );
+    assert!(text.contains("Invalid relation 'contains'"), "{text}");
+}
+
+/// graph_stats gives the counts `batho status` gives; repo_map honours its budget.
+#[test]
+fn graph_stats_and_repo_map() {
+    let (_tmp, _home, repo, mut c) = demo();
+    let (_, stats) = c.ok("graph_stats", json!({}));
+    let status: serde_json::Value = serde_json::from_str(&common::run_ok(&[
+        "status",
+        repo.to_str().unwrap(),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(stats["entities"], status["entities"], "{stats}\n{status}");
+    assert_eq!(stats["files"], status["files"], "{stats}\n{status}");
+    assert!(stats["communities"].as_u64().unwrap() >= 2);
+    for budget in [100, 300, 2000] {
+        let (markdown, structured) = c.ok("repo_map", json!({"budget": budget}));
+        let body: usize = markdown
+            .lines()
+            .filter(|l| !l.starts_with("Map:"))
+            .map(|l| l.len() + 1)
+            .sum();
+        assert!(
+            body <= 3 * budget as usize,
+            "{budget}: {body} chars\n{markdown}"
+        );
+        let ranks: Vec<f64> = structured["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rank"].as_f64().unwrap())
+            .collect();
+        assert!(ranks.windows(2).all(|pair| pair[0] >= pair[1]), "{ranks:?}");
+    }
+    let (markdown, _) = c.ok("repo_map", json!({}));
+    assert!(
+        markdown.starts_with("include/demo/table.h:\n"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("int table_put(table *t, const char *key, const char *value)"),
+        "{markdown}"
+    );
 }

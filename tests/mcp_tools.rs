@@ -37,10 +37,14 @@ fn tools_list_matches_the_spec_and_gating() {
             "batho_diff",
             "batho_patch",
             "batho_fix",
+            "repo_map",
             "explain",
+            "get_neighbors",
             "shortest_path",
+            "affected",
             "list_communities",
             "god_nodes",
+            "graph_stats",
             "health"
         ]
     );
@@ -166,8 +170,8 @@ fn tools_list_matches_the_spec_and_gating() {
     let list = c.request("tools/list", json!({}));
     let n = list["tools"].as_array().unwrap().len();
     assert_eq!(
-        n, 19,
-        "16 Batho tools and 5 Astria tools, less the 2 disabled"
+        n, 23,
+        "16 Batho tools and 9 Astria tools, less the 2 disabled"
     );
     drop(c);
 

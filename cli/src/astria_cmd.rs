@@ -1,4 +1,5 @@
-//! `batho explain`, `batho path`, `batho communities` and `batho health`: the Astria tools for people and
+//! `batho map`, `batho explain`, `batho path`, `batho affected`, `batho communities` and
+//! `batho health`: the Astria tools for people and
 //! scripts. Each runs the MCP tool itself (`batho_mcp::BathoServer::call`) on the
 //! repository, so the text is the tool's text and `--json` its `structuredContent`.
 
@@ -66,6 +67,75 @@ pub(crate) struct CommunitiesArgs {
 }
 
 #[derive(Args, Debug)]
+pub(crate) struct MapArgs {
+    /// Approximate size: the map is cut at about 3 characters per unit.
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    budget: i64,
+    /// Only definitions (no prototypes or forward declarations).
+    #[arg(long, value_enum, default_value = "all")]
+    detail: Detail,
+    #[command(flatten)]
+    output: Output,
+}
+
+pub(crate) fn map(args: MapArgs) -> Result<(), Failure> {
+    run_tool(
+        args.output,
+        "repo_map",
+        json!({"budget": args.budget, "detail": detail_name(args.detail)}),
+    )
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AffectedArgs {
+    /// The node that changes: an entity id, a qualified name or a name.
+    node: Option<String>,
+    /// A unified diff (`git diff > change.diff`; `-` reads standard input): the entities
+    /// holding its changed lines are what changes.
+    #[arg(long, value_name = "FILE")]
+    diff: Option<PathBuf>,
+    /// Files whose entities all change; repeatable.
+    #[arg(long = "file", value_name = "PATH")]
+    files: Vec<String>,
+    /// Hops of reverse reachability.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    depth: i64,
+    /// Only this impact relation (calls, references, imports, uses, inherits, ...).
+    #[arg(long, value_name = "NAME")]
+    relation: Option<String>,
+    #[command(flatten)]
+    output: Output,
+}
+
+pub(crate) fn affected(args: AffectedArgs) -> Result<(), Failure> {
+    let mut arguments = json!({"depth": args.depth});
+    if let Some(node) = args.node {
+        arguments["node"] = node.into();
+    }
+    if !args.files.is_empty() {
+        arguments["changed_files"] = args.files.into();
+    }
+    if let Some(relation) = args.relation {
+        arguments["relation"] = relation.into();
+    }
+    if let Some(path) = args.diff {
+        let text = if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map(|_| text)
+        } else {
+            std::fs::read(&path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        }
+        .map_err(|e| Failure {
+            message: format!("cannot read the diff {}: {e}", path.display()),
+            hint: Some("give a file written by `git diff`, or - for standard input".into()),
+            code: 2,
+        })?;
+        arguments["diff"] = text.into();
+    }
+    run_tool(args.output, "affected", arguments)
+}
+
+#[derive(Args, Debug)]
 pub(crate) struct HealthArgs {
     #[command(flatten)]
     output: Output,
@@ -80,14 +150,11 @@ pub(crate) fn explain(args: ExplainArgs) -> Result<(), Failure> {
 }
 
 pub(crate) fn path(args: PathArgs) -> Result<(), Failure> {
-    let detail = match args.detail {
-        Detail::All => "all",
-        Detail::High => "high",
-    };
     run_tool(
         args.output,
         "shortest_path",
-        json!({"source": args.source, "target": args.target, "directed": args.directed, "detail": detail}),
+        json!({"source": args.source, "target": args.target, "directed": args.directed,
+               "detail": detail_name(args.detail)}),
     )
 }
 
@@ -97,6 +164,13 @@ pub(crate) fn communities(args: CommunitiesArgs) -> Result<(), Failure> {
         "list_communities",
         json!({"limit": args.limit, "offset": args.offset}),
     )
+}
+
+fn detail_name(detail: Detail) -> &'static str {
+    match detail {
+        Detail::All => "all",
+        Detail::High => "high",
+    }
 }
 
 /// Runs `tool` on the repository and prints its text (or, with `--json`, its structured

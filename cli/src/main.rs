@@ -64,6 +64,10 @@ enum Command {
     Export(export_cmd::ExportArgs),
     /// Verify a transport archive and make it the current generation of a repository.
     Load(load_cmd::LoadArgs),
+    /// The files that matter most, with their top symbols (Astria `repo_map`).
+    Map(astria_cmd::MapArgs),
+    /// What depends on a node, changed files or a diff: the blast radius (Astria `affected`).
+    Affected(astria_cmd::AffectedArgs),
     /// A node (id, qualified name or name) and its 20 strongest neighbours (Astria `explain`).
     Explain(astria_cmd::ExplainArgs),
     /// The shortest path between two nodes, each hop with its relation (Astria `shortest_path`).
@@ -132,6 +136,8 @@ fn main() -> ExitCode {
         Command::Watch(args) => watch_cmd::run(args),
         Command::Export(args) => export_cmd::run(args),
         Command::Load(args) => load_cmd::run(args),
+        Command::Map(args) => astria_cmd::map(args),
+        Command::Affected(args) => astria_cmd::affected(args),
         Command::Explain(args) => astria_cmd::explain(args),
         Command::Path(args) => astria_cmd::path(args),
         Command::Communities(args) => astria_cmd::communities(args),

@@ -48,6 +48,7 @@ fn synthetic(dir: &std::path::Path) -> Database {
             content_hash: [0; 8],
             flags: NodeFlags::EXPORTED,
             community: 0,
+            pagerank: 0,
         };
         funcs.push(g.add_node(node));
     }

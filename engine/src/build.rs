@@ -13,7 +13,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use batho_schema::NodeKind;
 use batho_storage::input::GraphBuilder;
-use batho_storage::{CommitInfo, RunKind, RunRecord, RunStatus, StorageError, Store, WriterLock};
+use batho_storage::{
+    CommitInfo, NodeScores, RunKind, RunRecord, RunStatus, StorageError, Store, WriterLock,
+};
 
 use crate::discover::{self, DiscoverOptions, SkipReason, SkippedFile};
 use crate::extract::{Extractor, FileFacts};
@@ -105,7 +107,8 @@ pub struct PhaseTimes {
     pub extract_ms: u64,
     /// Resolving references into the graph.
     pub resolve_ms: u64,
-    /// Detecting communities, on a second thread while the other segments are written
+    /// Detecting communities and computing PageRank, on a second thread while the other
+    /// segments are written
     /// (so this time is part of `write_ms`, not added to it).
     pub communities_ms: u64,
     /// Writing and committing the generation.
@@ -338,10 +341,10 @@ pub fn build(
     })
 }
 
-/// Commits the graph of a whole tree as a new base generation. Its communities are
-/// detected on a second thread meanwhile: the writer encodes the segments that do not
-/// need them first (on a kernel, each side takes about ten seconds). Returns the commit
-/// and the milliseconds community detection took.
+/// Commits the graph of a whole tree as a new base generation. Its communities and
+/// PageRank are computed on a second thread meanwhile: the writer encodes the segments
+/// that do not need them first (on a kernel, each side takes about ten seconds). Returns
+/// the commit and the milliseconds the two algorithms took.
 pub fn commit_whole(
     writer: &mut WriterLock<'_>,
     graph: &GraphBuilder,
@@ -351,21 +354,26 @@ pub fn commit_whole(
         let mut detection = Some(s.spawn(|| {
             let mark = Instant::now();
             let communities = algo::communities(graph);
-            (communities, mark.elapsed().as_millis() as u64)
+            let pagerank = algo::pagerank(graph);
+            let scores = NodeScores {
+                communities,
+                pagerank,
+            };
+            (scores, mark.elapsed().as_millis() as u64)
         }));
         let mut communities_ms = 0;
-        let mut communities = || match detection.take().map(|h| h.join()) {
-            Some(Ok((communities, ms))) => {
+        let mut scores = || match detection.take().map(|h| h.join()) {
+            Some(Ok((scores, ms))) => {
                 communities_ms = ms;
                 // The detection's working memory was freed in its thread's arena: hand it
                 // back before the nodes segment, the write's last and largest.
                 crate::mem::release_freed_memory();
-                communities
+                scores
             }
             Some(Err(panic)) => std::panic::resume_unwind(panic),
-            None => Vec::new(),
+            None => NodeScores::default(),
         };
-        let commit = writer.commit_with_communities(graph, &mut communities, run)?;
+        let commit = writer.commit_with_scores(graph, &mut scores, run)?;
         Ok((commit, communities_ms))
     })
 }

@@ -104,9 +104,6 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
         if n > 0 {
             report.node_kinds.insert(kind.name(), n);
         }
-        if !matches!(kind, NodeKind::File | NodeKind::External) {
-            report.entities += n;
-        }
     }
     for rel in RelType::ALL {
         let n = artifact.edges_of_rel(*rel).len();
@@ -114,7 +111,9 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
             report.relation_types.insert(rel.name(), n);
         }
     }
-    report.relationships = u64::from(artifact.live_edge_count());
+    let counts = GraphCounts::of(&artifact);
+    report.entities = counts.entities;
+    report.relationships = counts.edges;
     report.last_run = artifact.last_run();
     if verify {
         let issues = artifact.verify(true);
@@ -122,7 +121,7 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
     }
     report.syntax_error_files = syntax_error_files(&artifact);
     let indexed = indexed_files(&artifact);
-    report.files = indexed.len() as u64;
+    report.files = counts.files;
 
     let since_ms = report.last_run.as_ref().map_or(0, |r| r.started_at_ms);
     let changed = changed_files(&root, &indexed, since_ms);
@@ -136,13 +135,52 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
     Ok(report)
 }
 
-/// Paths of the source files the artifact indexed (its non-system `File` nodes).
-fn indexed_files(artifact: &Artifact) -> BTreeSet<String> {
+/// The counts `batho status` and `CALL db.stats()` report, defined once here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GraphCounts {
+    /// Nodes of every kind (files and external stubs included).
+    pub nodes: u64,
+    /// Relationships of every type.
+    pub edges: u64,
+    /// Indexed source files: `File` nodes inside the tree (not system headers).
+    pub files: u64,
+    /// Entities: nodes that are neither files nor external stubs.
+    pub entities: u64,
+}
+
+impl GraphCounts {
+    /// The counts of `artifact`'s generation (bitmap sizes, and one look at each file node).
+    pub fn of(artifact: &Artifact) -> GraphCounts {
+        let mut c = GraphCounts {
+            edges: u64::from(artifact.live_edge_count()),
+            files: indexed_file_nodes(artifact).count() as u64,
+            ..GraphCounts::default()
+        };
+        for kind in NodeKind::ALL {
+            let n = artifact.nodes_of_kind(*kind).len();
+            c.nodes += n;
+            if !matches!(kind, NodeKind::File | NodeKind::External) {
+                c.entities += n;
+            }
+        }
+        c
+    }
+}
+
+/// The `File` nodes of the source files the artifact indexed (not system headers).
+fn indexed_file_nodes(artifact: &Artifact) -> impl Iterator<Item = batho_storage::NodeRef<'_>> {
     artifact
         .nodes_of_kind(NodeKind::File)
         .iter()
-        .map(|n| artifact.node(batho_storage::input::NodeIdx(n)))
+        .map(batho_storage::input::NodeIdx)
+        .filter(|&idx| artifact.is_live(idx))
+        .map(|idx| artifact.node(idx))
         .filter(|n| !n.flags().contains(batho_schema::NodeFlags::SYSTEM))
+}
+
+/// Paths of the source files the artifact indexed (its non-system `File` nodes).
+fn indexed_files(artifact: &Artifact) -> BTreeSet<String> {
+    indexed_file_nodes(artifact)
         .map(|n| n.file().into_owned())
         .collect()
 }

@@ -691,4 +691,20 @@ fn communities_procedure_counts_and_names_each_community() {
             "2 2 1 'c' 'src/z.c:c'",
         ]
     );
+    // db.stats counts those communities and sums their modularity terms.
+    let one = |q: &str| {
+        db.query(q, &BTreeMap::new()).expect("query").rows[0]
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let sum = one("CALL db.communities() YIELD modularity RETURN sum(modularity)");
+    assert_eq!(
+        one(
+            "CALL db.stats() YIELD nodes, edges, files, entities, communities, modularity \
+             RETURN nodes, edges, files, entities, communities, modularity"
+        ),
+        format!("6 3 0 6 2 {sum}")
+    );
 }

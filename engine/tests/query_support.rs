@@ -39,6 +39,7 @@ pub fn node(
         content_hash: [7; 8],
         flags,
         community: 0,
+        pagerank: 0,
     };
     g.add_node(n)
 }
@@ -65,8 +66,14 @@ pub fn edge(
     });
 }
 
-/// Commits `g` into `dir/.batho` and opens it.
+/// Commits `g` into `dir/.batho` with its PageRank (as a build stores it) and opens it.
 pub fn commit(dir: &Path, g: &GraphBuilder) -> Database {
+    let mut g = g.clone();
+    let ranks = batho_engine::algo::pagerank(&g);
+    for (n, p) in g.nodes.iter_mut().zip(ranks) {
+        n.pagerank = p;
+    }
+    let g = &g;
     let batho = dir.join(".batho");
     let store = Store::create_or_open(&batho).expect("store");
     {

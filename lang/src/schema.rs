@@ -107,6 +107,7 @@ pub const CODE_NODE_PROPERTIES: &[(&str, PropType)] = &[
     ("is_static", PropType::Bool),
     ("community", PropType::Int),
     ("language", PropType::String),
+    ("pagerank", PropType::Float),
     ("has_syntax_errors", PropType::Bool),
 ];
 
@@ -283,7 +284,7 @@ impl Schema {
 /// Signatures of the procedures the engine provides. The engine owns their behaviour;
 /// the signatures live here so queries can be checked without an engine.
 pub fn default_procedures() -> Vec<ProcedureSig> {
-    use ValueKind::{Any, Node};
+    use ValueKind::{Any, Node, Rel};
     vec![
         ProcedureSig::new(
             "db.schema",
@@ -387,7 +388,34 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
                 ("elapsed_ms", Any),
             ],
         ),
-        ProcedureSig::new("algo.pagerank", (0, 3), &[("node", Node), ("score", Any)]),
+        ProcedureSig::new(
+            "db.stats",
+            (0, 0),
+            &[
+                ("nodes", Any),
+                ("edges", Any),
+                ("files", Any),
+                ("entities", Any),
+                ("communities", Any),
+                ("modularity", Any),
+            ],
+        ),
+        ProcedureSig::new("algo.pagerank", (0, 1), &[("node", Node), ("score", Any)]),
+        ProcedureSig::new(
+            "algo.neighbors",
+            (1, 4),
+            &[("node", Node), ("relationship", Rel), ("direction", Any)],
+        ),
+        ProcedureSig::new(
+            "algo.affected",
+            (1, 3),
+            &[
+                ("node", Node),
+                ("depth", Any),
+                ("via", Node),
+                ("relationship", Rel),
+            ],
+        ),
         ProcedureSig::new(
             "algo.degree",
             (0, 2),

@@ -312,6 +312,17 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         "Run garbage collection and maintenance on an artifact database: status (sizes, generations, runs, reclaimable bytes), prune (runs older_than N days, or run_uuid), reclaim (delete files no retained run needs), compact (fold the delta layer into a fresh base). Destructive — may delete old run artifacts. Disabled by default — enable via Tool Gating."
     ),
     tool!(
+        "repo_map",
+        Astria,
+        args::RepoMapArgs,
+        astria::repo_map,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Start here: the repository's files ranked by PageRank over the reference graph, each with its top symbols as signatures, cut at about 3 characters per budget unit."
+    ),
+    tool!(
         "explain",
         Astria,
         args::ExplainArgs,
@@ -323,6 +334,17 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         "Explain a node (id, qualified name or name): its metadata and its 20 strongest neighbors, each with relation, evidence class, confidence and direction (--> the node points at the neighbor, <-- the neighbor points back). Ambiguous names list the candidates."
     ),
     tool!(
+        "get_neighbors",
+        Astria,
+        args::NeighborsArgs,
+        astria::get_neighbors,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "A node's 20 strongest neighbors (by confidence, then the neighbor's PageRank), each with relation, evidence class and direction (-> out, <- in). relation filters before the cap, so no neighbor is lost to it."
+    ),
+    tool!(
         "shortest_path",
         Astria,
         args::ShortestPathArgs,
@@ -332,6 +354,17 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         gated: false,
         blocking: false,
         "Shortest path between two nodes (id, qualified name or name), with the relation, evidence class and stored arrow of each hop. directed=true follows stored directions only; detail=high only EXTRACTED and RESOLVED relationships."
+    ),
+    tool!(
+        "affected",
+        Astria,
+        args::AffectedArgs,
+        astria::affected,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Blast radius: everything that depends on a node, or on the entities of changed_files or a git diff, by reverse reachability over calls, references, imports, uses and inherits, each hop with its evidence class (RESOLVED, EXTRACTED, DECLARED, INFERRED)."
     ),
     tool!(
         "list_communities",
@@ -354,6 +387,17 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         gated: false,
         blocking: false,
         "The most connected entities (degree: relationships other than CONTAINS, both directions), what everything connects through. Files and external stubs only with include_all=true."
+    ),
+    tool!(
+        "graph_stats",
+        Astria,
+        args::RepoArgs,
+        astria::graph_stats,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Counts of nodes, edges, communities, files and entities, and the modularity of the stored communities. 0 nodes means the graph is not built yet."
     ),
     tool!(
         "health",

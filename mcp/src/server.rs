@@ -36,7 +36,7 @@ const INSTRUCTIONS: &str = "Batho serves a code graph of C/C++ repositories (fun
 Which tool answers what: orientation → graph_overview; find a symbol by name → search_entities; everything about one entity (callers, callees, source) → get_entity (include_source=true for code); \
 who calls X / what X calls / filtered lists → graph_query (relation_types=[\"CALLS\"], relation_direction=\"incoming\" for callers; file_path, entity_types, name_pattern, symbol_roles, confidence_threshold); \
 how A reaches B → trace_path; what one file contains → get_file_graph; which files depend on a file / impact of a change → file_connectivity; repos → list_repos/add_repo/remove_repo; freshness → batho_status; what changed → get_delta (one run) / batho_diff (by entity, file or since a run), runs → batho_list_runs. \
-Astria tools (same graph): explain a node with its strongest neighbors → explain; connect two nodes → shortest_path; the modules of the code → list_communities; they take ids, qualified names or plain names. \
+Astria tools (same graph, ids, qualified names or plain names accepted): orient with repo_map first; drill into a symbol with explain / get_neighbors; connect two with shortest_path; check affected (a node, changed_files or a git diff) before changing code; modules → list_communities; hubs → god_nodes; counts → graph_stats; risks → health. \
 Entity ids look like 'src/file.c:qualified::name'. Every answer carries meta.query: the BQL that produced it (paste into batho-ql). Outputs respect max_tokens and say when they are truncated.";
 
 /// The server: shared state plus the set of tools it exposes.

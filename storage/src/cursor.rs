@@ -181,6 +181,7 @@ mod tests {
                 content_hash: [0; 8],
                 flags: NodeFlags::default(),
                 community: 0,
+                pagerank: 0,
             });
         }
         let tmp = tempfile::tempdir().unwrap();

@@ -111,6 +111,7 @@ impl Delta {
             start_byte: c(nodes_col::START_BYTE)?,
             byte_span: c(nodes_col::BYTE_SPAN)?,
             community: c(nodes_col::COMMUNITY)?,
+            pagerank: c(nodes_col::PAGERANK)?,
             content_hash: nt.bytes(nodes_col::CONTENT_HASH)?,
             id: c(nodes_col::ID)?,
             name: c(nodes_col::NAME)?,

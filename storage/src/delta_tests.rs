@@ -45,6 +45,7 @@ fn add(g: &mut GraphBuilder, rng: &mut Rng, id: &str, file: &str) -> NodeIdx {
         content_hash: [rng.below(256) as u8; 8],
         flags: NodeFlags(rng.below(4) as u8),
         community: 0,
+        pagerank: 0,
     };
     g.add_node(input)
 }

@@ -283,6 +283,7 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     nw.add_uint(nodes_col::COMMUNITY, rows, |i| {
         u64::from(nodes[i].community)
     });
+    nw.add_uint(nodes_col::PAGERANK, rows, |i| u64::from(nodes[i].pagerank));
     let hashes: Vec<u8> = nodes
         .iter()
         .flat_map(|x| x.content_hash[..CONTENT_HASH_LEN].iter().copied())

@@ -7,7 +7,7 @@
 use crate::error::{Result, StorageError};
 
 /// The on-disk format version this crate reads and writes. A reader refuses any other.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// First bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"BATHOSEG";
@@ -152,6 +152,8 @@ pub mod nodes_col {
     pub const ROW_NODE: u32 = 17;
     /// Delta only: serialized roaring bitmap of the removed node indexes (bytes).
     pub const REMOVED: u32 = 18;
+    /// Rank score (the engine stores PageRank there, in 1/1024ths of the average node's).
+    pub const PAGERANK: u32 = 19;
 }
 
 /// Column ids of the edges segment.

@@ -437,6 +437,7 @@ pub(crate) fn node_input(g: &mut GraphBuilder, node: NodeRef<'_>) -> NodeInput {
         content_hash: node.content_hash(),
         flags: node.flags(),
         community: node.community(),
+        pagerank: node.pagerank(),
     }
 }
 
@@ -485,6 +486,7 @@ impl StrMemo {
             content_hash: node.content_hash(),
             flags: node.flags(),
             community: node.community(),
+            pagerank: node.pagerank(),
         }
     }
 }

@@ -90,6 +90,7 @@ fn unchanged_in(
             && n.content_hash == old.content_hash()
             && n.flags == old.flags()
             && n.community == old.community()
+            && n.pagerank == old.pagerank()
             && base.string_is(old.name_sid(), fg.str(n.name), &mut buf)
             && base.string_is(old.qualified_name_sid(), fg.str(n.qualified_name), &mut buf)
             && texts.eq(base, old.file_sid(), fg, n.file)

@@ -142,6 +142,7 @@ pub(crate) fn node(g: &mut GraphBuilder, id: &str, line: u32) -> NodeIdx {
         content_hash: [line as u8; 8],
         flags: NodeFlags(0),
         community: 0,
+        pagerank: 0,
     };
     g.add_node(input)
 }

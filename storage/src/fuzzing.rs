@@ -94,6 +94,7 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
             content_hash: h,
             flags: NodeFlags(rng.below(32) as u8),
             community: 0,
+            pagerank: start_line.wrapping_mul(31) % 4096,
         };
         g.add_node(node);
     }
@@ -212,6 +213,7 @@ pub fn sample_fragment(a: &Artifact) -> GraphFragment {
         content_hash: [3; 8],
         flags: NodeFlags(0),
         community: 0,
+        pagerank: 0,
     };
     let src = g.add_node(fresh.clone());
     let stub = NodeInput {
@@ -342,6 +344,7 @@ pub fn exercise(a: &Artifact) -> u64 {
             ^ u64::from(node.start_byte())
             ^ u64::from(node.end_byte()));
         mix(u64::from(node.community()) ^ u64::from(node.content_hash()[0]));
+        mix(u64::from(node.pagerank()));
         mix(a.lookup_id(&node.id()).map_or(1, |x| u64::from(x.0)));
         mix(a.lookup_name(&node.name()).take(100).count() as u64);
         let prefix: String = node.name().chars().take(2).collect();

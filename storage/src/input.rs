@@ -95,6 +95,18 @@ pub struct NodeInput {
     pub flags: NodeFlags,
     /// Community id (0 until communities are computed).
     pub community: u32,
+    /// Rank score (0 until computed): the engine stores PageRank in fixed point there.
+    pub pagerank: u32,
+}
+
+/// Per-node columns a caller computes from a whole graph (communities, PageRank) and
+/// hands to the writer late, one value per node (see `WriterLock::commit_with_scores`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeScores {
+    /// Community id of each node (`NodeInput::community`).
+    pub communities: Vec<u32>,
+    /// Rank score of each node (`NodeInput::pagerank`).
+    pub pagerank: Vec<u32>,
 }
 
 /// One edge as the build produced it.
@@ -522,6 +534,7 @@ mod tests {
             content_hash: [0; 8],
             flags: NodeFlags(0),
             community: 0,
+            pagerank: 0,
         };
         assert_eq!(g.id_of(&node(IdText::Composed)), "a.c:f");
         assert_eq!(g.id_of(&node(text)), "a.c:f#2");

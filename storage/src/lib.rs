@@ -58,8 +58,8 @@ pub use cursor::NameCursor;
 pub use error::{Result, StorageError};
 pub use fragment::{GraphFragment, materialize_fragment};
 pub use input::{
-    CONTENT_HASH_LEN, EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, Sites, SitesId,
-    StoredHash, StrId, content_hash, content_hash_prefix,
+    CONTENT_HASH_LEN, EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, NodeScores, Sites,
+    SitesId, StoredHash, StrId, content_hash, content_hash_prefix,
 };
 pub use manifest::{RunKind, RunRecord, RunStatus};
 pub use reader::{Artifact, EdgeIdx, EdgeIter, NameIter};

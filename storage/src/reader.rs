@@ -55,6 +55,7 @@ pub(crate) struct NodeCols {
     pub(crate) start_byte: UIntCol,
     pub(crate) byte_span: UIntCol,
     pub(crate) community: UIntCol,
+    pub(crate) pagerank: UIntCol,
     pub(crate) content_hash: BytesCol,
     pub(crate) id: UIntCol,
     pub(crate) name: UIntCol,
@@ -268,6 +269,7 @@ impl Artifact {
             start_byte: c(nodes_col::START_BYTE)?,
             byte_span: c(nodes_col::BYTE_SPAN)?,
             community: c(nodes_col::COMMUNITY)?,
+            pagerank: c(nodes_col::PAGERANK)?,
             content_hash: nt.bytes(nodes_col::CONTENT_HASH)?,
             id: c(nodes_col::ID)?,
             name: c(nodes_col::NAME)?,
@@ -834,6 +836,7 @@ mod tests {
                 content_hash: [0; 8],
                 flags: NodeFlags::default(),
                 community: 0,
+                pagerank: 0,
             });
         }
         // Only every 7th node has out-edges, some many (crossing 256-edge blocks).

@@ -225,6 +225,10 @@ impl<'a> NodeRef<'a> {
     pub fn community(&self) -> u32 {
         self.col(&self.cols.community) as u32
     }
+    /// Rank score, as given to the writer (`NodeInput::pagerank`).
+    pub fn pagerank(&self) -> u32 {
+        self.col(&self.cols.pagerank) as u32
+    }
     /// The first [`CONTENT_HASH_LEN`] bytes of the blake3 content hash given to the writer.
     pub fn content_hash(&self) -> StoredHash {
         let mut h = [0u8; CONTENT_HASH_LEN];

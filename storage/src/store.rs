@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Result, StorageError};
 use crate::format::{SegmentKind, decode_dbid, encode_dbid, names};
-use crate::input::GraphBuilder;
+use crate::input::{GraphBuilder, NodeScores};
 use crate::manifest::{self, LAYER_BASE, LAYER_DELTA, Layer, ManifestBody, RunRecord, SegmentRef};
 use crate::reader::Artifact;
 use crate::writer::{BuiltLayer, LayerCounts, build_layer};
@@ -377,16 +377,16 @@ impl WriterLock<'_> {
     }
 
     /// Commits `graph` as a new base generation, like [`WriterLock::commit`], except that
-    /// its community column comes from `communities` (one id per node), called once the
-    /// segments that do not need it are written: a caller can compute the communities of
-    /// `graph` on another thread meanwhile.
-    pub fn commit_with_communities(
+    /// its community and pagerank columns come from `scores` (one value per node), called
+    /// once the segments that do not need them are written: a caller can compute them
+    /// from `graph` on another thread meanwhile.
+    pub fn commit_with_scores(
         &mut self,
         graph: &GraphBuilder,
-        communities: &mut dyn FnMut() -> Vec<u32>,
+        scores: &mut dyn FnMut() -> NodeScores,
         run: RunRecord,
     ) -> Result<CommitInfo> {
-        self.commit_base_with(graph, Some(communities), run, &mut |_| false)
+        self.commit_base_with(graph, Some(scores), run, &mut |_| false)
     }
 
     /// Encodes `graph` into a base layer, writing each segment as soon as it is encoded
@@ -394,18 +394,15 @@ impl WriterLock<'_> {
     fn commit_base_with(
         &mut self,
         graph: &GraphBuilder,
-        communities: Option<&mut dyn FnMut() -> Vec<u32>>,
+        scores: Option<&mut dyn FnMut() -> NodeScores>,
         run: RunRecord,
         crash: &mut dyn FnMut(CommitStep) -> bool,
     ) -> Result<CommitInfo> {
         let prev = self.check_identity()?;
         let mut files = SegmentFiles::new(self.store, crash);
-        let counts = build_layer(
-            graph,
-            self.store.db_uuid,
-            communities,
-            &mut |kind, bytes| files.put(kind, &bytes),
-        )?;
+        let counts = build_layer(graph, self.store.db_uuid, scores, &mut |kind, bytes| {
+            files.put(kind, &bytes)
+        })?;
         let written = files.finish()?;
         self.publish_layer(prev, written, counts, None, run, crash)
     }

@@ -141,6 +141,7 @@ impl Artifact {
             ("nodes.start_byte", &n.start_byte, np),
             ("nodes.byte_span", &n.byte_span, np),
             ("nodes.community", &n.community, np),
+            ("nodes.pagerank", &n.pagerank, np),
             ("nodes.id", &n.id, np),
             ("nodes.name", &n.name, np),
             ("nodes.qualified_name", &n.qualified_name, np),
@@ -199,6 +200,7 @@ impl Artifact {
                 ("nodes.start_line", &nc.start_line),
                 ("nodes.line_span", &nc.line_span),
                 ("nodes.community", &nc.community),
+                ("nodes.pagerank", &nc.pagerank),
             ] {
                 if c.get(p, i) > u64::from(u32::MAX) {
                     r.add(name, format!("node {i} value out of range"));

@@ -53,6 +53,7 @@ impl Artifact {
             (&n.start_byte, np),
             (&n.byte_span, np),
             (&n.community, np),
+            (&n.pagerank, np),
             (&n.id, np),
             (&n.name, np),
             (&n.qualified_name, np),
@@ -158,7 +159,7 @@ impl Artifact {
                     format!("row {i} has a type outside the palette"),
                 );
             }
-            for c in [&nc.start_line, &nc.line_span, &nc.community] {
+            for c in [&nc.start_line, &nc.line_span, &nc.community, &nc.pagerank] {
                 if c.get(p, i) > u64::from(u32::MAX) {
                     r.add("delta.nodes", format!("row {i} value out of range"));
                 }

@@ -13,7 +13,9 @@ use roaring::RoaringBitmap;
 use crate::column::SegmentWriter;
 use crate::error::{Result, StorageError};
 use crate::format::{SegmentKind, bitmaps_col, cmp_parts, edges_col, nodes_col};
-use crate::input::{CONTENT_HASH_LEN, EdgeInput, GraphBuilder, IdText, NodeInput, StrId};
+use crate::input::{
+    CONTENT_HASH_LEN, EdgeInput, GraphBuilder, IdText, NodeInput, NodeScores, StrId,
+};
 use crate::order::{self, BY_BYTES, IdRow};
 
 /// The encoded segments of one (delta) layer.
@@ -39,13 +41,13 @@ fn invalid(detail: String) -> StorageError {
 
 /// Encodes `g` into the four base segments, handing each to `sink` as soon as it is
 /// encoded so that the caller can write and free it before the next one is built. The
-/// nodes segment comes last: with `communities`, its community column is that function's
-/// answer (one id per node) instead of the builder's, asked for only then, so a caller
-/// can compute it on another thread while the other segments are encoded.
+/// nodes segment comes last: with `scores`, its community and pagerank columns are that
+/// function's answer (one value per node) instead of the builder's, asked for only then,
+/// so a caller can compute them on another thread while the other segments are encoded.
 pub(crate) fn build_layer(
     g: &GraphBuilder,
     db_uuid: [u8; 16],
-    communities: Option<&mut dyn FnMut() -> Vec<u32>>,
+    scores: Option<&mut dyn FnMut() -> NodeScores>,
     sink: &mut dyn FnMut(SegmentKind, Vec<u8>) -> Result<()>,
 ) -> Result<LayerCounts> {
     let n = g.nodes.len();
@@ -266,15 +268,20 @@ pub(crate) fn build_layer(
     )?;
     drop((kinds, rels, roles, files, data));
 
-    // Nodes. The communities are asked for first: their detection's working memory is
+    // Nodes. The scores are asked for first: their computation's working memory is
     // gone once they are in, before this segment's own.
-    let community: Option<Vec<u32>> = match communities {
+    let scores: Option<NodeScores> = match scores {
         Some(f) => {
-            let c = f();
-            if c.len() != n {
-                return Err(invalid(format!("{} community ids for {n} nodes", c.len())));
+            let s = f();
+            for (what, len) in [
+                ("community ids", s.communities.len()),
+                ("pagerank scores", s.pagerank.len()),
+            ] {
+                if len != n {
+                    return Err(invalid(format!("{len} {what} for {n} nodes")));
+                }
             }
-            Some(c)
+            Some(s)
         }
         None => None,
     };
@@ -313,9 +320,15 @@ pub(crate) fn build_layer(
         nw.add_uint(nodes_col::BYTE_SPAN, n, |i| {
             u64::from(nodes[i].end_byte.wrapping_sub(nodes[i].start_byte))
         });
-        match community {
-            Some(c) => nw.add_values(nodes_col::COMMUNITY, &c),
-            None => nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community)),
+        match &scores {
+            Some(s) => {
+                nw.add_values(nodes_col::COMMUNITY, &s.communities);
+                nw.add_values(nodes_col::PAGERANK, &s.pagerank);
+            }
+            None => {
+                nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community));
+                nw.add_uint(nodes_col::PAGERANK, n, |i| u64::from(nodes[i].pagerank));
+            }
         }
         let mut hashes = Vec::with_capacity(n * CONTENT_HASH_LEN);
         for nd in nodes {
@@ -566,13 +579,13 @@ mod tests {
         ));
     }
 
-    fn segments_with_late_communities(
+    fn segments_with_late_scores(
         g: &GraphBuilder,
-        ids: Vec<u32>,
+        scores: NodeScores,
     ) -> Result<Vec<(SegmentKind, Vec<u8>)>> {
         let mut segments = Vec::new();
-        let mut ids = Some(ids);
-        let mut late = || ids.take().unwrap_or_default();
+        let mut scores = Some(scores);
+        let mut late = || scores.take().unwrap_or_default();
         build_layer(g, [1; 16], Some(&mut late), &mut |kind, bytes| {
             segments.push((kind, bytes));
             Ok(())
@@ -582,20 +595,40 @@ mod tests {
     }
 
     #[test]
-    fn communities_handed_over_late_encode_as_the_builders_own() {
+    fn scores_handed_over_late_encode_as_the_builders_own() {
         let mut g = crate::fuzzing::sample_graph(7, 300, 900);
-        let ids: Vec<u32> = (0..g.nodes.len() as u32).map(|i| i % 7 + 1).collect();
-        let late = segments_with_late_communities(&g, ids.clone()).unwrap();
-        for (n, c) in g.nodes.iter_mut().zip(&ids) {
-            n.community = *c;
+        let n = g.nodes.len() as u32;
+        let scores = NodeScores {
+            communities: (0..n).map(|i| i % 7 + 1).collect(),
+            pagerank: (0..n).map(|i| i * 37 % 1000).collect(),
+        };
+        let late = segments_with_late_scores(&g, scores.clone()).unwrap();
+        for (i, nd) in g.nodes.iter_mut().enumerate() {
+            nd.community = scores.communities[i];
+            nd.pagerank = scores.pagerank[i];
         }
         let own = build_layer_segments(&g, [1; 16]).unwrap();
         assert_eq!(late, own);
-        let none = segments_with_late_communities(&g, vec![0; g.nodes.len()]).unwrap();
-        assert_ne!(none, own, "the late column must replace the builder's");
-        assert!(matches!(
-            segments_with_late_communities(&g, vec![1; 3]),
-            Err(StorageError::InvalidInput { .. })
-        ));
+        let zeros = NodeScores {
+            communities: vec![0; n as usize],
+            pagerank: vec![0; n as usize],
+        };
+        let none = segments_with_late_scores(&g, zeros).unwrap();
+        assert_ne!(none, own, "the late columns must replace the builder's");
+        for bad in [
+            NodeScores {
+                communities: vec![1; 3],
+                pagerank: scores.pagerank.clone(),
+            },
+            NodeScores {
+                communities: scores.communities.clone(),
+                pagerank: vec![1; 3],
+            },
+        ] {
+            assert!(matches!(
+                segments_with_late_scores(&g, bad),
+                Err(StorageError::InvalidInput { .. })
+            ));
+        }
     }
 }

@@ -154,6 +154,7 @@ fn build(
             content_hash: n.hash,
             flags: NodeFlags(n.flags),
             community: n.community,
+            pagerank: n.community.rotate_left(7),
         };
         g.add_node(node);
     }
@@ -324,6 +325,7 @@ fn check(g: &GraphBuilder, a: &Artifact) {
         assert_eq!(r.content_hash(), n.content_hash);
         assert_eq!(r.flags(), n.flags);
         assert_eq!(r.community(), n.community);
+        assert_eq!(r.pagerank(), n.community.rotate_left(7));
         first_with_id.entry(id.into_owned()).or_insert(i as u32);
         by_name.entry(g.str(n.name)).or_default().push(i as u32);
         if !g.str(n.file).is_empty() {
@@ -525,5 +527,6 @@ fn function_node(id: IdText, name: StrId, file: StrId) -> NodeInput {
         content_hash: [0; 8],
         flags: NodeFlags::default(),
         community: 0,
+        pagerank: 0,
     }
 }

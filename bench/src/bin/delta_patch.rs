@@ -53,6 +53,7 @@ fn node_input(g: &mut GraphBuilder, n: batho_storage::NodeRef<'_>, shift: u32) -
         content_hash: n.content_hash(),
         flags: n.flags(),
         community: n.community(),
+        pagerank: n.pagerank(),
     }
 }
 

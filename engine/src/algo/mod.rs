@@ -1,4 +1,5 @@
-//! Graph algorithms over a build's [`GraphBuilder`], run before the graph is written.
+//! Graph algorithms over a build's [`GraphBuilder`], run before the graph is written:
+//! communities (here) and PageRank (`pagerank.rs`), both stored on the nodes.
 //!
 //! [`communities`] is deterministic Louvain modularity clustering: nodes are visited in
 //! index order, ties go to the smallest community id, and there is no randomness, so the
@@ -11,6 +12,12 @@
 
 use batho_schema::{NodeKind, RelType};
 use batho_storage::input::GraphBuilder;
+
+mod pagerank;
+pub use pagerank::{
+    DAMPING, PAGERANK_RELS, SCALE, from_stored, pagerank, pagerank_scores, rel_weight,
+    stored_floor, to_stored,
+};
 
 /// Relation types that make two entities belong together.
 pub(crate) const COMMUNITY_RELS: [RelType; 4] = [

@@ -23,6 +23,7 @@ fn node(g: &mut GraphBuilder, name: &str, kind: NodeKind) -> NodeIdx {
         content_hash: [0; 8],
         flags: NodeFlags::default(),
         community: 0,
+        pagerank: 0,
     })
 }
 
@@ -199,4 +200,113 @@ fn a_hub_linked_to_everything_does_not_glue_the_cliques() {
         c.len()
     );
     assert_eq!(c, communities(&g), "same graph, same communities");
+}
+
+/// PageRank the textbook way, as a reference: a dense column-stochastic matrix (a leaf's
+/// column uniform), `r <- d M r + (1 - d) / n`, iterated far past convergence.
+fn reference_pagerank(n: usize, edges: &[(usize, usize, f64)]) -> Vec<f64> {
+    let mut m = vec![vec![0.0f64; n]; n];
+    let mut out = vec![0.0f64; n];
+    for &(s, _, w) in edges {
+        out[s] += w;
+    }
+    for &(s, d, w) in edges {
+        m[d][s] += w / out[s];
+    }
+    for (s, o) in out.iter().enumerate() {
+        if *o == 0.0 {
+            for row in m.iter_mut() {
+                row[s] = 1.0 / n as f64;
+            }
+        }
+    }
+    let mut r = vec![1.0 / n as f64; n];
+    for _ in 0..1000 {
+        r = (0..n)
+            .map(|d| {
+                (1.0 - super::DAMPING) / n as f64
+                    + super::DAMPING * (0..n).map(|s| m[d][s] * r[s]).sum::<f64>()
+            })
+            .collect();
+    }
+    r
+}
+
+/// A hand graph: calls with a cycle, a read, an include between files, a call folding
+/// three sites, a self call and a CONTAINS edge (the last two not followed).
+fn rank_graph() -> (GraphBuilder, Vec<(usize, usize, f64)>) {
+    let mut g = GraphBuilder::new();
+    let file = node(&mut g, "a.c", NodeKind::File);
+    let header = node(&mut g, "a.h", NodeKind::File);
+    let f: Vec<NodeIdx> = (0..5)
+        .map(|i| node(&mut g, &format!("f{i}"), NodeKind::Function))
+        .collect();
+    let var = node(&mut g, "v", NodeKind::Variable);
+    for (a, b) in [(0, 1), (1, 2), (2, 0), (0, 3), (4, 3)] {
+        edge(&mut g, f[a], f[b], RelType::Calls);
+    }
+    edge(&mut g, f[1], var, RelType::Reads);
+    edge(&mut g, file, header, RelType::Includes);
+    edge(&mut g, f[3], f[3], RelType::Calls);
+    edge(&mut g, file, f[0], RelType::Contains);
+    // f4 calls f2 three times: one edge of three sites.
+    let sites = g.add_sites(3, &[1, 2, 3]);
+    let fl = g.intern("a.c");
+    g.add_edge(EdgeInput {
+        src: f[4],
+        dst: f[2],
+        rel: RelType::Calls,
+        roles: Roles::default(),
+        confidence: 1.0,
+        strategy: Strategy::Direct,
+        file: fl,
+        line: 1,
+        sites,
+    });
+    let i = |x: NodeIdx| x.0 as usize;
+    let expected = vec![
+        (i(f[0]), i(f[1]), 1.0),
+        (i(f[1]), i(f[2]), 1.0),
+        (i(f[2]), i(f[0]), 1.0),
+        (i(f[0]), i(f[3]), 1.0),
+        (i(f[4]), i(f[3]), 1.0),
+        (i(f[1]), i(var), 0.5),
+        (i(file), i(header), 1.0),
+        (i(f[4]), i(f[2]), 3.0),
+    ];
+    (g, expected)
+}
+
+#[test]
+fn pagerank_matches_the_textbook_reference() {
+    let (g, edges) = rank_graph();
+    let got = super::pagerank_scores(&g);
+    let want = reference_pagerank(g.nodes.len(), &edges);
+    assert!((got.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    for (v, (a, b)) in got.iter().zip(&want).enumerate() {
+        assert!((a - b).abs() < 1e-9, "node {v}: {a} vs reference {b}");
+    }
+    // The cycle's members outrank the leaf caller nobody calls.
+    assert!(got[2] > got[6], "{got:?}");
+}
+
+#[test]
+fn pagerank_is_deterministic_and_stored_relative_to_the_average() {
+    let (g, _) = rank_graph();
+    let a = super::pagerank(&g);
+    let b = super::pagerank(&g.clone());
+    assert_eq!(a, b);
+    let n = g.nodes.len();
+    let scores = super::pagerank_scores(&g);
+    for (s, q) in scores.iter().zip(&a) {
+        assert_eq!(*q, super::to_stored(*s, n));
+        // Within half a step of the exact relative score.
+        assert!((super::from_stored(*q) - s * n as f64).abs() <= 0.5 / super::SCALE);
+    }
+    // The stored values average one (in 1/SCALE steps), up to rounding.
+    let mean = a.iter().map(|q| super::from_stored(*q)).sum::<f64>() / n as f64;
+    assert!((mean - 1.0).abs() < 1e-3, "{mean}");
+    assert_eq!(super::to_stored(f64::MAX, 3), u32::MAX);
+    assert_eq!(super::to_stored(-1.0, 3), 0);
+    assert!(super::pagerank(&GraphBuilder::new()).is_empty());
 }

@@ -87,3 +87,45 @@ fn rebuilding_the_same_tree_gives_byte_identical_segments() {
     );
     assert!(one.relationships > 10 && one.relationships == two.relationships);
 }
+
+/// The build stores each node's PageRank (scores averaging 1, in 1/1024ths), the most
+/// depended-on entities first; a patch keeps the scores of the entities that survive and
+/// gives a new one the floor score of a node nobody points at.
+#[test]
+fn pagerank_is_stored_by_the_build_and_kept_by_a_patch() {
+    use batho_storage::{Artifact, NodeIdx};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    write_repo(root);
+    build(root, &BuildOptions::default(), &|_| {}).expect("build");
+    let ranks = |root: &Path| -> BTreeMap<String, u32> {
+        let art = Artifact::open(&artifact_dir(root)).expect("open");
+        (0..art.node_count())
+            .map(NodeIdx)
+            .filter(|&n| art.is_live(n))
+            .map(|n| (art.node(n).id().into_owned(), art.node(n).pagerank()))
+            .collect()
+    };
+    let before = ranks(root);
+    let total: f64 = before.values().map(|&p| crate::algo::from_stored(p)).sum();
+    assert!(
+        (total / before.len() as f64 - 1.0).abs() < 0.01,
+        "{total} over {}",
+        before.len()
+    );
+    // api_call is called from user.c and calls two functions: it outranks its callers.
+    let of = |m: &BTreeMap<String, u32>, id: &str| *m.get(id).unwrap_or_else(|| panic!("{id}"));
+    assert!(of(&before, "src/api.c:api_call") > of(&before, "src/user.c:use"));
+    std::fs::write(
+        root.join("src/extra.c"),
+        "#include \"../include/api.h\"\nint extra(void) { return api_call(3); }\n",
+    )
+    .expect("write");
+    crate::patch::patch(root, &crate::patch::PatchOptions::default()).expect("patch");
+    let after = ranks(root);
+    assert_eq!(of(&after, "src/extra.c:extra"), crate::algo::stored_floor());
+    assert_eq!(
+        of(&after, "src/api.c:api_call"),
+        of(&before, "src/api.c:api_call")
+    );
+}

@@ -415,6 +415,7 @@ fn tiny(file_hash: u8, f_hash: u8) -> batho_storage::GraphBuilder {
             content_hash: [hash; 8],
             flags: NodeFlags::default(),
             community: 0,
+            pagerank: 0,
         })
     };
     node(&mut g, "a.c", "a.c", NodeKind::File, file_hash, 1);

@@ -7,6 +7,7 @@ use batho_schema::NodeKind;
 use batho_storage::input::{GraphBuilder, NodeIdx, NodeInput};
 use batho_storage::{Artifact, GraphFragment, StoredHash};
 
+use crate::algo::stored_floor;
 use crate::extract::{IdBuild, mix64};
 
 /// The kind of an entity-level change: the same vocabulary as a diff between generations.
@@ -90,7 +91,7 @@ impl BaseIds {
 
 /// Keeps, of a partial resolution's graph, the nodes of the replaced files (authoritative)
 /// and the nodes their edges reach (context entities and stubs, which stand for the base
-/// nodes with their ids), and takes each surviving entity's community from the base.
+/// nodes with their ids), and takes each surviving entity's community and PageRank from the base.
 /// Fails with the files of edge sources that are not replaced: such an edge is made by a
 /// replaced file but leaves a node of another, which must then be replaced too.
 pub(super) fn cut(
@@ -126,31 +127,47 @@ pub(super) fn cut(
     // over those files instead of a search of the whole id index for each of their
     // nodes. (A community is a hint for the reader, not a fact of the graph: two ids of
     // one 64-bit hash would at worst lend one's to the other.)
-    let mut communities: HashMap<u64, u32, IdBuild> = HashMap::default();
-    communities.reserve(base_ids.nodes.len());
+    // With each one's PageRank: global scores are not recomputed by a patch (every node's
+    // would move a little, and the delta would hold the whole graph); a surviving entity
+    // keeps its base score and a new one gets the score of a node nobody points at,
+    // until the next full build.
+    let mut scores: HashMap<u64, (u32, u32), IdBuild> = HashMap::default();
+    scores.reserve(base_ids.nodes.len());
     for &(id, n) in &base_ids.nodes {
-        communities
-            .entry(id)
-            .or_insert_with(|| base.node(n).community());
+        scores.entry(id).or_insert_with(|| {
+            let b = base.node(n);
+            (b.community(), b.pagerank())
+        });
     }
     // Nodes are dropped in place: the fragment keeps the resolution's strings, some of
     // them now unused, rather than interning every kept string again (a kernel
     // checkout's fragment has ~450,000 nodes).
     let mut g = g;
-    let mut community_of = fragment_communities(base, &g, &auth, &communities);
+    let mut community_of = fragment_communities(base, &g, &auth, &scores);
     let mut map = vec![NodeIdx(u32::MAX); g.nodes.len()];
     let mut nodes = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
     for (i, n) in std::mem::take(&mut g.nodes).into_iter().enumerate() {
         if !keep[i] {
             continue;
         }
-        let community = if auth[i] {
-            std::mem::take(&mut community_of[i])
+        let (community, pagerank) = if auth[i] {
+            let id = g.id_of(&n);
+            let pagerank = match scores.get(&h(id.as_bytes())) {
+                Some(&(_, score)) => score,
+                None => base
+                    .lookup_id(&id)
+                    .map_or(stored_floor(), |b| base.node(b).pagerank()),
+            };
+            (std::mem::take(&mut community_of[i]), pagerank)
         } else {
-            0
+            (0, 0)
         };
         map[i] = NodeIdx(nodes.len() as u32);
-        nodes.push(NodeInput { community, ..n });
+        nodes.push(NodeInput {
+            community,
+            pagerank,
+            ..n
+        });
     }
     g.nodes = nodes;
     // Every edge leaves a replaced node and reaches a kept one (checked above).
@@ -309,14 +326,14 @@ fn fragment_communities(
     base: &Artifact,
     g: &GraphBuilder,
     auth: &[bool],
-    base_communities: &HashMap<u64, u32, IdBuild>,
+    base_communities: &HashMap<u64, (u32, u32), IdBuild>,
 ) -> Vec<u32> {
     const UNKNOWN: u32 = u32::MAX;
     let base_community = |n: &NodeInput| {
         let id = g.id_of(n);
         base_communities
             .get(&h(id.as_bytes()))
-            .copied()
+            .map(|&(community, _)| community)
             .or_else(|| base.lookup_id(&id).map(|b| base.node(b).community()))
     };
     let mut community_of: Vec<u32> = g

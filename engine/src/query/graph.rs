@@ -25,6 +25,7 @@ pub const NODE_PROPERTIES: &[&str] = &[
     "is_static",
     "community",
     "language",
+    "pagerank",
 ];
 
 /// The node property only `File` nodes have (null on other kinds, and left out of their
@@ -99,6 +100,7 @@ impl PropertyAccess for ArtifactGraph<'_> {
             "is_static" => Value::Bool(n.flags().contains(NodeFlags::STATIC)),
             "community" => int(n.community()),
             "language" => n.language().name().into(),
+            "pagerank" => Value::Float(crate::algo::from_stored(n.pagerank())),
             // A property of files only: other kinds have no syntax tree of their own.
             FILE_ONLY_PROPERTY if n.kind() == NodeKind::File => {
                 Value::Bool(n.flags().contains(NodeFlags::SYNTAX_ERRORS))

@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+mod algo_procs;
 mod degree;
 mod exec;
 mod expand;

@@ -12,6 +12,7 @@ use crate::diff::{self, ChangeKind, DiffError, DiffFilter, NodeSnapshot, RunDiff
 
 use crate::algo::COMMUNITY_RELS;
 
+use super::algo_procs;
 use super::exec::{Ctx, ExecError, R, Row};
 use super::graph::{NODE_PROPERTIES, REL_PROPERTIES};
 
@@ -117,6 +118,13 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
                 .collect()
         }
         "db.communities" => communities(ctx)?,
+        "db.stats" => {
+            let (communities, modularity) = partition(ctx)?;
+            algo_procs::stats(ctx, modularity, communities)?
+        }
+        "algo.pagerank" => algo_procs::pagerank(ctx, args)?,
+        "algo.neighbors" => algo_procs::neighbors(ctx, args)?,
+        "algo.affected" => algo_procs::affected(ctx, args)?,
         "db.delta" => delta_changes(ctx, args)?,
         "db.deltastats" => delta_stats(ctx, args)?,
         "algo.health" => super::health::health(ctx)?,
@@ -277,6 +285,22 @@ fn community_label(ctx: &Ctx<'_>, c: u32, s: &CommunityStats, taken: &HashSet<St
         .map(with)
         .find(|label| !taken.contains(label))
         .unwrap_or_else(|| format!("{} [community {c}]", with(2)))
+}
+
+/// The number of communities and the modularity of the partition (the sum of
+/// [`communities`]' per-community terms, over the same graph).
+fn partition(ctx: &Ctx<'_>) -> R<(u64, f64)> {
+    let (degree, edges) = community_graph_degrees(ctx)?;
+    let stats = community_stats(ctx, &degree)?;
+    let m = edges as f64;
+    let mut modularity = 0.0;
+    if m > 0.0 {
+        for s in stats.values() {
+            let (inside, ends) = (s.internal_edges as f64, s.degree_sum as f64);
+            modularity += inside / m - (ends / (2.0 * m)).powi(2);
+        }
+    }
+    Ok((stats.len() as u64, modularity))
 }
 
 /// One record per community (the `community` property stored by the build): its id, a

@@ -305,6 +305,7 @@ pub(super) fn add_nodes(
                     NodeFlags(0)
                 },
                 community: 0,
+                pagerank: 0,
             });
             stats.files += 1;
             stats.parse_errors += u64::from(f.parse_errors);
@@ -333,6 +334,7 @@ pub(super) fn add_nodes(
                     content_hash: e.hash,
                     flags: e.flags,
                     community: 0,
+                    pagerank: 0,
                 });
                 stats.entities += 1;
             }
@@ -503,6 +505,7 @@ impl Sink {
                         content_hash: [0; 8],
                         flags: s.flags,
                         community: 0,
+                        pagerank: 0,
                     });
                     self.by_id.insert(s.id, n);
                     n

@@ -590,3 +590,61 @@ pub struct GodNodesArgs {
     #[serde(default)]
     pub include_all: bool,
 }
+
+/// get_neighbors (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NeighborsArgs {
+    /// Node: an entity id, a qualified name or a name
+    pub node: String,
+    /// Only this relation (calls, imports, includes, references, uses, reads, writes, inherits, overrides, contains, expands, depends_on, requires, imports_from)
+    #[serde(default)]
+    pub relation: Option<String>,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+}
+
+fn d_depth2() -> i64 {
+    2
+}
+
+/// affected (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AffectedArgs {
+    /// Node: an entity id, a qualified name or a name (or give changed_files or diff)
+    #[serde(default)]
+    pub node: Option<String>,
+    /// Hops of reverse reachability
+    #[serde(default = "d_depth2")]
+    pub depth: i64,
+    /// Only this impact relation (calls, references, imports, imports_from, uses, depends_on, requires, inherits)
+    #[serde(default)]
+    pub relation: Option<String>,
+    /// Files whose entities all count as changed
+    #[serde(default)]
+    pub changed_files: Option<Vec<String>>,
+    /// A unified diff (git diff): the entities holding its changed lines count as changed
+    #[serde(default)]
+    pub diff: Option<String>,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+}
+
+fn d_budget() -> i64 {
+    2000
+}
+
+/// repo_map (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RepoMapArgs {
+    /// Approximate size: the map is cut at about 3 characters per unit
+    #[serde(default = "d_budget")]
+    pub budget: i64,
+    /// all, or high (only definitions, no prototypes or forward declarations)
+    #[serde(default)]
+    pub detail: Detail,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+}

@@ -11,7 +11,10 @@ use batho_schema::Provenance;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
-use super::args::{CommunitiesArgs, Detail, ExplainArgs, GodNodesArgs, RepoArgs, ShortestPathArgs};
+use super::args::{
+    AffectedArgs, CommunitiesArgs, Detail, ExplainArgs, GodNodesArgs, NeighborsArgs, RepoArgs,
+    RepoMapArgs, ShortestPathArgs,
+};
 use super::files::{PathStep, non_negative_offset, path_return};
 use super::{Answer, UseSites, positive};
 use crate::error::ToolError;
@@ -531,6 +534,456 @@ pub(crate) fn god_nodes(st: &State, a: GodNodesArgs) -> Result<CallToolResult, T
     }
     let mut structured = Map::new();
     structured.insert("nodes".into(), Json::Array(listed));
+    let meta = cx.meta();
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(Some(ANSWER_TOKENS), None))
+}
+
+/// The seed's relation names as Batho's relationship types: one table for get_neighbors
+/// and affected. C has no imports: `#include` is what `imports`, `imports_from`,
+/// `depends_on` and `requires` mean here; `uses` is a use of a type or variable.
+const SEED_RELATIONS: &[(&str, &[&str])] = &[
+    ("calls", &["CALLS"]),
+    ("references", &["REFERENCES"]),
+    ("imports", &["INCLUDES"]),
+    ("imports_from", &["INCLUDES"]),
+    ("includes", &["INCLUDES"]),
+    ("depends_on", &["INCLUDES"]),
+    ("requires", &["INCLUDES"]),
+    ("uses", &["REFERENCES", "READS", "WRITES"]),
+    ("reads", &["READS"]),
+    ("writes", &["WRITES"]),
+    ("inherits", &["INHERITS"]),
+    ("overrides", &["OVERRIDES"]),
+    ("contains", &["CONTAINS"]),
+    ("expands", &["EXPANDS"]),
+];
+
+/// The relations `affected` follows, as the seed lists them.
+const IMPACT_RELATIONS: &[&str] = &[
+    "calls",
+    "references",
+    "imports",
+    "imports_from",
+    "uses",
+    "depends_on",
+    "requires",
+    "inherits",
+];
+
+/// The relationship types of the seed relation `name`, among `allowed`; every type of
+/// `allowed` without a name.
+fn relation_types(name: Option<&str>, allowed: &[&str]) -> Result<Value, ToolError> {
+    let names: Vec<&str> = match name {
+        None => allowed.to_vec(),
+        Some(name) if allowed.contains(&name) => vec![name],
+        Some(name) => {
+            return Err(ToolError::client(format!(
+                "Invalid relation '{name}'. Valid: {}",
+                allowed.join(", ")
+            )));
+        }
+    };
+    let mut types: Vec<&str> = Vec::new();
+    for name in names {
+        let mapped = SEED_RELATIONS
+            .iter()
+            .find(|(seed, _)| *seed == name)
+            .map_or(&[][..], |(_, types)| *types);
+        for relation_type in mapped {
+            if !types.contains(relation_type) {
+                types.push(relation_type);
+            }
+        }
+    }
+    Ok(Value::List(types.into_iter().map(Value::from).collect()))
+}
+
+/// The strongest neighbours `get_neighbors` lists.
+const NEIGHBOURS_LISTED: i64 = 20;
+
+pub(crate) fn get_neighbors(st: &State, a: NeighborsArgs) -> Result<CallToolResult, ToolError> {
+    let all: Vec<&str> = SEED_RELATIONS.iter().map(|(name, _)| *name).collect();
+    let relations = relation_types(a.relation.as_deref(), &all)?;
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let node = find_node(&mut cx, &a.node)?;
+    let result = cx.run(
+        "CALL algo.neighbors($id, 'both', $relations, $limit) YIELD node, relationship, direction \
+         RETURN node.id AS id, node.name AS name, type(relationship) AS relation, \
+         relationship.confidence AS confidence, relationship.count AS count, relationship.lines AS lines, \
+         relationship.file AS file, direction",
+        &[
+            ("id", Value::from(node.id.as_str())),
+            ("relations", relations),
+            ("limit", Value::Int(NEIGHBOURS_LISTED)),
+        ],
+    )?;
+    let mut md = format!("{}\n", node.line());
+    let mut listed = Vec::new();
+    for row in &result.rows {
+        let outgoing = s(&row[7]) == "out";
+        let confidence = f(&row[3]);
+        let sites = UseSites::from_cells(&row[4], &row[5]);
+        let at = match (s(&row[6]).as_str(), sites.lines.first()) {
+            ("", _) => String::new(),
+            (file, Some(line)) => format!(" @{file}:{line}"),
+            (file, None) => format!(" @{file}"),
+        };
+        let _ = writeln!(
+            md,
+            "{} {} {} [id={}] {}{}{at}",
+            if outgoing { "->" } else { "<-" },
+            s(&row[2]).to_ascii_lowercase(),
+            s(&row[1]),
+            s(&row[0]),
+            evidence(confidence),
+            sites.times()
+        );
+        let mut item = json!({"direction": if outgoing { "out" } else { "in" },
+            "relation": s(&row[2]), "id": s(&row[0]), "name": s(&row[1]),
+            "confidence": confidence, "evidence": Provenance::of_confidence(confidence).name()});
+        if let Json::Object(object) = &mut item {
+            sites.insert_into(object);
+        }
+        listed.push(item);
+    }
+    if result.rows.is_empty() {
+        md.push_str("No neighbors");
+        if let Some(relation) = &a.relation {
+            let _ = write!(md, " by {relation}");
+        }
+        md.push('\n');
+    }
+    let mut structured = Map::new();
+    structured.insert("node".into(), node.json());
+    structured.insert("neighbors".into(), Json::Array(listed));
+    let meta = cx.meta();
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(Some(ANSWER_TOKENS), None))
+}
+
+/// The deepest `affected` walk.
+const AFFECTED_MAX_DEPTH: i64 = 10;
+
+/// What the INFERRED class means, printed once when a hop has it.
+const INFERRED_LEGEND: &str = "INFERRED: no single definition bound the name (several candidates, or only an external stub): weaker evidence when deciding what a change touches";
+
+/// The entities a change starts from: the node named, every entity of `changed_files`,
+/// and the innermost entities holding the changed lines of `diff` (the lines of the old
+/// version when the file changed on disk since the index, which then holds the old one;
+/// of the new version otherwise).
+fn changed_entities(cx: &mut Ctx, a: &AffectedArgs) -> Result<Vec<FoundNode>, ToolError> {
+    let mut seeds = Vec::new();
+    if let Some(label) = &a.node {
+        seeds.push(find_node(cx, label)?);
+    }
+    for file in a.changed_files.iter().flatten() {
+        let result = cx.run(
+            &format!(
+                "MATCH (n {{file: $file}}) WHERE NOT n:File RETURN {NODE_COLUMNS} ORDER BY line, id"
+            ),
+            &[("file", Value::from(file.as_str()))],
+        )?;
+        seeds.extend(result.rows.iter().map(|row| FoundNode::from_cells(row)));
+    }
+    for file in batho_engine::changed_lines::parse_unified_diff(a.diff.as_deref().unwrap_or("")) {
+        let index_is_old = !cx.check_fresh([file.path.as_str()])?.is_empty();
+        let lines = if index_is_old {
+            &file.old_lines
+        } else {
+            &file.new_lines
+        };
+        let ranges: Vec<Value> = lines
+            .iter()
+            .map(|r| {
+                Value::List(vec![
+                    Value::Int(i64::from(*r.start())),
+                    Value::Int(i64::from(*r.end())),
+                ])
+            })
+            .collect();
+        if ranges.is_empty() {
+            continue;
+        }
+        let result = cx.run(
+            &format!(
+                "UNWIND $ranges AS lines MATCH (n {{file: $file}}) \
+                 WHERE NOT n:File AND n.start_line <= lines[1] AND n.end_line >= lines[0] \
+                 WITH DISTINCT n RETURN {NODE_COLUMNS}, n.end_line AS end_line ORDER BY line, id"
+            ),
+            &[
+                ("file", Value::from(file.path.as_str())),
+                ("ranges", Value::List(ranges)),
+            ],
+        )?;
+        // The innermost entities: a method, not also the class around it.
+        let spans: Vec<(i64, i64)> = result
+            .rows
+            .iter()
+            .map(|row| (i(&row[5]), i(&row[7])))
+            .collect();
+        for (k, row) in result.rows.iter().enumerate() {
+            let (start, end) = spans[k];
+            let holds_another = spans.iter().enumerate().any(|(other, &(s2, e2))| {
+                other != k && start <= s2 && e2 <= end && (start, end) != (s2, e2)
+            });
+            if !holds_another {
+                seeds.push(FoundNode::from_cells(row));
+            }
+        }
+    }
+    seeds.dedup_by(|x, y| x.id == y.id);
+    Ok(seeds)
+}
+
+pub(crate) fn affected(st: &State, a: AffectedArgs) -> Result<CallToolResult, ToolError> {
+    if !(0..=AFFECTED_MAX_DEPTH).contains(&a.depth) {
+        return Err(ToolError::client(format!(
+            "depth must be between 0 and {AFFECTED_MAX_DEPTH}, got {}",
+            a.depth
+        )));
+    }
+    if a.node.is_none() && a.changed_files.is_none() && a.diff.is_none() {
+        return Err(ToolError::client("affected needs a node, changed_files or a diff")
+            .hint("node names one entity; changed_files lists repo-relative paths; diff takes `git diff` output"));
+    }
+    let relations = relation_types(a.relation.as_deref(), IMPACT_RELATIONS)?;
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let seeds = changed_entities(&mut cx, &a)?;
+    let seed_ids: Vec<Value> = seeds.iter().map(|n| Value::from(n.id.as_str())).collect();
+    let result = cx.run(
+        "UNWIND $seeds AS seed CALL algo.affected(seed, $depth, $relations) YIELD node, depth, via, relationship \
+         WITH node, depth, via, relationship ORDER BY depth \
+         RETURN node.id AS id, node.name AS name, node.file AS file, node.start_line AS line, depth, \
+         via.id AS via_id, via.name AS via_name, type(relationship) AS relation, \
+         relationship.confidence AS confidence, relationship.file AS at_file, relationship.line AS at_line",
+        &[
+            ("seeds", Value::List(seed_ids)),
+            ("depth", Value::Int(a.depth)),
+            ("relations", relations),
+        ],
+    )?;
+    let seed_set: std::collections::HashSet<&str> = seeds.iter().map(|n| n.id.as_str()).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut md = String::from("CHANGED\n");
+    for seed in &seeds {
+        let _ = writeln!(md, "{}", seed.line());
+    }
+    md.push_str("AFFECTED\n");
+    let mut listed = Vec::new();
+    let mut inferred = false;
+    for row in &result.rows {
+        let id = s(&row[0]);
+        // Each node once, at its shortest depth from any changed entity.
+        if seed_set.contains(id.as_str()) || !seen.insert(id.clone()) {
+            continue;
+        }
+        let confidence = f(&row[8]);
+        let class = Provenance::of_confidence(confidence);
+        inferred |= class == Provenance::Inferred;
+        let at = if s(&row[9]).is_empty() {
+            String::new()
+        } else {
+            format!(" @{}:{}", s(&row[9]), i(&row[10]))
+        };
+        let _ = writeln!(
+            md,
+            "depth {}: {} [id={id}] --{} [{}]--> {}{at}",
+            i(&row[4]),
+            s(&row[1]),
+            s(&row[7]).to_ascii_lowercase(),
+            class.name(),
+            s(&row[6])
+        );
+        listed.push(
+            json!({"id": id, "name": s(&row[1]), "file": s(&row[2]), "line": i(&row[3]),
+            "depth": i(&row[4]), "via": s(&row[5]), "relation": s(&row[7]),
+            "confidence": confidence, "evidence": class.name()}),
+        );
+    }
+    let _ = writeln!(
+        md,
+        "{} affected by {} changed (depth {})",
+        listed.len(),
+        seeds.len(),
+        a.depth
+    );
+    if inferred {
+        let _ = writeln!(md, "{INFERRED_LEGEND}");
+    }
+    let mut structured = Map::new();
+    structured.insert(
+        "changed".into(),
+        seeds.iter().map(FoundNode::json).collect(),
+    );
+    structured.insert("affected".into(), Json::Array(listed));
+    let meta = cx.meta();
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(Some(ANSWER_TOKENS), None))
+}
+
+pub(crate) fn graph_stats(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolError> {
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let result = cx.run(
+        "CALL db.stats() YIELD nodes, edges, files, entities, communities, modularity \
+         RETURN nodes, edges, files, entities, communities, modularity",
+        &[],
+    )?;
+    let row = result.rows.first().cloned().unwrap_or_default();
+    let cell = |k: usize| row.get(k).map_or(0, i);
+    let (nodes, edges, files, entities, communities) =
+        (cell(0), cell(1), cell(2), cell(3), cell(4));
+    let modularity = row.get(5).map_or(0.0, f);
+    let mut md = format!(
+        "nodes={nodes} edges={edges} communities={communities} files={files} entities={entities} modularity={modularity:.3}\n"
+    );
+    if nodes == 0 {
+        md.push_str("The graph has not been built yet: run `batho build <path>` first.\n");
+    }
+    let mut structured = Map::new();
+    for (key, value) in [
+        ("nodes", nodes),
+        ("edges", edges),
+        ("communities", communities),
+        ("files", files),
+        ("entities", entities),
+    ] {
+        structured.insert(key.into(), value.into());
+    }
+    structured.insert("modularity".into(), modularity.into());
+    let meta = cx.meta();
+    Ok(Answer {
+        markdown: md,
+        structured,
+        meta,
+    }
+    .finish(Some(ANSWER_TOKENS), None))
+}
+
+/// A node nobody points at scores this PageRank (0.15 in the stored 1/1024 steps): a
+/// file's rank counts only what its entities score above it, so a generated header of ten
+/// thousand unused register macros does not outrank the scheduler.
+const PAGERANK_FLOOR: f64 = 0.150390625;
+
+/// `repo_map` lists at most this many symbols under each file.
+const MAP_SYMBOLS_PER_FILE: usize = 6;
+
+/// Characters of map per budget unit (the seed's approximation; no tokenizer pass).
+const MAP_CHARS_PER_UNIT: i64 = 3;
+
+/// The longest signature line a map shows.
+const MAP_SIGNATURE_CHARS: usize = 120;
+
+/// A signature on one line, a body written into it (`typedef struct T { ... } T;`) folded
+/// to `{…}`, and at most [`MAP_SIGNATURE_CHARS`] characters.
+fn signature_head(signature: &str) -> String {
+    let folded = match signature.find('{') {
+        None => signature.to_string(),
+        Some(open) => {
+            // The brace that closes the first one; a stored signature may be cut before it.
+            let mut depth = 0usize;
+            let close = signature[open..].char_indices().find_map(|(at, c)| {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                (depth == 0).then_some(open + at)
+            });
+            let tail = close.map_or("", |close| &signature[close + 1..]);
+            format!("{}{{…}}{tail}", &signature[..open])
+        }
+    };
+    let one_line = folded.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(MAP_SIGNATURE_CHARS) {
+        Some((at, _)) => format!("{}…", &one_line[..at]),
+        None => one_line,
+    }
+}
+
+pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<CallToolResult, ToolError> {
+    positive("budget", a.budget)?;
+    let chars = a.budget.saturating_mul(MAP_CHARS_PER_UNIT) as usize;
+    // Enough files to fill the budget with a few symbols each.
+    let file_limit = (a.budget / 100).clamp(10, 500);
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let files = cx.run(
+        "MATCH (n) WHERE NOT n:File AND NOT n:External AND n.file <> '' AND n.pagerank > $floor \
+         WITH n.file AS file, sum(n.pagerank - $floor) AS rank ORDER BY rank DESC, file LIMIT $limit \
+         RETURN file, rank",
+        &[
+            ("floor", Value::Float(PAGERANK_FLOOR)),
+            ("limit", Value::Int(file_limit)),
+        ],
+    )?;
+    let paths: Vec<Value> = files.rows.iter().map(|row| row[0].clone()).collect();
+    let definitions_only = a.detail == Detail::High;
+    let symbols = cx.run(
+        "UNWIND $files AS path MATCH (n {file: path}) WHERE NOT n:File \
+         OPTIONAL MATCH (container)-[c:CONTAINS]->(n) \
+         WITH n, path, collect(has_role(c, 'Definition')) AS roles \
+         WHERE NOT $definitions_only OR true IN roles \
+         RETURN path, n.name AS name, n.kind AS kind, n.signature AS signature, n.start_line AS line, \
+         n.pagerank AS score ORDER BY score DESC, line",
+        &[
+            ("files", Value::List(paths)),
+            ("definitions_only", Value::Bool(definitions_only)),
+        ],
+    )?;
+    let mut by_file: std::collections::HashMap<String, Vec<&Vec<Value>>> =
+        std::collections::HashMap::new();
+    for row in &symbols.rows {
+        let listed = by_file.entry(s(&row[0])).or_default();
+        if listed.len() < MAP_SYMBOLS_PER_FILE {
+            listed.push(row);
+        }
+    }
+    let mut md = String::new();
+    let mut listed_files = Vec::new();
+    let mut cut = false;
+    for row in &files.rows {
+        let path = s(&row[0]);
+        let mut entry = format!("{path}:\n");
+        let mut listed_symbols = Vec::new();
+        for symbol in by_file.get(&path).into_iter().flatten() {
+            let signature = signature_head(&s(&symbol[3]));
+            let shown = if signature.is_empty() {
+                format!("{} {}", s(&symbol[2]).to_ascii_lowercase(), s(&symbol[1]))
+            } else {
+                signature
+            };
+            let _ = writeln!(entry, "  {}: {shown}", i(&symbol[4]));
+            listed_symbols.push(json!({"name": s(&symbol[1]), "kind": s(&symbol[2]),
+                "line": i(&symbol[4]), "signature": s(&symbol[3]), "pagerank": f(&symbol[5])}));
+        }
+        if md.len() + entry.len() > chars {
+            cut = true;
+            break;
+        }
+        md.push_str(&entry);
+        listed_files.push(json!({"file": path, "rank": f(&row[1]), "symbols": listed_symbols}));
+    }
+    let _ = writeln!(
+        md,
+        "Map: {} files by PageRank{}",
+        listed_files.len(),
+        if cut { " (cut at the budget)" } else { "" }
+    );
+    let mut structured = Map::new();
+    structured.insert("files".into(), Json::Array(listed_files));
+    structured.insert("truncated".into(), cut.into());
     let meta = cx.meta();
     Ok(Answer {
         markdown: md,

@@ -570,3 +570,15 @@ fn the_fuzz_seeds_load_or_fail_cleanly() {
     }
     assert_eq!(loaded, 1);
 }
+
+/// Rewrites `fuzz/seeds/archive_load/valid.tar` from a small sample store (after a
+/// format change): `cargo test -p batho-storage -- --ignored regenerate_valid_fuzz_seed`.
+/// The other seeds are cut from it (see `fuzz/README.md`).
+#[test]
+#[ignore]
+fn regenerate_valid_fuzz_seed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = store_with(tmp.path(), "seed", 1, 12);
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/archive_load");
+    export_archive(&src, None, &seeds.join("valid.tar")).unwrap();
+}

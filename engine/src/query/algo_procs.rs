@@ -1,0 +1,274 @@
+//! The graph-algorithm procedures: `algo.pagerank`, `algo.neighbors`, `algo.affected`
+//! and `db.stats` (see `docs/bql.md` for their signatures, order and cost).
+
+use std::collections::VecDeque;
+
+use batho_lang::Value;
+use batho_schema::RelType;
+use batho_storage::{EdgeRef, NodeIdx, RoaringBitmap};
+
+use crate::algo;
+use crate::status::GraphCounts;
+
+use super::exec::{Ctx, ExecError, R};
+
+/// One output record: (column, value) pairs.
+type Rec = Vec<(&'static str, Value)>;
+
+/// Relation types `algo.affected` follows by default: what a change propagates along.
+pub(crate) const AFFECTED_RELS: [RelType; 6] = [
+    RelType::Calls,
+    RelType::References,
+    RelType::Includes,
+    RelType::Inherits,
+    RelType::Reads,
+    RelType::Writes,
+];
+/// `algo.affected`'s default and largest depth.
+const AFFECTED_DEFAULT_DEPTH: i64 = 3;
+const AFFECTED_MAX_DEPTH: i64 = 10;
+
+fn count(n: u64) -> Value {
+    Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+fn bad(proc: &str, arg: &str, expects: &str, got: &Value) -> ExecError {
+    ExecError::Unsupported(format!(
+        "{proc}(): argument `{arg}` must be {expects}, got {got} ({})",
+        got.type_name()
+    ))
+}
+
+/// The node a procedure starts from: a node value, or a node id string.
+fn node_arg(ctx: &Ctx<'_>, proc: &str, args: &[Value], i: usize) -> R<NodeIdx> {
+    match args.get(i) {
+        Some(Value::Node(n)) if ctx.art.is_live(NodeIdx(*n)) => Ok(NodeIdx(*n)),
+        Some(Value::Node(n)) => Err(ExecError::Unsupported(format!(
+            "{proc}(): node {n} is not in this generation"
+        ))),
+        Some(Value::String(id)) => ctx
+            .art
+            .lookup_id(id)
+            .filter(|&n| ctx.art.is_live(n))
+            .ok_or_else(|| {
+                ExecError::Unsupported(format!(
+                    "{proc}(): node not found: no node has id '{id}' (ids look like \
+                     'src/lapi.c:lua_pushnil'; find one with MATCH (n {{name: ...}}) RETURN n.id)"
+                ))
+            }),
+        None | Some(Value::Null) => Err(ExecError::Unsupported(format!(
+            "{proc}(): argument `node_id` is required (a node id string or a node)"
+        ))),
+        Some(v) => Err(bad(proc, "node_id", "a node id string or a node", v)),
+    }
+}
+
+/// An optional list of relation type names (`null`, absent or empty: `default`).
+fn rels_arg(proc: &str, args: &[Value], i: usize, default: &[RelType]) -> R<Vec<RelType>> {
+    let one = |v: &Value| match v {
+        Value::String(s) => RelType::from_name_or_alias(s).ok_or_else(|| {
+            let valid: Vec<&str> = RelType::ALL.iter().map(|r| r.name()).collect();
+            ExecError::Unsupported(format!(
+                "{proc}(): unknown relationship type '{s}' in `relations`; valid: {}",
+                valid.join(", ")
+            ))
+        }),
+        v => Err(bad(
+            proc,
+            "relations",
+            "a list of relationship type names",
+            v,
+        )),
+    };
+    match args.get(i) {
+        None | Some(Value::Null) => Ok(default.to_vec()),
+        Some(Value::List(l)) if l.is_empty() => Ok(default.to_vec()),
+        Some(Value::List(l)) => {
+            let mut out = Vec::with_capacity(l.len());
+            for v in l {
+                let r = one(v)?;
+                if !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+            Ok(out)
+        }
+        Some(s @ Value::String(_)) => Ok(vec![one(s)?]),
+        Some(v) => Err(bad(
+            proc,
+            "relations",
+            "a list of relationship type names",
+            v,
+        )),
+    }
+}
+
+/// An optional non-negative integer (`null` or absent: `default`).
+fn int_arg(proc: &str, args: &[Value], i: usize, name: &str, default: i64) -> R<i64> {
+    match args.get(i) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Int(n)) if *n >= 0 => Ok(*n),
+        Some(v) => Err(bad(proc, name, "a non-negative integer", v)),
+    }
+}
+
+/// `algo.pagerank([limit])`: the nodes with their stored scores, best first (ties: node
+/// index); with `limit`, only that many, so that only they are held (the top of a
+/// kernel's seven million nodes without holding them all). The scores were computed by
+/// the build (see `algo::pagerank`); this reads a column.
+pub(crate) fn pagerank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+    let art = ctx.art;
+    let limit = int_arg("algo.pagerank", args, 0, "limit", i64::MAX)?;
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    // Best first: score descending, then node index.
+    let key = |(s, v): (u32, u32)| (std::cmp::Reverse(s), v);
+    let mut ranked: Vec<(u32, u32)> = Vec::new();
+    for v in 0..art.node_count() {
+        ctx.tick(1)?;
+        if art.is_live(NodeIdx(v)) {
+            ranked.push((art.node(NodeIdx(v)).pagerank(), v));
+            // Keep at most twice the limit between cuts: amortised O(n) selection.
+            if ranked.len() >= limit.saturating_mul(2).max(1024) {
+                let nth = limit.min(ranked.len() - 1);
+                ranked.select_nth_unstable_by_key(nth, |x| key(*x));
+                ranked.truncate(limit);
+            }
+        }
+    }
+    ranked.sort_unstable_by_key(|x| key(*x));
+    ranked.truncate(limit);
+    ctx.hold(ranked.len())?;
+    Ok(ranked
+        .into_iter()
+        .map(|(s, v)| {
+            vec![
+                ("node", Value::Node(v)),
+                ("score", Value::Float(algo::from_stored(s))),
+            ]
+        })
+        .collect())
+}
+
+/// `db.stats()`: one record of graph-wide counts (`GraphCounts`, as `batho status` shows
+/// them), the number of communities and the partition's modularity.
+pub(crate) fn stats(ctx: &Ctx<'_>, modularity: f64, communities: u64) -> R<Vec<Rec>> {
+    let c = GraphCounts::of(ctx.art);
+    Ok(vec![vec![
+        ("nodes", count(c.nodes)),
+        ("edges", count(c.edges)),
+        ("files", count(c.files)),
+        ("entities", count(c.entities)),
+        ("communities", count(communities)),
+        ("modularity", Value::Float(modularity)),
+    ]])
+}
+
+/// A direction argument.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    Out,
+    In,
+    Both,
+}
+
+/// `algo.neighbors(node_id, direction, relations, limit)`: the node's neighbours over
+/// the given relation types (filtered before the limit), strongest first: confidence
+/// descending, then the neighbour's PageRank descending, then the relationship's index.
+pub(crate) fn neighbors(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+    const P: &str = "algo.neighbors";
+    let art = ctx.art;
+    let node = node_arg(ctx, P, args, 0)?;
+    let dir = match args.get(1) {
+        None | Some(Value::Null) => Dir::Both,
+        Some(Value::String(s)) => match s.to_ascii_lowercase().as_str() {
+            "out" | "outgoing" => Dir::Out,
+            "in" | "incoming" => Dir::In,
+            "both" | "any" => Dir::Both,
+            _ => {
+                return Err(ExecError::Unsupported(format!(
+                    "{P}(): argument `direction` must be 'out', 'in' or 'both', got '{s}'"
+                )));
+            }
+        },
+        Some(v) => Err(bad(P, "direction", "'out', 'in' or 'both'", v))?,
+    };
+    let rels = rels_arg(P, args, 2, RelType::ALL)?;
+    let limit = int_arg(P, args, 3, "limit", i64::MAX)?;
+    let mut found: Vec<(f32, u32, u32, u32, &'static str)> = Vec::new();
+    let mut take = |e: EdgeRef<'_>, other: NodeIdx, way: &'static str| -> R<()> {
+        ctx.tick(1)?;
+        if rels.contains(&e.rel()) && art.is_live(other) {
+            let rank = art.node(other).pagerank();
+            found.push((e.confidence(), rank, e.idx().0, other.0, way));
+        }
+        Ok(())
+    };
+    if dir != Dir::In {
+        for e in art.out_edges(node) {
+            take(e, e.dst(), "out")?;
+        }
+    }
+    if dir != Dir::Out {
+        for e in art.in_edges(node) {
+            take(e, e.src(), "in")?;
+        }
+    }
+    ctx.hold(found.len())?;
+    found.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.cmp(&a.1))
+            .then(a.2.cmp(&b.2))
+            .then(a.4.cmp(b.4))
+    });
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    Ok(found
+        .into_iter()
+        .take(limit)
+        .map(|(_, _, e, n, way)| {
+            vec![
+                ("node", Value::Node(n)),
+                ("relationship", Value::Rel(e)),
+                ("direction", Value::from(way)),
+            ]
+        })
+        .collect())
+}
+
+/// `algo.affected(node_id, depth, relations)`: who depends on the node. Breadth-first
+/// over incoming relationships of the given types up to `depth` hops; each node once, at
+/// its shortest depth, with the node it was first reached from (`via`, the dependency it
+/// uses) and that relationship. Nodes come in BFS order: by depth, then in the order of
+/// the in-edges of the nodes one hop closer (source, type, then target order).
+pub(crate) fn affected(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+    const P: &str = "algo.affected";
+    let art = ctx.art;
+    let start = node_arg(ctx, P, args, 0)?;
+    let depth = int_arg(P, args, 1, "depth", AFFECTED_DEFAULT_DEPTH)?.min(AFFECTED_MAX_DEPTH);
+    let rels = rels_arg(P, args, 2, &AFFECTED_RELS)?;
+    let mut seen = RoaringBitmap::new();
+    seen.insert(start.0);
+    let mut queue: VecDeque<(NodeIdx, i64)> = VecDeque::from([(start, 0)]);
+    let mut out: Vec<Rec> = Vec::new();
+    while let Some((v, d)) = queue.pop_front() {
+        if d >= depth {
+            continue;
+        }
+        let ins = art.in_edges(v);
+        ctx.tick(1 + ins.len() as u64)?;
+        for e in ins {
+            let u = e.src();
+            if !rels.contains(&e.rel()) || !art.is_live(u) || !seen.insert(u.0) {
+                continue;
+            }
+            ctx.hold(1)?;
+            out.push(vec![
+                ("node", Value::Node(u.0)),
+                ("depth", Value::Int(d + 1)),
+                ("via", Value::Node(v.0)),
+                ("relationship", Value::Rel(e.idx().0)),
+            ]);
+            queue.push_back((u, d + 1));
+        }
+    }
+    Ok(out)
+}
