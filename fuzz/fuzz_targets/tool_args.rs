@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 
 /// The read-only tools. `add_repo`/`remove_repo` write the registry, `batho_build` indexes
 /// whatever path it is given and `batho_fix` repairs the artifact: they are covered by the
-/// integration tests instead.
-const TOOLS: [&str; 10] = [
+/// integration tests instead. Every Astria tool only reads.
+const TOOLS: [&str; 19] = [
     "list_repos",
     "graph_overview",
     "graph_query",
@@ -29,6 +29,15 @@ const TOOLS: [&str; 10] = [
     "file_connectivity",
     "batho_status",
     "batho_list_runs",
+    "repo_map",
+    "explain",
+    "get_neighbors",
+    "shortest_path",
+    "affected",
+    "god_nodes",
+    "list_communities",
+    "graph_stats",
+    "health",
 ];
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -59,9 +68,9 @@ fn server() -> &'static BathoServer {
             std::fs::create_dir_all(&home).expect("home");
             let opts = ServerOptions {
                 root: Some(repo),
-                enable_tools: Vec::new(),
                 no_watch: true,
                 home: Some(home),
+                ..ServerOptions::default()
             };
             let server = BathoServer::new(&opts).expect("server");
             (dir, server)
