@@ -37,7 +37,7 @@ fn meta_only(query: &str) -> Map<String, Json> {
 }
 
 pub(crate) fn list_repos(st: &State, a: ListReposArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
+    positive("max_tokens", a.budget.max_tokens)?;
     let repos = st.repos();
     let mut md = String::from("## Registered Repos\n\n");
     if repos.is_empty() {
@@ -78,11 +78,11 @@ pub(crate) fn list_repos(st: &State, a: ListReposArgs) -> Result<CallToolResult,
         structured,
         meta: meta_only(ENTITY_COUNT),
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }
 
 pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
+    positive("max_tokens", a.budget.max_tokens)?;
     let name = a.name.trim();
     if name.is_empty() {
         return Err(ToolError::client("name must not be empty"));
@@ -147,11 +147,11 @@ pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<CallToolResult, Too
         structured,
         meta: meta_only(ENTITY_COUNT),
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }
 
 pub(crate) fn remove_repo(st: &State, a: RemoveRepoArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
+    positive("max_tokens", a.budget.max_tokens)?;
     if let Some(repo) = st.repos().into_iter().find(|r| r.name == a.name) {
         st.watchers.stop(&repo.path);
     }
@@ -187,11 +187,11 @@ pub(crate) fn remove_repo(st: &State, a: RemoveRepoArgs) -> Result<CallToolResul
         structured,
         meta: Map::new(),
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }
 
 pub(crate) fn batho_status(st: &State, a: StatusArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
+    positive("max_tokens", a.budget.max_tokens)?;
     let repos = match a.repo.as_deref() {
         Some(n) => vec![st.resolve(Some(n))?],
         None => {
@@ -276,12 +276,12 @@ pub(crate) fn batho_status(st: &State, a: StatusArgs) -> Result<CallToolResult, 
         structured,
         meta: Map::new(),
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }
 
 pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
-    let repo = st.resolve(a.repo.as_deref())?;
+    positive("max_tokens", a.budget.max_tokens)?;
+    let repo = st.resolve(a.repo.name())?;
     if let Some(b) = a.graph_backend.as_deref()
         && !matches!(b, "auto" | "in-memory" | "arrow")
     {
@@ -323,5 +323,5 @@ pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<CallToolResult, To
         structured,
         meta: Map::new(),
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }

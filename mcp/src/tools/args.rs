@@ -1,57 +1,234 @@
 //! Tool arguments, as the spec names them; defaults appear in the JSON schemas.
+//!
+//! The arguments most tools share are declared once, as parts flattened into the tools'
+//! structs (`#[serde(flatten)]`; schemars inlines their properties): [`RepoArg`],
+//! [`Page`], [`Budget`] and [`Output`]. A part whose default differs per tool takes it as a
+//! parameter: `Page<50>` (the default `limit`) and `Output<Concise>` (the default
+//! `response_format`, one of the [`DefaultFormat`] markers).
 
-use schemars::JsonSchema;
-use serde::Deserialize;
+use std::marker::PhantomData;
 
-fn d_false() -> bool {
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::ToolError;
+
+fn default_false() -> bool {
     false
 }
-fn d_true() -> bool {
+fn default_true() -> bool {
     true
 }
-fn d_debounce() -> u64 {
+fn default_debounce_ms() -> u64 {
     2000
 }
-fn d_tokens() -> i64 {
+fn default_max_tokens() -> i64 {
     25000
 }
-fn d_limit50() -> i64 {
-    50
-}
-fn d_limit25() -> i64 {
-    25
-}
-fn d_limit200() -> i64 {
-    200
-}
-fn d_zero() -> i64 {
+fn default_offset() -> i64 {
     0
 }
-fn d_depth() -> i64 {
+fn default_trace_depth() -> i64 {
     5
 }
-fn d_both() -> String {
+fn default_both_directions() -> String {
     "both".into()
 }
-fn d_outgoing() -> String {
+fn default_outgoing() -> String {
     "outgoing".into()
 }
-fn d_summary() -> String {
-    "summary".into()
+fn default_limit<const LIMIT: i64>() -> i64 {
+    LIMIT
 }
-fn d_concise() -> String {
-    "concise".into()
+
+/// The repository a tool reads (`repo`).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RepoArg {
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
 }
-fn d_detailed() -> String {
-    "detailed".into()
+
+impl RepoArg {
+    /// The name given, if any (`None`: the default repo).
+    pub fn name(&self) -> Option<&str> {
+        self.repo.as_deref()
+    }
+}
+
+/// One page of a listing: `limit` (its default is `LIMIT`, which differs per tool) and
+/// `offset`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Page<const LIMIT: i64> {
+    /// Max items to return
+    #[serde(default = "default_limit::<LIMIT>")]
+    pub limit: i64,
+    /// Pagination offset
+    #[serde(default = "default_offset")]
+    pub offset: i64,
+}
+
+/// The token budget of the markdown output (`max_tokens`; the same default everywhere).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Budget {
+    /// Token budget of the markdown output
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: i64,
+}
+
+/// How much an answer shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseFormat {
+    /// The fewest lines: counts and names.
+    Summary,
+    /// The usual answer.
+    Concise,
+    /// Everything the tool knows (signatures, lines, roles, strategies).
+    Detailed,
+}
+
+impl ResponseFormat {
+    /// Every format, in the order the error message names them.
+    const ALL: [ResponseFormat; 3] = [
+        ResponseFormat::Summary,
+        ResponseFormat::Concise,
+        ResponseFormat::Detailed,
+    ];
+
+    /// The argument's word for this format.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResponseFormat::Summary => "summary",
+            ResponseFormat::Concise => "concise",
+            ResponseFormat::Detailed => "detailed",
+        }
+    }
+}
+
+/// A tool's default `response_format`: one of the markers [`Summary`], [`Concise`],
+/// [`Detailed`], given as the parameter of [`Output`].
+pub trait DefaultFormat {
+    /// The format used when the argument is absent or empty.
+    const FORMAT: ResponseFormat;
+}
+
+/// `response_format` defaults to `summary`.
+#[derive(Debug)]
+pub enum Summary {}
+/// `response_format` defaults to `concise`.
+#[derive(Debug)]
+pub enum Concise {}
+/// `response_format` defaults to `detailed`.
+#[derive(Debug)]
+pub enum Detailed {}
+
+impl DefaultFormat for Summary {
+    const FORMAT: ResponseFormat = ResponseFormat::Summary;
+}
+impl DefaultFormat for Concise {
+    const FORMAT: ResponseFormat = ResponseFormat::Concise;
+}
+impl DefaultFormat for Detailed {
+    const FORMAT: ResponseFormat = ResponseFormat::Detailed;
+}
+
+/// `response_format` as the caller wrote it. Decoding never fails on it: an unknown word is
+/// refused by [`Output::format`], where each tool has always checked it (after some checks,
+/// before others) and with the message it has always had, not as a decoding error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestedFormat {
+    /// A format (any case).
+    Format(ResponseFormat),
+    /// The empty string: the tool's default.
+    Empty,
+    /// A word naming no format, lowercased.
+    Unknown(String),
+}
+
+impl<'de> Deserialize<'de> for RequestedFormat {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let word = String::deserialize(deserializer)?.to_ascii_lowercase();
+        if word.is_empty() {
+            return Ok(RequestedFormat::Empty);
+        }
+        Ok(ResponseFormat::ALL
+            .into_iter()
+            .find(|format| format.name() == word)
+            .map_or(RequestedFormat::Unknown(word), RequestedFormat::Format))
+    }
+}
+
+impl Serialize for RequestedFormat {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(match self {
+            RequestedFormat::Format(format) => format.name(),
+            RequestedFormat::Empty => "",
+            RequestedFormat::Unknown(word) => word,
+        })
+    }
+}
+
+impl JsonSchema for RequestedFormat {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RequestedFormat".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string"})
+    }
+}
+
+fn default_format<D: DefaultFormat>() -> RequestedFormat {
+    RequestedFormat::Format(D::FORMAT)
+}
+
+/// What an answer shows and how long it may be: `response_format` (its default is `D`'s,
+/// which differs per tool) and `max_tokens`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(bound = "")]
+#[schemars(bound = "D: DefaultFormat")]
+pub struct Output<D: DefaultFormat> {
+    /// Output detail level: summary, concise, detailed
+    #[serde(default = "default_format::<D>")]
+    response_format: RequestedFormat,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
+    #[serde(skip)]
+    #[schemars(skip)]
+    default: PhantomData<D>,
+}
+
+impl<D: DefaultFormat> Output<D> {
+    /// The format asked for (the tool's default when absent or empty); an unknown word is a
+    /// client error.
+    pub fn format(&self) -> Result<ResponseFormat, ToolError> {
+        match &self.response_format {
+            RequestedFormat::Format(format) => Ok(*format),
+            RequestedFormat::Empty => Ok(D::FORMAT),
+            RequestedFormat::Unknown(word) => Err(ToolError::client(format!(
+                "Invalid response_format '{word}'. Valid: summary, concise, detailed"
+            ))),
+        }
+    }
+
+    /// `max_tokens`.
+    pub fn max_tokens(&self) -> i64 {
+        self.budget.max_tokens
+    }
 }
 
 /// list_repos
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListReposArgs {
-    /// Token budget
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// add_repo
@@ -62,17 +239,17 @@ pub struct AddRepoArgs {
     /// Absolute path to the repository root
     pub path: String,
     /// Enable file watching for automatic re-indexing
-    #[serde(default = "d_false")]
+    #[serde(default = "default_false")]
     pub watch: bool,
     /// Debounce interval in milliseconds for file watch events
-    #[serde(default = "d_debounce")]
+    #[serde(default = "default_debounce_ms")]
     pub debounce_ms: u64,
     /// Maximum file size in KB to index (null for default)
     #[serde(default)]
     pub max_file_size_kb: Option<u64>,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// remove_repo
@@ -80,31 +257,28 @@ pub struct AddRepoArgs {
 pub struct RemoveRepoArgs {
     /// Repo name to remove
     pub name: String,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// graph_overview
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct OverviewArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Output detail level: summary, concise, detailed
-    #[serde(default = "d_summary")]
-    pub response_format: String,
-    /// Token budget for markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
+    /// The format (default summary) and the budget.
+    #[serde(flatten)]
+    pub output: Output<Summary>,
 }
 
 /// graph_query
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct QueryArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Filter entities by file path (a file, or a folder prefix such as "src/")
     #[serde(default)]
     pub file_path: Option<String>,
@@ -121,23 +295,17 @@ pub struct QueryArgs {
     #[serde(default)]
     pub confidence_threshold: Option<f64>,
     /// outgoing (entity is source), incoming (entity is target), both
-    #[serde(default = "d_both")]
+    #[serde(default = "default_both_directions")]
     pub relation_direction: String,
     /// Regex matched against entity names (unanchored)
     #[serde(default)]
     pub name_pattern: Option<String>,
-    /// Output format: concise, detailed
-    #[serde(default = "d_concise")]
-    pub response_format: String,
-    /// Max entities to return
-    #[serde(default = "d_limit50")]
-    pub limit: i64,
-    /// Pagination offset
-    #[serde(default = "d_zero")]
-    pub offset: i64,
-    /// Token budget
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The page (default limit 50).
+    #[serde(flatten)]
+    pub page: Page<50>,
+    /// The format (default concise) and the budget.
+    #[serde(flatten)]
+    pub output: Output<Concise>,
 }
 
 /// get_entity
@@ -145,18 +313,15 @@ pub struct QueryArgs {
 pub struct EntityArgs {
     /// Entity ID from previous query results (path:qualified_name)
     pub entity_id: String,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Include source code snippet
-    #[serde(default = "d_false")]
+    #[serde(default = "default_false")]
     pub include_source: bool,
-    /// Output format: summary, concise, detailed
-    #[serde(default = "d_detailed")]
-    pub response_format: String,
-    /// Token budget
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The format (default detailed) and the budget.
+    #[serde(flatten)]
+    pub output: Output<Detailed>,
 }
 
 /// trace_path
@@ -166,11 +331,11 @@ pub struct TraceArgs {
     pub source_entity_id: String,
     /// Target entity ID
     pub target_entity_id: String,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Maximum BFS depth (hops)
-    #[serde(default = "d_depth")]
+    #[serde(default = "default_trace_depth")]
     pub max_depth: i64,
     /// Only traverse these relationship types
     #[serde(default)]
@@ -182,14 +347,11 @@ pub struct TraceArgs {
     #[serde(default)]
     pub confidence_threshold: Option<f64>,
     /// outgoing (source->target), incoming (reverse BFS), both
-    #[serde(default = "d_outgoing")]
+    #[serde(default = "default_outgoing")]
     pub relation_direction: String,
-    /// Output format: concise, detailed
-    #[serde(default = "d_concise")]
-    pub response_format: String,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The format (default concise) and the budget.
+    #[serde(flatten)]
+    pub output: Output<Concise>,
 }
 
 /// get_file_graph
@@ -197,24 +359,18 @@ pub struct TraceArgs {
 pub struct FileGraphArgs {
     /// File path relative to repo root
     pub file_path: String,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Include entities referenced from other files
-    #[serde(default = "d_true")]
+    #[serde(default = "default_true")]
     pub include_cross_file_refs: bool,
-    /// Max entities to return (each with its relationships)
-    #[serde(default = "d_limit200")]
-    pub limit: i64,
-    /// Pagination offset
-    #[serde(default = "d_zero")]
-    pub offset: i64,
-    /// Output format: concise, detailed
-    #[serde(default = "d_concise")]
-    pub response_format: String,
-    /// Token budget
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The page (default limit 200 entities, each with its relationships).
+    #[serde(flatten)]
+    pub page: Page<200>,
+    /// The format (default concise) and the budget.
+    #[serde(flatten)]
+    pub output: Output<Concise>,
 }
 
 /// file_connectivity
@@ -222,30 +378,24 @@ pub struct FileGraphArgs {
 pub struct ConnectivityArgs {
     /// File path relative to repo root (forward slashes)
     pub file_path: String,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// outgoing (files this file depends on), incoming (files that depend on it), both
-    #[serde(default = "d_both")]
+    #[serde(default = "default_both_directions")]
     pub direction: String,
     /// Include stdlib/external references in the output
-    #[serde(default = "d_false")]
+    #[serde(default = "default_false")]
     pub include_external: bool,
-    /// Max dependency files to return (outgoing first, then incoming)
-    #[serde(default = "d_limit100")]
-    pub limit: i64,
-    /// Pagination offset
-    #[serde(default = "d_zero")]
-    pub offset: i64,
+    /// The page (default limit 100 dependency files, outgoing first, then incoming).
+    #[serde(flatten)]
+    pub page: Page<100>,
     /// Only include edges with confidence >= threshold (0.0-1.0)
     #[serde(default)]
     pub min_confidence: Option<f64>,
-    /// Output format: concise, detailed
-    #[serde(default = "d_concise")]
-    pub response_format: String,
-    /// Token budget
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The format (default concise) and the budget.
+    #[serde(flatten)]
+    pub output: Output<Concise>,
 }
 
 /// search_entities
@@ -253,48 +403,43 @@ pub struct ConnectivityArgs {
 pub struct SearchArgs {
     /// Search query (substring, or a regex when it is one), case-insensitive
     pub query: String,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Filter by entity type
     #[serde(default)]
     pub entity_types: Option<Vec<String>>,
     /// Only entities that take part in relationships with one of these roles
     #[serde(default)]
     pub symbol_roles: Option<Vec<String>>,
-    /// Max results to return
-    #[serde(default = "d_limit25")]
-    pub limit: i64,
-    /// Pagination offset
-    #[serde(default = "d_zero")]
-    pub offset: i64,
-    /// Output format: concise, detailed
-    #[serde(default = "d_concise")]
-    pub response_format: String,
-    /// Token budget
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The page (default limit 25).
+    #[serde(flatten)]
+    pub page: Page<25>,
+    /// The format (default concise) and the budget.
+    #[serde(flatten)]
+    pub output: Output<Concise>,
 }
 
 /// batho_status
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct StatusArgs {
+    // Not a `RepoArg`: omitting it means every repo, not the default one.
     /// Repo name to check (omit for all registered repos)
     #[serde(default)]
     pub repo: Option<String>,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// batho_build
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct BuildArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Force full rebuild (replaces the existing artifact)
-    #[serde(default = "d_false")]
+    #[serde(default = "default_false")]
     pub full: bool,
     /// Max parallel workers for parsing (default: CPU count)
     #[serde(default)]
@@ -305,69 +450,62 @@ pub struct BuildArgs {
     /// auto, in-memory, or arrow (accepted for compatibility; Batho has one backend)
     #[serde(default)]
     pub graph_backend: Option<String>,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
-fn d_limit20() -> i64 {
-    20
-}
-
-fn d_all() -> String {
+fn default_all() -> String {
     "all".into()
 }
 
 /// batho_list_runs
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListRunsArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
+    // Not a `Page`: runs take no offset.
     /// Max runs to return, newest first
-    #[serde(default = "d_limit20")]
+    #[serde(default = "default_limit::<20>")]
     pub limit: i64,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// batho_fix
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct FixArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Deep verification: re-hash every segment and re-derive every index (slower)
-    #[serde(default = "d_false")]
+    #[serde(default = "default_false")]
     pub deep: bool,
     /// Report issues without repairing
-    #[serde(default = "d_false")]
+    #[serde(default = "default_false")]
     pub dry_run: bool,
     /// Repair target: all, blobs, graph, state
-    #[serde(default = "d_all")]
+    #[serde(default = "default_all")]
     pub target: String,
     /// Run only this phase (1 bundle/manifest, 2 state, 3 blobs, 4 graph)
     #[serde(default)]
     pub phase: Option<i64>,
     /// Spread hashing and verification over every core
-    #[serde(default = "d_false")]
+    #[serde(default = "default_false")]
     pub parallel: bool,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
-}
-
-fn d_limit100() -> i64 {
-    100
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// get_delta
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct DeltaArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Specific run UUID (or unique prefix); default: the latest run with a predecessor
     #[serde(default)]
     pub run_id: Option<String>,
@@ -377,26 +515,20 @@ pub struct DeltaArgs {
     /// Filter changes by file path (exact path or path prefix)
     #[serde(default)]
     pub file_path: Option<String>,
-    /// Max changes to return
-    #[serde(default = "d_limit100")]
-    pub limit: i64,
-    /// Pagination offset
-    #[serde(default = "d_zero")]
-    pub offset: i64,
-    /// Output format: summary, concise or detailed
-    #[serde(default = "d_concise")]
-    pub response_format: String,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The page (default limit 100 changes).
+    #[serde(flatten)]
+    pub page: Page<100>,
+    /// The format (default concise) and the budget.
+    #[serde(flatten)]
+    pub output: Output<Concise>,
 }
 
 /// batho_diff
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct DiffArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Specific run UUID (or unique prefix) to diff; default: the latest run with a predecessor
     #[serde(default)]
     pub run_id: Option<String>,
@@ -409,49 +541,46 @@ pub struct DiffArgs {
     /// Run UUID (or a generation number) to diff from (defaults to the previous run)
     #[serde(default)]
     pub since: Option<String>,
-    /// Max changes to return
-    #[serde(default = "d_limit100")]
-    pub limit: i64,
-    /// Pagination offset
-    #[serde(default = "d_zero")]
-    pub offset: i64,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The page (default limit 100 changes).
+    #[serde(flatten)]
+    pub page: Page<100>,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// batho_patch
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PatchArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Skip files exceeding this size in KB (default: config default)
     #[serde(default)]
     pub max_file_size_kb: Option<u64>,
     /// auto, in-memory, or arrow (accepted for compatibility; Batho has one backend)
     #[serde(default)]
     pub graph_backend: Option<String>,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
-fn d_storage() -> String {
+fn default_export_view() -> String {
     "storage".into()
 }
-fn d_status() -> String {
+fn default_gc_subcommand() -> String {
     "status".into()
 }
 
 /// batho_export
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExportArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Export view: storage (full fidelity, with source) or agent (compact, for LLMs)
-    #[serde(default = "d_storage")]
+    #[serde(default = "default_export_view")]
     pub view: String,
     /// Output file path (relative paths are under the repo root; default: .batho/exports/<repo>-<view>-g<generation>.json, or .tar when json_mode=false)
     #[serde(default)]
@@ -463,20 +592,20 @@ pub struct ExportArgs {
     #[serde(default)]
     pub filter_pattern: Option<String>,
     /// Export category: all, entities, relationships, files
-    #[serde(default = "d_all")]
+    #[serde(default = "default_all")]
     pub category: String,
     /// Token budget for the LLM-optimized (agent) export
     #[serde(default)]
     pub token_budget: Option<i64>,
     /// Export as JSON (false = Pack binary: the transport archive for batho_load)
-    #[serde(default = "d_true")]
+    #[serde(default = "default_true")]
     pub json_mode: bool,
     /// Include relationship data in export (always included for category all and relationships)
-    #[serde(default = "d_false")]
+    #[serde(default = "default_false")]
     pub include_relationships: bool,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// batho_load
@@ -484,25 +613,25 @@ pub struct ExportArgs {
 pub struct LoadArgs {
     /// Path to the transport artifact (the .tar written by batho_export with json_mode=false)
     pub artifact_path: String,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// Overwrite an existing artifact of another database or with newer runs
-    #[serde(default = "d_false")]
+    #[serde(default = "default_false")]
     pub force: bool,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// batho_gc
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GcArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
     /// GC action: status, prune, compact, reclaim
-    #[serde(default = "d_status")]
+    #[serde(default = "default_gc_subcommand")]
     pub subcommand: String,
     /// Target a specific run UUID for pruning
     #[serde(default)]
@@ -510,9 +639,9 @@ pub struct GcArgs {
     /// Prune runs older than N days
     #[serde(default)]
     pub older_than: Option<i64>,
-    /// Token budget of the markdown output
-    #[serde(default = "d_tokens")]
-    pub max_tokens: i64,
+    /// The token budget.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
 /// How much an Astria answer keeps: every fact, or only the two strongest evidence classes
@@ -532,9 +661,9 @@ pub enum Detail {
 pub struct ExplainArgs {
     /// Node: an entity id, a qualified name or a name
     pub node: String,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
 }
 
 /// shortest_path (Astria)
@@ -550,41 +679,39 @@ pub struct ShortestPathArgs {
     /// all, or high (only EXTRACTED and RESOLVED relationships)
     #[serde(default)]
     pub detail: Detail,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
 }
 
 /// list_communities (Astria)
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CommunitiesArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Most communities to list, largest first
-    #[serde(default = "d_limit100")]
-    pub limit: i64,
-    /// Communities to skip
-    #[serde(default = "d_zero")]
-    pub offset: i64,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
+    /// The page (default limit 100 communities, largest first).
+    #[serde(flatten)]
+    pub page: Page<100>,
 }
 
 /// health and the other Astria tools the seed gives no arguments (Astria)
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RepoArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
 }
 
 /// god_nodes (Astria)
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GodNodesArgs {
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
+    // Not a `Page`: the ranking takes no offset.
     /// How many nodes
-    #[serde(default = "d_limit20")]
+    #[serde(default = "default_limit::<20>")]
     pub limit: i64,
     /// Count file nodes and external stubs too
     #[serde(default)]
@@ -599,12 +726,12 @@ pub struct NeighborsArgs {
     /// Only this relation (calls, imports, includes, references, uses, reads, writes, inherits, overrides, contains, expands, depends_on, requires, imports_from)
     #[serde(default)]
     pub relation: Option<String>,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
 }
 
-fn d_depth2() -> i64 {
+fn default_affected_depth() -> i64 {
     2
 }
 
@@ -615,7 +742,7 @@ pub struct AffectedArgs {
     #[serde(default)]
     pub node: Option<String>,
     /// Hops of reverse reachability
-    #[serde(default = "d_depth2")]
+    #[serde(default = "default_affected_depth")]
     pub depth: i64,
     /// Only this impact relation (calls, references, imports, imports_from, uses, depends_on, requires, inherits)
     #[serde(default)]
@@ -626,12 +753,12 @@ pub struct AffectedArgs {
     /// A unified diff (git diff): the entities holding its changed lines count as changed
     #[serde(default)]
     pub diff: Option<String>,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
 }
 
-fn d_budget() -> i64 {
+fn default_map_budget() -> i64 {
     2000
 }
 
@@ -639,12 +766,56 @@ fn d_budget() -> i64 {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RepoMapArgs {
     /// Approximate size: the map is cut at about 3 characters per unit
-    #[serde(default = "d_budget")]
+    #[serde(default = "default_map_budget")]
     pub budget: i64,
     /// all, or high (only definitions, no prototypes or forward declarations)
     #[serde(default)]
     pub detail: Detail,
-    /// Repo name from registry (default: the first registered)
-    #[serde(default)]
-    pub repo: Option<String>,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Concise, Output, QueryArgs, ResponseFormat, Summary};
+    use rmcp::handler::server::common::schema_for_type;
+    use serde_json::json;
+
+    fn output<D: super::DefaultFormat>(arguments: serde_json::Value) -> Output<D> {
+        serde_json::from_value(arguments).expect("arguments decode")
+    }
+
+    #[test]
+    fn response_format_defaults_per_tool_and_refuses_unknown_words_when_checked() {
+        let absent = output::<Summary>(json!({}));
+        assert_eq!(absent.format(), Ok(ResponseFormat::Summary));
+        assert_eq!(absent.max_tokens(), 25000);
+        let empty = output::<Concise>(json!({"response_format": ""}));
+        assert_eq!(empty.format(), Ok(ResponseFormat::Concise));
+        let upper = output::<Concise>(json!({"response_format": "DETAILED"}));
+        assert_eq!(upper.format(), Ok(ResponseFormat::Detailed));
+        // Decoding accepts any word; the tool's check refuses it with the message tools
+        // have always given.
+        let unknown = output::<Concise>(json!({"response_format": "Verbose"}));
+        let error = unknown.format().expect_err("an unknown word");
+        assert_eq!(
+            error.message,
+            "Invalid response_format 'verbose'. Valid: summary, concise, detailed"
+        );
+        assert_eq!(error.hint, None);
+    }
+
+    #[test]
+    fn flattened_parts_list_their_properties_with_the_tools_defaults() {
+        let schema = schema_for_type::<QueryArgs>();
+        let properties = schema["properties"].as_object().expect("properties");
+        assert_eq!(properties["limit"]["default"], 50);
+        assert_eq!(properties["offset"]["default"], 0);
+        assert_eq!(properties["response_format"]["default"], "concise");
+        assert_eq!(properties["response_format"]["type"], "string");
+        assert_eq!(properties["max_tokens"]["default"], 25000);
+        assert_eq!(properties["repo"]["default"], json!(null));
+        assert!(schema.get("required").is_none());
+    }
 }

@@ -160,7 +160,7 @@ fn evidence(confidence: f64) -> String {
 }
 
 pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<CallToolResult, ToolError> {
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let node = find_node(&mut cx, &a.node)?;
     // A node's own file is in its header line; the other neighbours are listed strongest
     // first: by confidence, then by how many sites the relationship folds.
@@ -256,7 +256,7 @@ pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<CallToolResult, Tool
 }
 
 pub(crate) fn shortest_path(st: &State, a: ShortestPathArgs) -> Result<CallToolResult, ToolError> {
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let source = find_node(&mut cx, &a.source)?;
     let target = find_node(&mut cx, &a.target)?;
     let arrow_end = if a.directed { "->" } else { "-" };
@@ -345,9 +345,9 @@ pub(crate) fn list_communities(
     st: &State,
     a: CommunitiesArgs,
 ) -> Result<CallToolResult, ToolError> {
-    positive("limit", a.limit)?;
-    non_negative_offset(a.offset)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    positive("limit", a.page.limit)?;
+    non_negative_offset(a.page.offset)?;
+    let mut cx = st.ctx(a.repo.name())?;
     let result = cx.run(
         "CALL db.communities() YIELD community, label, entities, files, cohesion, modularity \
          RETURN community, label, entities, files, cohesion, modularity",
@@ -360,8 +360,8 @@ pub(crate) fn list_communities(
     let total = rows.len();
     let shown: Vec<&Vec<Value>> = rows
         .iter()
-        .skip(a.offset as usize)
-        .take(a.limit as usize)
+        .skip(a.page.offset as usize)
+        .take(a.page.limit as usize)
         .collect();
     let mut md = format!(
         "{total} communities, modularity {modularity:.3} (cohesion: the share of its members' relationship ends that stay inside it)\n"
@@ -382,7 +382,7 @@ pub(crate) fn list_communities(
                            "files": i(&row[3]), "cohesion": f(&row[4])}),
         );
     }
-    let next = a.offset as usize + shown.len();
+    let next = a.page.offset as usize + shown.len();
     if next < total {
         let _ = writeln!(md, "({} more: call again with offset={next})", total - next);
     }
@@ -392,7 +392,13 @@ pub(crate) fn list_communities(
     structured.insert("modularity".into(), modularity.into());
     structured.insert(
         "pagination".into(),
-        super::files::page_json(a.offset, a.limit, shown.len(), next < total, next as i64),
+        super::files::page_json(
+            a.page.offset,
+            a.page.limit,
+            shown.len(),
+            next < total,
+            next as i64,
+        ),
     );
     let meta = cx.meta();
     Ok(Answer {
@@ -440,7 +446,7 @@ fn evidence_text(item: &Value) -> String {
 }
 
 pub(crate) fn health(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolError> {
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let result = cx.run(
         "CALL algo.health() YIELD part, count, total, measure, penalty, evidence \
          RETURN part, count, total, measure, penalty, evidence",
@@ -496,7 +502,7 @@ pub(crate) fn health(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolErro
 
 pub(crate) fn god_nodes(st: &State, a: GodNodesArgs) -> Result<CallToolResult, ToolError> {
     positive("limit", a.limit)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let result = cx.run(
         "CALL algo.degree($limit, $include_all) YIELD node, degree, in_degree, out_degree \
          RETURN node.id AS id, node.name AS name, node.qualified_name AS qualified_name, node.kind AS kind, \
@@ -609,7 +615,7 @@ const NEIGHBOURS_LISTED: i64 = 20;
 pub(crate) fn get_neighbors(st: &State, a: NeighborsArgs) -> Result<CallToolResult, ToolError> {
     let all: Vec<&str> = SEED_RELATIONS.iter().map(|(name, _)| *name).collect();
     let relations = relation_types(a.relation.as_deref(), &all)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let node = find_node(&mut cx, &a.node)?;
     let result = cx.run(
         "CALL algo.neighbors($id, 'both', $relations, $limit) YIELD node, relationship, direction \
@@ -756,7 +762,7 @@ pub(crate) fn affected(st: &State, a: AffectedArgs) -> Result<CallToolResult, To
             .hint("node names one entity; changed_files lists repo-relative paths; diff takes `git diff` output"));
     }
     let relations = relation_types(a.relation.as_deref(), IMPACT_RELATIONS)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let seeds = changed_entities(&mut cx, &a)?;
     let seed_ids: Vec<Value> = seeds.iter().map(|n| Value::from(n.id.as_str())).collect();
     let result = cx.run(
@@ -835,7 +841,7 @@ pub(crate) fn affected(st: &State, a: AffectedArgs) -> Result<CallToolResult, To
 }
 
 pub(crate) fn graph_stats(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolError> {
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let result = cx.run(
         "CALL db.stats() YIELD nodes, edges, files, entities, communities, modularity \
          RETURN nodes, edges, files, entities, communities, modularity",
@@ -918,7 +924,7 @@ pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<CallToolResult, Too
     let chars = a.budget.saturating_mul(MAP_CHARS_PER_UNIT) as usize;
     // Enough files to fill the budget with a few symbols each.
     let file_limit = (a.budget / 100).clamp(10, 500);
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let files = cx.run(
         "MATCH (n) WHERE NOT n:File AND NOT n:External AND n.file <> '' AND n.pagerank > $floor \
          WITH n.file AS file, sum(n.pagerank - $floor) AS rank ORDER BY rank DESC, file LIMIT $limit \

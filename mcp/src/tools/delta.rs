@@ -13,9 +13,9 @@ use batho_engine::query::{QueryResult, Value};
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
-use super::args::{DeltaArgs, DiffArgs};
+use super::args::{DeltaArgs, DiffArgs, ResponseFormat};
 use super::files::{non_negative_offset, page_json};
-use super::{Answer, Format, Rows, format, lines, positive};
+use super::{Answer, Rows, lines, positive};
 use crate::error::ToolError;
 use crate::state::{Ctx, State, i, s, strs};
 
@@ -263,14 +263,14 @@ fn change(r: &[Value], detail: bool) -> (String, Json) {
 }
 
 pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, ToolError> {
-    let limit = positive("limit", a.limit)?;
-    if a.offset < 0 {
+    let limit = positive("limit", a.page.limit)?;
+    if a.page.offset < 0 {
         return Err(ToolError::client(format!(
             "offset must be zero or positive, got {}",
-            a.offset
+            a.page.offset
         )));
     }
-    let fmt = format(Some(&a.response_format), Format::Concise)?;
+    let fmt = a.output.format()?;
     let kind = match a.change_kind.as_deref().filter(|k| !k.trim().is_empty()) {
         None => None,
         Some(k) => Some(ChangeKind::parse(k).ok_or_else(|| {
@@ -279,7 +279,7 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
             ))
         })?),
     };
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let pair = resolve(&cx, a.run_id.as_deref(), None)?;
     let (run, _) = run_params(&pair, false);
     let stats_res = cx.run(
@@ -289,7 +289,7 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
     let (stats_md, stats_json) = stats(&stats_res);
     let mut rows = Vec::new();
     let mut has_more = false;
-    if fmt != Format::Summary {
+    if fmt != ResponseFormat::Summary {
         let res = cx.run(
             &format!(
                 "CALL db.delta($run, $change_kind, $file_path) YIELD {CHANGE_COLS} \
@@ -299,7 +299,7 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
                 ("run", run),
                 ("change_kind", Value::from(kind.map(ChangeKind::name))),
                 ("file_path", text(a.file_path.as_deref())),
-                ("offset", Value::Int(a.offset)),
+                ("offset", Value::Int(a.page.offset)),
                 // One extra row tells whether another page exists.
                 ("limit", Value::Int(limit.saturating_add(1))),
             ],
@@ -314,26 +314,26 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
     };
     let mut md = title + &stats_md;
     let mut changes = Vec::new();
-    let mut page = Rows::new(a.offset);
+    let mut page = Rows::new(a.page.offset);
     if !rows.is_empty() {
         let _ = writeln!(
             md,
             "\n### Changes ({}{})",
             rows.len(),
-            if a.offset > 0 {
-                format!(", offset {}", a.offset)
+            if a.page.offset > 0 {
+                format!(", offset {}", a.page.offset)
             } else {
                 String::new()
             }
         );
         for r in &rows {
-            let (line, j) = change(r, fmt == Format::Detailed);
+            let (line, j) = change(r, fmt == ResponseFormat::Detailed);
             md.push_str(&line);
             page.tag("changes");
             changes.push(j);
             page.end_row(md.len());
         }
-    } else if fmt != Format::Summary {
+    } else if fmt != ResponseFormat::Summary {
         md.push_str("\nNo matching changes.\n");
     }
     page.set_has_more(has_more);
@@ -346,7 +346,7 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
     structured.insert("changes".into(), Json::Array(changes));
     structured.insert(
         "pagination".into(),
-        json!({"offset": a.offset, "limit": limit, "returned": rows.len(), "has_more": has_more,
+        json!({"offset": a.page.offset, "limit": limit, "returned": rows.len(), "has_more": has_more,
                "next_offset": if has_more { Some(next_offset) } else { None }}),
     );
     let mut applied = Map::new();
@@ -362,14 +362,14 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
         structured,
         meta: cx.meta(),
     }
-    .finish_paged(Some(a.max_tokens), page))
+    .finish_paged(Some(a.output.max_tokens()), page))
 }
 
 pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
-    let limit = positive("limit", a.limit)?;
-    non_negative_offset(a.offset)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    positive("max_tokens", a.budget.max_tokens)?;
+    let limit = positive("limit", a.page.limit)?;
+    non_negative_offset(a.page.offset)?;
+    let mut cx = st.ctx(a.repo.name())?;
     let since_given = a.since.as_deref().is_some_and(|s| !s.trim().is_empty());
     let pair = resolve(&cx, a.run_id.as_deref(), a.since.as_deref())?;
     if let Some(e) = a.entity_id.as_deref().filter(|e| !e.trim().is_empty()) {
@@ -399,7 +399,7 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
     )?;
     let total = total.rows.first().map_or(0, |r| i(&r[0]));
     let mut page_params = filter_params.to_vec();
-    page_params.push(("offset", Value::Int(a.offset)));
+    page_params.push(("offset", Value::Int(a.page.offset)));
     page_params.push(("limit", Value::Int(limit)));
     let res = cx.run(
         &format!(
@@ -420,10 +420,10 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
             md,
             "\n### Changes ({total}, showing {} from offset {})",
             res.rows.len(),
-            a.offset
+            a.page.offset
         );
     }
-    let mut page = Rows::new(a.offset);
+    let mut page = Rows::new(a.page.offset);
     for r in &res.rows {
         let (line, j) = change(r, true);
         md.push_str(&line);
@@ -434,7 +434,7 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
         }
         page.end_row(md.len());
     }
-    let has_more = a.offset + (res.rows.len() as i64) < total;
+    let has_more = a.page.offset + (res.rows.len() as i64) < total;
     page.set_has_more(has_more);
     page.write_more(&mut md, "results");
     let mut structured = Map::new();
@@ -446,7 +446,7 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
     structured.insert(
         "pagination".into(),
         page_json(
-            a.offset,
+            a.page.offset,
             limit,
             res.rows.len(),
             has_more,
@@ -470,5 +470,5 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
         structured,
         meta: cx.meta(),
     }
-    .finish_paged(Some(a.max_tokens), page))
+    .finish_paged(Some(a.budget.max_tokens), page))
 }

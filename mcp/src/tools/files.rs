@@ -7,11 +7,11 @@ use batho_engine::query::{QueryResult, Value};
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
-use super::args::{ConnectivityArgs, FileGraphArgs, TraceArgs};
+use super::args::{ConnectivityArgs, FileGraphArgs, ResponseFormat, TraceArgs};
 use super::graph::entity_not_found;
 use super::{
-    Answer, Direction, Format, RelationFilters, Rows, UseSites, format, lines, positive,
-    rel_filter, relation_filters, threshold, type_label, where_clause,
+    Answer, Direction, RelationFilters, Rows, UseSites, lines, positive, rel_filter,
+    relation_filters, threshold, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State, f, i, s, strs};
@@ -84,8 +84,8 @@ pub(crate) fn path_return(depth: i64) -> String {
 }
 
 pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
-    format(Some(&a.response_format), Format::Concise)?;
+    positive("max_tokens", a.output.max_tokens())?;
+    a.output.format()?;
     let depth = positive("max_depth", a.max_depth)?;
     if depth > 20 {
         return Err(ToolError::client(format!(
@@ -104,7 +104,7 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
         &a.relation_direction,
         Direction::Outgoing,
     )?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     for id in [&a.source_entity_id, &a.target_entity_id] {
         let found = cx.run(
             "MATCH (n {id: $id}) RETURN count(*) AS found",
@@ -204,7 +204,7 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
         structured,
         meta,
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.output.max_tokens()), None))
 }
 
 /// `structuredContent.pagination` of a paged listing.
@@ -285,7 +285,7 @@ fn file_relationships(
     cx: &mut Ctx,
     file: &str,
     ids: Vec<Value>,
-    format: Format,
+    format: ResponseFormat,
     cross_file: bool,
 ) -> Result<Vec<Vec<Value>>, ToolError> {
     if ids.is_empty() {
@@ -296,7 +296,7 @@ fn file_relationships(
     } else {
         " AND m.file = $file"
     };
-    let contains = if format == Format::Detailed {
+    let contains = if format == ResponseFormat::Detailed {
         ""
     } else {
         " AND type(r) <> 'CONTAINS'"
@@ -313,15 +313,15 @@ fn file_relationships(
 }
 
 pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = format(Some(&a.response_format), Format::Concise)?;
-    positive("max_tokens", a.max_tokens)?;
-    let limit = positive("limit", a.limit)?;
-    non_negative_offset(a.offset)?;
+    let fmt = a.output.format()?;
+    positive("max_tokens", a.output.max_tokens())?;
+    let limit = positive("limit", a.page.limit)?;
+    non_negative_offset(a.page.offset)?;
     let file = normalize(&a.file_path);
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     check_file(&mut cx, &file)?;
     cx.check_fresh([file.as_str()])?;
-    let (found, total) = file_entities(&mut cx, &file, a.offset, limit)?;
+    let (found, total) = file_entities(&mut cx, &file, a.page.offset, limit)?;
     let has_more = found.len() as i64 > limit;
     let entities = &found[..found.len().min(limit as usize)];
     let ids = entities.iter().map(|r| r[0].clone()).collect();
@@ -333,15 +333,15 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
     let prefix = format!("{file}:");
     let short = |id: &str| id.strip_prefix(&prefix).unwrap_or(id).to_string();
     let mut md = format!("## File Graph: {file}\n\n### Entities ({total})\n");
-    if a.offset > 0 || has_more {
+    if a.page.offset > 0 || has_more {
         let _ = writeln!(
             md,
             "(entities {}-{} of {total})",
-            a.offset + 1,
-            a.offset + entities.len() as i64
+            a.page.offset + 1,
+            a.page.offset + entities.len() as i64
         );
     }
-    let mut rows = Rows::new(a.offset);
+    let mut rows = Rows::new(a.page.offset);
     let (mut ent_json, mut rel_json) = (Vec::new(), Vec::new());
     // Stubs in the order their rows first name them, so a cut keeps the right ones.
     let (mut stubs, mut stub_ids) = (Vec::new(), std::collections::HashSet::new());
@@ -386,7 +386,7 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
     structured.insert(
         "pagination".into(),
         page_json(
-            a.offset,
+            a.page.offset,
             limit,
             entities.len(),
             has_more,
@@ -399,7 +399,7 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
         structured,
         meta,
     }
-    .finish_paged(Some(a.max_tokens), rows))
+    .finish_paged(Some(a.output.max_tokens()), rows))
 }
 
 /// Short verbs for the markdown cells.
@@ -512,14 +512,14 @@ pub(crate) fn file_connectivity(
     st: &State,
     a: ConnectivityArgs,
 ) -> Result<CallToolResult, ToolError> {
-    format(Some(&a.response_format), Format::Concise)?;
-    positive("max_tokens", a.max_tokens)?;
-    let limit = positive("limit", a.limit)?;
-    non_negative_offset(a.offset)?;
+    a.output.format()?;
+    positive("max_tokens", a.output.max_tokens())?;
+    let limit = positive("limit", a.page.limit)?;
+    non_negative_offset(a.page.offset)?;
     let dir = Direction::parse("direction", Some(&a.direction), Direction::Both)?;
     let min_conf = threshold("min_confidence", a.min_confidence)?;
     let file = normalize(&a.file_path);
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     check_file(&mut cx, &file)?;
     let mut params: Vec<(&str, Value)> = vec![("file", Value::from(file.as_str()))];
     let mut w = vec![
@@ -570,12 +570,12 @@ pub(crate) fn file_connectivity(
     if let Some(deps) = &incoming {
         sections.push(("incoming", "Depended on by", deps));
     }
-    let mut rows = Rows::new(a.offset);
+    let mut rows = Rows::new(a.page.offset);
     let structured_deps = dep_page(
         &mut md,
         &mut rows,
         &sections,
-        a.offset as usize,
+        a.page.offset as usize,
         limit as usize,
     );
     // Edges into external stubs: stdlib roots (resolved as stdlib) and unresolved names.
@@ -628,12 +628,12 @@ pub(crate) fn file_connectivity(
     structured.insert("external".into(), external);
     structured.insert("applied_filters".into(), json!({"direction": dir.name(), "min_confidence": a.min_confidence, "include_external": a.include_external}));
     let returned = (n_out + n_in)
-        .saturating_sub(a.offset as usize)
+        .saturating_sub(a.page.offset as usize)
         .min(limit as usize);
     structured.insert(
         "pagination".into(),
         page_json(
-            a.offset,
+            a.page.offset,
             limit,
             returned,
             rows.has_more(),
@@ -646,5 +646,5 @@ pub(crate) fn file_connectivity(
         structured,
         meta,
     }
-    .finish_paged(Some(a.max_tokens), rows))
+    .finish_paged(Some(a.output.max_tokens()), rows))
 }

@@ -6,10 +6,10 @@ use batho_engine::query::Value;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
-use super::args::{EntityArgs, OverviewArgs, QueryArgs, SearchArgs};
+use super::args::{EntityArgs, OverviewArgs, QueryArgs, ResponseFormat, SearchArgs};
 use super::{
-    Answer, Direction, Format, RelationFilters, Rows, UseSites, format, kinds, lines, positive,
-    rel_filter, relation_filters, roles, type_label, where_clause,
+    Answer, Direction, RelationFilters, Rows, UseSites, kinds, lines, positive, rel_filter,
+    relation_filters, roles, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State, f, i, s, strs};
@@ -28,9 +28,9 @@ fn list(v: &[&str]) -> Value {
 }
 
 pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = format(Some(&a.response_format), Format::Summary)?;
-    positive("max_tokens", a.max_tokens)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let fmt = a.output.format()?;
+    positive("max_tokens", a.output.max_tokens())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let kinds = cx.run(
         "CALL db.labels() YIELD label, count WHERE count > 0 RETURN label, count ORDER BY count DESC, label",
         &[],
@@ -43,7 +43,11 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         "MATCH ()-[r]->() WHERE r.strategy = 'ambiguous' RETURN count(*) AS ambiguous",
         &[],
     )?;
-    let comm_limit: i64 = if fmt == Format::Detailed { 50 } else { 10 };
+    let comm_limit: i64 = if fmt == ResponseFormat::Detailed {
+        50
+    } else {
+        10
+    };
     // Each community with its label (unique, from its most connected members and main
     // directory), computed in one pass by the engine.
     let comms = cx.run(
@@ -53,9 +57,9 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         &[("limit", Value::Int(comm_limit))],
     )?;
     let file_limit: i64 = match fmt {
-        Format::Summary => 0,
-        Format::Concise => 30,
-        Format::Detailed => 500,
+        ResponseFormat::Summary => 0,
+        ResponseFormat::Concise => 30,
+        ResponseFormat::Detailed => 500,
     };
     // File nodes without a path stand for headers included from outside the tree
     // (`<stdio.h>`): they are counted apart and never listed as files.
@@ -131,7 +135,7 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
     for r in &kinds.rows {
         let _ = writeln!(md, "- {}: {}", s(&r[0]).to_ascii_lowercase(), i(&r[1]));
     }
-    if fmt != Format::Summary {
+    if fmt != ResponseFormat::Summary {
         md.push_str("\n## Relationship Breakdown\n");
         for r in &rels.rows {
             let _ = writeln!(md, "- {}: {}", s(&r[0]), i(&r[1]));
@@ -186,25 +190,25 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         structured,
         meta,
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.output.max_tokens()), None))
 }
 
 /// graph_query's validated filters.
 struct QueryFilters {
-    format: Format,
+    format: ResponseFormat,
     limit: i64,
     types: Vec<&'static str>,
     relations: RelationFilters,
 }
 
 fn query_filters(a: &QueryArgs) -> Result<QueryFilters, ToolError> {
-    let format = format(Some(&a.response_format), Format::Concise)?;
-    let limit = positive("limit", a.limit)?;
-    positive("max_tokens", a.max_tokens)?;
-    if a.offset < 0 {
+    let format = a.output.format()?;
+    let limit = positive("limit", a.page.limit)?;
+    positive("max_tokens", a.output.max_tokens())?;
+    if a.page.offset < 0 {
         return Err(ToolError::client(format!(
             "offset must be >= 0, got {}",
-            a.offset
+            a.page.offset
         )));
     }
     let types = kinds(a.entity_types.as_deref().unwrap_or_default())?;
@@ -269,7 +273,7 @@ fn query_entities(
             where_clause(&node_where)
         )
     };
-    params.push(("offset", Value::Int(a.offset)));
+    params.push(("offset", Value::Int(a.page.offset)));
     params.push(("limit", Value::Int(filters.limit.saturating_add(1))));
     Ok(cx.run(&text, &params)?.rows)
 }
@@ -306,7 +310,7 @@ fn query_relationships(
 }
 
 /// One relationship line under its entity, and its JSON.
-fn relationship_line(edge: &[Value], format: Format) -> (String, Json) {
+fn relationship_line(edge: &[Value], format: ResponseFormat) -> (String, Json) {
     let conf = f(&edge[4]);
     let sites = UseSites::from_cells(&edge[8], &edge[9]);
     let mut line = format!(
@@ -319,7 +323,7 @@ fn relationship_line(edge: &[Value], format: Format) -> (String, Json) {
     if conf < 0.999 {
         let _ = write!(line, " ({conf:.2})");
     }
-    if format == Format::Detailed {
+    if format == ResponseFormat::Detailed {
         let _ = write!(line, " {} {}", s(&edge[6]), sites.lines_text());
         let role_names = strs(&edge[5]);
         if !role_names.is_empty() {
@@ -340,12 +344,12 @@ fn relationship_line(edge: &[Value], format: Format) -> (String, Json) {
 
 pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, ToolError> {
     let filters = query_filters(&a)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let found = query_entities(&mut cx, &a, &filters)?;
     let mut has_more = found.len() as i64 > filters.limit;
     let entities = &found[..found.len().min(filters.limit as usize)];
     let ids: Vec<Value> = entities.iter().map(|r| r[0].clone()).collect();
-    let edge_cap: i64 = if filters.format == Format::Detailed {
+    let edge_cap: i64 = if filters.format == ResponseFormat::Detailed {
         2000
     } else {
         500
@@ -375,13 +379,13 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
     let mut md = format!(
         "## Query Results ({} entities{})\n",
         shown.len(),
-        if a.offset > 0 {
-            format!(", offset {}", a.offset)
+        if a.page.offset > 0 {
+            format!(", offset {}", a.page.offset)
         } else {
             String::new()
         }
     );
-    let mut rows = Rows::new(a.offset);
+    let mut rows = Rows::new(a.page.offset);
     let (mut nodes_json, mut edges_json) = (Vec::new(), Vec::new());
     for r in shown {
         let _ = writeln!(
@@ -415,7 +419,7 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
     structured.insert("edges".into(), Json::Array(edges_json));
     structured.insert(
         "pagination".into(),
-        json!({"offset": a.offset, "limit": filters.limit, "returned": shown.len(), "has_more": has_more,
+        json!({"offset": a.page.offset, "limit": filters.limit, "returned": shown.len(), "has_more": has_more,
                "next_offset": if has_more { Some(next_offset) } else { None },
                "edges_truncated": edges_capped}),
     );
@@ -429,7 +433,7 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, To
         structured,
         meta,
     }
-    .finish_paged(Some(a.max_tokens), rows))
+    .finish_paged(Some(a.output.max_tokens()), rows))
 }
 
 /// graph_query's `applied_filters`: only the filters that were given, and the direction.
@@ -481,9 +485,9 @@ pub(crate) fn entity_not_found(cx: &mut crate::state::Ctx, id: &str) -> ToolErro
 }
 
 pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = format(Some(&a.response_format), Format::Detailed)?;
-    positive("max_tokens", a.max_tokens)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let fmt = a.output.format()?;
+    positive("max_tokens", a.output.max_tokens())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let id = Value::from(a.entity_id.as_str());
     let ent = cx.run(
         &format!("MATCH (n {{id: $id}}) RETURN {ENTITY_COLS}"),
@@ -493,9 +497,9 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
         return Err(entity_not_found(&mut cx, &a.entity_id));
     };
     let rel_cap: i64 = match fmt {
-        Format::Summary => 20,
-        Format::Concise => 100,
-        Format::Detailed => 500,
+        ResponseFormat::Summary => 20,
+        ResponseFormat::Concise => 100,
+        ResponseFormat::Detailed => 500,
     };
     let rels = cx.run(
         "MATCH (n {id: $id})-[r]-(m) \
@@ -519,7 +523,7 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
         lines(sl, el)
     );
     let sig = s(&e[9]);
-    if !sig.is_empty() && fmt != Format::Summary {
+    if !sig.is_empty() && fmt != ResponseFormat::Summary {
         let _ = writeln!(md, "`{sig}`");
     }
     let rel_rows = &rels.rows[..rels.rows.len().min(rel_cap as usize)];
@@ -534,7 +538,7 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
         if conf < 0.999 {
             let _ = write!(line, " ({conf:.2} {})", s(&r[5]));
         }
-        if fmt == Format::Detailed && !sites.lines.is_empty() {
+        if fmt == ResponseFormat::Detailed && !sites.lines.is_empty() {
             let _ = write!(line, " @{}", sites.lines_text());
         }
         line.push('\n');
@@ -585,7 +589,7 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, To
         structured,
         meta,
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.output.max_tokens()), None))
 }
 
 /// The source shown for an entity, and where it came from.
@@ -702,15 +706,15 @@ fn relocate(lines: &[&str], name: &str, signature: &str, indexed_line: i64) -> O
 }
 
 pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = format(Some(&a.response_format), Format::Concise)?;
-    let limit = positive("limit", a.limit)?;
-    positive("max_tokens", a.max_tokens)?;
+    let fmt = a.output.format()?;
+    let limit = positive("limit", a.page.limit)?;
+    positive("max_tokens", a.output.max_tokens())?;
     if a.query.is_empty() {
         return Err(ToolError::client("query must not be empty"));
     }
     let types = kinds(a.entity_types.as_deref().unwrap_or_default())?;
     let role_names = roles(a.symbol_roles.as_deref().unwrap_or_default())?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     // A query that is a valid regex is used as one (case-insensitive, unanchored); any
     // other text is a plain substring.
     let is_regex = regex::Regex::new(&a.query).is_ok();
@@ -739,13 +743,13 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
     let count = cx.run(&format!("{base} RETURN count(*) AS total"), &params)?;
     let total = count.rows.first().map_or(0, |r| i(&r[0]));
     let mut p = params.clone();
-    if a.offset < 0 {
+    if a.page.offset < 0 {
         return Err(ToolError::client(format!(
             "offset must be >= 0, got {}",
-            a.offset
+            a.page.offset
         )));
     }
-    p.push(("offset", Value::Int(a.offset)));
+    p.push(("offset", Value::Int(a.page.offset)));
     p.push(("limit", Value::Int(limit)));
     let res = cx.run(
         &format!(
@@ -758,15 +762,15 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
     let mut md = format!(
         "## Search Results ({total} matches, showing {}{})\n",
         res.rows.len(),
-        if a.offset > 0 {
-            format!(" from offset {}", a.offset)
+        if a.page.offset > 0 {
+            format!(" from offset {}", a.page.offset)
         } else {
             String::new()
         }
     );
     let files: Vec<String> = res.rows.iter().map(|r| s(&r[3])).collect();
     cx.check_fresh(files.iter().map(String::as_str))?;
-    let mut rows = Rows::new(a.offset);
+    let mut rows = Rows::new(a.page.offset);
     let mut results = Vec::new();
     for r in &res.rows {
         let file = s(&r[3]);
@@ -783,7 +787,7 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
             s(&r[2]).to_ascii_lowercase(),
             s(&r[0])
         );
-        if fmt == Format::Detailed {
+        if fmt == ResponseFormat::Detailed {
             let sig = s(&r[6]);
             if !sig.is_empty() {
                 let _ = write!(md, " `{sig}`");
@@ -797,7 +801,7 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
             "start_line": i(&r[4]), "end_line": i(&r[5]), "signature": s(&r[6]),
         }));
     }
-    let has_more = a.offset + (res.rows.len() as i64) < total;
+    let has_more = a.page.offset + (res.rows.len() as i64) < total;
     rows.set_has_more(has_more);
     let next_offset = rows.next_offset();
     rows.write_more(&mut md, "results");
@@ -806,7 +810,7 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
     structured.insert("total".into(), total.into());
     structured.insert(
         "pagination".into(),
-        json!({"offset": a.offset, "limit": limit, "returned": res.rows.len(), "has_more": has_more,
+        json!({"offset": a.page.offset, "limit": limit, "returned": res.rows.len(), "has_more": has_more,
                "next_offset": if has_more { Some(next_offset) } else { None }}),
     );
     structured.insert(
@@ -827,7 +831,7 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
         structured,
         meta,
     }
-    .finish_paged(Some(a.max_tokens), rows))
+    .finish_paged(Some(a.output.max_tokens()), rows))
 }
 
 /// `name_pattern` matches anywhere in a name, BQL's `=~` the whole name, so the pattern is

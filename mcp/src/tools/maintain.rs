@@ -13,9 +13,9 @@ use crate::error::ToolError;
 use crate::state::{State, i, s};
 
 pub(crate) fn batho_list_runs(st: &State, a: ListRunsArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
+    positive("max_tokens", a.budget.max_tokens)?;
     positive("limit", a.limit)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+    let mut cx = st.ctx(a.repo.name())?;
     let res = cx.run(
         "CALL db.runs($limit) YIELD id, type, status, started_at, finished_at, commit, branch, nodes, edges \
          RETURN id, type, status, started_at, finished_at, commit, branch, nodes, edges",
@@ -63,11 +63,11 @@ pub(crate) fn batho_list_runs(st: &State, a: ListRunsArgs) -> Result<CallToolRes
         structured,
         meta: cx.meta(),
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }
 
 pub(crate) fn batho_fix(st: &State, a: FixArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
+    positive("max_tokens", a.budget.max_tokens)?;
     let target = FixTarget::parse(&a.target).ok_or_else(|| {
         ToolError::client(format!(
             "Invalid target '{}'. Valid: all, blobs, graph, state",
@@ -83,7 +83,7 @@ pub(crate) fn batho_fix(st: &State, a: FixArgs) -> Result<CallToolResult, ToolEr
             )));
         }
     };
-    let repo = st.resolve(a.repo.as_deref())?;
+    let repo = st.resolve(a.repo.name())?;
     let opts = FixOptions {
         deep: a.deep,
         dry_run: a.dry_run,
@@ -155,5 +155,5 @@ pub(crate) fn batho_fix(st: &State, a: FixArgs) -> Result<CallToolResult, ToolEr
         structured,
         meta,
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }

@@ -252,26 +252,6 @@ impl Answer {
     }
 }
 
-/// Output detail levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Format {
-    Summary,
-    Concise,
-    Detailed,
-}
-
-pub(crate) fn format(v: Option<&str>, default: Format) -> Result<Format, ToolError> {
-    match v.map(|s| s.to_ascii_lowercase()).as_deref() {
-        None | Some("") => Ok(default),
-        Some("summary") => Ok(Format::Summary),
-        Some("concise") => Ok(Format::Concise),
-        Some("detailed") => Ok(Format::Detailed),
-        Some(other) => Err(ToolError::client(format!(
-            "Invalid response_format '{other}'. Valid: summary, concise, detailed"
-        ))),
-    }
-}
-
 /// The spec's role names, in bit order.
 pub(crate) const ROLES: [&str; 8] = [
     "Definition",

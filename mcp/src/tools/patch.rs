@@ -32,7 +32,7 @@ fn run_counts(cx: &mut crate::state::Ctx, run: &str) -> Result<[i64; 6], ToolErr
 }
 
 pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
+    positive("max_tokens", a.budget.max_tokens)?;
     if let Some(b) = a.graph_backend.as_deref()
         && !matches!(b, "auto" | "in-memory" | "arrow")
     {
@@ -40,7 +40,7 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
             "Invalid graph_backend '{b}'. Valid: auto, in-memory, arrow"
         )));
     }
-    let repo = st.resolve(a.repo.as_deref())?;
+    let repo = st.resolve(a.repo.name())?;
     let opts = PatchOptions {
         max_file_size_kb: a.max_file_size_kb.or(repo.max_file_size_kb),
         ..PatchOptions::default()
@@ -155,5 +155,5 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
         structured,
         meta,
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }

@@ -67,7 +67,7 @@ fn meta(repo: &RepoEntry, generation: u64, query: &str) -> Map<String, Json> {
 }
 
 pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
+    positive("max_tokens", a.budget.max_tokens)?;
     let view = View::parse(&a.view).ok_or_else(|| {
         ToolError::client(format!("Invalid view '{}'. Valid: storage, agent", a.view))
     })?;
@@ -86,7 +86,7 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, 
             )));
         }
     };
-    let repo = st.resolve(a.repo.as_deref())?;
+    let repo = st.resolve(a.repo.name())?;
     let dir = artifact_dir(&repo.path);
     let generation = match &a.index_id {
         Some(id) => {
@@ -157,7 +157,7 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, 
                 "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m",
             ),
         }
-        .finish(Some(a.max_tokens), None));
+        .finish(Some(a.budget.max_tokens), None));
     }
     let opts = ExportOptions {
         view,
@@ -218,12 +218,12 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, 
         structured,
         meta: meta(&repo, gen_now, &opts.describe_query()),
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }
 
 pub(crate) fn batho_load(st: &State, a: LoadArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
-    let repo = st.resolve(a.repo.as_deref())?;
+    positive("max_tokens", a.budget.max_tokens)?;
+    let repo = st.resolve(a.repo.name())?;
     let archive_path = under_repo(&repo, &a.artifact_path);
     if !archive_path.is_file() {
         return Err(
@@ -277,7 +277,7 @@ pub(crate) fn batho_load(st: &State, a: LoadArgs) -> Result<CallToolResult, Tool
             "CALL db.runs(1) YIELD id, type, status RETURN id, type, status",
         ),
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }
 
 fn status_json(s: &gc::GcStatus) -> Json {
@@ -293,7 +293,7 @@ fn status_json(s: &gc::GcStatus) -> Json {
 }
 
 pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.max_tokens)?;
+    positive("max_tokens", a.budget.max_tokens)?;
     let sub = a.subcommand.to_ascii_lowercase();
     if !matches!(sub.as_str(), "status" | "prune" | "compact" | "reclaim") {
         return Err(ToolError::client(format!(
@@ -308,7 +308,7 @@ pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<CallToolResult, ToolErro
             "older_than must be a number of days >= 0, got {d}"
         )));
     }
-    let repo = st.resolve(a.repo.as_deref())?;
+    let repo = st.resolve(a.repo.name())?;
     let dir = artifact_dir(&repo.path);
     let se = |e: StorageError| storage_error(&repo, &e);
     let mut structured = Map::new();
@@ -426,5 +426,5 @@ pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<CallToolResult, ToolErro
             "CALL db.runs() YIELD id, type, status RETURN id, type, status",
         ),
     }
-    .finish(Some(a.max_tokens), None))
+    .finish(Some(a.budget.max_tokens), None))
 }
