@@ -84,7 +84,9 @@ macro_rules! tool {
             destructive: $de,
             gated: $ga,
             blocking: $bl,
-            handler: |state, arguments| $run(state, decode::<$args>(arguments)?),
+            handler: |state, arguments| {
+                $run(state, decode::<$args>(arguments)?).map(CallToolResult::from)
+            },
         }
     };
 }

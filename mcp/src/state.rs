@@ -10,6 +10,7 @@ use batho_engine::query::{Database, QueryError, QueryResult, Value};
 
 use crate::error::ToolError;
 use crate::registry::{Registry, RepoEntry};
+use crate::tools::cells::{FromRecord, Record, decode_rows};
 use batho_engine::watch::{WatchOptions, Watchers};
 
 /// What identifies one committed manifest on disk.
@@ -243,12 +244,11 @@ impl Ctx {
             &[("files", Value::List(suspects.iter().map(|f| Value::from(f.as_str())).collect()))],
         )?;
         let mut changed = Vec::new();
-        for row in &hashes.rows {
-            let (file, indexed) = (s(&row[0]), s(&row[1]));
-            let now = batho_engine::repo_files::read_repo_file(&self.repo.path, &file)
+        for indexed in decode_rows::<IndexedFile>(&hashes)? {
+            let now = batho_engine::repo_files::read_repo_file(&self.repo.path, &indexed.file)
                 .map(|bytes| batho_engine::repo_files::content_hash_hex(&bytes));
-            if now.as_deref().ok() != Some(indexed.as_str()) {
-                changed.push(file);
+            if now.as_deref().ok() != Some(indexed.content_hash.as_str()) {
+                changed.push(indexed.file);
             }
         }
         self.stale.extend(changed.iter().cloned());
@@ -285,6 +285,21 @@ impl Ctx {
     }
 }
 
+/// A file as the artifact indexed it: `f.file AS file, f.content_hash AS content_hash`.
+struct IndexedFile {
+    file: String,
+    content_hash: String,
+}
+
+impl FromRecord for IndexedFile {
+    fn from_record(record: &Record) -> Result<IndexedFile, ToolError> {
+        Ok(IndexedFile {
+            file: record.text("file")?,
+            content_hash: record.text("content_hash")?,
+        })
+    }
+}
+
 /// Whether `path`'s mtime is later than `since_ms` minus a margin for coarse file system
 /// clocks (or cannot be read: a deleted file has changed too).
 fn modified_after(path: &Path, since_ms: i64) -> bool {
@@ -296,41 +311,4 @@ fn modified_after(path: &Path, since_ms: i64) -> bool {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
     modified_ms >= since_ms - MARGIN_MS
-}
-
-/// Cell accessors for result rows.
-pub(crate) fn s(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Bool(b) => b.to_string(),
-        other => format!("{other:?}"),
-    }
-}
-
-pub(crate) fn i(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        Value::Float(f) => *f as i64,
-        Value::Bool(b) => i64::from(*b),
-        _ => 0,
-    }
-}
-
-pub(crate) fn f(v: &Value) -> f64 {
-    match v {
-        Value::Int(i) => *i as f64,
-        Value::Float(f) => *f,
-        _ => 0.0,
-    }
-}
-
-pub(crate) fn strs(v: &Value) -> Vec<String> {
-    match v {
-        Value::List(l) => l.iter().map(s).collect(),
-        Value::Null => Vec::new(),
-        other => vec![s(other)],
-    }
 }

@@ -4,14 +4,16 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value as Json, json};
+use batho_engine::watch::WatchReport;
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
 
 use super::args::{AddRepoArgs, BuildArgs, ListReposArgs, RemoveRepoArgs, StatusArgs};
-use super::{Answer, positive};
+use super::cells::first_int;
+use super::{Reply, Rows, ToolOutput, positive};
 use crate::error::ToolError;
 use crate::registry::RepoEntry;
-use crate::state::{State, i, missing_artifact};
+use crate::state::{State, missing_artifact};
 
 const ENTITY_COUNT: &str = "CALL db.labels() YIELD label, count WHERE label <> 'File' AND label <> 'External' RETURN sum(count) AS entities";
 
@@ -19,12 +21,12 @@ const ENTITY_COUNT: &str = "CALL db.labels() YIELD label, count WHERE label <> '
 fn probe(st: &State, repo: &RepoEntry) -> (bool, i64, u64) {
     match st.database(repo) {
         Ok(db) => {
-            let n = db
+            let entities = db
                 .query(ENTITY_COUNT, &Default::default())
                 .ok()
-                .and_then(|r| r.rows.first().map(|r| i(&r[0])))
+                .and_then(|result| first_int(&result, "entities").ok())
                 .unwrap_or(0);
-            (true, n, db.generation())
+            (true, entities, db.generation())
         }
         Err(_) => (false, 0, 0),
     }
@@ -36,52 +38,123 @@ fn meta_only(query: &str) -> Map<String, Json> {
     m
 }
 
-pub(crate) fn list_repos(st: &State, a: ListReposArgs) -> Result<CallToolResult, ToolError> {
-    positive("max_tokens", a.budget.max_tokens)?;
-    let repos = st.repos();
-    let mut md = String::from("## Registered Repos\n\n");
-    if repos.is_empty() {
-        md.push_str("(none — use add_repo)\n");
+/// One registered repo as list_repos shows it.
+#[derive(Serialize)]
+struct RepoListing {
+    name: String,
+    path: PathBuf,
+    has_artifact: bool,
+    entity_count: i64,
+    artifact_generation: u64,
+    default: bool,
+    session: bool,
+    watch: bool,
+}
+
+/// list_repos' answer.
+#[derive(Serialize)]
+struct ReposOutput {
+    total: usize,
+    repos: Vec<RepoListing>,
+}
+
+impl ToolOutput for ReposOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = String::from("## Registered Repos\n\n");
+        if self.repos.is_empty() {
+            md.push_str("(none — use add_repo)\n");
+        }
+        for repo in &self.repos {
+            let status = if repo.has_artifact {
+                format!("✓ ready, {} entities", repo.entity_count)
+            } else {
+                "✗ no artifact — run 'batho build'".to_string()
+            };
+            let default = if repo.default { ", default" } else { "" };
+            let _ = writeln!(
+                md,
+                "- **{}** — {} ({status}{default})",
+                repo.name,
+                repo.path.display()
+            );
+        }
+        md
     }
+}
+
+pub(crate) fn list_repos(st: &State, a: ListReposArgs) -> Result<Reply, ToolError> {
+    positive("max_tokens", a.budget.max_tokens)?;
     let session = st
         .session
         .lock()
         .ok()
         .and_then(|s| s.as_ref().map(|r| r.name.clone()));
-    let mut out = Vec::new();
-    for (k, r) in repos.iter().enumerate() {
-        let (has, n, generation) = probe(st, r);
-        let status = if has {
-            format!("✓ ready, {n} entities")
-        } else {
-            "✗ no artifact — run 'batho build'".to_string()
-        };
-        let default = if k == 0 { ", default" } else { "" };
-        let _ = writeln!(
-            md,
-            "- **{}** — {} ({status}{default})",
-            r.name,
-            r.path.display()
-        );
-        out.push(json!({
-            "name": r.name, "path": r.path, "has_artifact": has, "entity_count": n,
-            "artifact_generation": generation, "default": k == 0,
-            "session": session.as_deref() == Some(r.name.as_str()),
-            "watch": r.watch,
-        }));
-    }
-    let mut structured = Map::new();
-    structured.insert("total".into(), out.len().into());
-    structured.insert("repos".into(), Json::Array(out));
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: meta_only(ENTITY_COUNT),
-    }
-    .finish(Some(a.budget.max_tokens), None))
+    let repos: Vec<RepoListing> = st
+        .repos()
+        .into_iter()
+        .enumerate()
+        .map(|(k, repo)| {
+            let (has_artifact, entity_count, artifact_generation) = probe(st, &repo);
+            RepoListing {
+                session: session.as_deref() == Some(repo.name.as_str()),
+                name: repo.name,
+                path: repo.path,
+                has_artifact,
+                entity_count,
+                artifact_generation,
+                default: k == 0,
+                watch: repo.watch,
+            }
+        })
+        .collect();
+    let output = ReposOutput {
+        total: repos.len(),
+        repos,
+    };
+    Reply::new(&output, meta_only(ENTITY_COUNT), a.budget.max_tokens)
 }
 
-pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<CallToolResult, ToolError> {
+/// add_repo's answer.
+#[derive(Serialize)]
+struct AddedRepo {
+    name: String,
+    path: PathBuf,
+    entity_count: i64,
+    has_artifact: bool,
+    watching: bool,
+    /// Whether a watcher was started (`None`: the repo is not watched), and why not.
+    #[serde(skip)]
+    watch_outcome: Option<Result<(), String>>,
+    #[serde(skip)]
+    debounce_ms: u64,
+}
+
+impl ToolOutput for AddedRepo {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = format!(
+            "## Repo Registered\n\n- **{}** — {}\n- Entities: {}\n- Artifact: ✓ ready\n",
+            self.name,
+            self.path.display(),
+            self.entity_count
+        );
+        match &self.watch_outcome {
+            Some(Ok(())) => {
+                let _ = writeln!(
+                    md,
+                    "- Watching: re-indexed {} ms after changes settle",
+                    self.debounce_ms
+                );
+            }
+            Some(Err(e)) => {
+                let _ = writeln!(md, "- Watching: not started ({e})");
+            }
+            None => {}
+        }
+        md
+    }
+}
+
+pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let name = a.name.trim();
     if name.is_empty() {
@@ -105,7 +178,7 @@ pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<CallToolResult, Too
         debounce_ms: a.debounce_ms,
         max_file_size_kb: a.max_file_size_kb,
     };
-    let (has, n, _) = probe(st, &entry);
+    let (has, entity_count, _) = probe(st, &entry);
     if !has {
         return Err(missing_artifact(&path));
     }
@@ -118,39 +191,36 @@ pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<CallToolResult, Too
     if !entry.watch {
         st.watchers.stop(&path);
     }
-    let watching = st.watch(&entry);
-    let mut md = format!(
-        "## Repo Registered\n\n- **{name}** — {}\n- Entities: {n}\n- Artifact: ✓ ready\n",
-        path.display()
-    );
-    match &watching {
-        Some(Ok(())) => {
-            let _ = writeln!(
-                md,
-                "- Watching: re-indexed {} ms after changes settle",
-                entry.debounce_ms
-            );
-        }
-        Some(Err(e)) => {
-            let _ = writeln!(md, "- Watching: not started ({e})");
-        }
-        None => {}
-    }
-    let mut structured = Map::new();
-    structured.insert("name".into(), name.into());
-    structured.insert("path".into(), json!(path));
-    structured.insert("entity_count".into(), n.into());
-    structured.insert("has_artifact".into(), true.into());
-    structured.insert("watching".into(), matches!(watching, Some(Ok(()))).into());
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: meta_only(ENTITY_COUNT),
-    }
-    .finish(Some(a.budget.max_tokens), None))
+    let watch_outcome = st.watch(&entry);
+    let output = AddedRepo {
+        name: name.to_string(),
+        path,
+        entity_count,
+        has_artifact: true,
+        watching: matches!(watch_outcome, Some(Ok(()))),
+        watch_outcome,
+        debounce_ms: entry.debounce_ms,
+    };
+    Reply::new(&output, meta_only(ENTITY_COUNT), a.budget.max_tokens)
 }
 
-pub(crate) fn remove_repo(st: &State, a: RemoveRepoArgs) -> Result<CallToolResult, ToolError> {
+/// remove_repo's answer.
+#[derive(Serialize)]
+struct RemovedRepo {
+    name: String,
+    removed: bool,
+}
+
+impl ToolOutput for RemovedRepo {
+    fn markdown(&self, _: &mut Rows) -> String {
+        format!(
+            "## Repo Removed\n\n- **{}** — removed from registry\n",
+            self.name
+        )
+    }
+}
+
+pub(crate) fn remove_repo(st: &State, a: RemoveRepoArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     if let Some(repo) = st.repos().into_iter().find(|r| r.name == a.name) {
         st.watchers.stop(&repo.path);
@@ -175,22 +245,186 @@ pub(crate) fn remove_repo(st: &State, a: RemoveRepoArgs) -> Result<CallToolResul
             names.join(", ")
         )));
     }
-    let md = format!(
-        "## Repo Removed\n\n- **{}** — removed from registry\n",
-        a.name
-    );
-    let mut structured = Map::new();
-    structured.insert("name".into(), a.name.into());
-    structured.insert("removed".into(), true.into());
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: Map::new(),
-    }
-    .finish(Some(a.budget.max_tokens), None))
+    let output = RemovedRepo {
+        name: a.name,
+        removed: true,
+    };
+    Reply::new(&output, Map::new(), a.budget.max_tokens)
 }
 
-pub(crate) fn batho_status(st: &State, a: StatusArgs) -> Result<CallToolResult, ToolError> {
+/// A repo's watcher as batho_status shows it.
+#[derive(Serialize)]
+struct WatcherStatus {
+    state: &'static str,
+    pending_changes: usize,
+    /// What a running watcher adds (nothing for an inactive one).
+    #[serde(flatten)]
+    running: Option<RunningWatcher>,
+}
+
+/// The details of a running watcher.
+#[derive(Serialize)]
+struct RunningWatcher {
+    pending_files: Vec<String>,
+    reindexed: u64,
+    last_error: Option<String>,
+}
+
+impl WatcherStatus {
+    /// At most this many pending files are named.
+    const NAMED_PENDING: usize = 20;
+
+    fn of(report: Option<WatchReport>) -> WatcherStatus {
+        match report {
+            None => WatcherStatus {
+                state: "inactive",
+                pending_changes: 0,
+                running: None,
+            },
+            Some(report) => WatcherStatus {
+                state: report.state,
+                pending_changes: report.pending.len(),
+                running: Some(RunningWatcher {
+                    pending_files: report
+                        .pending
+                        .into_iter()
+                        .take(Self::NAMED_PENDING)
+                        .collect(),
+                    reindexed: report.reindexed,
+                    last_error: report.last_error,
+                }),
+            },
+        }
+    }
+
+    fn markdown(&self, md: &mut String) {
+        let Some(running) = &self.running else {
+            let _ = writeln!(md, "- watcher: inactive");
+            return;
+        };
+        let _ = writeln!(
+            md,
+            "- watcher: {} ({} pending changes, {} re-index runs)",
+            self.state, self.pending_changes, running.reindexed
+        );
+        if let Some(e) = &running.last_error {
+            let _ = writeln!(md, "- watcher error: {e}");
+        }
+    }
+}
+
+/// One repo's artifact as batho_status shows it.
+#[derive(Serialize)]
+struct ArtifactStatus {
+    name: String,
+    path: PathBuf,
+    status: &'static str,
+    artifact_generation: u64,
+    entity_count: u64,
+    relationship_count: u64,
+    file_count: u64,
+    last_run_id: Option<String>,
+    changed_files: u64,
+    watcher: WatcherStatus,
+    /// Some of the changed files, named in the markdown.
+    #[serde(skip)]
+    changed_examples: Vec<String>,
+}
+
+/// One repo in batho_status: its artifact, or why it cannot be read.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum RepoStatus {
+    Read(ArtifactStatus),
+    Unreadable {
+        name: String,
+        path: PathBuf,
+        status: &'static str,
+        message: String,
+    },
+}
+
+impl RepoStatus {
+    fn markdown(&self, md: &mut String) {
+        match self {
+            RepoStatus::Read(repo) => {
+                let _ = write!(md, "\n**{}** — {}\n", repo.name, repo.path.display());
+                let _ = writeln!(
+                    md,
+                    "- artifact: {} (generation {}), {} entities, {} relationships, {} files",
+                    repo.status,
+                    repo.artifact_generation,
+                    repo.entity_count,
+                    repo.relationship_count,
+                    repo.file_count
+                );
+                if let Some(run) = &repo.last_run_id {
+                    let _ = writeln!(md, "- last run: {run}");
+                }
+                if repo.changed_files > 0 {
+                    let _ = writeln!(
+                        md,
+                        "- {} source files changed since the build (e.g. {})",
+                        repo.changed_files,
+                        repo.changed_examples.join(", ")
+                    );
+                }
+                repo.watcher.markdown(md);
+            }
+            RepoStatus::Unreadable {
+                name,
+                path,
+                message,
+                ..
+            } => {
+                let _ = write!(md, "\n**{name}** — {}\n", path.display());
+                let _ = writeln!(md, "- artifact: unreadable ({message})");
+            }
+        }
+    }
+}
+
+/// batho_status' answer.
+#[derive(Serialize)]
+struct StatusOutput {
+    repos: Vec<RepoStatus>,
+}
+
+impl ToolOutput for StatusOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = String::from("## Batho Status\n");
+        for repo in &self.repos {
+            repo.markdown(&mut md);
+        }
+        md
+    }
+}
+
+fn repo_status(st: &State, repo: RepoEntry) -> RepoStatus {
+    match batho_engine::status::status(&repo.path, false) {
+        Ok(report) => RepoStatus::Read(ArtifactStatus {
+            status: report.state.name(),
+            artifact_generation: report.generation,
+            entity_count: report.entities,
+            relationship_count: report.relationships,
+            file_count: report.files,
+            last_run_id: report.last_run.map(|run| run.uuid),
+            changed_files: report.changed_count,
+            changed_examples: report.changed_files,
+            watcher: WatcherStatus::of(st.watchers.report(&repo.path)),
+            name: repo.name,
+            path: repo.path,
+        }),
+        Err(e) => RepoStatus::Unreadable {
+            name: repo.name,
+            path: repo.path,
+            status: "error",
+            message: e.to_string(),
+        },
+    }
+}
+
+pub(crate) fn batho_status(st: &State, a: StatusArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let repos = match a.repo.as_deref() {
         Some(n) => vec![st.resolve(Some(n))?],
@@ -202,84 +436,16 @@ pub(crate) fn batho_status(st: &State, a: StatusArgs) -> Result<CallToolResult, 
             r
         }
     };
-    let mut md = String::from("## Batho Status\n");
-    let mut out = Vec::new();
-    for r in &repos {
-        let rep = batho_engine::status::status(&r.path, false);
-        let _ = write!(md, "\n**{}** — {}\n", r.name, r.path.display());
-        match rep {
-            Ok(rep) => {
-                let run = rep.last_run.as_ref();
-                let _ = writeln!(
-                    md,
-                    "- artifact: {} (generation {}), {} entities, {} relationships, {} files",
-                    rep.state.name(),
-                    rep.generation,
-                    rep.entities,
-                    rep.relationships,
-                    rep.files
-                );
-                if let Some(run) = run {
-                    let _ = writeln!(md, "- last run: {}", run.uuid);
-                }
-                if rep.changed_count > 0 {
-                    let _ = writeln!(
-                        md,
-                        "- {} source files changed since the build (e.g. {})",
-                        rep.changed_count,
-                        rep.changed_files.join(", ")
-                    );
-                }
-                let watch = st.watchers.report(&r.path);
-                let watcher = match &watch {
-                    None => json!({"state": "inactive", "pending_changes": 0}),
-                    Some(w) => json!({"state": w.state, "pending_changes": w.pending.len(),
-                        "pending_files": w.pending.iter().take(20).collect::<Vec<_>>(),
-                        "reindexed": w.reindexed, "last_error": w.last_error}),
-                };
-                match &watch {
-                    None => {
-                        let _ = writeln!(md, "- watcher: inactive");
-                    }
-                    Some(w) => {
-                        let _ = writeln!(
-                            md,
-                            "- watcher: {} ({} pending changes, {} re-index runs)",
-                            w.state,
-                            w.pending.len(),
-                            w.reindexed
-                        );
-                        if let Some(e) = &w.last_error {
-                            let _ = writeln!(md, "- watcher error: {e}");
-                        }
-                    }
-                }
-                out.push(json!({
-                    "name": r.name, "path": r.path, "status": rep.state.name(),
-                    "artifact_generation": rep.generation, "entity_count": rep.entities,
-                    "relationship_count": rep.relationships, "file_count": rep.files,
-                    "last_run_id": run.map(|r| r.uuid.clone()),
-                    "changed_files": rep.changed_count,
-                    "watcher": watcher,
-                }));
-            }
-            Err(e) => {
-                let _ = writeln!(md, "- artifact: unreadable ({e})");
-                out.push(json!({"name": r.name, "path": r.path, "status": "error", "message": e.to_string()}));
-            }
-        }
-    }
-    let mut structured = Map::new();
-    structured.insert("repos".into(), Json::Array(out));
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: Map::new(),
-    }
-    .finish(Some(a.budget.max_tokens), None))
+    let output = StatusOutput {
+        repos: repos
+            .into_iter()
+            .map(|repo| repo_status(st, repo))
+            .collect(),
+    };
+    Reply::new(&output, Map::new(), a.budget.max_tokens)
 }
 
-pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<CallToolResult, ToolError> {
+pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let repo = st.resolve(a.repo.name())?;
     if let Some(b) = a.graph_backend.as_deref()
@@ -304,24 +470,52 @@ pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<CallToolResult, To
             None => err,
         }
     })?;
-    let secs = rep.run.duration_ms as f64 / 1000.0;
-    let md = format!(
-        "## Build Complete: {}\n\n- Entities: {}\n- Relationships: {}\n- Files: {}\n- Duration: {secs:.2}s\n- Run: {} (generation {})\n",
-        repo.name, rep.entities, rep.relationships, rep.files, rep.run.uuid, rep.run.generation
-    );
-    let mut structured = Map::new();
-    structured.insert(
-        "build".into(),
-        json!({
-            "repo": repo.name, "entity_count": rep.entities, "relationship_count": rep.relationships,
-            "file_count": rep.files, "duration_ms": rep.run.duration_ms, "run_id": rep.run.uuid,
-            "artifact_generation": rep.run.generation, "skipped_files": rep.skipped.len(),
-        }),
-    );
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: Map::new(),
+    let output = BuildOutput {
+        build: BuildSummary {
+            repo: repo.name,
+            entity_count: rep.entities,
+            relationship_count: rep.relationships,
+            file_count: rep.files,
+            duration_ms: rep.run.duration_ms,
+            run_id: rep.run.uuid,
+            artifact_generation: rep.run.generation,
+            skipped_files: rep.skipped.len(),
+        },
+    };
+    Reply::new(&output, Map::new(), a.budget.max_tokens)
+}
+
+/// What a build did.
+#[derive(Serialize)]
+struct BuildSummary {
+    repo: String,
+    entity_count: u64,
+    relationship_count: u64,
+    file_count: u64,
+    duration_ms: u64,
+    run_id: String,
+    artifact_generation: u64,
+    skipped_files: usize,
+}
+
+/// batho_build's answer.
+#[derive(Serialize)]
+struct BuildOutput {
+    build: BuildSummary,
+}
+
+impl ToolOutput for BuildOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let build = &self.build;
+        let secs = build.duration_ms as f64 / 1000.0;
+        format!(
+            "## Build Complete: {}\n\n- Entities: {}\n- Relationships: {}\n- Files: {}\n- Duration: {secs:.2}s\n- Run: {} (generation {})\n",
+            build.repo,
+            build.entity_count,
+            build.relationship_count,
+            build.file_count,
+            build.run_id,
+            build.artifact_generation
+        )
     }
-    .finish(Some(a.budget.max_tokens), None))
 }

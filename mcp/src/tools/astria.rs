@@ -15,10 +15,11 @@ use super::args::{
     AffectedArgs, CommunitiesArgs, Detail, ExplainArgs, GodNodesArgs, NeighborsArgs, RepoArgs,
     RepoMapArgs, ShortestPathArgs,
 };
+use super::cells::{float_of, int_of, text_of};
 use super::files::{PathStep, non_negative_offset, path_return};
 use super::{Answer, UseSites, positive};
 use crate::error::ToolError;
-use crate::state::{Ctx, State, f, i, s};
+use crate::state::{Ctx, State};
 
 /// Astria answers are short: they are cut at the Batho tools' default budget.
 const ANSWER_TOKENS: i64 = 25_000;
@@ -53,12 +54,12 @@ pub(crate) struct FoundNode {
 impl FoundNode {
     fn from_cells(cells: &[Value]) -> FoundNode {
         FoundNode {
-            id: s(&cells[0]),
-            name: s(&cells[1]),
-            kind: s(&cells[3]),
-            file: s(&cells[4]),
-            line: i(&cells[5]),
-            community: i(&cells[6]),
+            id: text_of(&cells[0]),
+            name: text_of(&cells[1]),
+            kind: text_of(&cells[3]),
+            file: text_of(&cells[4]),
+            line: int_of(&cells[5]),
+            community: int_of(&cells[6]),
         }
     }
 
@@ -113,7 +114,7 @@ pub(crate) fn find_node(cx: &mut Ctx, label: &str) -> Result<FoundNode, ToolErro
     let mut candidates: Vec<(FoundNode, bool)> = by_name
         .rows
         .iter()
-        .filter(|row| s(&row[1]) == label || s(&row[2]) == label)
+        .filter(|row| text_of(&row[1]) == label || text_of(&row[2]) == label)
         .map(|row| {
             (
                 FoundNode::from_cells(row),
@@ -178,7 +179,7 @@ pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<CallToolResult, Tool
         "MATCH (n {id: $id})-[r]-(m) WHERE NOT (type(r) = 'CONTAINS' AND m:File) RETURN count(*) AS neighbours",
         &[("id", Value::from(node.id.as_str()))],
     )?;
-    let total = total.rows.first().map_or(0, |row| i(&row[0]));
+    let total = total.rows.first().map_or(0, |row| int_of(&row[0]));
     let signature = cx.run(
         "MATCH (n {id: $id}) RETURN n.signature AS signature",
         &[("id", Value::from(node.id.as_str()))],
@@ -186,7 +187,7 @@ pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<CallToolResult, Tool
     let signature = signature
         .rows
         .first()
-        .map(|row| s(&row[0]))
+        .map(|row| text_of(&row[0]))
         .unwrap_or_default();
     let mut md = node.line();
     md.push('\n');
@@ -203,7 +204,7 @@ pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<CallToolResult, Tool
         neighbours
             .rows
             .iter()
-            .filter(|row| s(&row[3]) == name)
+            .filter(|row| text_of(&row[3]) == name)
             .count()
             > 1
     };
@@ -211,30 +212,30 @@ pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<CallToolResult, Tool
     for row in &neighbours.rows {
         let outgoing = matches!(row[0], Value::Bool(true));
         let sites = UseSites::from_cells(&row[5], &row[6]);
-        let confidence = f(&row[4]);
+        let confidence = float_of(&row[4]);
         let arrow = if outgoing { "-->" } else { "<--" };
-        let at = match (s(&row[7]).as_str(), sites.lines.first()) {
+        let at = match (text_of(&row[7]).as_str(), sites.lines.first()) {
             ("", _) => String::new(),
             (file, Some(line)) => format!(" @{file}:{line}"),
             (file, None) => format!(" @{file}"),
         };
-        let name = s(&row[3]);
+        let name = text_of(&row[3]);
         let shown = if repeated(&name) {
-            format!("{name} (id={})", s(&row[2]))
+            format!("{name} (id={})", text_of(&row[2]))
         } else {
             name
         };
         let _ = writeln!(
             md,
             "{arrow} {} {shown} {}{}{at}",
-            s(&row[1]).to_ascii_lowercase(),
+            text_of(&row[1]).to_ascii_lowercase(),
             evidence(confidence),
             sites.times(),
         );
         let mut item = json!({"direction": if outgoing { "out" } else { "in" },
-            "relation": s(&row[1]), "id": s(&row[2]), "name": s(&row[3]),
+            "relation": text_of(&row[1]), "id": text_of(&row[2]), "name": text_of(&row[3]),
             "confidence": confidence, "evidence": Provenance::of_confidence(confidence).name(),
-            "file": s(&row[7])});
+            "file": text_of(&row[7])});
         if let Json::Object(object) = &mut item {
             sites.insert_into(object);
         }
@@ -355,8 +356,12 @@ pub(crate) fn list_communities(
     )?;
     let mut rows = result.rows;
     // Largest first; the modularity of the partition is the sum of the communities' terms.
-    rows.sort_by(|x, y| i(&y[2]).cmp(&i(&x[2])).then(i(&x[0]).cmp(&i(&y[0]))));
-    let modularity: f64 = rows.iter().map(|row| f(&row[5])).sum();
+    rows.sort_by(|x, y| {
+        int_of(&y[2])
+            .cmp(&int_of(&x[2]))
+            .then(int_of(&x[0]).cmp(&int_of(&y[0])))
+    });
+    let modularity: f64 = rows.iter().map(|row| float_of(&row[5])).sum();
     let total = rows.len();
     let shown: Vec<&Vec<Value>> = rows
         .iter()
@@ -371,15 +376,15 @@ pub(crate) fn list_communities(
         let _ = writeln!(
             md,
             "COMMUNITY {} \"{}\" size={} files={} cohesion={:.2}",
-            i(&row[0]),
-            s(&row[1]),
-            i(&row[2]),
-            i(&row[3]),
-            f(&row[4])
+            int_of(&row[0]),
+            text_of(&row[1]),
+            int_of(&row[2]),
+            int_of(&row[3]),
+            float_of(&row[4])
         );
         listed.push(
-            json!({"id": i(&row[0]), "label": s(&row[1]), "size": i(&row[2]),
-                           "files": i(&row[3]), "cohesion": f(&row[4])}),
+            json!({"id": int_of(&row[0]), "label": text_of(&row[1]), "size": int_of(&row[2]),
+                           "files": int_of(&row[3]), "cohesion": float_of(&row[4])}),
         );
     }
     let next = a.page.offset as usize + shown.len();
@@ -435,13 +440,13 @@ fn health_part_text(part: &str, count: i64, total: i64, share: f64) -> String {
 /// One piece of evidence as text: an id, a circle of files, or a hub with its degree.
 fn evidence_text(item: &Value) -> String {
     match item {
-        Value::List(files) => files.iter().map(s).collect::<Vec<_>>().join(" → "),
+        Value::List(files) => files.iter().map(text_of).collect::<Vec<_>>().join(" → "),
         Value::Map(hub) => format!(
             "{} ({})",
-            hub.get("id").map(s).unwrap_or_default(),
-            hub.get("degree").map(i).unwrap_or_default()
+            hub.get("id").map(text_of).unwrap_or_default(),
+            hub.get("degree").map(int_of).unwrap_or_default()
         ),
-        other => s(other),
+        other => text_of(other),
     }
 }
 
@@ -452,12 +457,12 @@ pub(crate) fn health(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolErro
          RETURN part, count, total, measure, penalty, evidence",
         &[],
     )?;
-    let penalty: f64 = result.rows.iter().map(|row| f(&row[4])).sum();
+    let penalty: f64 = result.rows.iter().map(|row| float_of(&row[4])).sum();
     let score = (100.0 - penalty).clamp(0.0, 100.0).round() as i64;
     let mut md = format!("HEALTH {score}/100 (100 minus each part's points, at most 25 each)\n");
     let mut parts = Vec::new();
     for row in &result.rows {
-        let part = s(&row[0]);
+        let part = text_of(&row[0]);
         let evidence = match &row[5] {
             Value::List(items) => items.as_slice(),
             _ => &[],
@@ -465,8 +470,8 @@ pub(crate) fn health(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolErro
         let _ = write!(
             md,
             "{part} -{:.1}: {}",
-            f(&row[4]),
-            health_part_text(&part, i(&row[1]), i(&row[2]), f(&row[3]))
+            float_of(&row[4]),
+            health_part_text(&part, int_of(&row[1]), int_of(&row[2]), float_of(&row[3]))
         );
         if !evidence.is_empty() {
             let shown: Vec<String> = evidence
@@ -484,8 +489,8 @@ pub(crate) fn health(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolErro
         }
         md.push('\n');
         let g = cx.db.graph();
-        parts.push(json!({"part": part, "count": i(&row[1]), "total": i(&row[2]),
-            "measure": f(&row[3]), "penalty": f(&row[4]),
+        parts.push(json!({"part": part, "count": int_of(&row[1]), "total": int_of(&row[2]),
+            "measure": float_of(&row[3]), "penalty": float_of(&row[4]),
             "evidence": evidence.iter().map(|v| batho_engine::query::render::to_json(v, &g)).collect::<Vec<_>>()}));
     }
     let mut structured = Map::new();
@@ -525,7 +530,7 @@ pub(crate) fn god_nodes(st: &State, a: GodNodesArgs) -> Result<CallToolResult, T
     let mut listed = Vec::new();
     for (rank, row) in result.rows.iter().enumerate() {
         let node = FoundNode::from_cells(row);
-        let (degree, incoming, outgoing) = (i(&row[7]), i(&row[8]), i(&row[9]));
+        let (degree, incoming, outgoing) = (int_of(&row[7]), int_of(&row[8]), int_of(&row[9]));
         let _ = writeln!(
             md,
             "{}. {} degree={degree} (in {incoming}, out {outgoing})",
@@ -631,10 +636,10 @@ pub(crate) fn get_neighbors(st: &State, a: NeighborsArgs) -> Result<CallToolResu
     let mut md = format!("{}\n", node.line());
     let mut listed = Vec::new();
     for row in &result.rows {
-        let outgoing = s(&row[7]) == "out";
-        let confidence = f(&row[3]);
+        let outgoing = text_of(&row[7]) == "out";
+        let confidence = float_of(&row[3]);
         let sites = UseSites::from_cells(&row[4], &row[5]);
-        let at = match (s(&row[6]).as_str(), sites.lines.first()) {
+        let at = match (text_of(&row[6]).as_str(), sites.lines.first()) {
             ("", _) => String::new(),
             (file, Some(line)) => format!(" @{file}:{line}"),
             (file, None) => format!(" @{file}"),
@@ -643,14 +648,14 @@ pub(crate) fn get_neighbors(st: &State, a: NeighborsArgs) -> Result<CallToolResu
             md,
             "{} {} {} [id={}] {}{}{at}",
             if outgoing { "->" } else { "<-" },
-            s(&row[2]).to_ascii_lowercase(),
-            s(&row[1]),
-            s(&row[0]),
+            text_of(&row[2]).to_ascii_lowercase(),
+            text_of(&row[1]),
+            text_of(&row[0]),
             evidence(confidence),
             sites.times()
         );
         let mut item = json!({"direction": if outgoing { "out" } else { "in" },
-            "relation": s(&row[2]), "id": s(&row[0]), "name": s(&row[1]),
+            "relation": text_of(&row[2]), "id": text_of(&row[0]), "name": text_of(&row[1]),
             "confidence": confidence, "evidence": Provenance::of_confidence(confidence).name()});
         if let Json::Object(object) = &mut item {
             sites.insert_into(object);
@@ -734,7 +739,7 @@ fn changed_entities(cx: &mut Ctx, a: &AffectedArgs) -> Result<Vec<FoundNode>, To
         let spans: Vec<(i64, i64)> = result
             .rows
             .iter()
-            .map(|row| (i(&row[5]), i(&row[7])))
+            .map(|row| (int_of(&row[5]), int_of(&row[7])))
             .collect();
         for (k, row) in result.rows.iter().enumerate() {
             let (start, end) = spans[k];
@@ -787,31 +792,31 @@ pub(crate) fn affected(st: &State, a: AffectedArgs) -> Result<CallToolResult, To
     let mut listed = Vec::new();
     let mut inferred = false;
     for row in &result.rows {
-        let id = s(&row[0]);
+        let id = text_of(&row[0]);
         // Each node once, at its shortest depth from any changed entity.
         if seed_set.contains(id.as_str()) || !seen.insert(id.clone()) {
             continue;
         }
-        let confidence = f(&row[8]);
+        let confidence = float_of(&row[8]);
         let class = Provenance::of_confidence(confidence);
         inferred |= class == Provenance::Inferred;
-        let at = if s(&row[9]).is_empty() {
+        let at = if text_of(&row[9]).is_empty() {
             String::new()
         } else {
-            format!(" @{}:{}", s(&row[9]), i(&row[10]))
+            format!(" @{}:{}", text_of(&row[9]), int_of(&row[10]))
         };
         let _ = writeln!(
             md,
             "depth {}: {} [id={id}] --{} [{}]--> {}{at}",
-            i(&row[4]),
-            s(&row[1]),
-            s(&row[7]).to_ascii_lowercase(),
+            int_of(&row[4]),
+            text_of(&row[1]),
+            text_of(&row[7]).to_ascii_lowercase(),
             class.name(),
-            s(&row[6])
+            text_of(&row[6])
         );
         listed.push(
-            json!({"id": id, "name": s(&row[1]), "file": s(&row[2]), "line": i(&row[3]),
-            "depth": i(&row[4]), "via": s(&row[5]), "relation": s(&row[7]),
+            json!({"id": id, "name": text_of(&row[1]), "file": text_of(&row[2]), "line": int_of(&row[3]),
+            "depth": int_of(&row[4]), "via": text_of(&row[5]), "relation": text_of(&row[7]),
             "confidence": confidence, "evidence": class.name()}),
         );
     }
@@ -848,10 +853,10 @@ pub(crate) fn graph_stats(st: &State, a: RepoArgs) -> Result<CallToolResult, Too
         &[],
     )?;
     let row = result.rows.first().cloned().unwrap_or_default();
-    let cell = |k: usize| row.get(k).map_or(0, i);
+    let cell = |k: usize| row.get(k).map_or(0, int_of);
     let (nodes, edges, files, entities, communities) =
         (cell(0), cell(1), cell(2), cell(3), cell(4));
-    let modularity = row.get(5).map_or(0.0, f);
+    let modularity = row.get(5).map_or(0.0, float_of);
     let mut md = format!(
         "nodes={nodes} edges={edges} communities={communities} files={files} entities={entities} modularity={modularity:.3}\n"
     );
@@ -951,7 +956,7 @@ pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<CallToolResult, Too
     let mut by_file: std::collections::HashMap<String, Vec<&Vec<Value>>> =
         std::collections::HashMap::new();
     for row in &symbols.rows {
-        let listed = by_file.entry(s(&row[0])).or_default();
+        let listed = by_file.entry(text_of(&row[0])).or_default();
         if listed.len() < MAP_SYMBOLS_PER_FILE {
             listed.push(row);
         }
@@ -960,26 +965,31 @@ pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<CallToolResult, Too
     let mut listed_files = Vec::new();
     let mut cut = false;
     for row in &files.rows {
-        let path = s(&row[0]);
+        let path = text_of(&row[0]);
         let mut entry = format!("{path}:\n");
         let mut listed_symbols = Vec::new();
         for symbol in by_file.get(&path).into_iter().flatten() {
-            let signature = signature_head(&s(&symbol[3]));
+            let signature = signature_head(&text_of(&symbol[3]));
             let shown = if signature.is_empty() {
-                format!("{} {}", s(&symbol[2]).to_ascii_lowercase(), s(&symbol[1]))
+                format!(
+                    "{} {}",
+                    text_of(&symbol[2]).to_ascii_lowercase(),
+                    text_of(&symbol[1])
+                )
             } else {
                 signature
             };
-            let _ = writeln!(entry, "  {}: {shown}", i(&symbol[4]));
-            listed_symbols.push(json!({"name": s(&symbol[1]), "kind": s(&symbol[2]),
-                "line": i(&symbol[4]), "signature": s(&symbol[3]), "pagerank": f(&symbol[5])}));
+            let _ = writeln!(entry, "  {}: {shown}", int_of(&symbol[4]));
+            listed_symbols.push(json!({"name": text_of(&symbol[1]), "kind": text_of(&symbol[2]),
+                "line": int_of(&symbol[4]), "signature": text_of(&symbol[3]), "pagerank": float_of(&symbol[5])}));
         }
         if md.len() + entry.len() > chars {
             cut = true;
             break;
         }
         md.push_str(&entry);
-        listed_files.push(json!({"file": path, "rank": f(&row[1]), "symbols": listed_symbols}));
+        listed_files
+            .push(json!({"file": path, "rank": float_of(&row[1]), "symbols": listed_symbols}));
     }
     let _ = writeln!(
         md,

@@ -14,10 +14,11 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
 use super::args::{DeltaArgs, DiffArgs, ResponseFormat};
+use super::cells::{int_of, text_of, texts_of};
 use super::files::{non_negative_offset, page_json};
 use super::{Answer, Rows, lines, positive};
 use crate::error::ToolError;
-use crate::state::{Ctx, State, i, s, strs};
+use crate::state::{Ctx, State};
 
 const STATS_COLS: &str = "run, type, status, started_at, finished_at, duration_ms, commit, branch, \
 generation, base_run, base_generation, nodes_added, nodes_removed, nodes_modified, nodes_renamed, \
@@ -85,9 +86,9 @@ fn stats(res: &QueryResult) -> (String, Json) {
         return (String::new(), Json::Null);
     };
     let mut md = String::new();
-    let run = s(&r[0]);
-    let base = s(&r[9]);
-    let (base_gen, new_gen) = (i(&r[10]), i(&r[8]));
+    let run = text_of(&r[0]);
+    let base = text_of(&r[9]);
+    let (base_gen, new_gen) = (int_of(&r[10]), int_of(&r[8]));
     let who = |id: &str, g: i64| {
         if id.is_empty() {
             format!("generation {g}")
@@ -102,8 +103,8 @@ fn stats(res: &QueryResult) -> (String, Json) {
         who(&run, new_gen)
     );
     if !run.is_empty() {
-        let commit = s(&r[6]);
-        let branch = s(&r[7]);
+        let commit = text_of(&r[6]);
+        let branch = text_of(&r[7]);
         let mut git = String::new();
         if !commit.is_empty() {
             let _ = write!(git, ", commit {}", &commit[..commit.len().min(12)]);
@@ -114,33 +115,33 @@ fn stats(res: &QueryResult) -> (String, Json) {
         let _ = writeln!(
             md,
             "- Run: {} {} at {} UTC, {:.2}s{git}",
-            s(&r[1]),
-            s(&r[2]),
-            batho_engine::status::utc_timestamp(i(&r[3])),
-            i(&r[5]) as f64 / 1000.0
+            text_of(&r[1]),
+            text_of(&r[2]),
+            batho_engine::status::utc_timestamp(int_of(&r[3])),
+            int_of(&r[5]) as f64 / 1000.0
         );
     }
     let _ = writeln!(
         md,
         "- Nodes: {} added, {} removed, {} modified, {} renamed",
-        i(&r[11]),
-        i(&r[12]),
-        i(&r[13]),
-        i(&r[14])
+        int_of(&r[11]),
+        int_of(&r[12]),
+        int_of(&r[13]),
+        int_of(&r[14])
     );
     let _ = writeln!(
         md,
         "- Files: {} added, {} removed, {} modified",
-        i(&r[16]),
-        i(&r[17]),
-        i(&r[18])
+        int_of(&r[16]),
+        int_of(&r[17]),
+        int_of(&r[18])
     );
     let by_type = match &r[21] {
         Value::Map(m) => m
             .iter()
             .map(|(t, c)| {
                 let get = |k: &str| match c {
-                    Value::Map(x) => x.get(k).map_or(0, i),
+                    Value::Map(x) => x.get(k).map_or(0, int_of),
                     _ => 0,
                 };
                 (t.clone(), get("added"), get("removed"))
@@ -155,8 +156,8 @@ fn stats(res: &QueryResult) -> (String, Json) {
     let _ = writeln!(
         md,
         "- Relationships: {} added, {} removed{}",
-        i(&r[19]),
-        i(&r[20]),
+        int_of(&r[19]),
+        int_of(&r[20]),
         if types.is_empty() {
             String::new()
         } else {
@@ -168,12 +169,12 @@ fn stats(res: &QueryResult) -> (String, Json) {
             .iter()
             .filter_map(|f| match f {
                 Value::Map(m) => Some(json!({
-                    "path": m.get("path").map(s).unwrap_or_default(),
-                    "change": m.get("change").map(s).unwrap_or_default(),
-                    "added": m.get("added").map_or(0, i),
-                    "removed": m.get("removed").map_or(0, i),
-                    "modified": m.get("modified").map_or(0, i),
-                    "renamed": m.get("renamed").map_or(0, i),
+                    "path": m.get("path").map(text_of).unwrap_or_default(),
+                    "change": m.get("change").map(text_of).unwrap_or_default(),
+                    "added": m.get("added").map_or(0, int_of),
+                    "removed": m.get("removed").map_or(0, int_of),
+                    "modified": m.get("modified").map_or(0, int_of),
+                    "renamed": m.get("renamed").map_or(0, int_of),
                 })),
                 _ => None,
             })
@@ -183,17 +184,17 @@ fn stats(res: &QueryResult) -> (String, Json) {
     let opt = |v: String| (!v.is_empty()).then_some(v);
     let json = json!({
         "run": {
-            "run_id": opt(run.clone()), "type": opt(s(&r[1])), "status": opt(s(&r[2])),
-            "started_at_ms": i(&r[3]), "finished_at_ms": i(&r[4]), "duration_ms": i(&r[5]),
-            "git_commit": opt(s(&r[6])), "git_branch": opt(s(&r[7])), "generation": i(&r[8]),
+            "run_id": opt(run.clone()), "type": opt(text_of(&r[1])), "status": opt(text_of(&r[2])),
+            "started_at_ms": int_of(&r[3]), "finished_at_ms": int_of(&r[4]), "duration_ms": int_of(&r[5]),
+            "git_commit": opt(text_of(&r[6])), "git_branch": opt(text_of(&r[7])), "generation": int_of(&r[8]),
         },
-        "base": {"run_id": opt(base), "generation": i(&r[10])},
+        "base": {"run_id": opt(base), "generation": int_of(&r[10])},
         "stats": {
-            "nodes_added": i(&r[11]), "nodes_removed": i(&r[12]), "nodes_modified": i(&r[13]),
-            "nodes_renamed": i(&r[14]), "nodes_moved": i(&r[15]),
-            "files_changed": i(&r[16]) + i(&r[17]) + i(&r[18]),
-            "files_added": i(&r[16]), "files_removed": i(&r[17]), "files_modified": i(&r[18]),
-            "relationships_added": i(&r[19]), "relationships_removed": i(&r[20]),
+            "nodes_added": int_of(&r[11]), "nodes_removed": int_of(&r[12]), "nodes_modified": int_of(&r[13]),
+            "nodes_renamed": int_of(&r[14]), "nodes_moved": int_of(&r[15]),
+            "files_changed": int_of(&r[16]) + int_of(&r[17]) + int_of(&r[18]),
+            "files_added": int_of(&r[16]), "files_removed": int_of(&r[17]), "files_modified": int_of(&r[18]),
+            "relationships_added": int_of(&r[19]), "relationships_removed": int_of(&r[20]),
             "relationships_by_type": by_type.iter().map(|(t, a, d)| (t.clone(), json!({"added": a, "removed": d}))).collect::<Map<String, Json>>(),
         },
         "files": files,
@@ -203,32 +204,32 @@ fn stats(res: &QueryResult) -> (String, Json) {
 
 fn side(r: &[Value], at: usize) -> Json {
     json!({
-        "id": s(&r[at]), "name": s(&r[at + 1]), "kind": s(&r[at + 2]), "file": s(&r[at + 3]),
-        "start_line": i(&r[at + 4]), "end_line": i(&r[at + 5]), "signature": s(&r[at + 6]),
+        "id": text_of(&r[at]), "name": text_of(&r[at + 1]), "kind": text_of(&r[at + 2]), "file": text_of(&r[at + 3]),
+        "start_line": int_of(&r[at + 4]), "end_line": int_of(&r[at + 5]), "signature": text_of(&r[at + 6]),
     })
 }
 
 /// One change as `(markdown line, json)`; `detail` adds before/after lines.
 fn change(r: &[Value], detail: bool) -> (String, Json) {
-    let kind = s(&r[0]);
+    let kind = text_of(&r[0]);
     let had_before = !matches!(r[8], Value::Null);
     let after = kind != "removed";
-    let changed = strs(&r[15]);
+    let changed = texts_of(&r[15]);
     let mut md = match kind.as_str() {
         "renamed" => format!(
             "- renamed {} → {} [{}] {}:{}",
-            s(&r[8]),
-            s(&r[1]),
-            s(&r[3]).to_ascii_lowercase(),
-            s(&r[4]),
-            lines(i(&r[5]), i(&r[6]))
+            text_of(&r[8]),
+            text_of(&r[1]),
+            text_of(&r[3]).to_ascii_lowercase(),
+            text_of(&r[4]),
+            lines(int_of(&r[5]), int_of(&r[6]))
         ),
         _ => format!(
             "- {kind} {} [{}] {}:{}",
-            s(&r[1]),
-            s(&r[3]).to_ascii_lowercase(),
-            s(&r[4]),
-            lines(i(&r[5]), i(&r[6]))
+            text_of(&r[1]),
+            text_of(&r[3]).to_ascii_lowercase(),
+            text_of(&r[4]),
+            lines(int_of(&r[5]), int_of(&r[6]))
         ),
     };
     if !changed.is_empty() && kind == "modified" {
@@ -239,22 +240,22 @@ fn change(r: &[Value], detail: bool) -> (String, Json) {
         let _ = writeln!(
             md,
             "  - before: {} {} {}",
-            s(&r[8]),
-            lines(i(&r[12]), i(&r[13])),
-            s(&r[14])
+            text_of(&r[8]),
+            lines(int_of(&r[12]), int_of(&r[13])),
+            text_of(&r[14])
         );
         let _ = writeln!(
             md,
             "  - after: {} {} {}",
-            s(&r[1]),
-            lines(i(&r[5]), i(&r[6])),
-            s(&r[7])
+            text_of(&r[1]),
+            lines(int_of(&r[5]), int_of(&r[6])),
+            text_of(&r[7])
         );
     }
     let json = json!({
         "change_kind": kind,
-        "entity_id": s(&r[1]), "name": s(&r[2]), "kind": s(&r[3]), "file_path": s(&r[4]),
-        "start_line": i(&r[5]), "end_line": i(&r[6]),
+        "entity_id": text_of(&r[1]), "name": text_of(&r[2]), "kind": text_of(&r[3]), "file_path": text_of(&r[4]),
+        "start_line": int_of(&r[5]), "end_line": int_of(&r[6]),
         "changed": changed,
         "before": if had_before { side(r, 8) } else { Json::Null },
         "after": if after { side(r, 1) } else { Json::Null },
@@ -397,7 +398,7 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
         "CALL db.delta($run, null, $file_path, $entity_id, $since) YIELD change RETURN count(*) AS changes",
         &filter_params,
     )?;
-    let total = total.rows.first().map_or(0, |r| i(&r[0]));
+    let total = total.rows.first().map_or(0, |r| int_of(&r[0]));
     let mut page_params = filter_params.to_vec();
     page_params.push(("offset", Value::Int(a.page.offset)));
     page_params.push(("limit", Value::Int(limit)));
@@ -427,8 +428,8 @@ pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, Tool
     for r in &res.rows {
         let (line, j) = change(r, true);
         md.push_str(&line);
-        let kind = ChangeKind::ALL.iter().find(|k| k.name() == s(&r[0]));
-        if let (Some(kind), Some(Json::Array(v))) = (kind, groups.get_mut(&s(&r[0]))) {
+        let kind = ChangeKind::ALL.iter().find(|k| k.name() == text_of(&r[0]));
+        if let (Some(kind), Some(Json::Array(v))) = (kind, groups.get_mut(&text_of(&r[0]))) {
             page.tag(kind.name());
             v.push(j);
         }

@@ -8,13 +8,14 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
 use super::args::{ConnectivityArgs, FileGraphArgs, ResponseFormat, TraceArgs};
+use super::cells::{float_of, int_of, text_of, texts_of};
 use super::graph::entity_not_found;
 use super::{
     Answer, Direction, RelationFilters, Rows, UseSites, lines, positive, rel_filter,
     relation_filters, threshold, type_label, where_clause,
 };
 use crate::error::ToolError;
-use crate::state::{Ctx, State, f, i, s, strs};
+use crate::state::{Ctx, State};
 
 /// The columns `path_return` gives each step of a path.
 const PATH_COLUMNS_PER_STEP: usize = 8;
@@ -38,13 +39,13 @@ pub(crate) struct PathStep {
 impl PathStep {
     fn from_cells(cells: &[Value]) -> PathStep {
         PathStep {
-            id: s(&cells[0]),
-            name: s(&cells[1]),
-            relation: s(&cells[2]),
+            id: text_of(&cells[0]),
+            name: text_of(&cells[1]),
+            relation: text_of(&cells[2]),
             forward: !matches!(cells[3], Value::Bool(false)),
             sites: UseSites::from_cells(&cells[4], &cells[5]),
-            confidence: f(&cells[6]),
-            file: s(&cells[7]),
+            confidence: float_of(&cells[6]),
+            file: text_of(&cells[7]),
         }
     }
 
@@ -110,7 +111,7 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
             "MATCH (n {id: $id}) RETURN count(*) AS found",
             &[("id", Value::from(id.as_str()))],
         )?;
-        if found.rows.first().is_none_or(|r| i(&r[0]) == 0) {
+        if found.rows.first().is_none_or(|r| int_of(&r[0]) == 0) {
             return Err(entity_not_found(&mut cx, id));
         }
     }
@@ -238,14 +239,14 @@ fn check_file(cx: &mut Ctx, file: &str) -> Result<(), ToolError> {
         "MATCH (f:File {file: $file}) RETURN count(*) AS indexed",
         &[("file", Value::from(file))],
     )?;
-    if res.rows.first().is_none_or(|r| i(&r[0]) == 0) {
+    if res.rows.first().is_none_or(|r| int_of(&r[0]) == 0) {
         let tail = file.rsplit('/').next().unwrap_or(file).to_string();
         let similar = cx
             .run(
                 "MATCH (f:File) WHERE f.file ENDS WITH $tail RETURN f.file AS file ORDER BY file LIMIT 5",
                 &[("tail", Value::from(tail))],
             )
-            .map(|r| r.rows.iter().map(|r| s(&r[0])).collect::<Vec<_>>())
+            .map(|r| r.rows.iter().map(|r| text_of(&r[0])).collect::<Vec<_>>())
             .unwrap_or_default();
         let err = ToolError::client(format!("File not indexed: {file}"));
         return Err(if similar.is_empty() {
@@ -270,7 +271,7 @@ fn file_entities(
         "MATCH (n {file: $file}) WHERE NOT n:File RETURN count(*) AS entities",
         &[("file", fp.clone())],
     )?;
-    let total = total.rows.first().map_or(0, |r| i(&r[0]));
+    let total = total.rows.first().map_or(0, |r| int_of(&r[0]));
     let page = cx.run(
         "MATCH (n {file: $file}) WHERE NOT n:File \
          RETURN n.id AS id, n.name AS name, n.kind AS kind, n.start_line AS start_line, n.end_line AS end_line \
@@ -328,7 +329,7 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
     let rels = file_relationships(&mut cx, &file, ids, fmt, a.include_cross_file_refs)?;
     let mut by_source: BTreeMap<String, Vec<&Vec<Value>>> = BTreeMap::new();
     for r in &rels {
-        by_source.entry(s(&r[0])).or_default().push(r);
+        by_source.entry(text_of(&r[0])).or_default().push(r);
     }
     let prefix = format!("{file}:");
     let short = |id: &str| id.strip_prefix(&prefix).unwrap_or(id).to_string();
@@ -349,17 +350,19 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
         let _ = writeln!(
             md,
             "- {} [{}] {}",
-            s(&r[1]),
-            s(&r[2]).to_ascii_lowercase(),
-            lines(i(&r[3]), i(&r[4]))
+            text_of(&r[1]),
+            text_of(&r[2]).to_ascii_lowercase(),
+            lines(int_of(&r[3]), int_of(&r[4]))
         );
         rows.tag("entities");
-        ent_json.push(json!({"id": s(&r[0]), "name": s(&r[1]), "kind": s(&r[2]),
-            "start_line": i(&r[3]), "end_line": i(&r[4])}));
-        let mut group = by_source.remove(&s(&r[0])).unwrap_or_default();
-        group.sort_by_key(|x| (i(&x[6]), s(&x[2]), s(&x[1])));
+        ent_json.push(
+            json!({"id": text_of(&r[0]), "name": text_of(&r[1]), "kind": text_of(&r[2]),
+            "start_line": int_of(&r[3]), "end_line": int_of(&r[4])}),
+        );
+        let mut group = by_source.remove(&text_of(&r[0])).unwrap_or_default();
+        group.sort_by_key(|x| (int_of(&x[6]), text_of(&x[2]), text_of(&x[1])));
         for x in group {
-            let (typ, tgt, tfile) = (s(&x[1]), s(&x[2]), s(&x[3]));
+            let (typ, tgt, tfile) = (text_of(&x[1]), text_of(&x[2]), text_of(&x[3]));
             let same = tfile == file;
             let _ = writeln!(
                 md,
@@ -368,11 +371,11 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
             );
             if !same && stub_ids.insert(tgt.clone()) {
                 rows.tag("cross_file_stubs");
-                stubs.push(json!({"id": tgt, "file": tfile, "kind": s(&x[4])}));
+                stubs.push(json!({"id": tgt, "file": tfile, "kind": text_of(&x[4])}));
             }
             rows.tag("relationships");
-            rel_json.push(json!({"source_id": s(&x[0]), "relation_type": typ, "target_id": tgt,
-                "cross_file": !same, "confidence": (f(&x[5]) * 1e4).round() / 1e4, "line": i(&x[6])}));
+            rel_json.push(json!({"source_id": text_of(&x[0]), "relation_type": typ, "target_id": tgt,
+                "cross_file": !same, "confidence": (float_of(&x[5]) * 1e4).round() / 1e4, "line": int_of(&x[6])}));
         }
         rows.end_row(md.len());
     }
@@ -426,14 +429,14 @@ struct Dep {
 fn aggregate(rows: &[Vec<Value>]) -> BTreeMap<String, Dep> {
     let mut out: BTreeMap<String, Dep> = BTreeMap::new();
     for r in rows {
-        let d = out.entry(s(&r[0])).or_insert(Dep {
+        let d = out.entry(text_of(&r[0])).or_insert(Dep {
             counts: BTreeMap::new(),
             max_conf: 0.0,
             via: Vec::new(),
         });
-        *d.counts.entry(s(&r[1])).or_default() += i(&r[2]);
-        d.max_conf = d.max_conf.max(f(&r[3]));
-        for v in strs(&r[4]) {
+        *d.counts.entry(text_of(&r[1])).or_default() += int_of(&r[2]);
+        d.max_conf = d.max_conf.max(float_of(&r[3]));
+        for v in texts_of(&r[4]) {
             if !v.is_empty() && !d.via.contains(&v) {
                 d.via.push(v);
             }
@@ -596,10 +599,10 @@ pub(crate) fn file_connectivity(
     let mut stdlib: Vec<String> = Vec::new();
     let mut other_ext = 0;
     for r in &ext.rows {
-        match s(&r[0]).as_str() {
-            "unresolved" => unresolved += i(&r[2]),
-            "stdlib_method" => stdlib.push(s(&r[1])),
-            _ => other_ext += i(&r[2]),
+        match text_of(&r[0]).as_str() {
+            "unresolved" => unresolved += int_of(&r[2]),
+            "stdlib_method" => stdlib.push(text_of(&r[1])),
+            _ => other_ext += int_of(&r[2]),
         }
     }
     if a.include_external && !stdlib.is_empty() {

@@ -1,18 +1,22 @@
 //! graph_overview, graph_query, get_entity and search_entities.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use batho_engine::query::Value;
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value as Json, json};
+use batho_engine::query::{QueryResult, Value};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value as Json};
 
 use super::args::{EntityArgs, OverviewArgs, QueryArgs, ResponseFormat, SearchArgs};
+use super::cells::{FromRecord, Record, column_texts, decode_first, decode_rows, first_int};
+use super::records::{CommunityRow, EdgeRow, EntityRow};
 use super::{
-    Answer, Direction, RelationFilters, Rows, UseSites, kinds, lines, positive, rel_filter,
-    relation_filters, roles, type_label, where_clause,
+    AppliedRelationFilters, Direction, Pagination, RelationFilters, Reply, Rows, ToolOutput,
+    UseSites, four_decimals, kinds, lines, positive, rel_filter, roles, type_label, where_clause,
 };
 use crate::error::ToolError;
-use crate::state::{Ctx, State, f, i, s, strs};
+use crate::state::{Ctx, State};
 
 /// Entities exclude file nodes and external stubs unless a type filter names them.
 fn kind_filter(var: &str, types: &[&str]) -> String {
@@ -27,15 +31,230 @@ fn list(v: &[&str]) -> Value {
     Value::List(v.iter().map(|s| Value::from(*s)).collect())
 }
 
-pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = a.output.format()?;
+/// A name and how many: a node label or a relationship type with its count.
+struct NamedCount {
+    name: String,
+    count: i64,
+}
+
+impl NamedCount {
+    /// Every row of `result`, its name in `name_column` and its number in `count`.
+    fn read_all(result: &QueryResult, name_column: &str) -> Result<Vec<NamedCount>, ToolError> {
+        result
+            .rows
+            .iter()
+            .map(|cells| {
+                let record = Record::new(&result.columns, cells);
+                Ok(NamedCount {
+                    name: record.text(name_column)?,
+                    count: record.int("count")?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Counts as a JSON object keyed by the lowercased names, in their order.
+fn lowercase_counts<S: Serializer>(
+    counts: &[NamedCount],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(counts.len()))?;
+    for named in counts {
+        map.serialize_entry(&named.name.to_ascii_lowercase(), &named.count)?;
+    }
+    map.end()
+}
+
+/// A community as graph_overview shows it.
+#[derive(Serialize)]
+struct OverviewCommunity {
+    id: i64,
+    name: String,
+    entity_count: i64,
+    file_count: i64,
+    cohesion: f64,
+}
+
+impl From<CommunityRow> for OverviewCommunity {
+    fn from(row: CommunityRow) -> OverviewCommunity {
+        OverviewCommunity {
+            id: row.id,
+            name: row.label,
+            entity_count: row.entities,
+            file_count: row.files,
+            cohesion: row.cohesion,
+        }
+    }
+}
+
+/// The newest run: its id, commit and branch (empty when unknown).
+#[derive(Default)]
+struct RunHead {
+    id: String,
+    commit: String,
+    branch: String,
+}
+
+impl FromRecord for RunHead {
+    fn from_record(record: &Record) -> Result<RunHead, ToolError> {
+        Ok(RunHead {
+            id: record.text("id")?,
+            commit: record.text("commit")?,
+            branch: record.text("branch")?,
+        })
+    }
+}
+
+/// graph_overview's statistics.
+#[derive(Serialize)]
+struct OverviewStats {
+    total_entities: i64,
+    total_relationships: i64,
+    total_files: i64,
+    headers_outside_tree: i64,
+    #[serde(serialize_with = "lowercase_counts")]
+    entity_breakdown: Vec<NamedCount>,
+    #[serde(serialize_with = "lowercase_counts")]
+    relationship_breakdown: Vec<NamedCount>,
+    ambiguous_edge_count: i64,
+    run_id: String,
+    git_commit: String,
+    git_branch: String,
+}
+
+impl OverviewStats {
+    /// The statistics from the label and relationship-type counts; `files` counts the files
+    /// of the tree (File nodes without a path stand for headers from outside it).
+    fn new(
+        kinds: Vec<NamedCount>,
+        relations: Vec<NamedCount>,
+        files: i64,
+        ambiguous: i64,
+        run: RunHead,
+    ) -> OverviewStats {
+        let (mut entities, mut file_nodes) = (0, 0);
+        for kind in &kinds {
+            match kind.name.as_str() {
+                "File" => file_nodes = kind.count,
+                "External" => {}
+                _ => entities += kind.count,
+            }
+        }
+        OverviewStats {
+            total_entities: entities,
+            total_relationships: relations.iter().map(|relation| relation.count).sum(),
+            total_files: files,
+            headers_outside_tree: file_nodes - files,
+            entity_breakdown: kinds,
+            relationship_breakdown: relations,
+            ambiguous_edge_count: ambiguous,
+            run_id: run.id,
+            git_commit: run.commit,
+            git_branch: run.branch,
+        }
+    }
+
+    /// The head of the overview: totals, the run, the breakdowns.
+    fn markdown(&self, md: &mut String, format: ResponseFormat) {
+        let _ = writeln!(
+            md,
+            "**Stats:** {} entities, {} relationships, {} files",
+            self.total_entities, self.total_relationships, self.total_files
+        );
+        if self.headers_outside_tree > 0 {
+            let _ = writeln!(
+                md,
+                "**Headers included from outside the tree:** {} (not counted as files)",
+                self.headers_outside_tree
+            );
+        }
+        if !self.run_id.is_empty() {
+            let short = &self.git_commit[..self.git_commit.len().min(7)];
+            let _ = write!(md, "**Run:** {}", self.run_id);
+            if !short.is_empty() {
+                let _ = write!(md, " | commit: {short}");
+            }
+            if !self.git_branch.is_empty() {
+                let _ = write!(md, " | branch: {}", self.git_branch);
+            }
+            md.push('\n');
+        }
+        if self.ambiguous_edge_count > 0 {
+            let _ = writeln!(md, "**Ambiguous edges:** {}", self.ambiguous_edge_count);
+        }
+        md.push_str("\n## Entity Breakdown\n");
+        for kind in &self.entity_breakdown {
+            let _ = writeln!(md, "- {}: {}", kind.name.to_ascii_lowercase(), kind.count);
+        }
+        if format != ResponseFormat::Summary {
+            md.push_str("\n## Relationship Breakdown\n");
+            for relation in &self.relationship_breakdown {
+                let _ = writeln!(md, "- {}: {}", relation.name, relation.count);
+            }
+        }
+    }
+}
+
+/// graph_overview's answer.
+#[derive(Serialize)]
+struct Overview {
+    stats: OverviewStats,
+    communities: Vec<OverviewCommunity>,
+    /// The files listed (none in the summary format).
+    files: Option<Vec<String>>,
+}
+
+/// graph_overview's answer, with the format it is printed in.
+#[derive(Serialize)]
+struct OverviewOutput {
+    overview: Overview,
+    #[serde(skip)]
+    format: ResponseFormat,
+}
+
+impl ToolOutput for OverviewOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let overview = &self.overview;
+        let mut md = String::from("# Codebase Overview\n\n");
+        overview.stats.markdown(&mut md, self.format);
+        if !overview.communities.is_empty() {
+            md.push_str("\n## Communities\n");
+        }
+        for (k, community) in overview.communities.iter().enumerate() {
+            let _ = writeln!(
+                md,
+                "{}. **{}** — {} entities across {} files, {:.0}% of their links inside",
+                k + 1,
+                community.name,
+                community.entity_count,
+                community.file_count,
+                community.cohesion * 100.0
+            );
+        }
+        if let Some(files) = &overview.files {
+            let total = overview.stats.total_files;
+            let _ = writeln!(md, "\n## Files ({total})");
+            for file in files {
+                let _ = writeln!(md, "- {file}");
+            }
+            if total > files.len() as i64 {
+                let _ = writeln!(md, "- … {} more", total - files.len() as i64);
+            }
+        }
+        md
+    }
+}
+
+pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<Reply, ToolError> {
+    let format = a.output.format()?;
     positive("max_tokens", a.output.max_tokens())?;
     let mut cx = st.ctx(a.repo.name())?;
     let kinds = cx.run(
         "CALL db.labels() YIELD label, count WHERE count > 0 RETURN label, count ORDER BY count DESC, label",
         &[],
     )?;
-    let rels = cx.run(
+    let relations = cx.run(
         "CALL db.relationshipTypes() YIELD relationshipType, count WHERE count > 0 RETURN relationshipType, count ORDER BY count DESC, relationshipType",
         &[],
     )?;
@@ -43,35 +262,36 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         "MATCH ()-[r]->() WHERE r.strategy = 'ambiguous' RETURN count(*) AS ambiguous",
         &[],
     )?;
-    let comm_limit: i64 = if fmt == ResponseFormat::Detailed {
+    let community_limit: i64 = if format == ResponseFormat::Detailed {
         50
     } else {
         10
     };
     // Each community with its label (unique, from its most connected members and main
     // directory), computed in one pass by the engine.
-    let comms = cx.run(
+    let communities = cx.run(
         "CALL db.communities() YIELD community, label, entities, files, cohesion \
          RETURN community, label, entities, files, cohesion \
          ORDER BY entities DESC, community LIMIT $limit",
-        &[("limit", Value::Int(comm_limit))],
+        &[("limit", Value::Int(community_limit))],
     )?;
-    let file_limit: i64 = match fmt {
+    let file_limit: i64 = match format {
         ResponseFormat::Summary => 0,
         ResponseFormat::Concise => 30,
         ResponseFormat::Detailed => 500,
     };
     // File nodes without a path stand for headers included from outside the tree
     // (`<stdio.h>`): they are counted apart and never listed as files.
-    let file_counts = cx.run(
+    let file_count = cx.run(
         "MATCH (f:File) WHERE f.file <> '' RETURN count(*) AS files",
         &[],
     )?;
     let files = if file_limit > 0 {
-        Some(cx.run(
+        let listed = cx.run(
             "MATCH (f:File) WHERE f.file <> '' RETURN f.file AS file ORDER BY file LIMIT $limit",
             &[("limit", Value::Int(file_limit))],
-        )?)
+        )?;
+        Some(column_texts(&listed, "file")?)
     } else {
         None
     };
@@ -79,118 +299,26 @@ pub(crate) fn graph_overview(st: &State, a: OverviewArgs) -> Result<CallToolResu
         "CALL db.runs(1) YIELD id, commit, branch RETURN id, commit, branch",
         &[],
     )?;
-
-    let mut kind_map = Map::new();
-    let (mut entities, mut file_nodes) = (0i64, 0i64);
-    let nfiles = file_counts.rows.first().map_or(0, |r| i(&r[0]));
-    for r in &kinds.rows {
-        let (k, n) = (s(&r[0]), i(&r[1]));
-        match k.as_str() {
-            "File" => file_nodes = n,
-            "External" => {}
-            _ => entities += n,
-        }
-        kind_map.insert(k.to_ascii_lowercase(), n.into());
-    }
-    let mut rel_map = Map::new();
-    let mut total_rels = 0;
-    for r in &rels.rows {
-        total_rels += i(&r[1]);
-        rel_map.insert(s(&r[0]).to_ascii_lowercase(), i(&r[1]).into());
-    }
-    let outside_headers = file_nodes - nfiles;
-    let amb = ambiguous.rows.first().map_or(0, |r| i(&r[0]));
-    let (run_id, commit, branch) = run
-        .rows
-        .first()
-        .map(|r| (s(&r[0]), s(&r[1]), s(&r[2])))
-        .unwrap_or_default();
-
-    let mut md = String::from("# Codebase Overview\n\n");
-    let _ = writeln!(
-        md,
-        "**Stats:** {entities} entities, {total_rels} relationships, {nfiles} files"
+    let stats = OverviewStats::new(
+        NamedCount::read_all(&kinds, "label")?,
+        NamedCount::read_all(&relations, "relationshipType")?,
+        first_int(&file_count, "files")?,
+        first_int(&ambiguous, "ambiguous")?,
+        decode_first(&run)?.unwrap_or_default(),
     );
-    if outside_headers > 0 {
-        let _ = writeln!(
-            md,
-            "**Headers included from outside the tree:** {outside_headers} (not counted as files)"
-        );
-    }
-    if !run_id.is_empty() {
-        let short = &commit[..commit.len().min(7)];
-        let _ = write!(md, "**Run:** {run_id}");
-        if !short.is_empty() {
-            let _ = write!(md, " | commit: {short}");
-        }
-        if !branch.is_empty() {
-            let _ = write!(md, " | branch: {branch}");
-        }
-        md.push('\n');
-    }
-    if amb > 0 {
-        let _ = writeln!(md, "**Ambiguous edges:** {amb}");
-    }
-    md.push_str("\n## Entity Breakdown\n");
-    for r in &kinds.rows {
-        let _ = writeln!(md, "- {}: {}", s(&r[0]).to_ascii_lowercase(), i(&r[1]));
-    }
-    if fmt != ResponseFormat::Summary {
-        md.push_str("\n## Relationship Breakdown\n");
-        for r in &rels.rows {
-            let _ = writeln!(md, "- {}: {}", s(&r[0]), i(&r[1]));
-        }
-    }
-    let mut communities = Vec::new();
-    if !comms.rows.is_empty() {
-        md.push_str("\n## Communities\n");
-    }
-    for (k, r) in comms.rows.iter().enumerate() {
-        let (id, label, n, nf, cohesion) = (i(&r[0]), s(&r[1]), i(&r[2]), i(&r[3]), f(&r[4]));
-        let _ = writeln!(
-            md,
-            "{}. **{label}** — {n} entities across {nf} files, {:.0}% of their links inside",
-            k + 1,
-            cohesion * 100.0
-        );
-        communities.push(json!({"id": id, "name": label, "entity_count": n, "file_count": nf, "cohesion": cohesion}));
-    }
-    if let Some(files) = &files {
-        let _ = writeln!(md, "\n## Files ({nfiles})");
-        for r in &files.rows {
-            let _ = writeln!(md, "- {}", s(&r[0]));
-        }
-        if nfiles > files.rows.len() as i64 {
-            let _ = writeln!(md, "- … {} more", nfiles - files.rows.len() as i64);
-        }
-    }
-    let mut structured = Map::new();
-    structured.insert(
-        "overview".into(),
-        json!({
-            "stats": {
-                "total_entities": entities,
-                "total_relationships": total_rels,
-                "total_files": nfiles,
-                "headers_outside_tree": outside_headers,
-                "entity_breakdown": kind_map,
-                "relationship_breakdown": rel_map,
-                "ambiguous_edge_count": amb,
-                "run_id": run_id,
-                "git_commit": commit,
-                "git_branch": branch,
-            },
-            "communities": communities,
-            "files": files.as_ref().map(|f| f.rows.iter().map(|r| s(&r[0])).collect::<Vec<_>>()),
-        }),
-    );
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(a.output.max_tokens()), None))
+    let communities: Vec<CommunityRow> = decode_rows(&communities)?;
+    let output = OverviewOutput {
+        overview: Overview {
+            stats,
+            communities: communities
+                .into_iter()
+                .map(OverviewCommunity::from)
+                .collect(),
+            files,
+        },
+        format,
+    };
+    Reply::new(&output, cx.meta(), a.output.max_tokens())
 }
 
 /// graph_query's validated filters.
@@ -238,7 +366,7 @@ fn query_entities(
     cx: &mut Ctx,
     a: &QueryArgs,
     filters: &QueryFilters,
-) -> Result<Vec<Vec<Value>>, ToolError> {
+) -> Result<Vec<EntityRow>, ToolError> {
     let mut node_where = vec![kind_filter("n", &filters.types)];
     let mut params: Vec<(&str, Value)> = Vec::new();
     if !filters.types.is_empty() {
@@ -275,7 +403,7 @@ fn query_entities(
     };
     params.push(("offset", Value::Int(a.page.offset)));
     params.push(("limit", Value::Int(filters.limit.saturating_add(1))));
-    Ok(cx.run(&text, &params)?.rows)
+    decode_rows(&cx.run(&text, &params)?)
 }
 
 /// The relationships of the page's entities that pass the filters, in page order (the
@@ -285,7 +413,7 @@ fn query_relationships(
     ids: Vec<Value>,
     filters: &QueryFilters,
     cap: i64,
-) -> Result<Vec<Vec<Value>>, ToolError> {
+) -> Result<Vec<EdgeRow>, ToolError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -306,157 +434,172 @@ fn query_relationships(
     if let Some(c) = rel.min_conf {
         params.push(("min_confidence", Value::Float(c)));
     }
-    Ok(cx.run(&text, &params)?.rows)
+    decode_rows(&cx.run(&text, &params)?)
 }
 
-/// One relationship line under its entity, and its JSON.
-fn relationship_line(edge: &[Value], format: ResponseFormat) -> (String, Json) {
-    let conf = f(&edge[4]);
-    let sites = UseSites::from_cells(&edge[8], &edge[9]);
-    let mut line = format!(
-        "  - {} -[{}]-> {}{}",
-        s(&edge[1]),
-        s(&edge[2]),
-        s(&edge[3]),
-        sites.times()
-    );
-    if conf < 0.999 {
-        let _ = write!(line, " ({conf:.2})");
+impl EdgeRow {
+    /// The relationship's line under its entity in graph_query.
+    fn query_line(&self, format: ResponseFormat) -> String {
+        let mut line = format!(
+            "  - {} -[{}]-> {}{}",
+            self.source,
+            self.relation,
+            self.target,
+            self.sites.times()
+        );
+        if self.confidence < 0.999 {
+            let _ = write!(line, " ({:.2})", self.confidence);
+        }
+        if format == ResponseFormat::Detailed {
+            let _ = write!(line, " {} {}", self.strategy, self.sites.lines_text());
+            if !self.roles.is_empty() {
+                let _ = write!(line, " roles={}", self.roles.join("|"));
+            }
+        }
+        line.push('\n');
+        line
     }
-    if format == ResponseFormat::Detailed {
-        let _ = write!(line, " {} {}", s(&edge[6]), sites.lines_text());
-        let role_names = strs(&edge[5]);
-        if !role_names.is_empty() {
-            let _ = write!(line, " roles={}", role_names.join("|"));
+}
+
+/// graph_query's `pagination`: a page, and whether the relationship cap cut it.
+#[derive(Serialize)]
+struct QueryPagination {
+    #[serde(flatten)]
+    page: Pagination,
+    edges_truncated: bool,
+}
+
+/// graph_query's `applied_filters`: only the filters that were given, and the direction.
+#[derive(Serialize)]
+struct QueryApplied {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_path: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    entity_types: Vec<&'static str>,
+    #[serde(flatten)]
+    relations: AppliedRelationFilters,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name_pattern: Option<String>,
+}
+
+/// graph_query's answer: the page's entities, and their relationships in the same order
+/// (`edge_counts[k]` of them belong to `nodes[k]`).
+#[derive(Serialize)]
+struct QueryOutput {
+    nodes: Vec<EntityRow>,
+    edges: Vec<EdgeRow>,
+    #[serde(skip)]
+    edge_counts: Vec<usize>,
+    pagination: QueryPagination,
+    applied_filters: QueryApplied,
+    #[serde(skip)]
+    format: ResponseFormat,
+}
+
+impl ToolOutput for QueryOutput {
+    fn markdown(&self, rows: &mut Rows) -> String {
+        let page = &self.pagination.page;
+        let mut md = format!(
+            "## Query Results ({} entities{})\n",
+            self.nodes.len(),
+            if page.offset > 0 {
+                format!(", offset {}", page.offset)
+            } else {
+                String::new()
+            }
+        );
+        let mut edges = self.edges.iter();
+        for (node, count) in self.nodes.iter().zip(&self.edge_counts) {
+            let _ = writeln!(
+                md,
+                "- {} [{}] {}:{}",
+                node.id,
+                node.kind.to_ascii_lowercase(),
+                node.file,
+                lines(node.start_line, node.end_line)
+            );
+            rows.tag("nodes");
+            for edge in edges.by_ref().take(*count) {
+                md.push_str(&edge.query_line(self.format));
+                rows.tag("edges");
+            }
+            rows.end_row(md.len());
+        }
+        rows.set_has_more(page.has_more);
+        rows.write_more(&mut md, "results");
+        md
+    }
+}
+
+/// The shown entities and their relationships, each group sorted by line, target, source.
+/// With the relationship cap reached, the entity whose relationships were cut and the
+/// ones after it move to the next page, so every listed entity shows all of them; returns
+/// whether that happened.
+fn group_relationships(
+    entities: &mut Vec<EntityRow>,
+    edges: Vec<EdgeRow>,
+    cap: usize,
+) -> (Vec<EdgeRow>, Vec<usize>, bool) {
+    let capped = edges.len() > cap;
+    if capped {
+        let cut_entity = &edges[cap].entity;
+        if let Some(position) = entities.iter().position(|row| &row.id == cut_entity) {
+            entities.truncate(position.max(1));
         }
     }
-    line.push('\n');
-    let mut json = json!({
-        "source_id": s(&edge[1]), "relation_type": s(&edge[2]), "target_id": s(&edge[3]),
-        "confidence": (conf * 1e4).round() / 1e4, "roles": strs(&edge[5]),
-        "strategy": s(&edge[6]), "line": i(&edge[7]),
-    });
-    if let Json::Object(object) = &mut json {
-        sites.insert_into(object);
+    let mut by_entity: HashMap<String, Vec<EdgeRow>> = HashMap::new();
+    for edge in edges.into_iter().take(cap) {
+        by_entity.entry(edge.entity.clone()).or_default().push(edge);
     }
-    (line, json)
+    let (mut grouped, mut counts) = (Vec::new(), Vec::new());
+    for entity in entities.iter() {
+        let mut group = by_entity.remove(&entity.id).unwrap_or_default();
+        group.sort_by(|x, y| (x.line, &x.target, &x.source).cmp(&(y.line, &y.target, &y.source)));
+        counts.push(group.len());
+        grouped.extend(group);
+    }
+    (grouped, counts, capped)
 }
 
-pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<CallToolResult, ToolError> {
+pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<Reply, ToolError> {
     let filters = query_filters(&a)?;
     let mut cx = st.ctx(a.repo.name())?;
-    let found = query_entities(&mut cx, &a, &filters)?;
-    let mut has_more = found.len() as i64 > filters.limit;
-    let entities = &found[..found.len().min(filters.limit as usize)];
-    let ids: Vec<Value> = entities.iter().map(|r| r[0].clone()).collect();
+    let mut entities = query_entities(&mut cx, &a, &filters)?;
+    let mut has_more = entities.len() as i64 > filters.limit;
+    entities.truncate(filters.limit as usize);
+    let ids: Vec<Value> = entities
+        .iter()
+        .map(|row| Value::from(row.id.as_str()))
+        .collect();
     let edge_cap: i64 = if filters.format == ResponseFormat::Detailed {
         2000
     } else {
         500
     };
     let edges = query_relationships(&mut cx, ids, &filters, edge_cap)?;
-    let edges_capped = edges.len() as i64 > edge_cap;
-    // Relationships grouped under their entity, each group sorted by line then target.
-    let mut by_entity: std::collections::HashMap<String, Vec<&Vec<Value>>> =
-        std::collections::HashMap::new();
-    for edge in edges.iter().take(edge_cap as usize) {
-        by_entity.entry(s(&edge[0])).or_default().push(edge);
-    }
-    // With the cap reached, the entity whose relationships were cut and the ones after it
-    // move to the next page, so every listed entity shows all of its relationships.
-    let last_complete = if edges_capped {
-        let cut_entity = s(&edges[edge_cap as usize][0]);
-        let position = entities.iter().position(|r| s(&r[0]) == cut_entity);
-        position.map(|p| p.max(1))
-    } else {
-        None
-    };
-    let shown = &entities[..last_complete.unwrap_or(entities.len())];
-    has_more |= shown.len() < entities.len();
-    let files: Vec<String> = shown.iter().map(|r| s(&r[3])).collect();
-    cx.check_fresh(files.iter().map(String::as_str))?;
-
-    let mut md = format!(
-        "## Query Results ({} entities{})\n",
-        shown.len(),
-        if a.page.offset > 0 {
-            format!(", offset {}", a.page.offset)
-        } else {
-            String::new()
-        }
-    );
-    let mut rows = Rows::new(a.page.offset);
-    let (mut nodes_json, mut edges_json) = (Vec::new(), Vec::new());
-    for r in shown {
-        let _ = writeln!(
-            md,
-            "- {} [{}] {}:{}",
-            s(&r[0]),
-            s(&r[2]).to_ascii_lowercase(),
-            s(&r[3]),
-            lines(i(&r[4]), i(&r[5]))
-        );
-        rows.tag("nodes");
-        nodes_json.push(json!({
-            "id": s(&r[0]), "name": s(&r[1]), "kind": s(&r[2]), "file": s(&r[3]),
-            "start_line": i(&r[4]), "end_line": i(&r[5]),
-        }));
-        let mut group = by_entity.remove(&s(&r[0])).unwrap_or_default();
-        group.sort_by(|x, y| (i(&x[7]), s(&x[3]), s(&x[1])).cmp(&(i(&y[7]), s(&y[3]), s(&y[1]))));
-        for edge in group {
-            let (line, json) = relationship_line(edge, filters.format);
-            md.push_str(&line);
-            rows.tag("edges");
-            edges_json.push(json);
-        }
-        rows.end_row(md.len());
-    }
-    rows.set_has_more(has_more);
-    let next_offset = rows.next_offset();
-    rows.write_more(&mut md, "results");
-    let mut structured = Map::new();
-    structured.insert("nodes".into(), Json::Array(nodes_json));
-    structured.insert("edges".into(), Json::Array(edges_json));
-    structured.insert(
-        "pagination".into(),
-        json!({"offset": a.page.offset, "limit": filters.limit, "returned": shown.len(), "has_more": has_more,
-               "next_offset": if has_more { Some(next_offset) } else { None },
-               "edges_truncated": edges_capped}),
-    );
-    structured.insert(
-        "applied_filters".into(),
-        Json::Object(query_applied(&a, &filters)),
-    );
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish_paged(Some(a.output.max_tokens()), rows))
-}
-
-/// graph_query's `applied_filters`: only the filters that were given, and the direction.
-fn query_applied(a: &QueryArgs, filters: &QueryFilters) -> Map<String, Json> {
-    let mut applied = Map::new();
-    if let Some(fp) = &a.file_path {
-        applied.insert("file_path".into(), fp.clone().into());
-    }
-    if !filters.types.is_empty() {
-        applied.insert("entity_types".into(), json!(filters.types));
-    }
+    let page_size = entities.len();
+    let (edges, edge_counts, edges_capped) =
+        group_relationships(&mut entities, edges, edge_cap as usize);
+    has_more |= entities.len() < page_size;
+    cx.check_fresh(entities.iter().map(|row| row.file.as_str()))?;
     let rel = &filters.relations;
-    relation_filters(
-        &mut applied,
-        &rel.rel_types,
-        &rel.roles,
-        a.confidence_threshold,
-        rel.dir,
-    );
-    if let Some(p) = &a.name_pattern {
-        applied.insert("name_pattern".into(), p.clone().into());
-    }
-    applied
+    let output = QueryOutput {
+        pagination: QueryPagination {
+            page: Pagination::new(a.page.offset, filters.limit, entities.len(), has_more),
+            edges_truncated: edges_capped,
+        },
+        applied_filters: QueryApplied {
+            file_path: a.file_path.clone(),
+            entity_types: filters.types.clone(),
+            relations: AppliedRelationFilters::new(rel, a.confidence_threshold),
+            name_pattern: a.name_pattern.clone(),
+        },
+        nodes: entities,
+        edges,
+        edge_counts,
+        format: filters.format,
+    };
+    Reply::paged(&output, cx.meta(), a.output.max_tokens(), a.page.offset)
 }
 
 const ENTITY_COLS: &str = "n.id AS id, n.name AS name, n.qualified_name AS qualified_name, n.kind AS kind, \
@@ -465,14 +608,14 @@ n.end_byte AS end_byte, n.signature AS signature, n.is_exported AS is_exported, 
 n.community AS community, n.language AS language";
 
 /// The "Entity not found" error, with close names as a hint.
-pub(crate) fn entity_not_found(cx: &mut crate::state::Ctx, id: &str) -> ToolError {
+pub(crate) fn entity_not_found(cx: &mut Ctx, id: &str) -> ToolError {
     let tail = id.rsplit([':', '.']).next().unwrap_or(id).to_string();
     let similar = cx
         .run(
             "MATCH (n {name: $name}) RETURN n.id AS id ORDER BY id LIMIT 5",
             &[("name", Value::from(tail))],
         )
-        .map(|r| r.rows.iter().map(|r| s(&r[0])).collect::<Vec<_>>())
+        .and_then(|result| column_texts(&result, "id"))
         .unwrap_or_default();
     let err = ToolError::client(format!("Entity not found: {id}"));
     if similar.is_empty() {
@@ -484,112 +627,215 @@ pub(crate) fn entity_not_found(cx: &mut crate::state::Ctx, id: &str) -> ToolErro
     }
 }
 
-pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = a.output.format()?;
+/// The properties of the entity get_entity describes that the tool reads
+/// (`structuredContent.entity` shows all of them as they are).
+struct EntityDetail {
+    name: String,
+    qualified_name: String,
+    kind: String,
+    file: String,
+    start_line: i64,
+    end_line: i64,
+    start_byte: usize,
+    end_byte: usize,
+    signature: String,
+    language: String,
+}
+
+impl FromRecord for EntityDetail {
+    fn from_record(record: &Record) -> Result<EntityDetail, ToolError> {
+        let byte = |column: &str| record.int(column).map(|n| usize::try_from(n).unwrap_or(0));
+        Ok(EntityDetail {
+            name: record.text("name")?,
+            qualified_name: record.text("qualified_name")?,
+            kind: record.text("kind")?,
+            file: record.text("file")?,
+            start_line: record.int("start_line")?,
+            end_line: record.int("end_line")?,
+            start_byte: byte("start_byte")?,
+            end_byte: byte("end_byte")?,
+            signature: record.text("signature")?,
+            language: record.text("language")?,
+        })
+    }
+}
+
+/// A relationship of the entity: `startNode(r).id = n.id AS outgoing, type(r) AS type,
+/// m.id AS other, m.kind AS kind, r.confidence AS confidence, r.strategy AS strategy,
+/// roles(r) AS roles, r.file AS file, r.line AS line, r.count AS count, r.lines AS lines`.
+#[derive(Serialize)]
+struct EntityRelationship {
+    #[serde(serialize_with = "direction_word")]
+    direction: bool,
+    relation_type: String,
+    entity_id: String,
+    kind: String,
+    #[serde(serialize_with = "four_decimals")]
+    confidence: f64,
+    strategy: String,
+    roles: Vec<String>,
+    file: String,
+    line: i64,
+    #[serde(flatten)]
+    sites: UseSites,
+}
+
+/// `outgoing` or `incoming`.
+fn direction_word<S: Serializer>(outgoing: &bool, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(if *outgoing { "outgoing" } else { "incoming" })
+}
+
+impl FromRecord for EntityRelationship {
+    fn from_record(record: &Record) -> Result<EntityRelationship, ToolError> {
+        Ok(EntityRelationship {
+            direction: record.is_true("outgoing")?,
+            relation_type: record.text("type")?,
+            entity_id: record.text("other")?,
+            kind: record.text("kind")?,
+            confidence: record.float("confidence")?,
+            strategy: record.text("strategy")?,
+            roles: record.texts("roles")?,
+            file: record.text("file")?,
+            line: record.int("line")?,
+            sites: UseSites::read(record, "count", "lines")?,
+        })
+    }
+}
+
+impl EntityRelationship {
+    fn line(&self, format: ResponseFormat) -> String {
+        let mut line = format!(
+            "- {} {}{}",
+            self.relation_type,
+            self.entity_id,
+            self.sites.times()
+        );
+        if self.confidence < 0.999 {
+            let _ = write!(line, " ({:.2} {})", self.confidence, self.strategy);
+        }
+        if format == ResponseFormat::Detailed && !self.sites.lines.is_empty() {
+            let _ = write!(line, " @{}", self.sites.lines_text());
+        }
+        line.push('\n');
+        line
+    }
+}
+
+/// `structuredContent.entity`: the properties, the source when asked for, the
+/// relationships.
+#[derive(Serialize)]
+struct EntityJson {
+    #[serde(flatten)]
+    properties: Map<String, Json>,
+    #[serde(flatten)]
+    source: Option<ShownSource>,
+    relationships: Vec<EntityRelationship>,
+    relationships_truncated: bool,
+}
+
+/// get_entity's answer.
+#[derive(Serialize)]
+struct EntityOutput {
+    entity: EntityJson,
+    #[serde(skip)]
+    detail: EntityDetail,
+    #[serde(skip)]
+    relationship_cap: i64,
+    #[serde(skip)]
+    format: ResponseFormat,
+}
+
+impl ToolOutput for EntityOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let detail = &self.detail;
+        let mut md = format!(
+            "## {} [{}]\n{}:{}\n",
+            detail.qualified_name,
+            detail.kind.to_ascii_lowercase(),
+            if detail.file.is_empty() {
+                "(external)"
+            } else {
+                &detail.file
+            },
+            lines(detail.start_line, detail.end_line)
+        );
+        if !detail.signature.is_empty() && self.format != ResponseFormat::Summary {
+            let _ = writeln!(md, "`{}`", detail.signature);
+        }
+        let relationships = &self.entity.relationships;
+        for (outgoing, title) in [(true, "\n### Outgoing\n"), (false, "\n### Incoming\n")] {
+            let mut listed = relationships
+                .iter()
+                .filter(|relationship| relationship.direction == outgoing)
+                .peekable();
+            if listed.peek().is_some() {
+                md.push_str(title);
+            }
+            for relationship in listed {
+                md.push_str(&relationship.line(self.format));
+            }
+        }
+        if self.entity.relationships_truncated {
+            let _ = writeln!(
+                md,
+                "\n(relationships capped at {}; use graph_query with relation filters for more)",
+                self.relationship_cap
+            );
+        }
+        if let Some(source) = &self.entity.source {
+            let lang = if detail.language == "cpp" { "cpp" } else { "c" };
+            source.markdown(&mut md, lang);
+        }
+        md
+    }
+}
+
+pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<Reply, ToolError> {
+    let format = a.output.format()?;
     positive("max_tokens", a.output.max_tokens())?;
     let mut cx = st.ctx(a.repo.name())?;
     let id = Value::from(a.entity_id.as_str());
-    let ent = cx.run(
+    let found = cx.run(
         &format!("MATCH (n {{id: $id}}) RETURN {ENTITY_COLS}"),
         &[("id", id.clone())],
     )?;
-    let Some(e) = ent.rows.first().cloned() else {
+    let Some(cells) = found.rows.first() else {
         return Err(entity_not_found(&mut cx, &a.entity_id));
     };
-    let rel_cap: i64 = match fmt {
+    let record = Record::new(&found.columns, cells);
+    let properties = record.to_json(&cx.db.graph());
+    let detail = EntityDetail::from_record(&record)?;
+    let relationship_cap: i64 = match format {
         ResponseFormat::Summary => 20,
         ResponseFormat::Concise => 100,
         ResponseFormat::Detailed => 500,
     };
-    let rels = cx.run(
+    let related = cx.run(
         "MATCH (n {id: $id})-[r]-(m) \
          RETURN startNode(r).id = n.id AS outgoing, type(r) AS type, m.id AS other, m.kind AS kind, \
          r.confidence AS confidence, r.strategy AS strategy, roles(r) AS roles, r.file AS file, r.line AS line, \
          r.count AS count, r.lines AS lines ORDER BY outgoing DESC, type, line, other LIMIT $limit",
-        &[("id", id), ("limit", Value::Int(rel_cap + 1))],
+        &[("id", id), ("limit", Value::Int(relationship_cap + 1))],
     )?;
-    let cols = &ent.columns;
-    let mut entity = Map::new();
-    for (k, v) in cols.iter().zip(e.iter()) {
-        let g = cx.db.graph();
-        entity.insert(k.clone(), batho_engine::query::render::to_json(v, &g));
-    }
-    let (file, sl, el) = (s(&e[4]), i(&e[5]), i(&e[6]));
-    let mut md = format!(
-        "## {} [{}]\n{}:{}\n",
-        s(&e[2]),
-        s(&e[3]).to_ascii_lowercase(),
-        if file.is_empty() { "(external)" } else { &file },
-        lines(sl, el)
-    );
-    let sig = s(&e[9]);
-    if !sig.is_empty() && fmt != ResponseFormat::Summary {
-        let _ = writeln!(md, "`{sig}`");
-    }
-    let rel_rows = &rels.rows[..rels.rows.len().min(rel_cap as usize)];
-    let mut out_md = String::new();
-    let mut in_md = String::new();
-    let mut rel_json = Vec::new();
-    for r in rel_rows {
-        let outgoing = matches!(r[0], Value::Bool(true));
-        let conf = f(&r[4]);
-        let sites = UseSites::from_cells(&r[9], &r[10]);
-        let mut line = format!("- {} {}{}", s(&r[1]), s(&r[2]), sites.times());
-        if conf < 0.999 {
-            let _ = write!(line, " ({conf:.2} {})", s(&r[5]));
-        }
-        if fmt == ResponseFormat::Detailed && !sites.lines.is_empty() {
-            let _ = write!(line, " @{}", sites.lines_text());
-        }
-        line.push('\n');
-        if outgoing {
-            out_md.push_str(&line);
-        } else {
-            in_md.push_str(&line);
-        }
-        let mut relationship = json!({
-            "direction": if outgoing { "outgoing" } else { "incoming" },
-            "relation_type": s(&r[1]), "entity_id": s(&r[2]), "kind": s(&r[3]),
-            "confidence": (conf * 1e4).round() / 1e4, "strategy": s(&r[5]), "roles": strs(&r[6]),
-            "file": s(&r[7]), "line": i(&r[8]),
-        });
-        if let Json::Object(object) = &mut relationship {
-            sites.insert_into(object);
-        }
-        rel_json.push(relationship);
-    }
-    if !out_md.is_empty() {
-        md.push_str("\n### Outgoing\n");
-        md.push_str(&out_md);
-    }
-    if !in_md.is_empty() {
-        md.push_str("\n### Incoming\n");
-        md.push_str(&in_md);
-    }
-    let rels_truncated = rels.rows.len() as i64 > rel_cap;
-    if rels_truncated {
-        let _ = writeln!(
-            md,
-            "\n(relationships capped at {rel_cap}; use graph_query with relation filters for more)"
-        );
-    }
-    let mut structured = Map::new();
-    let changed = cx.check_fresh([file.as_str()])?;
-    if a.include_source {
-        let shown = entity_source(&cx.repo.path, &file, &e, !changed.is_empty());
-        let lang = if s(&e[13]) == "cpp" { "cpp" } else { "c" };
-        shown.render(&mut md, &mut entity, lang);
-    }
-    entity.insert("relationships".into(), Json::Array(rel_json));
-    entity.insert("relationships_truncated".into(), rels_truncated.into());
-    structured.insert("entity".into(), Json::Object(entity));
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(a.output.max_tokens()), None))
+    let mut relationships: Vec<EntityRelationship> = decode_rows(&related)?;
+    let relationships_truncated = relationships.len() as i64 > relationship_cap;
+    relationships.truncate(relationship_cap as usize);
+    let changed = cx.check_fresh([detail.file.as_str()])?;
+    let source = a
+        .include_source
+        .then(|| entity_source(&cx.repo.path, &detail, !changed.is_empty()));
+    let output = EntityOutput {
+        entity: EntityJson {
+            properties,
+            source,
+            relationships,
+            relationships_truncated,
+        },
+        detail,
+        relationship_cap,
+        format,
+    };
+    Reply::new(&output, cx.meta(), a.output.max_tokens())
 }
 
 /// The source shown for an entity, and where it came from.
@@ -606,12 +852,32 @@ enum ShownSource {
     Unavailable(String),
 }
 
+/// The entity's JSON fields: `source` and `source_origin` (indexed; relocated after
+/// `source_line`), or `source_error`.
+impl Serialize for ShownSource {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        match self {
+            ShownSource::Indexed(text) => {
+                map.serialize_entry("source", text)?;
+                map.serialize_entry("source_origin", "indexed")?;
+            }
+            ShownSource::Relocated { text, line, .. } => {
+                map.serialize_entry("source_line", line)?;
+                map.serialize_entry("source", text)?;
+                map.serialize_entry("source_origin", "relocated")?;
+            }
+            ShownSource::Unavailable(why) => map.serialize_entry("source_error", why)?,
+        }
+        map.end()
+    }
+}
+
 impl ShownSource {
-    /// Appends the source block (or the reason there is none) to the markdown and the
-    /// entity's JSON: `source`, `source_origin` (indexed, relocated) or `source_error`.
-    fn render(self, md: &mut String, entity: &mut Map<String, Json>, lang: &str) {
-        let (text, origin) = match self {
-            ShownSource::Indexed(text) => (text, "indexed"),
+    /// Appends the source block (or the reason there is none) to the markdown.
+    fn markdown(&self, md: &mut String, lang: &str) {
+        let text = match self {
+            ShownSource::Indexed(text) => text,
             ShownSource::Relocated {
                 text,
                 line,
@@ -621,12 +887,10 @@ impl ShownSource {
                     md,
                     "\n(the file changed since it was indexed: this is the current text, found again at L{line}; it was indexed at L{indexed_line})"
                 );
-                entity.insert("source_line".into(), line.into());
-                (text, "relocated")
+                text
             }
             ShownSource::Unavailable(why) => {
                 let _ = writeln!(md, "\n(source unavailable: {why})");
-                entity.insert("source_error".into(), why.into());
                 return;
             }
         };
@@ -635,20 +899,14 @@ impl ShownSource {
             md.push('\n');
         }
         md.push_str("```\n");
-        entity.insert("source".into(), text.into());
-        entity.insert("source_origin".into(), origin.into());
     }
 }
 
 /// The entity's source. Byte offsets are only trusted while the file still holds the
 /// indexed bytes: once it changed they point into other text, so the entity is found
 /// again by its signature (or name) near its old line instead.
-fn entity_source(
-    root: &std::path::Path,
-    file: &str,
-    entity: &[Value],
-    changed: bool,
-) -> ShownSource {
+fn entity_source(root: &std::path::Path, entity: &EntityDetail, changed: bool) -> ShownSource {
+    let file = entity.file.as_str();
     if file.is_empty() {
         return ShownSource::Unavailable("external entity: no source in this repository".into());
     }
@@ -656,8 +914,8 @@ fn entity_source(
         Ok(bytes) => bytes,
         Err(e) => return ShownSource::Unavailable(e.to_string()),
     };
-    let (start_byte, end_byte) = (to_usize(&entity[7]), to_usize(&entity[8]));
-    let (start_line, end_line) = (i(&entity[5]), i(&entity[6]));
+    let (start_byte, end_byte) = (entity.start_byte, entity.end_byte);
+    let (start_line, end_line) = (entity.start_line, entity.end_line);
     if !changed && end_byte > start_byte && end_byte <= bytes.len() {
         // Start at the beginning of the first line so indentation is kept.
         let start = bytes[..start_byte]
@@ -669,7 +927,7 @@ fn entity_source(
     let text = String::from_utf8_lossy(&bytes);
     let all: Vec<&str> = text.lines().collect();
     let span = usize::try_from((end_line - start_line).max(0)).unwrap_or(0) + 1;
-    match relocate(&all, &s(&entity[1]), &s(&entity[9]), start_line) {
+    match relocate(&all, &entity.name, &entity.signature, start_line) {
         Some(found) => ShownSource::Relocated {
             text: all[found..(found + span).min(all.len())].join("\n"),
             line: found as i64 + 1,
@@ -679,10 +937,6 @@ fn entity_source(
             "{file} changed since it was indexed and the entity was not found in its current text; re-index with batho_patch"
         )),
     }
-}
-
-fn to_usize(v: &Value) -> usize {
-    usize::try_from(i(v)).unwrap_or(0)
 }
 
 /// The 0-based line where the entity now starts: among the lines that hold its signature's
@@ -705,8 +959,75 @@ fn relocate(lines: &[&str], name: &str, signature: &str, indexed_line: i64) -> O
         .min_by_key(|k| k.abs_diff(indexed))
 }
 
-pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = a.output.format()?;
+/// search_entities' `applied_filters`: only the filters that were given.
+#[derive(Serialize)]
+struct SearchApplied {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    entity_types: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    symbol_roles: Vec<&'static str>,
+}
+
+/// search_entities' answer.
+#[derive(Serialize)]
+struct SearchOutput {
+    results: Vec<EntityRow>,
+    total: i64,
+    pagination: Pagination,
+    match_mode: &'static str,
+    applied_filters: SearchApplied,
+    #[serde(skip)]
+    format: ResponseFormat,
+}
+
+impl ToolOutput for SearchOutput {
+    fn markdown(&self, rows: &mut Rows) -> String {
+        let offset = self.pagination.offset;
+        let mut md = format!(
+            "## Search Results ({} matches, showing {}{})\n",
+            self.total,
+            self.results.len(),
+            if offset > 0 {
+                format!(" from offset {offset}")
+            } else {
+                String::new()
+            }
+        );
+        for entity in &self.results {
+            let place = if entity.file.is_empty() {
+                "(external)".to_string()
+            } else {
+                format!(
+                    "{}:{}",
+                    entity.file,
+                    lines(entity.start_line, entity.end_line)
+                )
+            };
+            // The id is what get_entity, trace_path and the other tools take.
+            let _ = write!(
+                md,
+                "- {} [{}] {place} id={}",
+                entity.name,
+                entity.kind.to_ascii_lowercase(),
+                entity.id
+            );
+            if self.format == ResponseFormat::Detailed
+                && let Some(signature) = entity.signature.as_deref().filter(|s| !s.is_empty())
+            {
+                let _ = write!(md, " `{signature}`");
+            }
+            md.push('\n');
+            rows.tag("results");
+            rows.end_row(md.len());
+        }
+        rows.set_has_more(self.pagination.has_more);
+        rows.write_more(&mut md, "results");
+        md
+    }
+}
+
+pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<Reply, ToolError> {
+    let format = a.output.format()?;
     let limit = positive("limit", a.page.limit)?;
     positive("max_tokens", a.output.max_tokens())?;
     if a.query.is_empty() {
@@ -741,97 +1062,38 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<CallToolResul
     };
     let base = format!("{head} WHERE {}{rel_w} WITH DISTINCT n", w.join(" AND "));
     let count = cx.run(&format!("{base} RETURN count(*) AS total"), &params)?;
-    let total = count.rows.first().map_or(0, |r| i(&r[0]));
-    let mut p = params.clone();
+    let total = first_int(&count, "total")?;
     if a.page.offset < 0 {
         return Err(ToolError::client(format!(
             "offset must be >= 0, got {}",
             a.page.offset
         )));
     }
-    p.push(("offset", Value::Int(a.page.offset)));
-    p.push(("limit", Value::Int(limit)));
-    let res = cx.run(
+    params.push(("offset", Value::Int(a.page.offset)));
+    params.push(("limit", Value::Int(limit)));
+    let found = cx.run(
         &format!(
             "{base} RETURN n.id AS id, n.name AS name, n.kind AS kind, n.file AS file, n.start_line AS start_line, \
              n.end_line AS end_line, n.signature AS signature \
              ORDER BY toLower(n.name) = toLower($q) DESC, size(n.name), name, id SKIP $offset LIMIT $limit"
         ),
-        &p,
+        &params,
     )?;
-    let mut md = format!(
-        "## Search Results ({total} matches, showing {}{})\n",
-        res.rows.len(),
-        if a.page.offset > 0 {
-            format!(" from offset {}", a.page.offset)
-        } else {
-            String::new()
-        }
-    );
-    let files: Vec<String> = res.rows.iter().map(|r| s(&r[3])).collect();
-    cx.check_fresh(files.iter().map(String::as_str))?;
-    let mut rows = Rows::new(a.page.offset);
-    let mut results = Vec::new();
-    for r in &res.rows {
-        let file = s(&r[3]);
-        let loc = if file.is_empty() {
-            "(external)".to_string()
-        } else {
-            format!("{file}:{}", lines(i(&r[4]), i(&r[5])))
-        };
-        // The id is what get_entity, trace_path and the other tools take.
-        let _ = write!(
-            md,
-            "- {} [{}] {loc} id={}",
-            s(&r[1]),
-            s(&r[2]).to_ascii_lowercase(),
-            s(&r[0])
-        );
-        if fmt == ResponseFormat::Detailed {
-            let sig = s(&r[6]);
-            if !sig.is_empty() {
-                let _ = write!(md, " `{sig}`");
-            }
-        }
-        md.push('\n');
-        rows.tag("results");
-        rows.end_row(md.len());
-        results.push(json!({
-            "id": s(&r[0]), "name": s(&r[1]), "kind": s(&r[2]), "file": file,
-            "start_line": i(&r[4]), "end_line": i(&r[5]), "signature": s(&r[6]),
-        }));
-    }
-    let has_more = a.page.offset + (res.rows.len() as i64) < total;
-    rows.set_has_more(has_more);
-    let next_offset = rows.next_offset();
-    rows.write_more(&mut md, "results");
-    let mut structured = Map::new();
-    structured.insert("results".into(), Json::Array(results));
-    structured.insert("total".into(), total.into());
-    structured.insert(
-        "pagination".into(),
-        json!({"offset": a.page.offset, "limit": limit, "returned": res.rows.len(), "has_more": has_more,
-               "next_offset": if has_more { Some(next_offset) } else { None }}),
-    );
-    structured.insert(
-        "match_mode".into(),
-        (if is_regex { "regex" } else { "substring" }).into(),
-    );
-    let mut applied = Map::new();
-    if !types.is_empty() {
-        applied.insert("entity_types".into(), json!(types));
-    }
-    if !role_names.is_empty() {
-        applied.insert("symbol_roles".into(), json!(role_names));
-    }
-    structured.insert("applied_filters".into(), Json::Object(applied));
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish_paged(Some(a.output.max_tokens()), rows))
+    let results: Vec<EntityRow> = decode_rows(&found)?;
+    cx.check_fresh(results.iter().map(|row| row.file.as_str()))?;
+    let has_more = a.page.offset + (results.len() as i64) < total;
+    let output = SearchOutput {
+        total,
+        pagination: Pagination::new(a.page.offset, limit, results.len(), has_more),
+        results,
+        match_mode: if is_regex { "regex" } else { "substring" },
+        applied_filters: SearchApplied {
+            entity_types: types,
+            symbol_roles: role_names,
+        },
+        format,
+    };
+    Reply::paged(&output, cx.meta(), a.output.max_tokens(), a.page.offset)
 }
 
 /// `name_pattern` matches anywhere in a name, BQL's `=~` the whole name, so the pattern is

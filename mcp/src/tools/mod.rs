@@ -4,11 +4,13 @@
 pub(crate) mod admin;
 pub(crate) mod args;
 pub(crate) mod astria;
+pub(crate) mod cells;
 pub(crate) mod delta;
 pub(crate) mod files;
 pub(crate) mod graph;
 pub(crate) mod maintain;
 pub(crate) mod patch;
+pub(crate) mod records;
 pub(crate) mod transfer;
 
 use std::fmt::Write as _;
@@ -16,16 +18,97 @@ use std::fmt::Write as _;
 use batho_engine::query::Value;
 use batho_schema::{NodeKind, RelType};
 use rmcp::model::{CallToolResult, ContentBlock};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value as Json};
 
 use crate::error::ToolError;
-use crate::state::i;
+use crate::tools::cells::{Record, int_of, ints_of};
 
 /// A finished answer before the token budget is applied.
 pub(crate) struct Answer {
     pub markdown: String,
     pub structured: Map<String, Json>,
     pub meta: Map<String, Json>,
+}
+
+/// A tool's answer as one typed value, printed twice: as markdown (`content`) and, through
+/// its serde serialization, as `structuredContent`. The two are never filled side by side,
+/// so they cannot tell different stories.
+pub(crate) trait ToolOutput: Serialize {
+    /// The markdown. A paged listing records in `rows` where each listed row ends and which
+    /// structured items belong to it (see [`Rows`]); other answers leave `rows` alone.
+    fn markdown(&self, rows: &mut Rows) -> String;
+}
+
+/// A tool's answer on its way out: its [`ToolOutput`] rendered both ways, the `meta`, and
+/// the budget [`Answer`] cuts it to. The catalogue's handlers turn it into the MCP result.
+pub(crate) struct Reply {
+    answer: Answer,
+    max_tokens: i64,
+    /// The rows of a paged listing (`None` for any other answer).
+    rows: Option<Rows>,
+}
+
+impl Reply {
+    /// An answer that is not a paged listing.
+    pub fn new(
+        output: &impl ToolOutput,
+        meta: Map<String, Json>,
+        max_tokens: i64,
+    ) -> Result<Reply, ToolError> {
+        let mut unused = Rows::new(0);
+        Ok(Reply {
+            answer: Answer::render(output, &mut unused, meta)?,
+            max_tokens,
+            rows: None,
+        })
+    }
+
+    /// A paged listing whose first row is row `offset`: a cut for the budget ends on a row
+    /// boundary and the hints resume at the first row not shown.
+    pub fn paged(
+        output: &impl ToolOutput,
+        meta: Map<String, Json>,
+        max_tokens: i64,
+        offset: i64,
+    ) -> Result<Reply, ToolError> {
+        let mut rows = Rows::new(offset);
+        Ok(Reply {
+            answer: Answer::render(output, &mut rows, meta)?,
+            max_tokens,
+            rows: Some(rows),
+        })
+    }
+}
+
+impl From<Reply> for CallToolResult {
+    fn from(reply: Reply) -> CallToolResult {
+        match reply.rows {
+            Some(rows) => reply.answer.finish_paged(Some(reply.max_tokens), rows),
+            None => reply.answer.finish(Some(reply.max_tokens), None),
+        }
+    }
+}
+
+impl Answer {
+    /// The markdown and `structuredContent` of `output`.
+    fn render(
+        output: &impl ToolOutput,
+        rows: &mut Rows,
+        meta: Map<String, Json>,
+    ) -> Result<Answer, ToolError> {
+        let markdown = output.markdown(rows);
+        let structured = match serde_json::to_value(output) {
+            Ok(Json::Object(structured)) => structured,
+            Ok(_) => return Err(ToolError::server("a tool's answer is not a JSON object")),
+            Err(e) => return Err(ToolError::server(format!("cannot encode the answer: {e}"))),
+        };
+        Ok(Answer {
+            markdown,
+            structured,
+            meta,
+        })
+    }
 }
 
 /// Tokens as the spec estimates them: characters / 4, rounded up.
@@ -252,6 +335,35 @@ impl Answer {
     }
 }
 
+/// `structuredContent.pagination` of a paged listing.
+#[derive(Serialize)]
+pub(crate) struct Pagination {
+    offset: i64,
+    limit: i64,
+    returned: usize,
+    has_more: bool,
+    /// The offset of the next page (`None` on the last).
+    next_offset: Option<i64>,
+}
+
+impl Pagination {
+    /// A page of `returned` rows from `offset`, at most `limit`.
+    pub(crate) fn new(offset: i64, limit: i64, returned: usize, has_more: bool) -> Pagination {
+        Pagination {
+            offset,
+            limit,
+            returned,
+            has_more,
+            next_offset: has_more.then_some(offset + returned as i64),
+        }
+    }
+}
+
+/// A confidence as the JSON shows it: rounded to four decimals.
+pub(crate) fn four_decimals<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64((value * 1e4).round() / 1e4)
+}
+
 /// The spec's role names, in bit order.
 pub(crate) const ROLES: [&str; 8] = [
     "Definition",
@@ -445,6 +557,32 @@ impl RelationFilters {
     }
 }
 
+/// The relationship filters graph_query and trace_path share, as their `applied_filters`
+/// echo them: only the filters that were given, the direction always.
+#[derive(Serialize)]
+pub(crate) struct AppliedRelationFilters {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    relation_types: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    symbol_roles: Vec<&'static str>,
+    /// The threshold as given (not the value compared against).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confidence_threshold: Option<f64>,
+    relation_direction: &'static str,
+}
+
+impl AppliedRelationFilters {
+    /// The filters of `filters`, with the threshold as the caller gave it.
+    pub(crate) fn new(filters: &RelationFilters, threshold: Option<f64>) -> Self {
+        AppliedRelationFilters {
+            relation_types: filters.rel_types.clone(),
+            symbol_roles: filters.roles.clone(),
+            confidence_threshold: threshold,
+            relation_direction: filters.dir.name(),
+        }
+    }
+}
+
 /// Echoes the relationship filters that graph_query and trace_path share into
 /// `applied_filters`; only the filters that were given appear, the direction always does.
 pub(crate) fn relation_filters(
@@ -484,7 +622,9 @@ pub(crate) fn lines(start: i64, end: i64) -> String {
 }
 
 /// The use sites a relationship folds (`r.count`, `r.lines`): a function that calls another
-/// 25 times has one `CALLS` relationship holding the 25 sites.
+/// 25 times has one `CALLS` relationship holding the 25 sites. Serialized as the fields
+/// `count` and `lines` of the relationship's JSON.
+#[derive(Serialize)]
 pub(crate) struct UseSites {
     /// How many sites (calls, reads, …) the relationship folds.
     pub(crate) count: i64,
@@ -496,16 +636,24 @@ pub(crate) struct UseSites {
 const SHOWN_SITE_LINES: usize = 8;
 
 impl UseSites {
-    /// Reads the `r.count` and `r.lines` cells of a result row.
+    /// The sites in the cells `count` and `lines` of a result row.
     pub(crate) fn from_cells(count: &Value, lines: &Value) -> UseSites {
-        let lines = match lines {
-            Value::List(items) => items.iter().map(i).collect(),
-            _ => Vec::new(),
-        };
         UseSites {
-            count: i(count),
-            lines,
+            count: int_of(count),
+            lines: ints_of(lines),
         }
+    }
+
+    /// The sites in the columns `count_column` and `lines_column` of a row.
+    pub(crate) fn read(
+        record: &Record,
+        count_column: &str,
+        lines_column: &str,
+    ) -> Result<UseSites, ToolError> {
+        Ok(UseSites::from_cells(
+            record.value(count_column)?,
+            record.value(lines_column)?,
+        ))
     }
 
     /// ` ×3` when a relationship folds more than one site, else nothing.

@@ -4,34 +4,144 @@
 
 use std::fmt::Write as _;
 
-use batho_engine::patch::{PatchOptions, patch};
-use batho_storage::Store;
-use batho_storage::audit::AuditLog;
-use rmcp::model::CallToolResult;
-use serde_json::{Map, json};
+use batho_engine::patch::{FileChanges, PatchOptions, patch};
+use batho_storage::audit::{AuditEntry, AuditLog};
+use batho_storage::{RunRecord, Store};
+use serde::Serialize;
 
 use super::args::PatchArgs;
-use super::{Answer, positive};
+use super::cells::{FromRecord, Record, decode_first};
+use super::{Reply, Rows, ToolOutput, positive};
 use crate::error::ToolError;
-use crate::state::State;
+use crate::state::{Ctx, State};
 
-/// Entities added, removed, modified, renamed, relationships added, removed by `run`.
-fn run_counts(cx: &mut crate::state::Ctx, run: &str) -> Result<[i64; 6], ToolError> {
-    let res = cx.run(
+/// What a run changed, as `db.deltaStats` counts it (get_delta and batho_diff give the same
+/// counts for this run: one definition of a changed entity, engine::diff).
+#[derive(Default)]
+struct RunCounts {
+    entities_added: i64,
+    entities_removed: i64,
+    entities_modified: i64,
+    entities_renamed: i64,
+    relationships_added: i64,
+    relationships_removed: i64,
+}
+
+impl FromRecord for RunCounts {
+    fn from_record(record: &Record) -> Result<RunCounts, ToolError> {
+        Ok(RunCounts {
+            entities_added: record.int("nodes_added")?,
+            entities_removed: record.int("nodes_removed")?,
+            entities_modified: record.int("nodes_modified")?,
+            entities_renamed: record.int("nodes_renamed")?,
+            relationships_added: record.int("edges_added")?,
+            relationships_removed: record.int("edges_removed")?,
+        })
+    }
+}
+
+/// The counts of `run` (zero when the procedure returns no row).
+fn run_counts(cx: &mut Ctx, run: &str) -> Result<RunCounts, ToolError> {
+    let result = cx.run(
         "CALL db.deltaStats($run) YIELD nodes_added, nodes_removed, nodes_modified, nodes_renamed, edges_added, edges_removed \
          RETURN nodes_added, nodes_removed, nodes_modified, nodes_renamed, edges_added, edges_removed",
         &[("run", batho_engine::query::Value::from(run))],
     )?;
-    let mut counts = [0; 6];
-    if let Some(row) = res.rows.first() {
-        for (count, value) in counts.iter_mut().zip(row) {
-            *count = crate::state::i(value);
-        }
-    }
-    Ok(counts)
+    Ok(decode_first(&result)?.unwrap_or_default())
 }
 
-pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, ToolError> {
+/// What a patch did, as `structuredContent.patch` shows it.
+#[derive(Serialize)]
+struct PatchSummary {
+    repo: String,
+    files_changed: usize,
+    files: FileChanges,
+    affected_files: usize,
+    context_files: u64,
+    context_cached: u64,
+    affected_cached: u64,
+    rebuilt: bool,
+    entities_added: i64,
+    entities_removed: i64,
+    entities_modified: i64,
+    entities_renamed: i64,
+    relationships_added: i64,
+    relationships_removed: i64,
+    duration_ms: u64,
+    run_id: Option<String>,
+    artifact_generation: Option<u64>,
+    bytes_written: u64,
+    audit: Option<AuditEntry>,
+}
+
+/// batho_patch's answer.
+#[derive(Serialize)]
+struct PatchOutput {
+    patch: PatchSummary,
+}
+
+impl ToolOutput for PatchOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let patch = &self.patch;
+        let mut md = if patch.files.is_empty() {
+            format!("## Patch: {}\n\nNo changes detected.\n", patch.repo)
+        } else {
+            format!(
+                "## Patch: {}\n\n- Files changed: {} ({} added, {} modified, {} deleted); {} more re-resolved\n- Entities: {} added, {} removed, {} modified, {} renamed\n- Relationships: {} added, {} removed\n- Duration: {} ms\n",
+                patch.repo,
+                patch.files_changed,
+                patch.files.added.len(),
+                patch.files.modified.len(),
+                patch.files.deleted.len(),
+                patch.affected_files,
+                patch.entities_added,
+                patch.entities_removed,
+                patch.entities_modified,
+                patch.entities_renamed,
+                patch.relationships_added,
+                patch.relationships_removed,
+                patch.duration_ms,
+            )
+        };
+        if patch.rebuilt {
+            md.push_str(
+                "- The changes reached most of the tree: every file was indexed again, as a full build does\n",
+            );
+        }
+        if let (Some(run), Some(generation)) = (&patch.run_id, patch.artifact_generation) {
+            let _ = writeln!(md, "- Run: {run} (generation {generation})");
+        }
+        if let Some(entry) = &patch.audit {
+            let _ = writeln!(
+                md,
+                "\nAudit log entry #{}: {} ({})",
+                entry.seq, entry.action, entry.hash
+            );
+        }
+        if let Some(run) = &patch.run_id {
+            let _ = writeln!(md, "\nThe changed entities: get_delta(run_id=\"{run}\")");
+        }
+        md
+    }
+}
+
+/// Appends the committed run to the artifact's audit log, under the writer lock like every
+/// other writer of it.
+fn audit_patch(root: &std::path::Path, run: &RunRecord) -> Result<AuditEntry, ToolError> {
+    let dir = batho_engine::build::artifact_dir(root);
+    let detail = format!(
+        "run {} generation {}: {}",
+        run.uuid, run.generation, run.message
+    );
+    Store::create_or_open(&dir)
+        .and_then(|s| {
+            let _lock = s.lock_writer()?;
+            AuditLog::new(&dir).append("patch", &detail)
+        })
+        .map_err(|e| ToolError::server(format!("patch committed but the audit log failed: {e}")))
+}
+
+pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     if let Some(b) = a.graph_backend.as_deref()
         && !matches!(b, "auto" | "in-memory" | "arrow")
@@ -57,103 +167,37 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<CallToolResult, To
             None => err,
         }
     })?;
-    // The counts get_delta and batho_diff give for this run: one definition of a changed
-    // entity (engine::diff), read through the same BQL procedure.
     let mut cx = st.ctx(Some(&repo.name))?;
     let counts = match &rep.run {
         Some(run) => run_counts(&mut cx, &run.uuid)?,
-        None => [0; 6],
+        None => RunCounts::default(),
     };
-    let [
-        added,
-        removed,
-        modified,
-        renamed,
-        relationships_added,
-        relationships_removed,
-    ] = counts;
-    let mut md = if rep.files.is_empty() {
-        format!("## Patch: {}\n\nNo changes detected.\n", repo.name)
-    } else {
-        format!(
-            "## Patch: {}\n\n- Files changed: {} ({} added, {} modified, {} deleted); {} more re-resolved\n- Entities: {added} added, {removed} removed, {modified} modified, {renamed} renamed\n- Relationships: {} added, {} removed\n- Duration: {} ms\n",
-            repo.name,
-            rep.files.total(),
-            rep.files.added.len(),
-            rep.files.modified.len(),
-            rep.files.deleted.len(),
-            rep.affected.len(),
-            relationships_added,
-            relationships_removed,
-            rep.duration_ms,
-        )
+    let audit = match &rep.run {
+        Some(run) => Some(audit_patch(&rep.root, run)?),
+        None => None,
     };
-    if rep.rebuilt {
-        md.push_str(
-            "- The changes reached most of the tree: every file was indexed again, as a full build does\n",
-        );
-    }
-    let mut audit = None;
-    if let Some(run) = &rep.run {
-        let _ = writeln!(md, "- Run: {} (generation {})", run.uuid, run.generation);
-        let dir = batho_engine::build::artifact_dir(&rep.root);
-        let detail = format!(
-            "run {} generation {}: {}",
-            run.uuid, run.generation, run.message
-        );
-        // The log is appended under the writer lock, like every other writer of it.
-        let entry = Store::create_or_open(&dir)
-            .and_then(|s| {
-                let _lock = s.lock_writer()?;
-                AuditLog::new(&dir).append("patch", &detail)
-            })
-            .map_err(|e| {
-                ToolError::server(format!("patch committed but the audit log failed: {e}"))
-            })?;
-        let _ = writeln!(
-            md,
-            "\nAudit log entry #{}: {} ({})",
-            entry.seq, entry.action, entry.hash
-        );
-        audit = Some(entry);
-    }
-    let mut structured = Map::new();
-    structured.insert(
-        "patch".into(),
-        json!({
-            "repo": repo.name,
-            "files_changed": rep.files.total(),
-            "files": rep.files,
-            "affected_files": rep.affected.len(),
-            "context_files": rep.context_files,
-            "context_cached": rep.context_cached,
-            "affected_cached": rep.affected_cached,
-            "rebuilt": rep.rebuilt,
-            "entities_added": added,
-            "entities_removed": removed,
-            "entities_modified": modified,
-            "entities_renamed": renamed,
-            "relationships_added": relationships_added,
-            "relationships_removed": relationships_removed,
-            "duration_ms": rep.duration_ms,
-            "run_id": rep.run.as_ref().map(|r| r.uuid.clone()),
-            "artifact_generation": rep.run.as_ref().map(|r| r.generation),
-            "bytes_written": rep.bytes_written,
-            "audit": audit,
-        }),
-    );
-    if let Some(run) = &rep.run {
-        let _ = writeln!(
-            md,
-            "\nThe changed entities: get_delta(run_id=\"{}\")",
-            run.uuid
-        );
-    }
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(a.budget.max_tokens), None))
+    let output = PatchOutput {
+        patch: PatchSummary {
+            repo: repo.name,
+            files_changed: rep.files.total(),
+            affected_files: rep.affected.len(),
+            files: rep.files,
+            context_files: rep.context_files,
+            context_cached: rep.context_cached,
+            affected_cached: rep.affected_cached,
+            rebuilt: rep.rebuilt,
+            entities_added: counts.entities_added,
+            entities_removed: counts.entities_removed,
+            entities_modified: counts.entities_modified,
+            entities_renamed: counts.entities_renamed,
+            relationships_added: counts.relationships_added,
+            relationships_removed: counts.relationships_removed,
+            duration_ms: rep.duration_ms,
+            run_id: rep.run.as_ref().map(|r| r.uuid.clone()),
+            artifact_generation: rep.run.as_ref().map(|r| r.generation),
+            bytes_written: rep.bytes_written,
+            audit,
+        },
+    };
+    Reply::new(&output, cx.meta(), a.budget.max_tokens)
 }

@@ -10,14 +10,15 @@ use std::path::{Path, PathBuf};
 
 use batho_engine::build::artifact_dir;
 use batho_engine::export::{self, Category, ExportOptions, View};
-use batho_storage::archive::{self, ArchiveError, LoadOptions};
+use batho_storage::archive::{self, ArchiveError, IndexMember, LoadOptions, LoadReport};
+use batho_storage::audit::AuditEntry;
 use batho_storage::gc::{self, PruneOptions};
 use batho_storage::{Artifact, StorageError};
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value as Json, json};
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
 
 use super::args::{ExportArgs, GcArgs, LoadArgs};
-use super::{Answer, positive};
+use super::{Reply, Rows, ToolOutput, positive};
 use crate::error::ToolError;
 use crate::registry::RepoEntry;
 use crate::state::{State, missing_artifact};
@@ -66,7 +67,7 @@ fn meta(repo: &RepoEntry, generation: u64, query: &str) -> Map<String, Json> {
     m
 }
 
-pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, ToolError> {
+pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let view = View::parse(&a.view).ok_or_else(|| {
         ToolError::client(format!("Invalid view '{}'. Valid: storage, agent", a.view))
@@ -125,39 +126,32 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, 
             std::fs::create_dir_all(p)
                 .map_err(|e| ToolError::server(format!("cannot create {}: {e}", p.display())))?;
         }
-        let r = archive::export_archive(&dir, Some(gen_now), &out)
+        let report = archive::export_archive(&dir, Some(gen_now), &out)
             .map_err(|e| archive_error(&repo, e))?;
-        let md = format!(
-            "## Export: {} — transport archive\n\n- File: {}\n- Generation: {} ({} entities and files, {} relationships)\n- Size: {} bytes in {} members (blake3 index included)\n- Load it with batho_load(artifact_path=\"{}\") or 'batho load'\n",
-            repo.name,
-            r.path.display(),
-            r.generation,
-            r.node_count,
-            r.edge_count,
-            r.bytes,
-            r.members.len() + 1,
-            r.path.display()
-        );
-        let mut structured = Map::new();
-        structured.insert(
-            "export".into(),
-            json!({
-                "path": r.path, "json_mode": false, "format": "tar", "generation": r.generation,
-                "entities_exported": r.node_count, "relationships_exported": r.edge_count,
-                "file_size": r.bytes, "members": r.members, "db_uuid": r.db_uuid,
-                "duration_ms": r.elapsed_ms,
-            }),
-        );
-        return Ok(Answer {
-            markdown: md,
-            structured,
-            meta: meta(
+        let output = ArchiveExportOutput {
+            repo: repo.name.clone(),
+            export: ArchiveExport {
+                path: report.path,
+                json_mode: false,
+                format: "tar",
+                generation: report.generation,
+                entities_exported: report.node_count,
+                relationships_exported: report.edge_count,
+                file_size: report.bytes,
+                members: report.members,
+                db_uuid: report.db_uuid,
+                duration_ms: report.elapsed_ms,
+            },
+        };
+        return Reply::new(
+            &output,
+            meta(
                 &repo,
                 gen_now,
                 "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m",
             ),
-        }
-        .finish(Some(a.budget.max_tokens), None));
+            a.budget.max_tokens,
+        );
     }
     let opts = ExportOptions {
         view,
@@ -178,50 +172,173 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<CallToolResult, 
         }
         e => ToolError::server(e.to_string()),
     })?;
-    let mut md = format!(
-        "## Export: {} — {} view\n\n- File: {}\n- Generation: {}\n- Entities exported: {}{}\n- Relationships: {}\n- Files: {}\n- File size: {} bytes\n",
-        repo.name,
-        view.name(),
-        out.display(),
-        stats.generation,
-        stats.entities,
-        if stats.truncated {
-            format!(" of {} (cut by token_budget)", stats.entities_total)
-        } else {
-            String::new()
+    let output = JsonExportOutput {
+        repo: repo.name.clone(),
+        export: JsonExport {
+            path: out,
+            json_mode: true,
+            view: view.name(),
+            category: category.name(),
+            generation: stats.generation,
+            entities_exported: stats.entities,
+            entities_total: stats.entities_total,
+            relationships_exported: stats.relationships,
+            files: stats.files,
+            file_size: stats.bytes,
+            truncated: stats.truncated,
+            token_budget,
+            filter_pattern: a.filter_pattern.clone(),
+            sources_ok: stats.sources_ok,
+            sources_stale: stats.sources_stale,
+            duration_ms: t0.elapsed().as_millis() as u64,
         },
-        stats.relationships,
-        stats.files,
-        stats.bytes
-    );
-    if view == View::Storage && stats.sources_stale > 0 {
-        md.push_str(&format!(
-            "- Note: {} entities' source no longer matches the index (changed since the build)\n",
-            stats.sources_stale
-        ));
-    }
-    let mut structured = Map::new();
-    structured.insert(
-        "export".into(),
-        json!({
-            "path": out, "json_mode": true, "view": view.name(), "category": category.name(),
-            "generation": stats.generation, "entities_exported": stats.entities,
-            "entities_total": stats.entities_total, "relationships_exported": stats.relationships,
-            "files": stats.files, "file_size": stats.bytes, "truncated": stats.truncated,
-            "token_budget": token_budget, "filter_pattern": a.filter_pattern,
-            "sources_ok": stats.sources_ok, "sources_stale": stats.sources_stale,
-            "duration_ms": t0.elapsed().as_millis() as u64,
-        }),
-    );
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: meta(&repo, gen_now, &opts.describe_query()),
-    }
-    .finish(Some(a.budget.max_tokens), None))
+    };
+    Reply::new(
+        &output,
+        meta(&repo, gen_now, &opts.describe_query()),
+        a.budget.max_tokens,
+    )
 }
 
-pub(crate) fn batho_load(st: &State, a: LoadArgs) -> Result<CallToolResult, ToolError> {
+/// The transport archive batho_export wrote.
+#[derive(Serialize)]
+struct ArchiveExport {
+    path: PathBuf,
+    json_mode: bool,
+    format: &'static str,
+    generation: u64,
+    entities_exported: u64,
+    relationships_exported: u64,
+    file_size: u64,
+    members: Vec<IndexMember>,
+    db_uuid: String,
+    duration_ms: u64,
+}
+
+/// batho_export's answer for json_mode=false.
+#[derive(Serialize)]
+struct ArchiveExportOutput {
+    #[serde(skip)]
+    repo: String,
+    export: ArchiveExport,
+}
+
+impl ToolOutput for ArchiveExportOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let export = &self.export;
+        format!(
+            "## Export: {} — transport archive\n\n- File: {}\n- Generation: {} ({} entities and files, {} relationships)\n- Size: {} bytes in {} members (blake3 index included)\n- Load it with batho_load(artifact_path=\"{}\") or 'batho load'\n",
+            self.repo,
+            export.path.display(),
+            export.generation,
+            export.entities_exported,
+            export.relationships_exported,
+            export.file_size,
+            export.members.len() + 1,
+            export.path.display()
+        )
+    }
+}
+
+/// The JSON view batho_export wrote.
+#[derive(Serialize)]
+struct JsonExport {
+    path: PathBuf,
+    json_mode: bool,
+    view: &'static str,
+    category: &'static str,
+    generation: u64,
+    entities_exported: u64,
+    entities_total: u64,
+    relationships_exported: u64,
+    files: u64,
+    file_size: u64,
+    truncated: bool,
+    token_budget: Option<u64>,
+    filter_pattern: Option<String>,
+    sources_ok: u64,
+    sources_stale: u64,
+    duration_ms: u64,
+}
+
+/// batho_export's answer for a JSON view.
+#[derive(Serialize)]
+struct JsonExportOutput {
+    #[serde(skip)]
+    repo: String,
+    export: JsonExport,
+}
+
+impl ToolOutput for JsonExportOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let export = &self.export;
+        let mut md = format!(
+            "## Export: {} — {} view\n\n- File: {}\n- Generation: {}\n- Entities exported: {}{}\n- Relationships: {}\n- Files: {}\n- File size: {} bytes\n",
+            self.repo,
+            export.view,
+            export.path.display(),
+            export.generation,
+            export.entities_exported,
+            if export.truncated {
+                format!(" of {} (cut by token_budget)", export.entities_total)
+            } else {
+                String::new()
+            },
+            export.relationships_exported,
+            export.files,
+            export.file_size
+        );
+        if export.view == View::Storage.name() && export.sources_stale > 0 {
+            md.push_str(&format!(
+                "- Note: {} entities' source no longer matches the index (changed since the build)\n",
+                export.sources_stale
+            ));
+        }
+        md
+    }
+}
+
+/// batho_load's answer.
+#[derive(Serialize)]
+struct LoadOutput {
+    #[serde(skip)]
+    repo: String,
+    #[serde(skip)]
+    archive_path: PathBuf,
+    load: LoadReport,
+    artifact_path: PathBuf,
+    verification_status: &'static str,
+}
+
+impl ToolOutput for LoadOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let load = &self.load;
+        format!(
+            "## Load: {} — verified\n\n- Archive: {}\n- Artifact: {}\n- Generation: {} (was {}), from archive generation {}\n- Entities and files: {}, relationships: {}\n- Verification: blake3 of {} members ({} bytes) and deep artifact verification passed{}\n- Audit log entry #{}: {} ({})\n",
+            self.repo,
+            self.archive_path.display(),
+            self.artifact_path.display(),
+            load.generation,
+            load.previous_generation
+                .map_or("none".into(), |g| g.to_string()),
+            load.archive_generation,
+            load.node_count,
+            load.edge_count,
+            load.members,
+            load.bytes,
+            if load.restamped {
+                "; restamped with this database's identity"
+            } else {
+                ""
+            },
+            load.audit.seq,
+            load.audit.action,
+            load.audit.hash
+        )
+    }
+}
+
+pub(crate) fn batho_load(st: &State, a: LoadArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let repo = st.resolve(a.repo.name())?;
     let archive_path = under_repo(&repo, &a.artifact_path);
@@ -237,62 +354,229 @@ pub(crate) fn batho_load(st: &State, a: LoadArgs) -> Result<CallToolResult, Tool
         force: a.force,
         ..LoadOptions::default()
     };
-    let r =
+    let load =
         archive::load_archive(&dir, &archive_path, &opts).map_err(|e| archive_error(&repo, e))?;
-    let md = format!(
-        "## Load: {} — verified\n\n- Archive: {}\n- Artifact: {}\n- Generation: {} (was {}), from archive generation {}\n- Entities and files: {}, relationships: {}\n- Verification: blake3 of {} members ({} bytes) and deep artifact verification passed{}\n- Audit log entry #{}: {} ({})\n",
-        repo.name,
-        archive_path.display(),
-        dir.display(),
-        r.generation,
-        r.previous_generation
-            .map_or("none".into(), |g| g.to_string()),
-        r.archive_generation,
-        r.node_count,
-        r.edge_count,
-        r.members,
-        r.bytes,
-        if r.restamped {
-            "; restamped with this database's identity"
-        } else {
-            ""
-        },
-        r.audit.seq,
-        r.audit.action,
-        r.audit.hash
+    let meta = meta(
+        &repo,
+        load.generation,
+        "CALL db.runs(1) YIELD id, type, status RETURN id, type, status",
     );
-    let mut structured = Map::new();
-    structured.insert(
-        "load".into(),
-        serde_json::to_value(&r).map_err(|e| ToolError::server(e.to_string()))?,
-    );
-    structured.insert("artifact_path".into(), json!(dir));
-    structured.insert("verification_status".into(), "verified".into());
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: meta(
-            &repo,
-            r.generation,
-            "CALL db.runs(1) YIELD id, type, status RETURN id, type, status",
-        ),
+    let output = LoadOutput {
+        repo: repo.name,
+        archive_path,
+        load,
+        artifact_path: dir,
+        verification_status: "verified",
+    };
+    Reply::new(&output, meta, a.budget.max_tokens)
+}
+
+/// `gc::GcStatus` as batho_gc shows it.
+#[derive(Serialize)]
+struct GcStatusView {
+    current_generation: u64,
+    generations: Vec<u64>,
+    remaining_runs: usize,
+    segment_files: u64,
+    segment_bytes: u64,
+    live_bytes: u64,
+    total_bytes: u64,
+    reclaimable_bytes: u64,
+    reclaimable_generations: Vec<u64>,
+    reclaimable_segments: u64,
+    leftover_files: u64,
+    fragmentation: f64,
+}
+
+impl From<gc::GcStatus> for GcStatusView {
+    fn from(status: gc::GcStatus) -> GcStatusView {
+        GcStatusView {
+            current_generation: status.current_generation,
+            generations: status.generations,
+            remaining_runs: status.runs,
+            segment_files: status.segment_files,
+            segment_bytes: status.segment_bytes,
+            live_bytes: status.live_bytes,
+            total_bytes: status.total_bytes,
+            reclaimable_bytes: status.reclaimable_bytes,
+            reclaimable_generations: status.reclaimable_generations,
+            reclaimable_segments: status.reclaimable_segments,
+            leftover_files: status.leftover_files,
+            fragmentation: status.fragmentation,
+        }
     }
-    .finish(Some(a.budget.max_tokens), None))
 }
 
-fn status_json(s: &gc::GcStatus) -> Json {
-    json!({
-        "current_generation": s.current_generation, "generations": s.generations,
-        "remaining_runs": s.runs, "segment_files": s.segment_files,
-        "segment_bytes": s.segment_bytes, "live_bytes": s.live_bytes,
-        "total_bytes": s.total_bytes, "reclaimable_bytes": s.reclaimable_bytes,
-        "reclaimable_generations": s.reclaimable_generations,
-        "reclaimable_segments": s.reclaimable_segments, "leftover_files": s.leftover_files,
-        "fragmentation": s.fragmentation,
-    })
+/// A run prune removed.
+#[derive(Serialize)]
+struct PrunedRun {
+    run_id: String,
+    generation: u64,
 }
 
-pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<CallToolResult, ToolError> {
+/// What batho_gc did besides reporting the status.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum GcAction {
+    Prune {
+        pruned: Vec<PrunedRun>,
+        audit: Option<AuditEntry>,
+        /// The generation published with the shorter history.
+        #[serde(skip)]
+        published: Option<u64>,
+    },
+    Reclaim {
+        reclaim: gc::ReclaimReport,
+    },
+    Compact {
+        compact: gc::CompactReport,
+    },
+}
+
+impl GcAction {
+    fn markdown(&self, md: &mut String) {
+        let audit = match self {
+            GcAction::Prune {
+                pruned,
+                audit,
+                published,
+            } => {
+                md.push_str(&format!("- Runs pruned: {}\n", pruned.len()));
+                for run in pruned {
+                    md.push_str(&format!(
+                        "  - {} (generation {})\n",
+                        run.run_id, run.generation
+                    ));
+                }
+                if let Some(g) = published {
+                    md.push_str(&format!(
+                        "- History published as generation {g}; subcommand=\"reclaim\" frees the space\n"
+                    ));
+                }
+                audit
+            }
+            GcAction::Reclaim { reclaim } => {
+                md.push_str(&format!(
+                    "- Disk space reclaimed: {} bytes ({} manifests, {} segments, {} leftover files)\n",
+                    reclaim.bytes,
+                    reclaim.manifests.len(),
+                    reclaim.segments.len(),
+                    reclaim.leftovers.len()
+                ));
+                return;
+            }
+            GcAction::Compact { compact } => {
+                match compact.generation {
+                    Some(g) => md.push_str(&format!(
+                        "- Compacted: the delta ({} appended nodes, {} delta edges) folded into a new base, generation {g} ({} nodes, {} edges, {} bytes written); subcommand=\"reclaim\" frees the old layers\n",
+                        compact.appended_nodes, compact.delta_edges, compact.node_count, compact.edge_count, compact.bytes_written
+                    )),
+                    None => md.push_str("- Nothing to compact: the current generation has no delta layer\n"),
+                }
+                &compact.audit
+            }
+        };
+        if let Some(e) = audit {
+            md.push_str(&format!(
+                "- Audit log entry #{}: {} ({})\n",
+                e.seq, e.action, e.hash
+            ));
+        }
+    }
+}
+
+/// `structuredContent.gc`: the action's totals and the status after it.
+#[derive(Serialize)]
+struct GcSummary {
+    subcommand: String,
+    runs_pruned: usize,
+    disk_space_reclaimed: u64,
+    remaining_runs: usize,
+    fragmentation: f64,
+    status: GcStatusView,
+}
+
+/// batho_gc's answer.
+#[derive(Serialize)]
+struct GcOutput {
+    #[serde(skip)]
+    repo: String,
+    /// Nothing for `status`.
+    #[serde(flatten)]
+    action: Option<GcAction>,
+    gc: GcSummary,
+}
+
+impl ToolOutput for GcOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = format!("## GC {}: {}\n\n", self.gc.subcommand, self.repo);
+        if let Some(action) = &self.action {
+            action.markdown(&mut md);
+        }
+        let status = &self.gc.status;
+        md.push_str(&format!(
+            "- Remaining runs: {}\n- Generation {} current; {} generations on disk\n- Total size: {} bytes (current generation: {} bytes)\n- Reclaimable: {} bytes ({:.1}% fragmentation)\n",
+            status.remaining_runs,
+            status.current_generation,
+            status.generations.len(),
+            status.total_bytes,
+            status.live_bytes,
+            status.reclaimable_bytes,
+            status.fragmentation * 100.0
+        ));
+        md
+    }
+}
+
+/// Runs the gc action `subcommand` (not `status`).
+fn gc_action(
+    dir: &Path,
+    subcommand: &str,
+    a: &GcArgs,
+    storage: impl Fn(StorageError) -> ToolError,
+) -> Result<Option<GcAction>, ToolError> {
+    Ok(Some(match subcommand {
+        "status" => return Ok(None),
+        "prune" => {
+            if a.older_than.is_none() && a.run_uuid.is_none() {
+                return Err(
+                    ToolError::client("prune needs older_than (days) or run_uuid")
+                        .hint("e.g. batho_gc(subcommand=\"prune\", older_than=30)"),
+                );
+            }
+            let report = gc::prune(
+                dir,
+                &PruneOptions {
+                    older_than_days: a.older_than.map(|d| d as u64),
+                    run: a.run_uuid.clone(),
+                    dry_run: false,
+                },
+            )
+            .map_err(storage)?;
+            GcAction::Prune {
+                pruned: report
+                    .pruned
+                    .into_iter()
+                    .map(|run| PrunedRun {
+                        run_id: run.uuid,
+                        generation: run.generation,
+                    })
+                    .collect(),
+                audit: report.audit,
+                published: report.generation,
+            }
+        }
+        "reclaim" => GcAction::Reclaim {
+            reclaim: gc::reclaim(dir, false).map_err(storage)?,
+        },
+        // compact: fold the delta layer into a new base generation.
+        _ => GcAction::Compact {
+            compact: gc::compact(dir, false).map_err(storage)?,
+        },
+    }))
+}
+
+pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let sub = a.subcommand.to_ascii_lowercase();
     if !matches!(sub.as_str(), "status" | "prune" | "compact" | "reclaim") {
@@ -310,121 +594,30 @@ pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<CallToolResult, ToolErro
     }
     let repo = st.resolve(a.repo.name())?;
     let dir = artifact_dir(&repo.path);
-    let se = |e: StorageError| storage_error(&repo, &e);
-    let mut structured = Map::new();
-    let mut md = format!("## GC {sub}: {}\n\n", repo.name);
-    let (mut runs_pruned, mut reclaimed) = (0usize, 0u64);
-    match sub.as_str() {
-        "status" => {}
-        "prune" => {
-            if a.older_than.is_none() && a.run_uuid.is_none() {
-                return Err(
-                    ToolError::client("prune needs older_than (days) or run_uuid")
-                        .hint("e.g. batho_gc(subcommand=\"prune\", older_than=30)"),
-                );
-            }
-            let r = gc::prune(
-                &dir,
-                &PruneOptions {
-                    older_than_days: a.older_than.map(|d| d as u64),
-                    run: a.run_uuid.clone(),
-                    dry_run: false,
-                },
-            )
-            .map_err(se)?;
-            runs_pruned = r.pruned.len();
-            md.push_str(&format!("- Runs pruned: {runs_pruned}\n"));
-            for run in &r.pruned {
-                md.push_str(&format!(
-                    "  - {} (generation {})\n",
-                    run.uuid, run.generation
-                ));
-            }
-            if let Some(g) = r.generation {
-                md.push_str(&format!(
-                    "- History published as generation {g}; subcommand=\"reclaim\" frees the space\n"
-                ));
-            }
-            if let Some(e) = &r.audit {
-                md.push_str(&format!(
-                    "- Audit log entry #{}: {} ({})\n",
-                    e.seq, e.action, e.hash
-                ));
-            }
-            structured.insert(
-                "pruned".into(),
-                json!(
-                    r.pruned
-                        .iter()
-                        .map(|r| json!({"run_id": r.uuid, "generation": r.generation}))
-                        .collect::<Vec<_>>()
-                ),
-            );
-            structured.insert("audit".into(), json!(r.audit));
-        }
-        "reclaim" => {
-            let r = gc::reclaim(&dir, false).map_err(se)?;
-            reclaimed = r.bytes;
-            md.push_str(&format!(
-                "- Disk space reclaimed: {} bytes ({} manifests, {} segments, {} leftover files)\n",
-                r.bytes,
-                r.manifests.len(),
-                r.segments.len(),
-                r.leftovers.len()
-            ));
-            structured.insert(
-                "reclaim".into(),
-                serde_json::to_value(&r).map_err(|e| ToolError::server(e.to_string()))?,
-            );
-        }
-        _ => {
-            // compact: fold the delta layer into a new base generation.
-            let r = gc::compact(&dir, false).map_err(se)?;
-            match r.generation {
-                Some(g) => md.push_str(&format!(
-                    "- Compacted: the delta ({} appended nodes, {} delta edges) folded into a new base, generation {g} ({} nodes, {} edges, {} bytes written); subcommand=\"reclaim\" frees the old layers\n",
-                    r.appended_nodes, r.delta_edges, r.node_count, r.edge_count, r.bytes_written
-                )),
-                None => md.push_str("- Nothing to compact: the current generation has no delta layer\n"),
-            }
-            if let Some(e) = &r.audit {
-                md.push_str(&format!(
-                    "- Audit log entry #{}: {} ({})\n",
-                    e.seq, e.action, e.hash
-                ));
-            }
-            structured.insert(
-                "compact".into(),
-                serde_json::to_value(&r).map_err(|e| ToolError::server(e.to_string()))?,
-            );
-        }
-    }
-    let s = gc::status(&dir).map_err(se)?;
-    md.push_str(&format!(
-        "- Remaining runs: {}\n- Generation {} current; {} generations on disk\n- Total size: {} bytes (current generation: {} bytes)\n- Reclaimable: {} bytes ({:.1}% fragmentation)\n",
-        s.runs,
-        s.current_generation,
-        s.generations.len(),
-        s.total_bytes,
-        s.live_bytes,
-        s.reclaimable_bytes,
-        s.fragmentation * 100.0
-    ));
-    structured.insert(
-        "gc".into(),
-        json!({
-            "subcommand": sub, "runs_pruned": runs_pruned, "disk_space_reclaimed": reclaimed,
-            "remaining_runs": s.runs, "fragmentation": s.fragmentation, "status": status_json(&s),
-        }),
+    let storage = |e: StorageError| storage_error(&repo, &e);
+    let action = gc_action(&dir, &sub, &a, storage)?;
+    let (runs_pruned, disk_space_reclaimed) = match &action {
+        Some(GcAction::Prune { pruned, .. }) => (pruned.len(), 0),
+        Some(GcAction::Reclaim { reclaim }) => (0, reclaim.bytes),
+        _ => (0, 0),
+    };
+    let status = GcStatusView::from(gc::status(&dir).map_err(storage)?);
+    let meta = meta(
+        &repo,
+        status.current_generation,
+        "CALL db.runs() YIELD id, type, status RETURN id, type, status",
     );
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: meta(
-            &repo,
-            s.current_generation,
-            "CALL db.runs() YIELD id, type, status RETURN id, type, status",
-        ),
-    }
-    .finish(Some(a.budget.max_tokens), None))
+    let output = GcOutput {
+        repo: repo.name,
+        action,
+        gc: GcSummary {
+            subcommand: sub,
+            runs_pruned,
+            disk_space_reclaimed,
+            remaining_runs: status.remaining_runs,
+            fragmentation: status.fragmentation,
+            status,
+        },
+    };
+    Reply::new(&output, meta, a.budget.max_tokens)
 }
