@@ -278,7 +278,7 @@ pub(crate) fn shortest_path(st: &State, a: ShortestPathArgs) -> Result<CallToolR
             path_return(PATH_HOPS_HIGH)
         ),
     };
-    let steps = PathStep::read_path(&cx.run(&text, &params)?);
+    let steps = PathStep::read_path(&cx.run(&text, &params)?)?;
     let mut md = String::new();
     let mut edges = Vec::new();
     for (k, step) in steps.iter().enumerate() {
@@ -397,13 +397,12 @@ pub(crate) fn list_communities(
     structured.insert("modularity".into(), modularity.into());
     structured.insert(
         "pagination".into(),
-        super::files::page_json(
+        json!(super::Pagination::new(
             a.page.offset,
             a.page.limit,
             shown.len(),
-            next < total,
-            next as i64,
-        ),
+            next < total
+        )),
     );
     let meta = cx.meta();
     Ok(Answer {

@@ -9,14 +9,14 @@
 use std::fmt::Write as _;
 
 use batho_engine::diff::{ChangeKind, DiffError, DiffFilter, RunPair, diff_runs};
-use batho_engine::query::{QueryResult, Value};
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value as Json, json};
+use batho_engine::query::Value;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
 use super::args::{DeltaArgs, DiffArgs, ResponseFormat};
-use super::cells::{int_of, text_of, texts_of};
-use super::files::{non_negative_offset, page_json};
-use super::{Answer, Rows, lines, positive};
+use super::cells::{FromRecord, Record, decode_first, decode_rows, first_int, int_of, text_of};
+use super::files::non_negative_offset;
+use super::{Pagination, Reply, Rows, ToolOutput, lines, positive};
 use crate::error::ToolError;
 use crate::state::{Ctx, State};
 
@@ -40,7 +40,8 @@ fn diff_error(e: DiffError) -> ToolError {
     }
 }
 
-fn text(v: Option<&str>) -> Value {
+/// A text parameter: null when absent or blank.
+fn optional_text(v: Option<&str>) -> Value {
     v.filter(|s| !s.trim().is_empty())
         .map_or(Value::Null, Value::from)
 }
@@ -80,190 +81,417 @@ fn run_params(pair: &RunPair, since_given: bool) -> (Value, Value) {
     (run, since)
 }
 
-/// The statistics row as `(markdown lines, json)`.
-fn stats(res: &QueryResult) -> (String, Json) {
-    let Some(r) = res.rows.first() else {
-        return (String::new(), Json::Null);
+/// The newer side of a comparison: its run (fields empty for a generation without one).
+#[derive(Serialize)]
+struct ComparedRun {
+    run_id: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    status: Option<String>,
+    started_at_ms: i64,
+    finished_at_ms: i64,
+    duration_ms: i64,
+    git_commit: Option<String>,
+    git_branch: Option<String>,
+    generation: i64,
+}
+
+/// The older side of a comparison.
+#[derive(Serialize)]
+struct ComparedBase {
+    run_id: Option<String>,
+    generation: i64,
+}
+
+/// Relationships added and removed of one type.
+struct TypeCounts {
+    relation: String,
+    added: i64,
+    removed: i64,
+}
+
+/// `relationships_by_type`: `{TYPE: {added, removed}}`.
+fn counts_by_type<S: Serializer>(counts: &[TypeCounts], serializer: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct AddedRemoved {
+        added: i64,
+        removed: i64,
+    }
+    let mut map = serializer.serialize_map(Some(counts.len()))?;
+    for type_counts in counts {
+        let entry = AddedRemoved {
+            added: type_counts.added,
+            removed: type_counts.removed,
+        };
+        map.serialize_entry(&type_counts.relation, &entry)?;
+    }
+    map.end()
+}
+
+/// What changed between the two sides.
+#[derive(Serialize)]
+struct ChangeCounts {
+    nodes_added: i64,
+    nodes_removed: i64,
+    nodes_modified: i64,
+    nodes_renamed: i64,
+    nodes_moved: i64,
+    files_changed: i64,
+    files_added: i64,
+    files_removed: i64,
+    files_modified: i64,
+    relationships_added: i64,
+    relationships_removed: i64,
+    #[serde(serialize_with = "counts_by_type")]
+    relationships_by_type: Vec<TypeCounts>,
+}
+
+/// A changed file and the changes in it.
+#[derive(Serialize)]
+struct FileChange {
+    path: String,
+    change: String,
+    added: i64,
+    removed: i64,
+    modified: i64,
+    renamed: i64,
+}
+
+/// The comparison's statistics: the row of `db.deltaStats` ([`STATS_COLS`]).
+#[derive(Serialize)]
+struct DeltaStats {
+    run: ComparedRun,
+    base: ComparedBase,
+    stats: ChangeCounts,
+    files: Vec<FileChange>,
+}
+
+fn type_counts(value: &Value) -> Vec<TypeCounts> {
+    let Value::Map(by_type) = value else {
+        return Vec::new();
     };
-    let mut md = String::new();
-    let run = text_of(&r[0]);
-    let base = text_of(&r[9]);
-    let (base_gen, new_gen) = (int_of(&r[10]), int_of(&r[8]));
-    let who = |id: &str, g: i64| {
-        if id.is_empty() {
-            format!("generation {g}")
-        } else {
-            format!("run {id} (generation {g})")
+    by_type
+        .iter()
+        .map(|(relation, counts)| {
+            let count = |key: &str| match counts {
+                Value::Map(counts) => counts.get(key).map_or(0, int_of),
+                _ => 0,
+            };
+            TypeCounts {
+                relation: relation.clone(),
+                added: count("added"),
+                removed: count("removed"),
+            }
+        })
+        .collect()
+}
+
+fn file_changes(value: &Value) -> Vec<FileChange> {
+    let Value::List(files) = value else {
+        return Vec::new();
+    };
+    files
+        .iter()
+        .filter_map(|file| match file {
+            Value::Map(file) => {
+                let number = |key: &str| file.get(key).map_or(0, int_of);
+                Some(FileChange {
+                    path: file.get("path").map(text_of).unwrap_or_default(),
+                    change: file.get("change").map(text_of).unwrap_or_default(),
+                    added: number("added"),
+                    removed: number("removed"),
+                    modified: number("modified"),
+                    renamed: number("renamed"),
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+impl FromRecord for DeltaStats {
+    fn from_record(record: &Record) -> Result<DeltaStats, ToolError> {
+        let given = |column: &str| {
+            record
+                .text(column)
+                .map(|text| (!text.is_empty()).then_some(text))
+        };
+        let (files_added, files_removed, files_modified) = (
+            record.int("files_added")?,
+            record.int("files_removed")?,
+            record.int("files_modified")?,
+        );
+        Ok(DeltaStats {
+            run: ComparedRun {
+                run_id: given("run")?,
+                kind: given("type")?,
+                status: given("status")?,
+                started_at_ms: record.int("started_at")?,
+                finished_at_ms: record.int("finished_at")?,
+                duration_ms: record.int("duration_ms")?,
+                git_commit: given("commit")?,
+                git_branch: given("branch")?,
+                generation: record.int("generation")?,
+            },
+            base: ComparedBase {
+                run_id: given("base_run")?,
+                generation: record.int("base_generation")?,
+            },
+            stats: ChangeCounts {
+                nodes_added: record.int("nodes_added")?,
+                nodes_removed: record.int("nodes_removed")?,
+                nodes_modified: record.int("nodes_modified")?,
+                nodes_renamed: record.int("nodes_renamed")?,
+                nodes_moved: record.int("nodes_moved")?,
+                files_changed: files_added + files_removed + files_modified,
+                files_added,
+                files_removed,
+                files_modified,
+                relationships_added: record.int("edges_added")?,
+                relationships_removed: record.int("edges_removed")?,
+                relationships_by_type: type_counts(record.value("edges_by_type")?),
+            },
+            files: file_changes(record.value("files")?),
+        })
+    }
+}
+
+impl DeltaStats {
+    /// The statistics as markdown lines.
+    fn markdown(&self, md: &mut String) {
+        let (run, base) = (&self.run, &self.base);
+        let who = |id: &Option<String>, generation: i64| match id {
+            None => format!("generation {generation}"),
+            Some(id) => format!("run {id} (generation {generation})"),
+        };
+        let _ = writeln!(
+            md,
+            "- From {} to {}",
+            who(&base.run_id, base.generation),
+            who(&run.run_id, run.generation)
+        );
+        if run.run_id.is_some() {
+            let mut git = String::new();
+            if let Some(commit) = &run.git_commit {
+                let _ = write!(git, ", commit {}", &commit[..commit.len().min(12)]);
+                if let Some(branch) = &run.git_branch {
+                    let _ = write!(git, " ({branch})");
+                }
+            }
+            let _ = writeln!(
+                md,
+                "- Run: {} {} at {} UTC, {:.2}s{git}",
+                run.kind.as_deref().unwrap_or_default(),
+                run.status.as_deref().unwrap_or_default(),
+                batho_engine::status::utc_timestamp(run.started_at_ms),
+                run.duration_ms as f64 / 1000.0
+            );
         }
-    };
-    let _ = writeln!(
-        md,
-        "- From {} to {}",
-        who(&base, base_gen),
-        who(&run, new_gen)
-    );
-    if !run.is_empty() {
-        let commit = text_of(&r[6]);
-        let branch = text_of(&r[7]);
-        let mut git = String::new();
-        if !commit.is_empty() {
-            let _ = write!(git, ", commit {}", &commit[..commit.len().min(12)]);
-            if !branch.is_empty() {
-                let _ = write!(git, " ({branch})");
+        let stats = &self.stats;
+        let _ = writeln!(
+            md,
+            "- Nodes: {} added, {} removed, {} modified, {} renamed",
+            stats.nodes_added, stats.nodes_removed, stats.nodes_modified, stats.nodes_renamed
+        );
+        let _ = writeln!(
+            md,
+            "- Files: {} added, {} removed, {} modified",
+            stats.files_added, stats.files_removed, stats.files_modified
+        );
+        let types: Vec<String> = stats
+            .relationships_by_type
+            .iter()
+            .map(|counts| format!("{} +{} -{}", counts.relation, counts.added, counts.removed))
+            .collect();
+        let _ = writeln!(
+            md,
+            "- Relationships: {} added, {} removed{}",
+            stats.relationships_added,
+            stats.relationships_removed,
+            if types.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", types.join(", "))
+            }
+        );
+    }
+}
+
+/// One side of a changed entity.
+#[derive(Clone, Serialize)]
+struct EntitySide {
+    id: String,
+    name: String,
+    kind: String,
+    file: String,
+    start_line: i64,
+    end_line: i64,
+    signature: String,
+}
+
+impl EntitySide {
+    /// The side in the columns named `prefix` + the entity column (`before_id`, …).
+    fn read(record: &Record, prefix: &str) -> Result<EntitySide, ToolError> {
+        let column = |name: &str| format!("{prefix}{name}");
+        Ok(EntitySide {
+            id: record.text(&column("id"))?,
+            name: record.text(&column("name"))?,
+            kind: record.text(&column("kind"))?,
+            file: record.text(&column("file"))?,
+            start_line: record.int(&column("start_line"))?,
+            end_line: record.int(&column("end_line"))?,
+            signature: record.text(&column("signature"))?,
+        })
+    }
+}
+
+/// One changed entity: a row of `db.delta` ([`CHANGE_COLS`]).
+#[derive(Serialize)]
+struct Change {
+    change_kind: String,
+    entity_id: String,
+    name: String,
+    kind: String,
+    file_path: String,
+    start_line: i64,
+    end_line: i64,
+    /// The properties a modification changed.
+    changed: Vec<String>,
+    /// The entity before (none when it was added).
+    before: Option<EntitySide>,
+    /// The entity after (none when it was removed).
+    after: Option<EntitySide>,
+}
+
+impl FromRecord for Change {
+    fn from_record(record: &Record) -> Result<Change, ToolError> {
+        let side = EntitySide::read(record, "")?;
+        let change_kind = record.text("change")?;
+        let before = match record.value("before_id")? {
+            Value::Null => None,
+            _ => Some(EntitySide::read(record, "before_")?),
+        };
+        Ok(Change {
+            entity_id: side.id.clone(),
+            name: side.name.clone(),
+            kind: side.kind.clone(),
+            file_path: side.file.clone(),
+            start_line: side.start_line,
+            end_line: side.end_line,
+            changed: record.texts("changed")?,
+            before,
+            after: (change_kind != "removed").then_some(side),
+            change_kind,
+        })
+    }
+}
+
+impl Change {
+    /// The change's markdown line; `detail` adds the before and after lines.
+    fn markdown(&self, detail: bool) -> String {
+        let kind = self.change_kind.as_str();
+        let place = format!(
+            "[{}] {}:{}",
+            self.kind.to_ascii_lowercase(),
+            self.file_path,
+            lines(self.start_line, self.end_line)
+        );
+        let before_id = self.before.as_ref().map_or("", |before| before.id.as_str());
+        let mut md = match kind {
+            "renamed" => format!("- renamed {before_id} → {} {place}", self.entity_id),
+            _ => format!("- {kind} {} {place}", self.entity_id),
+        };
+        if !self.changed.is_empty() && kind == "modified" {
+            let _ = write!(md, " ({})", self.changed.join(", "));
+        }
+        md.push('\n');
+        if let (true, Some(before), Some(after)) = (detail, &self.before, &self.after) {
+            for (label, side) in [("before", before), ("after", after)] {
+                let _ = writeln!(
+                    md,
+                    "  - {label}: {} {} {}",
+                    side.id,
+                    lines(side.start_line, side.end_line),
+                    side.signature
+                );
             }
         }
-        let _ = writeln!(
-            md,
-            "- Run: {} {} at {} UTC, {:.2}s{git}",
-            text_of(&r[1]),
-            text_of(&r[2]),
-            batho_engine::status::utc_timestamp(int_of(&r[3])),
-            int_of(&r[5]) as f64 / 1000.0
-        );
+        md
     }
-    let _ = writeln!(
-        md,
-        "- Nodes: {} added, {} removed, {} modified, {} renamed",
-        int_of(&r[11]),
-        int_of(&r[12]),
-        int_of(&r[13]),
-        int_of(&r[14])
-    );
-    let _ = writeln!(
-        md,
-        "- Files: {} added, {} removed, {} modified",
-        int_of(&r[16]),
-        int_of(&r[17]),
-        int_of(&r[18])
-    );
-    let by_type = match &r[21] {
-        Value::Map(m) => m
-            .iter()
-            .map(|(t, c)| {
-                let get = |k: &str| match c {
-                    Value::Map(x) => x.get(k).map_or(0, int_of),
-                    _ => 0,
-                };
-                (t.clone(), get("added"), get("removed"))
-            })
-            .collect::<Vec<_>>(),
-        _ => Vec::new(),
-    };
-    let types: Vec<String> = by_type
-        .iter()
-        .map(|(t, a, d)| format!("{t} +{a} -{d}"))
-        .collect();
-    let _ = writeln!(
-        md,
-        "- Relationships: {} added, {} removed{}",
-        int_of(&r[19]),
-        int_of(&r[20]),
-        if types.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", types.join(", "))
+}
+
+/// get_delta's `applied_filters`.
+#[derive(Serialize)]
+struct DeltaApplied {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    change_kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_path: Option<String>,
+}
+
+/// get_delta's answer.
+#[derive(Serialize)]
+struct DeltaOutput {
+    #[serde(flatten)]
+    stats: Option<DeltaStats>,
+    changes: Vec<Change>,
+    pagination: Pagination,
+    applied_filters: DeltaApplied,
+    /// `## Delta: run …` or `## Delta: generation …`.
+    #[serde(skip)]
+    title: String,
+    #[serde(skip)]
+    format: ResponseFormat,
+}
+
+impl ToolOutput for DeltaOutput {
+    fn markdown(&self, rows: &mut Rows) -> String {
+        let mut md = format!("{}\n\n", self.title);
+        if let Some(stats) = &self.stats {
+            stats.markdown(&mut md);
         }
-    );
-    let files: Vec<Json> = match &r[22] {
-        Value::List(l) => l
-            .iter()
-            .filter_map(|f| match f {
-                Value::Map(m) => Some(json!({
-                    "path": m.get("path").map(text_of).unwrap_or_default(),
-                    "change": m.get("change").map(text_of).unwrap_or_default(),
-                    "added": m.get("added").map_or(0, int_of),
-                    "removed": m.get("removed").map_or(0, int_of),
-                    "modified": m.get("modified").map_or(0, int_of),
-                    "renamed": m.get("renamed").map_or(0, int_of),
-                })),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let opt = |v: String| (!v.is_empty()).then_some(v);
-    let json = json!({
-        "run": {
-            "run_id": opt(run.clone()), "type": opt(text_of(&r[1])), "status": opt(text_of(&r[2])),
-            "started_at_ms": int_of(&r[3]), "finished_at_ms": int_of(&r[4]), "duration_ms": int_of(&r[5]),
-            "git_commit": opt(text_of(&r[6])), "git_branch": opt(text_of(&r[7])), "generation": int_of(&r[8]),
-        },
-        "base": {"run_id": opt(base), "generation": int_of(&r[10])},
-        "stats": {
-            "nodes_added": int_of(&r[11]), "nodes_removed": int_of(&r[12]), "nodes_modified": int_of(&r[13]),
-            "nodes_renamed": int_of(&r[14]), "nodes_moved": int_of(&r[15]),
-            "files_changed": int_of(&r[16]) + int_of(&r[17]) + int_of(&r[18]),
-            "files_added": int_of(&r[16]), "files_removed": int_of(&r[17]), "files_modified": int_of(&r[18]),
-            "relationships_added": int_of(&r[19]), "relationships_removed": int_of(&r[20]),
-            "relationships_by_type": by_type.iter().map(|(t, a, d)| (t.clone(), json!({"added": a, "removed": d}))).collect::<Map<String, Json>>(),
-        },
-        "files": files,
-    });
-    (md, json)
-}
-
-fn side(r: &[Value], at: usize) -> Json {
-    json!({
-        "id": text_of(&r[at]), "name": text_of(&r[at + 1]), "kind": text_of(&r[at + 2]), "file": text_of(&r[at + 3]),
-        "start_line": int_of(&r[at + 4]), "end_line": int_of(&r[at + 5]), "signature": text_of(&r[at + 6]),
-    })
-}
-
-/// One change as `(markdown line, json)`; `detail` adds before/after lines.
-fn change(r: &[Value], detail: bool) -> (String, Json) {
-    let kind = text_of(&r[0]);
-    let had_before = !matches!(r[8], Value::Null);
-    let after = kind != "removed";
-    let changed = texts_of(&r[15]);
-    let mut md = match kind.as_str() {
-        "renamed" => format!(
-            "- renamed {} → {} [{}] {}:{}",
-            text_of(&r[8]),
-            text_of(&r[1]),
-            text_of(&r[3]).to_ascii_lowercase(),
-            text_of(&r[4]),
-            lines(int_of(&r[5]), int_of(&r[6]))
-        ),
-        _ => format!(
-            "- {kind} {} [{}] {}:{}",
-            text_of(&r[1]),
-            text_of(&r[3]).to_ascii_lowercase(),
-            text_of(&r[4]),
-            lines(int_of(&r[5]), int_of(&r[6]))
-        ),
-    };
-    if !changed.is_empty() && kind == "modified" {
-        let _ = write!(md, " ({})", changed.join(", "));
+        let offset = self.pagination.offset;
+        if !self.changes.is_empty() {
+            let _ = writeln!(
+                md,
+                "\n### Changes ({}{})",
+                self.changes.len(),
+                if offset > 0 {
+                    format!(", offset {offset}")
+                } else {
+                    String::new()
+                }
+            );
+            for change in &self.changes {
+                md.push_str(&change.markdown(self.format == ResponseFormat::Detailed));
+                rows.tag("changes");
+                rows.end_row(md.len());
+            }
+        } else if self.format != ResponseFormat::Summary {
+            md.push_str("\nNo matching changes.\n");
+        }
+        rows.set_has_more(self.pagination.has_more);
+        rows.write_more(&mut md, "results");
+        md
     }
-    md.push('\n');
-    if detail && had_before && after {
-        let _ = writeln!(
-            md,
-            "  - before: {} {} {}",
-            text_of(&r[8]),
-            lines(int_of(&r[12]), int_of(&r[13])),
-            text_of(&r[14])
-        );
-        let _ = writeln!(
-            md,
-            "  - after: {} {} {}",
-            text_of(&r[1]),
-            lines(int_of(&r[5]), int_of(&r[6])),
-            text_of(&r[7])
-        );
-    }
-    let json = json!({
-        "change_kind": kind,
-        "entity_id": text_of(&r[1]), "name": text_of(&r[2]), "kind": text_of(&r[3]), "file_path": text_of(&r[4]),
-        "start_line": int_of(&r[5]), "end_line": int_of(&r[6]),
-        "changed": changed,
-        "before": if had_before { side(r, 8) } else { Json::Null },
-        "after": if after { side(r, 1) } else { Json::Null },
-    });
-    (md, json)
 }
 
-pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, ToolError> {
+/// The statistics of the comparison, if the procedure returns a row.
+fn delta_stats(
+    cx: &mut Ctx,
+    procedure_arguments: &str,
+    params: &[(&str, Value)],
+) -> Result<Option<DeltaStats>, ToolError> {
+    let result = cx.run(
+        &format!(
+            "CALL db.deltaStats({procedure_arguments}) YIELD {STATS_COLS} RETURN {STATS_COLS}"
+        ),
+        params,
+    )?;
+    decode_first(&result)
+}
+
+pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<Reply, ToolError> {
     let limit = positive("limit", a.page.limit)?;
     if a.page.offset < 0 {
         return Err(ToolError::client(format!(
@@ -271,7 +499,7 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
             a.page.offset
         )));
     }
-    let fmt = a.output.format()?;
+    let format = a.output.format()?;
     let kind = match a.change_kind.as_deref().filter(|k| !k.trim().is_empty()) {
         None => None,
         Some(k) => Some(ChangeKind::parse(k).ok_or_else(|| {
@@ -283,15 +511,11 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
     let mut cx = st.ctx(a.repo.name())?;
     let pair = resolve(&cx, a.run_id.as_deref(), None)?;
     let (run, _) = run_params(&pair, false);
-    let stats_res = cx.run(
-        &format!("CALL db.deltaStats($run) YIELD {STATS_COLS} RETURN {STATS_COLS}"),
-        &[("run", run.clone())],
-    )?;
-    let (stats_md, stats_json) = stats(&stats_res);
-    let mut rows = Vec::new();
+    let stats = delta_stats(&mut cx, "$run", &[("run", run.clone())])?;
+    let mut changes: Vec<Change> = Vec::new();
     let mut has_more = false;
-    if fmt != ResponseFormat::Summary {
-        let res = cx.run(
+    if format != ResponseFormat::Summary {
+        let found = cx.run(
             &format!(
                 "CALL db.delta($run, $change_kind, $file_path) YIELD {CHANGE_COLS} \
                  RETURN {CHANGE_COLS} SKIP $offset LIMIT $limit"
@@ -299,177 +523,167 @@ pub(crate) fn get_delta(st: &State, a: DeltaArgs) -> Result<CallToolResult, Tool
             &[
                 ("run", run),
                 ("change_kind", Value::from(kind.map(ChangeKind::name))),
-                ("file_path", text(a.file_path.as_deref())),
+                ("file_path", optional_text(a.file_path.as_deref())),
                 ("offset", Value::Int(a.page.offset)),
                 // One extra row tells whether another page exists.
                 ("limit", Value::Int(limit.saturating_add(1))),
             ],
         )?;
-        has_more = res.rows.len() as i64 > limit;
-        rows = res.rows;
-        rows.truncate(limit as usize);
+        changes = decode_rows(&found)?;
+        has_more = changes.len() as i64 > limit;
+        changes.truncate(limit as usize);
     }
-    let title = match &pair.run {
-        Some(r) => format!("## Delta: run {}\n\n", r.uuid),
-        None => format!("## Delta: generation {}\n\n", pair.generation),
+    let output = DeltaOutput {
+        stats,
+        pagination: Pagination::new(a.page.offset, limit, changes.len(), has_more),
+        changes,
+        applied_filters: DeltaApplied {
+            change_kind: kind.map(ChangeKind::name),
+            file_path: a.file_path.clone().filter(|file| !file.trim().is_empty()),
+        },
+        title: match &pair.run {
+            Some(r) => format!("## Delta: run {}", r.uuid),
+            None => format!("## Delta: generation {}", pair.generation),
+        },
+        format,
     };
-    let mut md = title + &stats_md;
-    let mut changes = Vec::new();
-    let mut page = Rows::new(a.page.offset);
-    if !rows.is_empty() {
-        let _ = writeln!(
-            md,
-            "\n### Changes ({}{})",
-            rows.len(),
-            if a.page.offset > 0 {
-                format!(", offset {}", a.page.offset)
-            } else {
-                String::new()
-            }
-        );
-        for r in &rows {
-            let (line, j) = change(r, fmt == ResponseFormat::Detailed);
-            md.push_str(&line);
-            page.tag("changes");
-            changes.push(j);
-            page.end_row(md.len());
-        }
-    } else if fmt != ResponseFormat::Summary {
-        md.push_str("\nNo matching changes.\n");
-    }
-    page.set_has_more(has_more);
-    let next_offset = page.next_offset();
-    page.write_more(&mut md, "results");
-    let mut structured = Map::new();
-    if let Json::Object(o) = stats_json {
-        structured.extend(o);
-    }
-    structured.insert("changes".into(), Json::Array(changes));
-    structured.insert(
-        "pagination".into(),
-        json!({"offset": a.page.offset, "limit": limit, "returned": rows.len(), "has_more": has_more,
-               "next_offset": if has_more { Some(next_offset) } else { None }}),
-    );
-    let mut applied = Map::new();
-    if let Some(k) = kind {
-        applied.insert("change_kind".into(), k.name().into());
-    }
-    if let Some(f) = a.file_path.as_deref().filter(|f| !f.trim().is_empty()) {
-        applied.insert("file_path".into(), f.into());
-    }
-    structured.insert("applied_filters".into(), Json::Object(applied));
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: cx.meta(),
-    }
-    .finish_paged(Some(a.output.max_tokens()), page))
+    Reply::paged(&output, cx.meta(), a.output.max_tokens(), a.page.offset)
 }
 
-pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<CallToolResult, ToolError> {
+/// batho_diff's `applied_filters`: the filters given.
+#[derive(Serialize)]
+struct DiffApplied {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entity_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    since: Option<String>,
+}
+
+/// The changes of a page grouped by kind, every kind present: `{added: [...], ...}`.
+fn changes_by_kind<S: Serializer>(changes: &[Change], serializer: S) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(ChangeKind::ALL.len()))?;
+    for kind in ChangeKind::ALL {
+        let of_kind: Vec<&Change> = changes
+            .iter()
+            .filter(|change| change.change_kind == kind.name())
+            .collect();
+        map.serialize_entry(kind.name(), &of_kind)?;
+    }
+    map.end()
+}
+
+/// batho_diff's answer.
+#[derive(Serialize)]
+struct DiffOutput {
+    #[serde(flatten)]
+    stats: Option<DeltaStats>,
+    #[serde(flatten, serialize_with = "changes_by_kind")]
+    changes: Vec<Change>,
+    total: i64,
+    pagination: Pagination,
+    applied_filters: DiffApplied,
+}
+
+impl ToolOutput for DiffOutput {
+    fn markdown(&self, rows: &mut Rows) -> String {
+        let mut md = String::from("## Diff\n\n");
+        if let Some(stats) = &self.stats {
+            stats.markdown(&mut md);
+        }
+        if self.changes.is_empty() {
+            md.push_str("\nNo matching changes.\n");
+        } else {
+            let _ = writeln!(
+                md,
+                "\n### Changes ({}, showing {} from offset {})",
+                self.total,
+                self.changes.len(),
+                self.pagination.offset
+            );
+        }
+        for change in &self.changes {
+            md.push_str(&change.markdown(true));
+            if let Some(kind) = ChangeKind::ALL
+                .iter()
+                .find(|kind| kind.name() == change.change_kind)
+            {
+                rows.tag(kind.name());
+            }
+            rows.end_row(md.len());
+        }
+        rows.set_has_more(self.pagination.has_more);
+        rows.write_more(&mut md, "results");
+        md
+    }
+}
+
+/// Refuses an entity id in neither generation of the comparison: a typo, not "no changes".
+fn check_diff_entity(cx: &Ctx, pair: &RunPair, entity: Option<&str>) -> Result<(), ToolError> {
+    let Some(entity) = entity.filter(|e| !e.trim().is_empty()) else {
+        return Ok(());
+    };
+    let dir = cx.db.artifact().dir().to_path_buf();
+    let (old, new) = batho_engine::diff::open_pair(&dir, pair).map_err(diff_error)?;
+    if old.lookup_id(entity).is_none() && new.lookup_id(entity).is_none() {
+        return Err(ToolError::client(format!("Entity not found: {entity}"))
+            .hint("use search_entities to find the exact entity id"));
+    }
+    Ok(())
+}
+
+pub(crate) fn batho_diff(st: &State, a: DiffArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let limit = positive("limit", a.page.limit)?;
     non_negative_offset(a.page.offset)?;
     let mut cx = st.ctx(a.repo.name())?;
     let since_given = a.since.as_deref().is_some_and(|s| !s.trim().is_empty());
     let pair = resolve(&cx, a.run_id.as_deref(), a.since.as_deref())?;
-    if let Some(e) = a.entity_id.as_deref().filter(|e| !e.trim().is_empty()) {
-        // An id in neither generation is a typo, not "no changes".
-        let dir = cx.db.artifact().dir().to_path_buf();
-        let (old, new) = batho_engine::diff::open_pair(&dir, &pair).map_err(diff_error)?;
-        if old.lookup_id(e).is_none() && new.lookup_id(e).is_none() {
-            return Err(ToolError::client(format!("Entity not found: {e}"))
-                .hint("use search_entities to find the exact entity id"));
-        }
-    }
+    check_diff_entity(&cx, &pair, a.entity_id.as_deref())?;
     let (run, since) = run_params(&pair, since_given);
-    let stats_res = cx.run(
-        &format!("CALL db.deltaStats($run, $since) YIELD {STATS_COLS} RETURN {STATS_COLS}"),
+    let stats = delta_stats(
+        &mut cx,
+        "$run, $since",
         &[("run", run.clone()), ("since", since.clone())],
     )?;
-    let (stats_md, stats_json) = stats(&stats_res);
     let filter_params = [
         ("run", run),
-        ("file_path", text(a.file_path.as_deref())),
-        ("entity_id", text(a.entity_id.as_deref())),
+        ("file_path", optional_text(a.file_path.as_deref())),
+        ("entity_id", optional_text(a.entity_id.as_deref())),
         ("since", since),
     ];
     let total = cx.run(
         "CALL db.delta($run, null, $file_path, $entity_id, $since) YIELD change RETURN count(*) AS changes",
         &filter_params,
     )?;
-    let total = total.rows.first().map_or(0, |r| int_of(&r[0]));
+    let total = first_int(&total, "changes")?;
     let mut page_params = filter_params.to_vec();
     page_params.push(("offset", Value::Int(a.page.offset)));
     page_params.push(("limit", Value::Int(limit)));
-    let res = cx.run(
+    let found = cx.run(
         &format!(
             "CALL db.delta($run, null, $file_path, $entity_id, $since) YIELD {CHANGE_COLS} \
              RETURN {CHANGE_COLS} SKIP $offset LIMIT $limit"
         ),
         &page_params,
     )?;
-    let mut md = String::from("## Diff\n\n") + &stats_md;
-    let mut groups: Map<String, Json> = ChangeKind::ALL
-        .iter()
-        .map(|k| (k.name().to_string(), Json::Array(Vec::new())))
-        .collect();
-    if res.rows.is_empty() {
-        md.push_str("\nNo matching changes.\n");
-    } else {
-        let _ = writeln!(
-            md,
-            "\n### Changes ({total}, showing {} from offset {})",
-            res.rows.len(),
-            a.page.offset
-        );
-    }
-    let mut page = Rows::new(a.page.offset);
-    for r in &res.rows {
-        let (line, j) = change(r, true);
-        md.push_str(&line);
-        let kind = ChangeKind::ALL.iter().find(|k| k.name() == text_of(&r[0]));
-        if let (Some(kind), Some(Json::Array(v))) = (kind, groups.get_mut(&text_of(&r[0]))) {
-            page.tag(kind.name());
-            v.push(j);
-        }
-        page.end_row(md.len());
-    }
-    let has_more = a.page.offset + (res.rows.len() as i64) < total;
-    page.set_has_more(has_more);
-    page.write_more(&mut md, "results");
-    let mut structured = Map::new();
-    if let Json::Object(o) = stats_json {
-        structured.extend(o);
-    }
-    structured.extend(groups);
-    structured.insert("total".into(), total.into());
-    structured.insert(
-        "pagination".into(),
-        page_json(
-            a.page.offset,
-            limit,
-            res.rows.len(),
-            has_more,
-            page.next_offset(),
-        ),
-    );
-    let mut applied = Map::new();
-    for (k, v) in [
-        ("run_id", &a.run_id),
-        ("entity_id", &a.entity_id),
-        ("file_path", &a.file_path),
-        ("since", &a.since),
-    ] {
-        if let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) {
-            applied.insert(k.into(), v.into());
-        }
-    }
-    structured.insert("applied_filters".into(), Json::Object(applied));
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta: cx.meta(),
-    }
-    .finish_paged(Some(a.budget.max_tokens), page))
+    let changes: Vec<Change> = decode_rows(&found)?;
+    let has_more = a.page.offset + (changes.len() as i64) < total;
+    let given = |value: &Option<String>| value.clone().filter(|v| !v.trim().is_empty());
+    let output = DiffOutput {
+        stats,
+        pagination: Pagination::new(a.page.offset, limit, changes.len(), has_more),
+        changes,
+        total,
+        applied_filters: DiffApplied {
+            run_id: given(&a.run_id),
+            entity_id: given(&a.entity_id),
+            file_path: given(&a.file_path),
+            since: given(&a.since),
+        },
+    };
+    Reply::paged(&output, cx.meta(), a.budget.max_tokens, a.page.offset)
 }

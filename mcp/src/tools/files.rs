@@ -1,24 +1,21 @@
 //! trace_path, get_file_graph and file_connectivity.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Write as _;
 
 use batho_engine::query::{QueryResult, Value};
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value as Json, json};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
 use super::args::{ConnectivityArgs, FileGraphArgs, ResponseFormat, TraceArgs};
-use super::cells::{float_of, int_of, text_of, texts_of};
+use super::cells::{FromRecord, Record, column_texts, decode_rows, first_int};
 use super::graph::entity_not_found;
 use super::{
-    Answer, Direction, RelationFilters, Rows, UseSites, lines, positive, rel_filter,
-    relation_filters, threshold, type_label, where_clause,
+    AppliedRelationFilters, Direction, Pagination, RelationFilters, Reply, Rows, ToolOutput,
+    UseSites, four_decimals, lines, positive, rel_filter, threshold, type_label, where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State};
-
-/// The columns `path_return` gives each step of a path.
-const PATH_COLUMNS_PER_STEP: usize = 8;
 
 /// One entity of a traced path and the relationship that leads on from it.
 pub(crate) struct PathStep {
@@ -37,31 +34,37 @@ pub(crate) struct PathStep {
 }
 
 impl PathStep {
-    fn from_cells(cells: &[Value]) -> PathStep {
-        PathStep {
-            id: text_of(&cells[0]),
-            name: text_of(&cells[1]),
-            relation: text_of(&cells[2]),
-            forward: !matches!(cells[3], Value::Bool(false)),
-            sites: UseSites::from_cells(&cells[4], &cells[5]),
-            confidence: float_of(&cells[6]),
-            file: text_of(&cells[7]),
+    /// Step `k` of the path in `record` (a row of [`path_return`]'s columns), if the path
+    /// has that many steps.
+    fn read(record: &Record, k: usize) -> Result<Option<PathStep>, ToolError> {
+        let column = |name: &str| format!("{name}{k}");
+        if !record.has(&column("id")) || record.value(&column("id"))?.is_null() {
+            return Ok(None);
         }
+        Ok(Some(PathStep {
+            id: record.text(&column("id"))?,
+            name: record.text(&column("name"))?,
+            relation: record.text(&column("rel"))?,
+            // Null past the end: only a relationship stored pointing back is `false`.
+            forward: !matches!(record.value(&column("forward"))?, Value::Bool(false)),
+            sites: UseSites::read(record, &column("count"), &column("lines"))?,
+            confidence: record.float(&column("confidence"))?,
+            file: record.text(&column("file"))?,
+        }))
     }
 
     /// The steps of the path in the first row of `result` (a query ending in
     /// [`path_return`]); empty when no path was found.
-    pub(crate) fn read_path(result: &QueryResult) -> Vec<PathStep> {
-        result
-            .rows
-            .first()
-            .map(|row| {
-                row.chunks(PATH_COLUMNS_PER_STEP)
-                    .take_while(|cells| !cells[0].is_null())
-                    .map(PathStep::from_cells)
-                    .collect()
-            })
-            .unwrap_or_default()
+    pub(crate) fn read_path(result: &QueryResult) -> Result<Vec<PathStep>, ToolError> {
+        let Some(cells) = result.rows.first() else {
+            return Ok(Vec::new());
+        };
+        let record = Record::new(&result.columns, cells);
+        let mut steps = Vec::new();
+        while let Some(step) = PathStep::read(&record, steps.len())? {
+            steps.push(step);
+        }
+        Ok(steps)
     }
 }
 
@@ -84,7 +87,128 @@ pub(crate) fn path_return(depth: i64) -> String {
     format!("RETURN {}", cols.join(", "))
 }
 
-pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, ToolError> {
+/// An entity on a traced path and the hop that reached it (none on the first).
+#[derive(Serialize)]
+struct TracedEntity {
+    entity_id: String,
+    relation_type: String,
+    name: String,
+    #[serde(flatten)]
+    hop: Option<TracedHop>,
+}
+
+/// The hop that reached an entity: the stored arrow and the use sites.
+#[derive(Serialize)]
+struct TracedHop {
+    /// `forward` (the previous entity -[rel]-> this one) or `backward`.
+    direction: &'static str,
+    #[serde(flatten)]
+    sites: UseSites,
+}
+
+/// trace_path's `applied_filters`.
+#[derive(Serialize)]
+struct TraceApplied {
+    #[serde(flatten)]
+    relations: AppliedRelationFilters,
+    max_depth: i64,
+}
+
+/// trace_path's answer.
+#[derive(Serialize)]
+struct TraceOutput {
+    found: bool,
+    path: Vec<TracedEntity>,
+    depth: usize,
+    applied_filters: TraceApplied,
+    #[serde(skip)]
+    direction: Direction,
+}
+
+impl ToolOutput for TraceOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = String::from("## Path Trace\n");
+        for entity in &self.path {
+            let Some(hop) = &entity.hop else {
+                let _ = writeln!(md, "  {}", entity.entity_id);
+                continue;
+            };
+            // `←` says the stored relationship points back: this entity -[rel]-> the previous.
+            let arrow = if hop.direction == "forward" {
+                "→"
+            } else {
+                "←"
+            };
+            let lines = hop.sites.lines_text();
+            let place = if lines.is_empty() {
+                String::new()
+            } else {
+                format!(" {lines}")
+            };
+            let _ = writeln!(
+                md,
+                "  {arrow} [{}{}{place}] {}",
+                entity.relation_type,
+                hop.sites.times(),
+                entity.entity_id
+            );
+        }
+        if self.found {
+            let _ = writeln!(md, "\nDepth: {} hops", self.depth);
+        } else {
+            let _ = writeln!(
+                md,
+                "No path within {} hops ({} edges).",
+                self.applied_filters.max_depth,
+                self.direction.name()
+            );
+        }
+        md
+    }
+}
+
+/// The entities of a path, each with the hop from the one before it.
+fn traced_entities(steps: Vec<PathStep>) -> Vec<TracedEntity> {
+    let mut traced = Vec::new();
+    let mut previous: Option<PathStep> = None;
+    for step in steps {
+        traced.push(match previous {
+            None => TracedEntity {
+                entity_id: step.id.clone(),
+                relation_type: String::new(),
+                name: step.name.clone(),
+                hop: None,
+            },
+            Some(hop) => TracedEntity {
+                entity_id: step.id.clone(),
+                relation_type: hop.relation,
+                name: step.name.clone(),
+                hop: Some(TracedHop {
+                    direction: if hop.forward { "forward" } else { "backward" },
+                    sites: hop.sites,
+                }),
+            },
+        });
+        previous = Some(step);
+    }
+    traced
+}
+
+/// Refuses ids that name no entity, with close names as a hint.
+fn check_entities(cx: &mut Ctx, ids: [&str; 2]) -> Result<(), ToolError> {
+    for id in ids {
+        let found = cx.run(
+            "MATCH (n {id: $id}) RETURN count(*) AS found",
+            &[("id", Value::from(id))],
+        )?;
+        if first_int(&found, "found")? == 0 {
+            return Err(entity_not_found(cx, id));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.output.max_tokens())?;
     a.output.format()?;
     let depth = positive("max_depth", a.max_depth)?;
@@ -93,12 +217,7 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
             "max_depth must be at most 20, got {depth}"
         )));
     }
-    let RelationFilters {
-        rel_types: rtypes,
-        roles: role_names,
-        min_conf,
-        dir,
-    } = RelationFilters::parse(
+    let filters = RelationFilters::parse(
         a.relation_types.as_deref(),
         a.symbol_roles.as_deref(),
         a.confidence_threshold,
@@ -106,23 +225,15 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
         Direction::Outgoing,
     )?;
     let mut cx = st.ctx(a.repo.name())?;
-    for id in [&a.source_entity_id, &a.target_entity_id] {
-        let found = cx.run(
-            "MATCH (n {id: $id}) RETURN count(*) AS found",
-            &[("id", Value::from(id.as_str()))],
-        )?;
-        if found.rows.first().is_none_or(|r| int_of(&r[0]) == 0) {
-            return Err(entity_not_found(&mut cx, id));
-        }
-    }
-    let (l, r) = dir.arrows();
-    let tl = type_label(&rtypes);
+    check_entities(&mut cx, [&a.source_entity_id, &a.target_entity_id])?;
+    let (l, r) = filters.dir.arrows();
+    let tl = type_label(&filters.rel_types);
     let mut params: Vec<(&str, Value)> = vec![
         ("source", Value::from(a.source_entity_id.as_str())),
         ("target", Value::from(a.target_entity_id.as_str())),
     ];
-    let filters = rel_filter(&role_names, min_conf);
-    let q = if filters.is_empty() {
+    let hop_filters = rel_filter(&filters.roles, filters.min_conf);
+    let q = if hop_filters.is_empty() {
         format!(
             "MATCH p = shortestPath((a {{id: $source}}){l}[{tl}*..{depth}]{r}(b {{id: $target}})) WITH p LIMIT 1 {}",
             path_return(depth)
@@ -130,94 +241,29 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<CallToolResult, Too
     } else {
         // shortestPath cannot filter individual hops, so paths are enumerated up to the
         // depth, hops checked, and the shortest kept.
-        if let Some(c) = min_conf {
+        if let Some(c) = filters.min_conf {
             params.push(("min_confidence", Value::Float(c)));
         }
         format!(
             "MATCH p = (a {{id: $source}}){l}[rs{tl}*1..{depth}]{r}(b {{id: $target}}) \
              UNWIND rs AS r WITH p, collect({}) AS ok WHERE NOT false IN ok \
              WITH p ORDER BY length(p) LIMIT 1 {}",
-            filters.join(" AND "),
+            hop_filters.join(" AND "),
             path_return(depth)
         )
     };
-    let res = cx.run(&q, &params)?;
-    let mut path = Vec::new();
-    let mut md = String::from("## Path Trace\n");
-    let steps = PathStep::read_path(&res);
-    let mut previous: Option<&PathStep> = None;
-    for step in &steps {
-        match previous {
-            None => {
-                let _ = writeln!(md, "  {}", step.id);
-                path.push(json!({"entity_id": step.id, "relation_type": "", "name": step.name}));
-            }
-            Some(hop) => {
-                // `←` says the stored relationship points back: this entity -[rel]-> the previous.
-                let arrow = if hop.forward { "→" } else { "←" };
-                let lines = hop.sites.lines_text();
-                let place = if lines.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {lines}")
-                };
-                let _ = writeln!(
-                    md,
-                    "  {arrow} [{}{}{place}] {}",
-                    hop.relation,
-                    hop.sites.times(),
-                    step.id
-                );
-                let mut entry = json!({"entity_id": step.id, "relation_type": hop.relation,
-                    "name": step.name, "direction": if hop.forward { "forward" } else { "backward" }});
-                if let Json::Object(object) = &mut entry {
-                    hop.sites.insert_into(object);
-                }
-                path.push(entry);
-            }
-        }
-        previous = Some(step);
-    }
-    let hops = path.len().saturating_sub(1);
-    let mut structured = Map::new();
-    if path.is_empty() {
-        let _ = writeln!(md, "No path within {depth} hops ({} edges).", dir.name());
-        structured.insert("found".into(), false.into());
-    } else {
-        let _ = writeln!(md, "\nDepth: {hops} hops");
-        structured.insert("found".into(), true.into());
-    }
-    structured.insert("path".into(), Json::Array(path));
-    structured.insert("depth".into(), hops.into());
-    let mut applied = Map::new();
-    relation_filters(
-        &mut applied,
-        &rtypes,
-        &role_names,
-        a.confidence_threshold,
-        dir,
-    );
-    applied.insert("max_depth".into(), depth.into());
-    structured.insert("applied_filters".into(), Json::Object(applied));
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(a.output.max_tokens()), None))
-}
-
-/// `structuredContent.pagination` of a paged listing.
-pub(crate) fn page_json(
-    offset: i64,
-    limit: i64,
-    returned: usize,
-    has_more: bool,
-    next_offset: i64,
-) -> Json {
-    json!({"offset": offset, "limit": limit, "returned": returned, "has_more": has_more,
-           "next_offset": if has_more { Some(next_offset) } else { None }})
+    let path = traced_entities(PathStep::read_path(&cx.run(&q, &params)?)?);
+    let output = TraceOutput {
+        found: !path.is_empty(),
+        depth: path.len().saturating_sub(1),
+        path,
+        applied_filters: TraceApplied {
+            relations: AppliedRelationFilters::new(&filters, a.confidence_threshold),
+            max_depth: depth,
+        },
+        direction: filters.dir,
+    };
+    Reply::new(&output, cx.meta(), a.output.max_tokens())
 }
 
 /// Refuses a negative `offset`.
@@ -235,18 +281,18 @@ fn normalize(path: &str) -> String {
 }
 
 fn check_file(cx: &mut Ctx, file: &str) -> Result<(), ToolError> {
-    let res = cx.run(
+    let indexed = cx.run(
         "MATCH (f:File {file: $file}) RETURN count(*) AS indexed",
         &[("file", Value::from(file))],
     )?;
-    if res.rows.first().is_none_or(|r| int_of(&r[0]) == 0) {
+    if first_int(&indexed, "indexed")? == 0 {
         let tail = file.rsplit('/').next().unwrap_or(file).to_string();
         let similar = cx
             .run(
                 "MATCH (f:File) WHERE f.file ENDS WITH $tail RETURN f.file AS file ORDER BY file LIMIT 5",
                 &[("tail", Value::from(tail))],
             )
-            .map(|r| r.rows.iter().map(|r| text_of(&r[0])).collect::<Vec<_>>())
+            .and_then(|result| column_texts(&result, "file"))
             .unwrap_or_default();
         let err = ToolError::client(format!("File not indexed: {file}"));
         return Err(if similar.is_empty() {
@@ -258,27 +304,101 @@ fn check_file(cx: &mut Ctx, file: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// One page of a file's entities: rows of (id, name, kind, start_line, end_line), one more
-/// than `limit` to tell whether another page exists, and the total.
+/// An entity of a file: `n.id AS id, n.name AS name, n.kind AS kind, n.start_line AS
+/// start_line, n.end_line AS end_line`.
+#[derive(Serialize)]
+struct FileEntity {
+    id: String,
+    name: String,
+    kind: String,
+    start_line: i64,
+    end_line: i64,
+}
+
+impl FromRecord for FileEntity {
+    fn from_record(record: &Record) -> Result<FileEntity, ToolError> {
+        Ok(FileEntity {
+            id: record.text("id")?,
+            name: record.text("name")?,
+            kind: record.text("kind")?,
+            start_line: record.int("start_line")?,
+            end_line: record.int("end_line")?,
+        })
+    }
+}
+
+/// An outgoing relationship of a file's entity: `n.id AS source, type(r) AS type, m.id AS
+/// target, m.file AS target_file, m.kind AS target_kind, r.confidence AS confidence,
+/// r.line AS line`.
+struct FileRelationshipRow {
+    source: String,
+    relation: String,
+    target: String,
+    target_file: String,
+    target_kind: String,
+    confidence: f64,
+    line: i64,
+}
+
+impl FromRecord for FileRelationshipRow {
+    fn from_record(record: &Record) -> Result<FileRelationshipRow, ToolError> {
+        Ok(FileRelationshipRow {
+            source: record.text("source")?,
+            relation: record.text("type")?,
+            target: record.text("target")?,
+            target_file: record.text("target_file")?,
+            target_kind: record.text("target_kind")?,
+            confidence: record.float("confidence")?,
+            line: record.int("line")?,
+        })
+    }
+}
+
+/// A relationship as get_file_graph shows it.
+#[derive(Serialize)]
+struct FileRelationship {
+    source_id: String,
+    relation_type: String,
+    target_id: String,
+    cross_file: bool,
+    #[serde(serialize_with = "four_decimals")]
+    confidence: f64,
+    line: i64,
+    /// Whether this is the first relationship naming its cross-file target (whose stub
+    /// then belongs to this row).
+    #[serde(skip)]
+    first_stub: bool,
+}
+
+/// An entity of another file that the page's relationships point at.
+#[derive(Serialize)]
+struct CrossFileStub {
+    id: String,
+    file: String,
+    kind: String,
+}
+
+/// One page of a file's entities, one more than `limit` to tell whether another page
+/// exists, and the total.
 fn file_entities(
     cx: &mut Ctx,
     file: &str,
     offset: i64,
     limit: i64,
-) -> Result<(Vec<Vec<Value>>, i64), ToolError> {
+) -> Result<(Vec<FileEntity>, i64), ToolError> {
     let fp = Value::from(file);
     let total = cx.run(
         "MATCH (n {file: $file}) WHERE NOT n:File RETURN count(*) AS entities",
         &[("file", fp.clone())],
     )?;
-    let total = total.rows.first().map_or(0, |r| int_of(&r[0]));
+    let total = first_int(&total, "entities")?;
     let page = cx.run(
         "MATCH (n {file: $file}) WHERE NOT n:File \
          RETURN n.id AS id, n.name AS name, n.kind AS kind, n.start_line AS start_line, n.end_line AS end_line \
          ORDER BY start_line, id SKIP $offset LIMIT $limit",
         &[("file", fp), ("offset", Value::Int(offset)), ("limit", Value::Int(limit.saturating_add(1)))],
     )?;
-    Ok((page.rows, total))
+    Ok((decode_rows(&page)?, total))
 }
 
 /// The outgoing relationships of the page's entities, in page order.
@@ -288,7 +408,7 @@ fn file_relationships(
     ids: Vec<Value>,
     format: ResponseFormat,
     cross_file: bool,
-) -> Result<Vec<Vec<Value>>, ToolError> {
+) -> Result<Vec<FileRelationshipRow>, ToolError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -310,11 +430,115 @@ fn file_relationships(
         ),
         &[("file", Value::from(file)), ("ids", Value::List(ids))],
     )?;
-    Ok(res.rows)
+    decode_rows(&res)
 }
 
-pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolResult, ToolError> {
-    let fmt = a.output.format()?;
+/// get_file_graph's answer: the page's entities, and their relationships in the same
+/// order (`relationship_counts[k]` of them belong to `entities[k]`).
+#[derive(Serialize)]
+struct FileGraphOutput {
+    file_path: String,
+    entities: Vec<FileEntity>,
+    relationships: Vec<FileRelationship>,
+    cross_file_stubs: Vec<CrossFileStub>,
+    pagination: Pagination,
+    #[serde(skip)]
+    relationship_counts: Vec<usize>,
+    /// Entities in the file.
+    #[serde(skip)]
+    total: i64,
+}
+
+impl ToolOutput for FileGraphOutput {
+    fn markdown(&self, rows: &mut Rows) -> String {
+        let (file, page) = (&self.file_path, &self.pagination);
+        let mut md = format!("## File Graph: {file}\n\n### Entities ({})\n", self.total);
+        if page.offset > 0 || page.has_more {
+            let _ = writeln!(
+                md,
+                "(entities {}-{} of {})",
+                page.offset + 1,
+                page.offset + self.entities.len() as i64,
+                self.total
+            );
+        }
+        let prefix = format!("{file}:");
+        let mut relationships = self.relationships.iter();
+        for (entity, count) in self.entities.iter().zip(&self.relationship_counts) {
+            let _ = writeln!(
+                md,
+                "- {} [{}] {}",
+                entity.name,
+                entity.kind.to_ascii_lowercase(),
+                lines(entity.start_line, entity.end_line)
+            );
+            rows.tag("entities");
+            for relationship in relationships.by_ref().take(*count) {
+                let target = &relationship.target_id;
+                let shown = match relationship.cross_file {
+                    false => target.strip_prefix(&prefix).unwrap_or(target),
+                    true => target,
+                };
+                let _ = writeln!(md, "  -[{}]-> {shown}", relationship.relation_type);
+                if relationship.first_stub {
+                    rows.tag("cross_file_stubs");
+                }
+                rows.tag("relationships");
+            }
+            rows.end_row(md.len());
+        }
+        rows.set_has_more(page.has_more);
+        rows.write_more(&mut md, "entities");
+        md
+    }
+}
+
+/// The page's relationships grouped under their entity (each group by line, target,
+/// type), their counts, and the cross-file stubs in the order rows first name them, so a
+/// cut keeps the right ones.
+fn file_graph_relationships(
+    file: &str,
+    entities: &[FileEntity],
+    found: Vec<FileRelationshipRow>,
+) -> (Vec<FileRelationship>, Vec<usize>, Vec<CrossFileStub>) {
+    let mut by_source: BTreeMap<String, Vec<FileRelationshipRow>> = BTreeMap::new();
+    for row in found {
+        by_source.entry(row.source.clone()).or_default().push(row);
+    }
+    let (mut relationships, mut counts, mut stubs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut stub_ids = HashSet::new();
+    for entity in entities {
+        let mut group = by_source.remove(&entity.id).unwrap_or_default();
+        group.sort_by(|x, y| {
+            (x.line, &x.target, &x.relation).cmp(&(y.line, &y.target, &y.relation))
+        });
+        counts.push(group.len());
+        for row in group {
+            let cross_file = row.target_file != file;
+            let first_stub = cross_file && stub_ids.insert(row.target.clone());
+            if first_stub {
+                stubs.push(CrossFileStub {
+                    id: row.target.clone(),
+                    file: row.target_file,
+                    kind: row.target_kind,
+                });
+            }
+            relationships.push(FileRelationship {
+                source_id: row.source,
+                relation_type: row.relation,
+                target_id: row.target,
+                cross_file,
+                confidence: row.confidence,
+                line: row.line,
+                first_stub,
+            });
+        }
+    }
+    (relationships, counts, stubs)
+}
+
+pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<Reply, ToolError> {
+    let format = a.output.format()?;
     positive("max_tokens", a.output.max_tokens())?;
     let limit = positive("limit", a.page.limit)?;
     non_negative_offset(a.page.offset)?;
@@ -322,87 +546,26 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<CallToolRes
     let mut cx = st.ctx(a.repo.name())?;
     check_file(&mut cx, &file)?;
     cx.check_fresh([file.as_str()])?;
-    let (found, total) = file_entities(&mut cx, &file, a.page.offset, limit)?;
-    let has_more = found.len() as i64 > limit;
-    let entities = &found[..found.len().min(limit as usize)];
-    let ids = entities.iter().map(|r| r[0].clone()).collect();
-    let rels = file_relationships(&mut cx, &file, ids, fmt, a.include_cross_file_refs)?;
-    let mut by_source: BTreeMap<String, Vec<&Vec<Value>>> = BTreeMap::new();
-    for r in &rels {
-        by_source.entry(text_of(&r[0])).or_default().push(r);
-    }
-    let prefix = format!("{file}:");
-    let short = |id: &str| id.strip_prefix(&prefix).unwrap_or(id).to_string();
-    let mut md = format!("## File Graph: {file}\n\n### Entities ({total})\n");
-    if a.page.offset > 0 || has_more {
-        let _ = writeln!(
-            md,
-            "(entities {}-{} of {total})",
-            a.page.offset + 1,
-            a.page.offset + entities.len() as i64
-        );
-    }
-    let mut rows = Rows::new(a.page.offset);
-    let (mut ent_json, mut rel_json) = (Vec::new(), Vec::new());
-    // Stubs in the order their rows first name them, so a cut keeps the right ones.
-    let (mut stubs, mut stub_ids) = (Vec::new(), std::collections::HashSet::new());
-    for r in entities {
-        let _ = writeln!(
-            md,
-            "- {} [{}] {}",
-            text_of(&r[1]),
-            text_of(&r[2]).to_ascii_lowercase(),
-            lines(int_of(&r[3]), int_of(&r[4]))
-        );
-        rows.tag("entities");
-        ent_json.push(
-            json!({"id": text_of(&r[0]), "name": text_of(&r[1]), "kind": text_of(&r[2]),
-            "start_line": int_of(&r[3]), "end_line": int_of(&r[4])}),
-        );
-        let mut group = by_source.remove(&text_of(&r[0])).unwrap_or_default();
-        group.sort_by_key(|x| (int_of(&x[6]), text_of(&x[2]), text_of(&x[1])));
-        for x in group {
-            let (typ, tgt, tfile) = (text_of(&x[1]), text_of(&x[2]), text_of(&x[3]));
-            let same = tfile == file;
-            let _ = writeln!(
-                md,
-                "  -[{typ}]-> {}",
-                if same { short(&tgt) } else { tgt.clone() }
-            );
-            if !same && stub_ids.insert(tgt.clone()) {
-                rows.tag("cross_file_stubs");
-                stubs.push(json!({"id": tgt, "file": tfile, "kind": text_of(&x[4])}));
-            }
-            rows.tag("relationships");
-            rel_json.push(json!({"source_id": text_of(&x[0]), "relation_type": typ, "target_id": tgt,
-                "cross_file": !same, "confidence": (float_of(&x[5]) * 1e4).round() / 1e4, "line": int_of(&x[6])}));
-        }
-        rows.end_row(md.len());
-    }
-    rows.set_has_more(has_more);
-    rows.write_more(&mut md, "entities");
-    let mut structured = Map::new();
-    structured.insert("file_path".into(), file.clone().into());
-    structured.insert("entities".into(), Json::Array(ent_json));
-    structured.insert("relationships".into(), Json::Array(rel_json));
-    structured.insert("cross_file_stubs".into(), Json::Array(stubs));
-    structured.insert(
-        "pagination".into(),
-        page_json(
-            a.page.offset,
-            limit,
-            entities.len(),
-            has_more,
-            rows.next_offset(),
-        ),
-    );
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish_paged(Some(a.output.max_tokens()), rows))
+    let (mut entities, total) = file_entities(&mut cx, &file, a.page.offset, limit)?;
+    let has_more = entities.len() as i64 > limit;
+    entities.truncate(limit as usize);
+    let ids = entities
+        .iter()
+        .map(|entity| Value::from(entity.id.as_str()))
+        .collect();
+    let found = file_relationships(&mut cx, &file, ids, format, a.include_cross_file_refs)?;
+    let (relationships, relationship_counts, cross_file_stubs) =
+        file_graph_relationships(&file, &entities, found);
+    let output = FileGraphOutput {
+        pagination: Pagination::new(a.page.offset, limit, entities.len(), has_more),
+        file_path: file,
+        entities,
+        relationships,
+        cross_file_stubs,
+        relationship_counts,
+        total,
+    };
+    Reply::paged(&output, cx.meta(), a.output.max_tokens(), a.page.offset)
 }
 
 /// Short verbs for the markdown cells.
@@ -420,111 +583,273 @@ fn verb(rel: &str) -> &'static str {
     }
 }
 
-struct Dep {
-    counts: BTreeMap<String, i64>,
-    max_conf: f64,
+/// The relationships of one type between the file and another: `m.file AS file, type(r)
+/// AS type, count(*) AS n, max(r.confidence) AS confidence, collect(DISTINCT m.name) AS
+/// via`.
+struct DependencyRow {
+    file: String,
+    relation: String,
+    count: i64,
+    confidence: f64,
     via: Vec<String>,
 }
 
-fn aggregate(rows: &[Vec<Value>]) -> BTreeMap<String, Dep> {
-    let mut out: BTreeMap<String, Dep> = BTreeMap::new();
-    for r in rows {
-        let d = out.entry(text_of(&r[0])).or_insert(Dep {
-            counts: BTreeMap::new(),
-            max_conf: 0.0,
-            via: Vec::new(),
-        });
-        *d.counts.entry(text_of(&r[1])).or_default() += int_of(&r[2]);
-        d.max_conf = d.max_conf.max(float_of(&r[3]));
-        for v in texts_of(&r[4]) {
-            if !v.is_empty() && !d.via.contains(&v) {
-                d.via.push(v);
+impl FromRecord for DependencyRow {
+    fn from_record(record: &Record) -> Result<DependencyRow, ToolError> {
+        Ok(DependencyRow {
+            file: record.text("file")?,
+            relation: record.text("type")?,
+            count: record.int("n")?,
+            confidence: record.float("confidence")?,
+            via: record.texts("via")?,
+        })
+    }
+}
+
+/// One file the file depends on (or that depends on it), with its per-relation counts.
+#[derive(Serialize)]
+struct FileDependency {
+    file: String,
+    /// Counts by relationship type (keyed lowercase in the JSON).
+    #[serde(serialize_with = "lowercase_keys")]
+    relation_counts: BTreeMap<String, i64>,
+    #[serde(serialize_with = "four_decimals")]
+    max_confidence: f64,
+    /// The symbols the relationships go through, sorted.
+    via: Vec<String>,
+}
+
+/// A map with its keys lowercased, in its order.
+fn lowercase_keys<S: Serializer>(
+    counts: &BTreeMap<String, i64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(counts.len()))?;
+    for (key, count) in counts {
+        map.serialize_entry(&key.to_ascii_lowercase(), count)?;
+    }
+    map.end()
+}
+
+impl FileDependency {
+    /// The dependency row in the markdown.
+    fn line(&self) -> String {
+        let cells: Vec<String> = self
+            .relation_counts
+            .iter()
+            .map(|(relation, n)| format!("{}×{n}", verb(relation)))
+            .collect();
+        let shown: Vec<&str> = self.via.iter().take(4).map(String::as_str).collect();
+        let more = if self.via.len() > 4 { ", …" } else { "" };
+        let mut line = format!("- `{}` — {}", self.file, cells.join(", "));
+        if !shown.is_empty() {
+            let _ = write!(line, " (via {}{more})", shown.join(", "));
+        }
+        line.push('\n');
+        line
+    }
+}
+
+/// The rows of one direction folded per file (files in order).
+fn aggregate(rows: Vec<DependencyRow>) -> Vec<FileDependency> {
+    let mut by_file: BTreeMap<String, FileDependency> = BTreeMap::new();
+    for row in rows {
+        let dependency = by_file
+            .entry(row.file.clone())
+            .or_insert_with(|| FileDependency {
+                file: row.file,
+                relation_counts: BTreeMap::new(),
+                max_confidence: 0.0,
+                via: Vec::new(),
+            });
+        *dependency.relation_counts.entry(row.relation).or_default() += row.count;
+        dependency.max_confidence = dependency.max_confidence.max(row.confidence);
+        dependency
+            .via
+            .extend(row.via.into_iter().filter(|via| !via.is_empty()));
+    }
+    by_file
+        .into_values()
+        .map(|mut dependency| {
+            dependency.via = dependency
+                .via
+                .into_iter()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            dependency
+        })
+        .collect()
+}
+
+/// One direction of file_connectivity: the files of this page, and how many in all.
+struct DependencySection {
+    /// `outgoing` or `incoming`.
+    key: &'static str,
+    title: &'static str,
+    total: usize,
+    /// The files of this page.
+    shown: Vec<FileDependency>,
+}
+
+/// `file_dependencies`: each direction asked for, with the files of this page.
+fn sections_by_key<S: Serializer>(
+    sections: &[DependencySection],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(sections.len()))?;
+    for section in sections {
+        map.serialize_entry(section.key, &section.shown)?;
+    }
+    map.end()
+}
+
+/// Edges into external stubs: stdlib roots (resolved as stdlib) and unresolved names.
+#[derive(Serialize)]
+struct ExternalReferences {
+    unresolved_stubs: i64,
+    other_external_refs: i64,
+    /// The stdlib symbols, listed only with include_external.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stdlib: Option<Vec<String>>,
+}
+
+/// file_connectivity's `applied_filters`.
+#[derive(Serialize)]
+struct ConnectivityApplied {
+    direction: &'static str,
+    min_confidence: Option<f64>,
+    include_external: bool,
+}
+
+/// file_connectivity's answer.
+#[derive(Serialize)]
+struct ConnectivityOutput {
+    file_path: String,
+    #[serde(serialize_with = "sections_by_key")]
+    file_dependencies: Vec<DependencySection>,
+    external: ExternalReferences,
+    applied_filters: ConnectivityApplied,
+    pagination: Pagination,
+    #[serde(skip)]
+    generation: u64,
+}
+
+impl ConnectivityOutput {
+    /// The files of one direction in all (0 when not asked for).
+    fn total(&self, key: &str) -> usize {
+        self.file_dependencies
+            .iter()
+            .find(|section| section.key == key)
+            .map_or(0, |section| section.total)
+    }
+}
+
+impl ToolOutput for ConnectivityOutput {
+    fn markdown(&self, rows: &mut Rows) -> String {
+        let mut md = format!("## File Connectivity: {}\n", self.file_path);
+        // Rows are numbered across both directions, so one `offset` walks both lists; each
+        // section keeps its title and total.
+        let offset = self.pagination.offset;
+        for section in &self.file_dependencies {
+            if !section.shown.is_empty() || (section.total == 0 && offset == 0) {
+                let _ = writeln!(md, "\n### {} ({} files)", section.title, section.total);
+            }
+            for dependency in &section.shown {
+                md.push_str(&dependency.line());
+                rows.tag(if section.key == "outgoing" {
+                    "file_dependencies/outgoing"
+                } else {
+                    "file_dependencies/incoming"
+                });
+                rows.end_row(md.len());
             }
         }
-    }
-    out
-}
-
-/// Renders one dependency row (a file and its per-relation counts) and its JSON.
-fn dep_line(file: &str, dep: &Dep) -> (String, Json) {
-    let cells: Vec<String> = dep
-        .counts
-        .iter()
-        .map(|(k, n)| format!("{}×{n}", verb(k)))
-        .collect();
-    let mut via = dep.via.clone();
-    via.sort();
-    let shown: Vec<&str> = via.iter().take(4).map(String::as_str).collect();
-    let more = if via.len() > 4 { ", …" } else { "" };
-    let mut line = format!("- `{file}` — {}", cells.join(", "));
-    if !shown.is_empty() {
-        let _ = write!(line, " (via {}{more})", shown.join(", "));
-    }
-    line.push('\n');
-    let counts: Map<String, Json> = dep
-        .counts
-        .iter()
-        .map(|(k, n)| (k.to_ascii_lowercase(), Json::from(*n)))
-        .collect();
-    let json = json!({"file": file, "relation_counts": counts,
-        "max_confidence": (dep.max_conf * 1e4).round() / 1e4, "via": via});
-    (line, json)
-}
-
-/// The dependency rows of one page: outgoing rows first, then incoming, numbered across
-/// both, so one `offset` walks both lists; each section keeps its title and total.
-fn dep_page(
-    md: &mut String,
-    rows: &mut Rows,
-    sections: &[(&'static str, &str, &BTreeMap<String, Dep>)],
-    offset: usize,
-    limit: usize,
-) -> Map<String, Json> {
-    let mut structured = Map::new();
-    let mut position = 0;
-    for (key, title, deps) in sections {
-        let mut items = Vec::new();
-        let in_page: Vec<(&String, &Dep)> = deps
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| (offset..offset + limit).contains(&(position + k)))
-            .map(|(_, entry)| entry)
-            .collect();
-        position += deps.len();
-        if !in_page.is_empty() || (deps.is_empty() && offset == 0) {
-            let _ = writeln!(md, "\n### {title} ({} files)", deps.len());
+        rows.set_has_more(self.pagination.has_more);
+        if let Some(stdlib) = self.external.stdlib.as_ref().filter(|s| !s.is_empty()) {
+            let shown: Vec<&str> = stdlib.iter().take(20).map(String::as_str).collect();
+            let more = if stdlib.len() > 20 { ", …" } else { "" };
+            let _ = writeln!(
+                md,
+                "\n### External ({} stdlib symbols)\n{}{more}",
+                stdlib.len(),
+                shown.join(", ")
+            );
         }
-        for (file, dep) in in_page {
-            let (line, json) = dep_line(file, dep);
-            md.push_str(&line);
-            rows.tag(if *key == "outgoing" {
-                "file_dependencies/outgoing"
-            } else {
-                "file_dependencies/incoming"
-            });
-            items.push(json);
-            rows.end_row(md.len());
-        }
-        structured.insert((*key).into(), Json::Array(items));
+        rows.write_more(&mut md, "files");
+        let _ = writeln!(
+            md,
+            "\n{} outgoing · {} incoming · {} unresolved · generation {}",
+            self.total("outgoing"),
+            self.total("incoming"),
+            self.external.unresolved_stubs,
+            self.generation
+        );
+        md
     }
-    rows.set_has_more(offset + limit < position);
-    structured
 }
 
-pub(crate) fn file_connectivity(
-    st: &State,
-    a: ConnectivityArgs,
-) -> Result<CallToolResult, ToolError> {
-    a.output.format()?;
-    positive("max_tokens", a.output.max_tokens())?;
-    let limit = positive("limit", a.page.limit)?;
-    non_negative_offset(a.page.offset)?;
-    let dir = Direction::parse("direction", Some(&a.direction), Direction::Both)?;
-    let min_conf = threshold("min_confidence", a.min_confidence)?;
-    let file = normalize(&a.file_path);
-    let mut cx = st.ctx(a.repo.name())?;
-    check_file(&mut cx, &file)?;
-    let mut params: Vec<(&str, Value)> = vec![("file", Value::from(file.as_str()))];
+/// An external stub the file's entities point at: `r.strategy AS strategy, m.name AS
+/// name, count(*) AS n`.
+struct ExternalRow {
+    strategy: String,
+    name: String,
+    count: i64,
+}
+
+impl FromRecord for ExternalRow {
+    fn from_record(record: &Record) -> Result<ExternalRow, ToolError> {
+        Ok(ExternalRow {
+            strategy: record.text("strategy")?,
+            name: record.text("name")?,
+            count: record.int("n")?,
+        })
+    }
+}
+
+/// The file's references to external stubs.
+fn external_references(
+    cx: &mut Ctx,
+    file: &str,
+    min_conf: Option<f64>,
+    include_external: bool,
+) -> Result<ExternalReferences, ToolError> {
+    let mut params = vec![("file", Value::from(file))];
+    let mut filter = String::new();
+    if let Some(c) = min_conf {
+        params.push(("min_confidence", Value::Float(c)));
+        filter = " WHERE r.confidence >= $min_confidence".into();
+    }
+    let found = cx.run(
+        &format!(
+            "MATCH (n {{file: $file}})-[r]->(m:External){filter} \
+             RETURN r.strategy AS strategy, m.name AS name, count(*) AS n ORDER BY strategy, name"
+        ),
+        &params,
+    )?;
+    let (mut unresolved, mut other, mut stdlib) = (0, 0, Vec::new());
+    for row in decode_rows::<ExternalRow>(&found)? {
+        match row.strategy.as_str() {
+            "unresolved" => unresolved += row.count,
+            "stdlib_method" => stdlib.push(row.name),
+            _ => other += row.count,
+        }
+    }
+    Ok(ExternalReferences {
+        unresolved_stubs: unresolved,
+        other_external_refs: other,
+        stdlib: include_external.then_some(stdlib),
+    })
+}
+
+/// The files that `file` depends on (`outgoing`) or that depend on it, folded per file.
+fn dependencies(
+    cx: &mut Ctx,
+    file: &str,
+    outgoing: bool,
+    min_conf: Option<f64>,
+) -> Result<Vec<FileDependency>, ToolError> {
+    let mut params: Vec<(&str, Value)> = vec![("file", Value::from(file))];
     let mut w = vec![
         "m.file <> $file".to_string(),
         "m.file <> ''".to_string(),
@@ -534,120 +859,86 @@ pub(crate) fn file_connectivity(
         params.push(("min_confidence", Value::Float(c)));
         w.extend(rel_filter(&[], min_conf));
     }
-    let wc = where_clause(&w);
-    let mut md = format!("## File Connectivity: {file}\n");
-    let outgoing = if dir != Direction::Incoming {
-        let res = cx.run(
-            &format!(
-                "MATCH (n {{file: $file}})-[r]->(m){wc} \
-                 RETURN m.file AS file, type(r) AS type, count(*) AS n, max(r.confidence) AS confidence, \
-                 collect(DISTINCT m.name) AS via ORDER BY file, type"
-            ),
-            &params,
-        )?;
-        Some(aggregate(&res.rows))
+    let pattern = if outgoing {
+        "(n {file: $file})-[r]->(m)"
     } else {
-        None
+        "(m)-[r]->(n {file: $file})"
     };
-    let incoming = if dir != Direction::Outgoing {
-        let res = cx.run(
-            &format!(
-                "MATCH (m)-[r]->(n {{file: $file}}){wc} \
-                 RETURN m.file AS file, type(r) AS type, count(*) AS n, max(r.confidence) AS confidence, \
-                 collect(DISTINCT m.name) AS via ORDER BY file, type"
-            ),
-            &params,
-        )?;
-        Some(aggregate(&res.rows))
-    } else {
-        None
-    };
-    let (n_out, n_in) = (
-        outgoing.as_ref().map_or(0, BTreeMap::len),
-        incoming.as_ref().map_or(0, BTreeMap::len),
-    );
-    let mut sections = Vec::new();
-    if let Some(deps) = &outgoing {
-        sections.push(("outgoing", "Depends on", deps));
-    }
-    if let Some(deps) = &incoming {
-        sections.push(("incoming", "Depended on by", deps));
-    }
-    let mut rows = Rows::new(a.page.offset);
-    let structured_deps = dep_page(
-        &mut md,
-        &mut rows,
-        &sections,
-        a.page.offset as usize,
-        limit as usize,
-    );
-    // Edges into external stubs: stdlib roots (resolved as stdlib) and unresolved names.
-    let mut ext_params = vec![("file", Value::from(file.as_str()))];
-    let mut ext_w = String::new();
-    if let Some(c) = min_conf {
-        ext_params.push(("min_confidence", Value::Float(c)));
-        ext_w = " WHERE r.confidence >= $min_confidence".into();
-    }
-    let ext = cx.run(
+    let found = cx.run(
         &format!(
-            "MATCH (n {{file: $file}})-[r]->(m:External){ext_w} \
-             RETURN r.strategy AS strategy, m.name AS name, count(*) AS n ORDER BY strategy, name"
+            "MATCH {pattern}{} \
+             RETURN m.file AS file, type(r) AS type, count(*) AS n, max(r.confidence) AS confidence, \
+             collect(DISTINCT m.name) AS via ORDER BY file, type",
+            where_clause(&w)
         ),
-        &ext_params,
+        &params,
     )?;
-    let mut unresolved = 0;
-    let mut stdlib: Vec<String> = Vec::new();
-    let mut other_ext = 0;
-    for r in &ext.rows {
-        match text_of(&r[0]).as_str() {
-            "unresolved" => unresolved += int_of(&r[2]),
-            "stdlib_method" => stdlib.push(text_of(&r[1])),
-            _ => other_ext += int_of(&r[2]),
-        }
+    Ok(aggregate(decode_rows(&found)?))
+}
+
+pub(crate) fn file_connectivity(st: &State, a: ConnectivityArgs) -> Result<Reply, ToolError> {
+    a.output.format()?;
+    positive("max_tokens", a.output.max_tokens())?;
+    let limit = positive("limit", a.page.limit)?;
+    non_negative_offset(a.page.offset)?;
+    let dir = Direction::parse("direction", Some(&a.direction), Direction::Both)?;
+    let min_conf = threshold("min_confidence", a.min_confidence)?;
+    let file = normalize(&a.file_path);
+    let mut cx = st.ctx(a.repo.name())?;
+    check_file(&mut cx, &file)?;
+    let mut all = Vec::new();
+    if dir != Direction::Incoming {
+        all.push((
+            "outgoing",
+            "Depends on",
+            dependencies(&mut cx, &file, true, min_conf)?,
+        ));
     }
-    if a.include_external && !stdlib.is_empty() {
-        let shown: Vec<&str> = stdlib.iter().take(20).map(String::as_str).collect();
-        let more = if stdlib.len() > 20 { ", …" } else { "" };
-        let _ = writeln!(
-            md,
-            "\n### External ({} stdlib symbols)\n{}{more}",
-            stdlib.len(),
-            shown.join(", ")
-        );
+    if dir != Direction::Outgoing {
+        all.push((
+            "incoming",
+            "Depended on by",
+            dependencies(&mut cx, &file, false, min_conf)?,
+        ));
     }
-    rows.write_more(&mut md, "files");
-    let _ = writeln!(
-        md,
-        "\n{n_out} outgoing · {n_in} incoming · {unresolved} unresolved · generation {}",
-        cx.db.generation()
-    );
-    let mut structured = Map::new();
-    structured.insert("file_path".into(), file.into());
-    structured.insert("file_dependencies".into(), Json::Object(structured_deps));
-    let mut external = json!({"unresolved_stubs": unresolved, "other_external_refs": other_ext});
-    if a.include_external {
-        external["stdlib"] = json!(stdlib);
+    let external = external_references(&mut cx, &file, min_conf, a.include_external)?;
+    // One page across both directions: the outgoing files first, then the incoming.
+    let (offset, limit_rows) = (a.page.offset as usize, limit as usize);
+    let mut position = 0;
+    let mut sections = Vec::new();
+    for (key, title, dependencies) in all {
+        let total = dependencies.len();
+        let shown = dependencies
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| (offset..offset + limit_rows).contains(&(position + k)))
+            .map(|(_, dependency)| dependency)
+            .collect();
+        position += total;
+        sections.push(DependencySection {
+            key,
+            title,
+            total,
+            shown,
+        });
     }
-    structured.insert("external".into(), external);
-    structured.insert("applied_filters".into(), json!({"direction": dir.name(), "min_confidence": a.min_confidence, "include_external": a.include_external}));
-    let returned = (n_out + n_in)
-        .saturating_sub(a.page.offset as usize)
-        .min(limit as usize);
-    structured.insert(
-        "pagination".into(),
-        page_json(
+    let returned = position.saturating_sub(offset).min(limit_rows);
+    let output = ConnectivityOutput {
+        file_dependencies: sections,
+        external,
+        applied_filters: ConnectivityApplied {
+            direction: dir.name(),
+            min_confidence: a.min_confidence,
+            include_external: a.include_external,
+        },
+        pagination: Pagination::new(
             a.page.offset,
             limit,
             returned,
-            rows.has_more(),
-            rows.next_offset(),
+            offset + limit_rows < position,
         ),
-    );
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish_paged(Some(a.output.max_tokens()), rows))
+        generation: cx.db.generation(),
+        file_path: file,
+    };
+    Reply::paged(&output, cx.meta(), a.output.max_tokens(), a.page.offset)
 }

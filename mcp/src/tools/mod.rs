@@ -171,11 +171,6 @@ impl Rows {
         self.offset + self.ends.len() as i64
     }
 
-    /// Whether more rows exist after this page.
-    pub fn has_more(&self) -> bool {
-        self.has_more
-    }
-
     /// Appends the page's follow-up line (`More results: call again with offset=N`) when
     /// more rows exist; `what` names the rows.
     pub fn write_more(&self, markdown: &mut String, what: &str) {
@@ -581,27 +576,6 @@ impl AppliedRelationFilters {
             relation_direction: filters.dir.name(),
         }
     }
-}
-
-/// Echoes the relationship filters that graph_query and trace_path share into
-/// `applied_filters`; only the filters that were given appear, the direction always does.
-pub(crate) fn relation_filters(
-    applied: &mut Map<String, Json>,
-    rel_types: &[&str],
-    roles: &[&str],
-    threshold: Option<f64>,
-    dir: Direction,
-) {
-    if !rel_types.is_empty() {
-        applied.insert("relation_types".into(), rel_types.into());
-    }
-    if !roles.is_empty() {
-        applied.insert("symbol_roles".into(), roles.into());
-    }
-    if let Some(t) = threshold {
-        applied.insert("confidence_threshold".into(), t.into());
-    }
-    applied.insert("relation_direction".into(), dir.name().into());
 }
 
 pub(crate) fn where_clause(parts: &[String]) -> String {
