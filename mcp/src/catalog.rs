@@ -61,7 +61,7 @@ pub(crate) struct ToolDef {
     pub gated: bool,
     /// Takes seconds: run off the async workers.
     pub blocking: bool,
-    /// Decodes the arguments and runs the tool.
+    /// Decodes the arguments, runs the tool and renders its answer (a `tools::Reply`).
     pub handler: Handler,
 }
 

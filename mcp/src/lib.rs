@@ -5,8 +5,8 @@
 //!
 //! Modules: [`registry`] (repos under `$BATHO_HOME`, atomic writes), [`gating`] (which
 //! destructive tools are exposed), `state` (open databases, freshness per call), `tools`
-//! (one function per tool, markdown + JSON), `server` (the rmcp handler). Watched repos are
-//! kept fresh by [`batho_engine::watch`].
+//! (one function per tool; its answer is one typed value rendered to markdown and to JSON),
+//! `server` (the rmcp handler). Watched repos are kept fresh by [`batho_engine::watch`].
 
 #![warn(missing_docs)]
 

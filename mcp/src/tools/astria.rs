@@ -4,20 +4,24 @@
 //! [`find_node`]; every relationship shows its evidence class
 //! ([`batho_schema::Provenance`]) and the arrow it is stored with.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
-use batho_engine::query::Value;
+use batho_engine::query::{ArtifactGraph, Value, render};
 use batho_schema::Provenance;
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value as Json, json};
+use serde::{Serialize, Serializer};
+use serde_json::Value as Json;
 
 use super::args::{
     AffectedArgs, CommunitiesArgs, Detail, ExplainArgs, GodNodesArgs, NeighborsArgs, RepoArgs,
     RepoMapArgs, ShortestPathArgs,
 };
-use super::cells::{float_of, int_of, text_of};
+use super::cells::{
+    FromRecord, Record, column_texts, decode_first, decode_rows, first_int, int_of, text_of,
+};
 use super::files::{PathStep, non_negative_offset, path_return};
-use super::{Answer, UseSites, positive};
+use super::records::CommunityRow;
+use super::{Pagination, Reply, Rows, ToolOutput, UseSites, positive};
 use crate::error::ToolError;
 use crate::state::{Ctx, State};
 
@@ -41,7 +45,8 @@ const HIGH_CONFIDENCE: f64 = 0.95;
 const NODE_COLUMNS: &str = "n.id AS id, n.name AS name, n.qualified_name AS qualified_name, \
 n.kind AS kind, n.file AS file, n.start_line AS line, n.community AS community";
 
-/// A node as the Astria tools show it.
+/// A node as the Astria tools show it: [`NODE_COLUMNS`] (or the same names).
+#[derive(Serialize)]
 pub(crate) struct FoundNode {
     id: String,
     name: String,
@@ -51,18 +56,20 @@ pub(crate) struct FoundNode {
     community: i64,
 }
 
-impl FoundNode {
-    fn from_cells(cells: &[Value]) -> FoundNode {
-        FoundNode {
-            id: text_of(&cells[0]),
-            name: text_of(&cells[1]),
-            kind: text_of(&cells[3]),
-            file: text_of(&cells[4]),
-            line: int_of(&cells[5]),
-            community: int_of(&cells[6]),
-        }
+impl FromRecord for FoundNode {
+    fn from_record(record: &Record) -> Result<FoundNode, ToolError> {
+        Ok(FoundNode {
+            id: record.text("id")?,
+            name: record.text("name")?,
+            kind: record.text("kind")?,
+            file: record.text("file")?,
+            line: record.int("line")?,
+            community: record.int("community")?,
+        })
     }
+}
 
+impl FoundNode {
     /// `src/table.c:80`, or `(external)`.
     fn place(&self) -> String {
         if self.file.is_empty() {
@@ -83,10 +90,22 @@ impl FoundNode {
             self.community
         )
     }
+}
 
-    fn json(&self) -> Json {
-        json!({"id": self.id, "name": self.name, "kind": self.kind, "file": self.file,
-               "line": self.line, "community": self.community})
+/// A node found by name: [`NODE_COLUMNS`], and whether a container defines it.
+struct NamedNode {
+    node: FoundNode,
+    qualified_name: String,
+    defined: bool,
+}
+
+impl FromRecord for NamedNode {
+    fn from_record(record: &Record) -> Result<NamedNode, ToolError> {
+        Ok(NamedNode {
+            node: FoundNode::from_record(record)?,
+            qualified_name: record.text("qualified_name")?,
+            defined: record.is_true("defined")?,
+        })
     }
 }
 
@@ -99,8 +118,8 @@ pub(crate) fn find_node(cx: &mut Ctx, label: &str) -> Result<FoundNode, ToolErro
         &format!("MATCH (n {{id: $node}}) RETURN {NODE_COLUMNS}"),
         &[("node", Value::from(label))],
     )?;
-    if let Some(row) = by_id.rows.first() {
-        return Ok(FoundNode::from_cells(row));
+    if let Some(node) = decode_first(&by_id)? {
+        return Ok(node);
     }
     let name = label.rsplit("::").next().unwrap_or(label);
     let by_name = cx.run(
@@ -111,56 +130,194 @@ pub(crate) fn find_node(cx: &mut Ctx, label: &str) -> Result<FoundNode, ToolErro
         ),
         &[("name", Value::from(name))],
     )?;
-    let mut candidates: Vec<(FoundNode, bool)> = by_name
-        .rows
-        .iter()
-        .filter(|row| text_of(&row[1]) == label || text_of(&row[2]) == label)
-        .map(|row| {
-            (
-                FoundNode::from_cells(row),
-                matches!(row[7], Value::Bool(true)),
-            )
-        })
+    let mut candidates: Vec<NamedNode> = decode_rows::<NamedNode>(&by_name)?
+        .into_iter()
+        .filter(|named| named.node.name == label || named.qualified_name == label)
         .collect();
-    if candidates.iter().any(|(node, _)| node.kind != "External") {
-        candidates.retain(|(node, _)| node.kind != "External");
+    if candidates.iter().any(|named| named.node.kind != "External") {
+        candidates.retain(|named| named.node.kind != "External");
     }
-    if candidates.len() > 1 && candidates.iter().filter(|(_, defined)| *defined).count() == 1 {
-        candidates.retain(|(_, defined)| *defined);
+    if candidates.len() > 1 && candidates.iter().filter(|named| named.defined).count() == 1 {
+        candidates.retain(|named| named.defined);
     }
     match candidates.len() {
         0 => Err(ToolError::client(format!("node not found: {label}")).hint(
             "name a node by its id, qualified name or name; search_entities finds names by a part",
         )),
-        1 => Ok(candidates.remove(0).0),
-        n => {
-            let listed: Vec<String> = candidates
-                .iter()
-                .take(SHOWN_CANDIDATES)
-                .map(|(node, _)| format!("{} ({})", node.id, node.place()))
-                .collect();
-            let more = n.saturating_sub(SHOWN_CANDIDATES);
-            let tail = if more > 0 {
-                format!(", and {more} more")
+        1 => Ok(candidates.remove(0).node),
+        n => Err(ambiguous_node(label, &candidates, n)),
+    }
+}
+
+/// The error for a name that several nodes carry, listing the candidates.
+fn ambiguous_node(label: &str, candidates: &[NamedNode], n: usize) -> ToolError {
+    let listed: Vec<String> = candidates
+        .iter()
+        .take(SHOWN_CANDIDATES)
+        .map(|named| format!("{} ({})", named.node.id, named.node.place()))
+        .collect();
+    let more = n.saturating_sub(SHOWN_CANDIDATES);
+    let tail = if more > 0 {
+        format!(", and {more} more")
+    } else {
+        String::new()
+    };
+    ToolError::client(format!(
+        "ambiguous node '{label}': {n} candidates: {}{tail}",
+        listed.join(", ")
+    ))
+    .hint("pass one of the ids")
+}
+
+/// A relationship's confidence and its evidence class ([`Provenance`]), serialized as the
+/// fields `confidence` and `evidence`.
+#[derive(Clone, Copy, Serialize)]
+struct Evidence {
+    confidence: f64,
+    #[serde(serialize_with = "class_name")]
+    evidence: Provenance,
+}
+
+fn class_name<S: Serializer>(class: &Provenance, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(class.name())
+}
+
+impl Evidence {
+    fn of(confidence: f64) -> Evidence {
+        Evidence {
+            confidence,
+            evidence: Provenance::of_confidence(confidence),
+        }
+    }
+
+    /// The confidence in the column `confidence` of a row.
+    fn read(record: &Record) -> Result<Evidence, ToolError> {
+        record.float("confidence").map(Evidence::of)
+    }
+
+    /// `[RESOLVED 0.95]`: the class and the confidence.
+    fn tag(&self) -> String {
+        format!("[{} {:.2}]", self.evidence.name(), self.confidence)
+    }
+}
+
+/// `out` or `in`.
+fn out_or_in<S: Serializer>(outgoing: &bool, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(if *outgoing { "out" } else { "in" })
+}
+
+/// A neighbour of a node: explain's `startNode(r).id = n.id AS outgoing, type(r) AS
+/// relation, m.id AS id, m.name AS name, r.confidence AS confidence, r.count AS count,
+/// r.lines AS lines, r.file AS file`, or the same yielded by algo.neighbors with its
+/// `direction` (`out`, `in`) instead of `outgoing`.
+#[derive(Serialize)]
+struct NeighbourRow {
+    #[serde(rename = "direction", serialize_with = "out_or_in")]
+    outgoing: bool,
+    relation: String,
+    id: String,
+    name: String,
+    #[serde(flatten)]
+    evidence: Evidence,
+    /// The file of the first site, as the JSON shows it: explain's does, get_neighbors'
+    /// does not (`None`).
+    #[serde(rename = "file", skip_serializing_if = "Option::is_none")]
+    listed_file: Option<String>,
+    #[serde(flatten)]
+    sites: UseSites,
+    /// The file of the first site.
+    #[serde(skip)]
+    file: String,
+}
+
+impl FromRecord for NeighbourRow {
+    fn from_record(record: &Record) -> Result<NeighbourRow, ToolError> {
+        Ok(NeighbourRow {
+            outgoing: if record.has("outgoing") {
+                record.is_true("outgoing")?
             } else {
-                String::new()
-            };
-            Err(ToolError::client(format!(
-                "ambiguous node '{label}': {n} candidates: {}{tail}",
-                listed.join(", ")
-            ))
-            .hint("pass one of the ids"))
+                record.text("direction")? == "out"
+            },
+            relation: record.text("relation")?,
+            id: record.text("id")?,
+            name: record.text("name")?,
+            evidence: Evidence::read(record)?,
+            listed_file: Some(record.text("file")?),
+            sites: UseSites::read(record, "count", "lines")?,
+            file: record.text("file")?,
+        })
+    }
+}
+
+impl NeighbourRow {
+    /// ` @file:line` (or ` @file`) where the first site is, or nothing.
+    fn site_text(&self) -> String {
+        match (self.file.as_str(), self.sites.lines.first()) {
+            ("", _) => String::new(),
+            (file, Some(line)) => format!(" @{file}:{line}"),
+            (file, None) => format!(" @{file}"),
         }
     }
 }
 
-/// `[RESOLVED 0.95]`: a relationship's evidence class and confidence.
-fn evidence(confidence: f64) -> String {
-    let class = Provenance::of_confidence(confidence).name();
-    format!("[{class} {confidence:.2}]")
+/// The node explain describes, with its signature.
+#[derive(Serialize)]
+struct ExplainedNode {
+    #[serde(flatten)]
+    node: FoundNode,
+    signature: String,
 }
 
-pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<CallToolResult, ToolError> {
+/// explain's answer.
+#[derive(Serialize)]
+struct ExplainOutput {
+    node: ExplainedNode,
+    neighbors: Vec<NeighbourRow>,
+    neighbor_count: i64,
+}
+
+impl ToolOutput for ExplainOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = self.node.node.line();
+        md.push('\n');
+        if !self.node.signature.is_empty() {
+            let _ = writeln!(md, "signature: {}", self.node.signature);
+        }
+        let _ = writeln!(
+            md,
+            "neighbors: {} of {} (strongest first)",
+            self.neighbors.len(),
+            self.neighbor_count
+        );
+        // A name shown twice (two `table` types) gets its id, so each line names one node.
+        let repeated = |name: &str| {
+            self.neighbors
+                .iter()
+                .filter(|neighbour| neighbour.name == name)
+                .count()
+                > 1
+        };
+        for neighbour in &self.neighbors {
+            let arrow = if neighbour.outgoing { "-->" } else { "<--" };
+            let shown = if repeated(&neighbour.name) {
+                format!("{} (id={})", neighbour.name, neighbour.id)
+            } else {
+                neighbour.name.clone()
+            };
+            let _ = writeln!(
+                md,
+                "{arrow} {} {shown} {}{}{}",
+                neighbour.relation.to_ascii_lowercase(),
+                neighbour.evidence.tag(),
+                neighbour.sites.times(),
+                neighbour.site_text(),
+            );
+        }
+        md
+    }
+}
+
+pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<Reply, ToolError> {
     let mut cx = st.ctx(a.repo.name())?;
     let node = find_node(&mut cx, &a.node)?;
     // A node's own file is in its header line; the other neighbours are listed strongest
@@ -179,84 +336,115 @@ pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<CallToolResult, Tool
         "MATCH (n {id: $id})-[r]-(m) WHERE NOT (type(r) = 'CONTAINS' AND m:File) RETURN count(*) AS neighbours",
         &[("id", Value::from(node.id.as_str()))],
     )?;
-    let total = total.rows.first().map_or(0, |row| int_of(&row[0]));
     let signature = cx.run(
         "MATCH (n {id: $id}) RETURN n.signature AS signature",
         &[("id", Value::from(node.id.as_str()))],
     )?;
-    let signature = signature
-        .rows
-        .first()
-        .map(|row| text_of(&row[0]))
-        .unwrap_or_default();
-    let mut md = node.line();
-    md.push('\n');
-    if !signature.is_empty() {
-        let _ = writeln!(md, "signature: {signature}");
-    }
-    let _ = writeln!(
-        md,
-        "neighbors: {} of {total} (strongest first)",
-        neighbours.rows.len()
-    );
-    // A name shown twice (two `table` types) gets its id, so each line names one node.
-    let repeated = |name: &str| {
-        neighbours
-            .rows
-            .iter()
-            .filter(|row| text_of(&row[3]) == name)
-            .count()
-            > 1
+    let output = ExplainOutput {
+        neighbors: decode_rows(&neighbours)?,
+        neighbor_count: first_int(&total, "neighbours")?,
+        node: ExplainedNode {
+            signature: column_texts(&signature, "signature")?
+                .into_iter()
+                .next()
+                .unwrap_or_default(),
+            node,
+        },
     };
-    let mut listed = Vec::new();
-    for row in &neighbours.rows {
-        let outgoing = matches!(row[0], Value::Bool(true));
-        let sites = UseSites::from_cells(&row[5], &row[6]);
-        let confidence = float_of(&row[4]);
-        let arrow = if outgoing { "-->" } else { "<--" };
-        let at = match (text_of(&row[7]).as_str(), sites.lines.first()) {
-            ("", _) => String::new(),
-            (file, Some(line)) => format!(" @{file}:{line}"),
-            (file, None) => format!(" @{file}"),
-        };
-        let name = text_of(&row[3]);
-        let shown = if repeated(&name) {
-            format!("{name} (id={})", text_of(&row[2]))
-        } else {
-            name
-        };
-        let _ = writeln!(
-            md,
-            "{arrow} {} {shown} {}{}{at}",
-            text_of(&row[1]).to_ascii_lowercase(),
-            evidence(confidence),
-            sites.times(),
-        );
-        let mut item = json!({"direction": if outgoing { "out" } else { "in" },
-            "relation": text_of(&row[1]), "id": text_of(&row[2]), "name": text_of(&row[3]),
-            "confidence": confidence, "evidence": Provenance::of_confidence(confidence).name(),
-            "file": text_of(&row[7])});
-        if let Json::Object(object) = &mut item {
-            sites.insert_into(object);
-        }
-        listed.push(item);
-    }
-    let mut structured = Map::new();
-    let mut node_json = node.json();
-    node_json["signature"] = signature.into();
-    structured.insert("node".into(), node_json);
-    structured.insert("neighbors".into(), Json::Array(listed));
-    structured.insert("neighbor_count".into(), total.into());
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(ANSWER_TOKENS), None))
+    Reply::new(&output, cx.meta(), ANSWER_TOKENS)
 }
 
-pub(crate) fn shortest_path(st: &State, a: ShortestPathArgs) -> Result<CallToolResult, ToolError> {
+/// A node on a shortest path.
+#[derive(Serialize)]
+struct PathNode {
+    id: String,
+    name: String,
+}
+
+/// A hop of a shortest path, with the arrow it is stored with.
+#[derive(Serialize)]
+struct PathEdge {
+    source: String,
+    target: String,
+    relation: String,
+    #[serde(flatten)]
+    evidence: Evidence,
+    /// The names at the stored ends, and where the first site is (` @file:line`).
+    #[serde(skip)]
+    source_name: String,
+    #[serde(skip)]
+    target_name: String,
+    #[serde(skip)]
+    at: String,
+}
+
+/// shortest_path's answer.
+#[derive(Serialize)]
+struct ShortestPathOutput {
+    found: bool,
+    hops: usize,
+    nodes: Vec<PathNode>,
+    edges: Vec<PathEdge>,
+    #[serde(skip)]
+    ends: [FoundNode; 2],
+    /// The most hops searched.
+    #[serde(skip)]
+    hop_limit: i64,
+}
+
+impl ToolOutput for ShortestPathOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = format!("{}\n{}\n", self.ends[0].line(), self.ends[1].line());
+        if !self.found {
+            let _ = writeln!(md, "No path within {} hops.", self.hop_limit);
+        }
+        for edge in &self.edges {
+            let _ = writeln!(
+                md,
+                "EDGE {} --{} {}--> {}{}",
+                edge.source_name,
+                edge.relation.to_ascii_lowercase(),
+                edge.evidence.tag(),
+                edge.target_name,
+                edge.at
+            );
+        }
+        if self.found {
+            let _ = writeln!(md, "Path: {} hops", self.hops);
+        }
+        md
+    }
+}
+
+/// The hops between consecutive steps, each with the arrow it is stored with (whichever
+/// way the path crossed it).
+fn path_edges(steps: &[PathStep]) -> Vec<PathEdge> {
+    steps
+        .windows(2)
+        .map(|pair| {
+            let (step, next) = (&pair[0], &pair[1]);
+            let (from, to) = if step.forward {
+                (step, next)
+            } else {
+                (next, step)
+            };
+            PathEdge {
+                source: from.id.clone(),
+                target: to.id.clone(),
+                relation: step.relation.clone(),
+                evidence: Evidence::of(step.confidence),
+                source_name: from.name.clone(),
+                target_name: to.name.clone(),
+                at: match step.sites.lines.first() {
+                    Some(line) if !step.file.is_empty() => format!(" @{}:{line}", step.file),
+                    _ => String::new(),
+                },
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn shortest_path(st: &State, a: ShortestPathArgs) -> Result<Reply, ToolError> {
     let mut cx = st.ctx(a.repo.name())?;
     let source = find_node(&mut cx, &a.source)?;
     let target = find_node(&mut cx, &a.target)?;
@@ -279,73 +467,99 @@ pub(crate) fn shortest_path(st: &State, a: ShortestPathArgs) -> Result<CallToolR
         ),
     };
     let steps = PathStep::read_path(&cx.run(&text, &params)?)?;
-    let mut md = String::new();
-    let mut edges = Vec::new();
-    for (k, step) in steps.iter().enumerate() {
-        let Some(next) = steps.get(k + 1) else {
-            break;
-        };
-        // The arrow stays the stored one, whichever way the path crossed it.
-        let (from, to) = if step.forward {
-            (&step.name, &next.name)
-        } else {
-            (&next.name, &step.name)
-        };
-        let at = match step.sites.lines.first() {
-            Some(line) if !step.file.is_empty() => format!(" @{}:{line}", step.file),
-            _ => String::new(),
-        };
-        let _ = writeln!(
-            md,
-            "EDGE {from} --{} {}--> {to}{at}",
-            step.relation.to_ascii_lowercase(),
-            evidence(step.confidence)
-        );
-        edges.push(json!({
-            "source": if step.forward { &step.id } else { &next.id },
-            "target": if step.forward { &next.id } else { &step.id },
-            "relation": step.relation, "confidence": step.confidence,
-            "evidence": Provenance::of_confidence(step.confidence).name(),
-        }));
-    }
-    let hops = steps.len().saturating_sub(1);
-    let limit = if a.detail == Detail::High {
-        PATH_HOPS_HIGH
-    } else {
-        PATH_HOPS
-    };
-    let mut head = format!("{}\n{}\n", source.line(), target.line());
-    if steps.is_empty() {
-        let _ = writeln!(head, "No path within {limit} hops.");
-    }
-    md.insert_str(0, &head);
-    if !steps.is_empty() {
-        let _ = writeln!(md, "Path: {hops} hops");
-    }
-    let mut structured = Map::new();
-    structured.insert("found".into(), (!steps.is_empty()).into());
-    structured.insert("hops".into(), hops.into());
-    structured.insert(
-        "nodes".into(),
-        steps
-            .iter()
-            .map(|step| json!({"id": step.id, "name": step.name}))
+    let output = ShortestPathOutput {
+        found: !steps.is_empty(),
+        hops: steps.len().saturating_sub(1),
+        edges: path_edges(&steps),
+        nodes: steps
+            .into_iter()
+            .map(|step| PathNode {
+                id: step.id,
+                name: step.name,
+            })
             .collect(),
-    );
-    structured.insert("edges".into(), Json::Array(edges));
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(ANSWER_TOKENS), None))
+        ends: [source, target],
+        hop_limit: if a.detail == Detail::High {
+            PATH_HOPS_HIGH
+        } else {
+            PATH_HOPS
+        },
+    };
+    Reply::new(&output, cx.meta(), ANSWER_TOKENS)
 }
 
-pub(crate) fn list_communities(
-    st: &State,
-    a: CommunitiesArgs,
-) -> Result<CallToolResult, ToolError> {
+/// A community with its term of the partition's modularity: the columns of
+/// `db.communities` that list_communities reads.
+struct RankedCommunity {
+    community: CommunityRow,
+    modularity: f64,
+}
+
+impl FromRecord for RankedCommunity {
+    fn from_record(record: &Record) -> Result<RankedCommunity, ToolError> {
+        Ok(RankedCommunity {
+            community: CommunityRow::from_record(record)?,
+            modularity: record.float("modularity")?,
+        })
+    }
+}
+
+/// A community as list_communities shows it.
+#[derive(Serialize)]
+struct ListedCommunity {
+    id: i64,
+    label: String,
+    size: i64,
+    files: i64,
+    cohesion: f64,
+}
+
+impl From<CommunityRow> for ListedCommunity {
+    fn from(row: CommunityRow) -> ListedCommunity {
+        ListedCommunity {
+            id: row.id,
+            label: row.label,
+            size: row.entities,
+            files: row.files,
+            cohesion: row.cohesion,
+        }
+    }
+}
+
+/// list_communities' answer.
+#[derive(Serialize)]
+struct CommunitiesOutput {
+    communities: Vec<ListedCommunity>,
+    community_count: usize,
+    modularity: f64,
+    pagination: Pagination,
+}
+
+impl ToolOutput for CommunitiesOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = format!(
+            "{} communities, modularity {:.3} (cohesion: the share of its members' relationship ends that stay inside it)\n",
+            self.community_count, self.modularity
+        );
+        for community in &self.communities {
+            let _ = writeln!(
+                md,
+                "COMMUNITY {} \"{}\" size={} files={} cohesion={:.2}",
+                community.id, community.label, community.size, community.files, community.cohesion
+            );
+        }
+        if let Some(next) = self.pagination.next_offset {
+            let _ = writeln!(
+                md,
+                "({} more: call again with offset={next})",
+                self.community_count as i64 - next
+            );
+        }
+        md
+    }
+}
+
+pub(crate) fn list_communities(st: &State, a: CommunitiesArgs) -> Result<Reply, ToolError> {
     positive("limit", a.page.limit)?;
     non_negative_offset(a.page.offset)?;
     let mut cx = st.ctx(a.repo.name())?;
@@ -354,63 +568,27 @@ pub(crate) fn list_communities(
          RETURN community, label, entities, files, cohesion, modularity",
         &[],
     )?;
-    let mut rows = result.rows;
+    let mut ranked: Vec<RankedCommunity> = decode_rows(&result)?;
     // Largest first; the modularity of the partition is the sum of the communities' terms.
-    rows.sort_by(|x, y| {
-        int_of(&y[2])
-            .cmp(&int_of(&x[2]))
-            .then(int_of(&x[0]).cmp(&int_of(&y[0])))
+    ranked.sort_by(|x, y| {
+        (y.community.entities.cmp(&x.community.entities)).then(x.community.id.cmp(&y.community.id))
     });
-    let modularity: f64 = rows.iter().map(|row| float_of(&row[5])).sum();
-    let total = rows.len();
-    let shown: Vec<&Vec<Value>> = rows
-        .iter()
+    let modularity: f64 = ranked.iter().map(|row| row.modularity).sum();
+    let total = ranked.len();
+    let communities: Vec<ListedCommunity> = ranked
+        .into_iter()
         .skip(a.page.offset as usize)
         .take(a.page.limit as usize)
+        .map(|row| ListedCommunity::from(row.community))
         .collect();
-    let mut md = format!(
-        "{total} communities, modularity {modularity:.3} (cohesion: the share of its members' relationship ends that stay inside it)\n"
-    );
-    let mut listed = Vec::new();
-    for row in &shown {
-        let _ = writeln!(
-            md,
-            "COMMUNITY {} \"{}\" size={} files={} cohesion={:.2}",
-            int_of(&row[0]),
-            text_of(&row[1]),
-            int_of(&row[2]),
-            int_of(&row[3]),
-            float_of(&row[4])
-        );
-        listed.push(
-            json!({"id": int_of(&row[0]), "label": text_of(&row[1]), "size": int_of(&row[2]),
-                           "files": int_of(&row[3]), "cohesion": float_of(&row[4])}),
-        );
-    }
-    let next = a.page.offset as usize + shown.len();
-    if next < total {
-        let _ = writeln!(md, "({} more: call again with offset={next})", total - next);
-    }
-    let mut structured = Map::new();
-    structured.insert("communities".into(), Json::Array(listed));
-    structured.insert("community_count".into(), total.into());
-    structured.insert("modularity".into(), modularity.into());
-    structured.insert(
-        "pagination".into(),
-        json!(super::Pagination::new(
-            a.page.offset,
-            a.page.limit,
-            shown.len(),
-            next < total
-        )),
-    );
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(ANSWER_TOKENS), None))
+    let next = a.page.offset as usize + communities.len();
+    let output = CommunitiesOutput {
+        pagination: Pagination::new(a.page.offset, a.page.limit, communities.len(), next < total),
+        communities,
+        community_count: total,
+        modularity,
+    };
+    Reply::new(&output, cx.meta(), ANSWER_TOKENS)
 }
 
 /// At most this many pieces of evidence are printed per part; the JSON keeps them all.
@@ -449,36 +627,51 @@ fn evidence_text(item: &Value) -> String {
     }
 }
 
-pub(crate) fn health(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolError> {
-    let mut cx = st.ctx(a.repo.name())?;
-    let result = cx.run(
-        "CALL algo.health() YIELD part, count, total, measure, penalty, evidence \
-         RETURN part, count, total, measure, penalty, evidence",
-        &[],
-    )?;
-    let penalty: f64 = result.rows.iter().map(|row| float_of(&row[4])).sum();
-    let score = (100.0 - penalty).clamp(0.0, 100.0).round() as i64;
-    let mut md = format!("HEALTH {score}/100 (100 minus each part's points, at most 25 each)\n");
-    let mut parts = Vec::new();
-    for row in &result.rows {
-        let part = text_of(&row[0]);
-        let evidence = match &row[5] {
+/// One part of the health score: `part, count, total, measure, penalty, evidence`.
+#[derive(Serialize)]
+struct HealthPart {
+    part: String,
+    count: i64,
+    total: i64,
+    measure: f64,
+    penalty: f64,
+    evidence: Vec<Json>,
+    /// The evidence as the markdown prints it.
+    #[serde(skip)]
+    evidence_texts: Vec<String>,
+}
+
+impl HealthPart {
+    fn read(record: &Record, graph: &ArtifactGraph) -> Result<HealthPart, ToolError> {
+        let evidence = match record.value("evidence")? {
             Value::List(items) => items.as_slice(),
             _ => &[],
         };
+        Ok(HealthPart {
+            part: record.text("part")?,
+            count: record.int("count")?,
+            total: record.int("total")?,
+            measure: record.float("measure")?,
+            penalty: record.float("penalty")?,
+            evidence: evidence
+                .iter()
+                .map(|item| render::to_json(item, graph))
+                .collect(),
+            evidence_texts: evidence.iter().map(evidence_text).collect(),
+        })
+    }
+
+    fn markdown(&self, md: &mut String) {
         let _ = write!(
             md,
-            "{part} -{:.1}: {}",
-            float_of(&row[4]),
-            health_part_text(&part, int_of(&row[1]), int_of(&row[2]), float_of(&row[3]))
+            "{} -{:.1}: {}",
+            self.part,
+            self.penalty,
+            health_part_text(&self.part, self.count, self.total, self.measure)
         );
-        if !evidence.is_empty() {
-            let shown: Vec<String> = evidence
-                .iter()
-                .take(SHOWN_EVIDENCE)
-                .map(evidence_text)
-                .collect();
-            let more = evidence.len().saturating_sub(SHOWN_EVIDENCE);
+        if !self.evidence_texts.is_empty() {
+            let shown = &self.evidence_texts[..self.evidence_texts.len().min(SHOWN_EVIDENCE)];
+            let more = self.evidence_texts.len().saturating_sub(SHOWN_EVIDENCE);
             let tail = if more > 0 {
                 format!(", … {more} more")
             } else {
@@ -487,24 +680,106 @@ pub(crate) fn health(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolErro
             let _ = write!(md, "\n  {}{tail}", shown.join(", "));
         }
         md.push('\n');
-        let g = cx.db.graph();
-        parts.push(json!({"part": part, "count": int_of(&row[1]), "total": int_of(&row[2]),
-            "measure": float_of(&row[3]), "penalty": float_of(&row[4]),
-            "evidence": evidence.iter().map(|v| batho_engine::query::render::to_json(v, &g)).collect::<Vec<_>>()}));
     }
-    let mut structured = Map::new();
-    structured.insert("score".into(), score.into());
-    structured.insert("parts".into(), Json::Array(parts));
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(ANSWER_TOKENS), None))
 }
 
-pub(crate) fn god_nodes(st: &State, a: GodNodesArgs) -> Result<CallToolResult, ToolError> {
+/// health's answer.
+#[derive(Serialize)]
+struct HealthOutput {
+    score: i64,
+    parts: Vec<HealthPart>,
+}
+
+impl ToolOutput for HealthOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = format!(
+            "HEALTH {}/100 (100 minus each part's points, at most 25 each)\n",
+            self.score
+        );
+        for part in &self.parts {
+            part.markdown(&mut md);
+        }
+        md
+    }
+}
+
+pub(crate) fn health(st: &State, a: RepoArgs) -> Result<Reply, ToolError> {
+    let mut cx = st.ctx(a.repo.name())?;
+    let result = cx.run(
+        "CALL algo.health() YIELD part, count, total, measure, penalty, evidence \
+         RETURN part, count, total, measure, penalty, evidence",
+        &[],
+    )?;
+    let graph = cx.db.graph();
+    let parts = result
+        .rows
+        .iter()
+        .map(|cells| HealthPart::read(&Record::new(&result.columns, cells), &graph))
+        .collect::<Result<Vec<_>, _>>()?;
+    let penalty: f64 = parts.iter().map(|part| part.penalty).sum();
+    let output = HealthOutput {
+        score: (100.0 - penalty).clamp(0.0, 100.0).round() as i64,
+        parts,
+    };
+    Reply::new(&output, cx.meta(), ANSWER_TOKENS)
+}
+
+/// A node algo.degree ranks, with its degrees.
+#[derive(Serialize)]
+struct RankedNode {
+    #[serde(flatten)]
+    node: FoundNode,
+    degree: i64,
+    in_degree: i64,
+    out_degree: i64,
+}
+
+impl FromRecord for RankedNode {
+    fn from_record(record: &Record) -> Result<RankedNode, ToolError> {
+        Ok(RankedNode {
+            node: FoundNode::from_record(record)?,
+            degree: record.int("degree")?,
+            in_degree: record.int("in_degree")?,
+            out_degree: record.int("out_degree")?,
+        })
+    }
+}
+
+/// god_nodes' answer.
+#[derive(Serialize)]
+struct GodNodesOutput {
+    nodes: Vec<RankedNode>,
+    #[serde(skip)]
+    include_all: bool,
+}
+
+impl ToolOutput for GodNodesOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let what = if self.include_all {
+            "nodes"
+        } else {
+            "entities (files and external stubs left out)"
+        };
+        let mut md = format!(
+            "The {} most connected {what}; degree counts relationships other than CONTAINS, both directions\n",
+            self.nodes.len()
+        );
+        for (rank, ranked) in self.nodes.iter().enumerate() {
+            let _ = writeln!(
+                md,
+                "{}. {} degree={} (in {}, out {})",
+                rank + 1,
+                ranked.node.line(),
+                ranked.degree,
+                ranked.in_degree,
+                ranked.out_degree
+            );
+        }
+        md
+    }
+}
+
+pub(crate) fn god_nodes(st: &State, a: GodNodesArgs) -> Result<Reply, ToolError> {
     positive("limit", a.limit)?;
     let mut cx = st.ctx(a.repo.name())?;
     let result = cx.run(
@@ -517,40 +792,11 @@ pub(crate) fn god_nodes(st: &State, a: GodNodesArgs) -> Result<CallToolResult, T
             ("include_all", Value::Bool(a.include_all)),
         ],
     )?;
-    let what = if a.include_all {
-        "nodes"
-    } else {
-        "entities (files and external stubs left out)"
+    let output = GodNodesOutput {
+        nodes: decode_rows(&result)?,
+        include_all: a.include_all,
     };
-    let mut md = format!(
-        "The {} most connected {what}; degree counts relationships other than CONTAINS, both directions\n",
-        result.rows.len()
-    );
-    let mut listed = Vec::new();
-    for (rank, row) in result.rows.iter().enumerate() {
-        let node = FoundNode::from_cells(row);
-        let (degree, incoming, outgoing) = (int_of(&row[7]), int_of(&row[8]), int_of(&row[9]));
-        let _ = writeln!(
-            md,
-            "{}. {} degree={degree} (in {incoming}, out {outgoing})",
-            rank + 1,
-            node.line()
-        );
-        let mut item = node.json();
-        item["degree"] = degree.into();
-        item["in_degree"] = incoming.into();
-        item["out_degree"] = outgoing.into();
-        listed.push(item);
-    }
-    let mut structured = Map::new();
-    structured.insert("nodes".into(), Json::Array(listed));
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(ANSWER_TOKENS), None))
+    Reply::new(&output, cx.meta(), ANSWER_TOKENS)
 }
 
 /// The seed's relation names as Batho's relationship types: one table for get_neighbors
@@ -616,7 +862,44 @@ fn relation_types(name: Option<&str>, allowed: &[&str]) -> Result<Value, ToolErr
 /// The strongest neighbours `get_neighbors` lists.
 const NEIGHBOURS_LISTED: i64 = 20;
 
-pub(crate) fn get_neighbors(st: &State, a: NeighborsArgs) -> Result<CallToolResult, ToolError> {
+/// get_neighbors' answer.
+#[derive(Serialize)]
+struct NeighboursOutput {
+    node: FoundNode,
+    neighbors: Vec<NeighbourRow>,
+    /// The relation asked for.
+    #[serde(skip)]
+    relation: Option<String>,
+}
+
+impl ToolOutput for NeighboursOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = format!("{}\n", self.node.line());
+        for neighbour in &self.neighbors {
+            let _ = writeln!(
+                md,
+                "{} {} {} [id={}] {}{}{}",
+                if neighbour.outgoing { "->" } else { "<-" },
+                neighbour.relation.to_ascii_lowercase(),
+                neighbour.name,
+                neighbour.id,
+                neighbour.evidence.tag(),
+                neighbour.sites.times(),
+                neighbour.site_text()
+            );
+        }
+        if self.neighbors.is_empty() {
+            md.push_str("No neighbors");
+            if let Some(relation) = &self.relation {
+                let _ = write!(md, " by {relation}");
+            }
+            md.push('\n');
+        }
+        md
+    }
+}
+
+pub(crate) fn get_neighbors(st: &State, a: NeighborsArgs) -> Result<Reply, ToolError> {
     let all: Vec<&str> = SEED_RELATIONS.iter().map(|(name, _)| *name).collect();
     let relations = relation_types(a.relation.as_deref(), &all)?;
     let mut cx = st.ctx(a.repo.name())?;
@@ -632,52 +915,16 @@ pub(crate) fn get_neighbors(st: &State, a: NeighborsArgs) -> Result<CallToolResu
             ("limit", Value::Int(NEIGHBOURS_LISTED)),
         ],
     )?;
-    let mut md = format!("{}\n", node.line());
-    let mut listed = Vec::new();
-    for row in &result.rows {
-        let outgoing = text_of(&row[7]) == "out";
-        let confidence = float_of(&row[3]);
-        let sites = UseSites::from_cells(&row[4], &row[5]);
-        let at = match (text_of(&row[6]).as_str(), sites.lines.first()) {
-            ("", _) => String::new(),
-            (file, Some(line)) => format!(" @{file}:{line}"),
-            (file, None) => format!(" @{file}"),
-        };
-        let _ = writeln!(
-            md,
-            "{} {} {} [id={}] {}{}{at}",
-            if outgoing { "->" } else { "<-" },
-            text_of(&row[2]).to_ascii_lowercase(),
-            text_of(&row[1]),
-            text_of(&row[0]),
-            evidence(confidence),
-            sites.times()
-        );
-        let mut item = json!({"direction": if outgoing { "out" } else { "in" },
-            "relation": text_of(&row[2]), "id": text_of(&row[0]), "name": text_of(&row[1]),
-            "confidence": confidence, "evidence": Provenance::of_confidence(confidence).name()});
-        if let Json::Object(object) = &mut item {
-            sites.insert_into(object);
-        }
-        listed.push(item);
+    let mut neighbors: Vec<NeighbourRow> = decode_rows(&result)?;
+    for neighbour in &mut neighbors {
+        neighbour.listed_file = None;
     }
-    if result.rows.is_empty() {
-        md.push_str("No neighbors");
-        if let Some(relation) = &a.relation {
-            let _ = write!(md, " by {relation}");
-        }
-        md.push('\n');
-    }
-    let mut structured = Map::new();
-    structured.insert("node".into(), node.json());
-    structured.insert("neighbors".into(), Json::Array(listed));
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(ANSWER_TOKENS), None))
+    let output = NeighboursOutput {
+        node,
+        neighbors,
+        relation: a.relation,
+    };
+    Reply::new(&output, cx.meta(), ANSWER_TOKENS)
 }
 
 /// The deepest `affected` walk.
@@ -685,6 +932,66 @@ const AFFECTED_MAX_DEPTH: i64 = 10;
 
 /// What the INFERRED class means, printed once when a hop has it.
 const INFERRED_LEGEND: &str = "INFERRED: no single definition bound the name (several candidates, or only an external stub): weaker evidence when deciding what a change touches";
+
+/// A node holding changed lines, with the line its span ends at.
+struct SpannedNode {
+    node: FoundNode,
+    end_line: i64,
+}
+
+impl FromRecord for SpannedNode {
+    fn from_record(record: &Record) -> Result<SpannedNode, ToolError> {
+        Ok(SpannedNode {
+            node: FoundNode::from_record(record)?,
+            end_line: record.int("end_line")?,
+        })
+    }
+}
+
+/// The innermost entities of `file` holding changed `lines` (a method, not also the class
+/// around it).
+fn entities_at_lines(
+    cx: &mut Ctx,
+    file: &str,
+    lines: &[std::ops::RangeInclusive<u32>],
+) -> Result<Vec<FoundNode>, ToolError> {
+    let ranges: Vec<Value> = lines
+        .iter()
+        .map(|r| {
+            Value::List(vec![
+                Value::Int(i64::from(*r.start())),
+                Value::Int(i64::from(*r.end())),
+            ])
+        })
+        .collect();
+    if ranges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let result = cx.run(
+        &format!(
+            "UNWIND $ranges AS lines MATCH (n {{file: $file}}) \
+             WHERE NOT n:File AND n.start_line <= lines[1] AND n.end_line >= lines[0] \
+             WITH DISTINCT n RETURN {NODE_COLUMNS}, n.end_line AS end_line ORDER BY line, id"
+        ),
+        &[("file", Value::from(file)), ("ranges", Value::List(ranges))],
+    )?;
+    let found: Vec<SpannedNode> = decode_rows(&result)?;
+    let spans: Vec<(i64, i64)> = found
+        .iter()
+        .map(|spanned| (spanned.node.line, spanned.end_line))
+        .collect();
+    Ok(found
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| {
+            let (start, end) = spans[*k];
+            !spans.iter().enumerate().any(|(other, &(s2, e2))| {
+                other != *k && start <= s2 && e2 <= end && (start, end) != (s2, e2)
+            })
+        })
+        .map(|(_, spanned)| spanned.node)
+        .collect())
+}
 
 /// The entities a change starts from: the node named, every entity of `changed_files`,
 /// and the innermost entities holding the changed lines of `diff` (the lines of the old
@@ -702,7 +1009,7 @@ fn changed_entities(cx: &mut Ctx, a: &AffectedArgs) -> Result<Vec<FoundNode>, To
             ),
             &[("file", Value::from(file.as_str()))],
         )?;
-        seeds.extend(result.rows.iter().map(|row| FoundNode::from_cells(row)));
+        seeds.extend(decode_rows::<FoundNode>(&result)?);
     }
     for file in batho_engine::changed_lines::parse_unified_diff(a.diff.as_deref().unwrap_or("")) {
         let index_is_old = !cx.check_fresh([file.path.as_str()])?.is_empty();
@@ -711,50 +1018,104 @@ fn changed_entities(cx: &mut Ctx, a: &AffectedArgs) -> Result<Vec<FoundNode>, To
         } else {
             &file.new_lines
         };
-        let ranges: Vec<Value> = lines
-            .iter()
-            .map(|r| {
-                Value::List(vec![
-                    Value::Int(i64::from(*r.start())),
-                    Value::Int(i64::from(*r.end())),
-                ])
-            })
-            .collect();
-        if ranges.is_empty() {
-            continue;
-        }
-        let result = cx.run(
-            &format!(
-                "UNWIND $ranges AS lines MATCH (n {{file: $file}}) \
-                 WHERE NOT n:File AND n.start_line <= lines[1] AND n.end_line >= lines[0] \
-                 WITH DISTINCT n RETURN {NODE_COLUMNS}, n.end_line AS end_line ORDER BY line, id"
-            ),
-            &[
-                ("file", Value::from(file.path.as_str())),
-                ("ranges", Value::List(ranges)),
-            ],
-        )?;
-        // The innermost entities: a method, not also the class around it.
-        let spans: Vec<(i64, i64)> = result
-            .rows
-            .iter()
-            .map(|row| (int_of(&row[5]), int_of(&row[7])))
-            .collect();
-        for (k, row) in result.rows.iter().enumerate() {
-            let (start, end) = spans[k];
-            let holds_another = spans.iter().enumerate().any(|(other, &(s2, e2))| {
-                other != k && start <= s2 && e2 <= end && (start, end) != (s2, e2)
-            });
-            if !holds_another {
-                seeds.push(FoundNode::from_cells(row));
-            }
-        }
+        seeds.extend(entities_at_lines(cx, &file.path, lines)?);
     }
     seeds.dedup_by(|x, y| x.id == y.id);
     Ok(seeds)
 }
 
-pub(crate) fn affected(st: &State, a: AffectedArgs) -> Result<CallToolResult, ToolError> {
+/// A node reached from a changed one: `node.id AS id, node.name AS name, node.file AS
+/// file, node.start_line AS line, depth, via.id AS via_id, via.name AS via_name,
+/// type(relationship) AS relation, relationship.confidence AS confidence,
+/// relationship.file AS at_file, relationship.line AS at_line`.
+#[derive(Serialize)]
+struct AffectedNode {
+    id: String,
+    name: String,
+    file: String,
+    line: i64,
+    depth: i64,
+    via: String,
+    relation: String,
+    #[serde(flatten)]
+    evidence: Evidence,
+    #[serde(skip)]
+    via_name: String,
+    /// ` @file:line` of the relationship, or nothing.
+    #[serde(skip)]
+    at: String,
+}
+
+impl FromRecord for AffectedNode {
+    fn from_record(record: &Record) -> Result<AffectedNode, ToolError> {
+        let at_file = record.text("at_file")?;
+        Ok(AffectedNode {
+            id: record.text("id")?,
+            name: record.text("name")?,
+            file: record.text("file")?,
+            line: record.int("line")?,
+            depth: record.int("depth")?,
+            via: record.text("via_id")?,
+            relation: record.text("relation")?,
+            evidence: Evidence::read(record)?,
+            via_name: record.text("via_name")?,
+            at: if at_file.is_empty() {
+                String::new()
+            } else {
+                format!(" @{at_file}:{}", record.int("at_line")?)
+            },
+        })
+    }
+}
+
+/// affected's answer.
+#[derive(Serialize)]
+struct AffectedOutput {
+    changed: Vec<FoundNode>,
+    affected: Vec<AffectedNode>,
+    #[serde(skip)]
+    depth: i64,
+}
+
+impl ToolOutput for AffectedOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = String::from("CHANGED\n");
+        for seed in &self.changed {
+            let _ = writeln!(md, "{}", seed.line());
+        }
+        md.push_str("AFFECTED\n");
+        for node in &self.affected {
+            let _ = writeln!(
+                md,
+                "depth {}: {} [id={}] --{} [{}]--> {}{}",
+                node.depth,
+                node.name,
+                node.id,
+                node.relation.to_ascii_lowercase(),
+                node.evidence.evidence.name(),
+                node.via_name,
+                node.at
+            );
+        }
+        let _ = writeln!(
+            md,
+            "{} affected by {} changed (depth {})",
+            self.affected.len(),
+            self.changed.len(),
+            self.depth
+        );
+        if self
+            .affected
+            .iter()
+            .any(|node| node.evidence.evidence == Provenance::Inferred)
+        {
+            let _ = writeln!(md, "{INFERRED_LEGEND}");
+        }
+        md
+    }
+}
+
+pub(crate) fn affected(st: &State, a: AffectedArgs) -> Result<Reply, ToolError> {
     if !(0..=AFFECTED_MAX_DEPTH).contains(&a.depth) {
         return Err(ToolError::client(format!(
             "depth must be between 0 and {AFFECTED_MAX_DEPTH}, got {}",
@@ -781,105 +1142,67 @@ pub(crate) fn affected(st: &State, a: AffectedArgs) -> Result<CallToolResult, To
             ("relations", relations),
         ],
     )?;
-    let seed_set: std::collections::HashSet<&str> = seeds.iter().map(|n| n.id.as_str()).collect();
-    let mut seen = std::collections::HashSet::new();
-    let mut md = String::from("CHANGED\n");
-    for seed in &seeds {
-        let _ = writeln!(md, "{}", seed.line());
-    }
-    md.push_str("AFFECTED\n");
-    let mut listed = Vec::new();
-    let mut inferred = false;
-    for row in &result.rows {
-        let id = text_of(&row[0]);
-        // Each node once, at its shortest depth from any changed entity.
-        if seed_set.contains(id.as_str()) || !seen.insert(id.clone()) {
-            continue;
-        }
-        let confidence = float_of(&row[8]);
-        let class = Provenance::of_confidence(confidence);
-        inferred |= class == Provenance::Inferred;
-        let at = if text_of(&row[9]).is_empty() {
-            String::new()
-        } else {
-            format!(" @{}:{}", text_of(&row[9]), int_of(&row[10]))
-        };
-        let _ = writeln!(
-            md,
-            "depth {}: {} [id={id}] --{} [{}]--> {}{at}",
-            int_of(&row[4]),
-            text_of(&row[1]),
-            text_of(&row[7]).to_ascii_lowercase(),
-            class.name(),
-            text_of(&row[6])
-        );
-        listed.push(
-            json!({"id": id, "name": text_of(&row[1]), "file": text_of(&row[2]), "line": int_of(&row[3]),
-            "depth": int_of(&row[4]), "via": text_of(&row[5]), "relation": text_of(&row[7]),
-            "confidence": confidence, "evidence": class.name()}),
-        );
-    }
-    let _ = writeln!(
-        md,
-        "{} affected by {} changed (depth {})",
-        listed.len(),
-        seeds.len(),
-        a.depth
-    );
-    if inferred {
-        let _ = writeln!(md, "{INFERRED_LEGEND}");
-    }
-    let mut structured = Map::new();
-    structured.insert(
-        "changed".into(),
-        seeds.iter().map(FoundNode::json).collect(),
-    );
-    structured.insert("affected".into(), Json::Array(listed));
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(ANSWER_TOKENS), None))
+    // Each node once, at its shortest depth from any changed entity.
+    let seed_set: HashSet<&str> = seeds.iter().map(|n| n.id.as_str()).collect();
+    let mut seen = HashSet::new();
+    let affected: Vec<AffectedNode> = decode_rows::<AffectedNode>(&result)?
+        .into_iter()
+        .filter(|node| !seed_set.contains(node.id.as_str()) && seen.insert(node.id.clone()))
+        .collect();
+    let output = AffectedOutput {
+        changed: seeds,
+        affected,
+        depth: a.depth,
+    };
+    Reply::new(&output, cx.meta(), ANSWER_TOKENS)
 }
 
-pub(crate) fn graph_stats(st: &State, a: RepoArgs) -> Result<CallToolResult, ToolError> {
+/// graph_stats' answer: the row of `db.stats` (zeros without one).
+#[derive(Default, Serialize)]
+struct GraphStats {
+    nodes: i64,
+    edges: i64,
+    communities: i64,
+    files: i64,
+    entities: i64,
+    modularity: f64,
+}
+
+impl FromRecord for GraphStats {
+    fn from_record(record: &Record) -> Result<GraphStats, ToolError> {
+        Ok(GraphStats {
+            nodes: record.int("nodes")?,
+            edges: record.int("edges")?,
+            communities: record.int("communities")?,
+            files: record.int("files")?,
+            entities: record.int("entities")?,
+            modularity: record.float("modularity")?,
+        })
+    }
+}
+
+impl ToolOutput for GraphStats {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md = format!(
+            "nodes={} edges={} communities={} files={} entities={} modularity={:.3}\n",
+            self.nodes, self.edges, self.communities, self.files, self.entities, self.modularity
+        );
+        if self.nodes == 0 {
+            md.push_str("The graph has not been built yet: run `batho build <path>` first.\n");
+        }
+        md
+    }
+}
+
+pub(crate) fn graph_stats(st: &State, a: RepoArgs) -> Result<Reply, ToolError> {
     let mut cx = st.ctx(a.repo.name())?;
     let result = cx.run(
         "CALL db.stats() YIELD nodes, edges, files, entities, communities, modularity \
          RETURN nodes, edges, files, entities, communities, modularity",
         &[],
     )?;
-    let row = result.rows.first().cloned().unwrap_or_default();
-    let cell = |k: usize| row.get(k).map_or(0, int_of);
-    let (nodes, edges, files, entities, communities) =
-        (cell(0), cell(1), cell(2), cell(3), cell(4));
-    let modularity = row.get(5).map_or(0.0, float_of);
-    let mut md = format!(
-        "nodes={nodes} edges={edges} communities={communities} files={files} entities={entities} modularity={modularity:.3}\n"
-    );
-    if nodes == 0 {
-        md.push_str("The graph has not been built yet: run `batho build <path>` first.\n");
-    }
-    let mut structured = Map::new();
-    for (key, value) in [
-        ("nodes", nodes),
-        ("edges", edges),
-        ("communities", communities),
-        ("files", files),
-        ("entities", entities),
-    ] {
-        structured.insert(key.into(), value.into());
-    }
-    structured.insert("modularity".into(), modularity.into());
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(ANSWER_TOKENS), None))
+    let stats: GraphStats = decode_first(&result)?.unwrap_or_default();
+    Reply::new(&stats, cx.meta(), ANSWER_TOKENS)
 }
 
 /// A node nobody points at scores this PageRank (0.15 in the stored 1/1024 steps): a
@@ -923,7 +1246,124 @@ fn signature_head(signature: &str) -> String {
     }
 }
 
-pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<CallToolResult, ToolError> {
+/// A file repo_map ranks: `file, rank`.
+struct RankedFile {
+    file: String,
+    rank: f64,
+}
+
+impl FromRecord for RankedFile {
+    fn from_record(record: &Record) -> Result<RankedFile, ToolError> {
+        Ok(RankedFile {
+            file: record.text("file")?,
+            rank: record.float("rank")?,
+        })
+    }
+}
+
+/// A symbol of a ranked file: `path, n.name AS name, n.kind AS kind, n.signature AS
+/// signature, n.start_line AS line, n.pagerank AS score`.
+#[derive(Serialize)]
+struct MapSymbol {
+    #[serde(skip)]
+    path: String,
+    name: String,
+    kind: String,
+    line: i64,
+    signature: String,
+    pagerank: f64,
+}
+
+impl FromRecord for MapSymbol {
+    fn from_record(record: &Record) -> Result<MapSymbol, ToolError> {
+        Ok(MapSymbol {
+            path: record.text("path")?,
+            name: record.text("name")?,
+            kind: record.text("kind")?,
+            line: record.int("line")?,
+            signature: record.text("signature")?,
+            pagerank: record.float("score")?,
+        })
+    }
+}
+
+/// A file of the map with its top symbols.
+#[derive(Serialize)]
+struct MapFile {
+    file: String,
+    rank: f64,
+    symbols: Vec<MapSymbol>,
+}
+
+impl MapFile {
+    /// The file's entry in the map: its path, then each symbol's line and signature.
+    fn markdown(&self) -> String {
+        let mut entry = format!("{}:\n", self.file);
+        for symbol in &self.symbols {
+            let signature = signature_head(&symbol.signature);
+            let shown = if signature.is_empty() {
+                format!("{} {}", symbol.kind.to_ascii_lowercase(), symbol.name)
+            } else {
+                signature
+            };
+            let _ = writeln!(entry, "  {}: {shown}", symbol.line);
+        }
+        entry
+    }
+}
+
+/// repo_map's answer.
+#[derive(Serialize)]
+struct RepoMapOutput {
+    files: Vec<MapFile>,
+    /// Whether the budget cut the map.
+    truncated: bool,
+}
+
+impl ToolOutput for RepoMapOutput {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut md: String = self.files.iter().map(MapFile::markdown).collect();
+        let _ = writeln!(
+            md,
+            "Map: {} files by PageRank{}",
+            self.files.len(),
+            if self.truncated {
+                " (cut at the budget)"
+            } else {
+                ""
+            }
+        );
+        md
+    }
+}
+
+/// The ranked files with their top symbols, as many as fit in `chars` characters of map;
+/// whether the budget cut it.
+fn fill_map(files: Vec<RankedFile>, symbols: Vec<MapSymbol>, chars: usize) -> (Vec<MapFile>, bool) {
+    let mut by_file: HashMap<String, Vec<MapSymbol>> = HashMap::new();
+    for symbol in symbols {
+        let listed = by_file.entry(symbol.path.clone()).or_default();
+        if listed.len() < MAP_SYMBOLS_PER_FILE {
+            listed.push(symbol);
+        }
+    }
+    let (mut listed, mut size) = (Vec::new(), 0);
+    for ranked in files {
+        let file = MapFile {
+            symbols: by_file.remove(&ranked.file).unwrap_or_default(),
+            file: ranked.file,
+            rank: ranked.rank,
+        };
+        size += file.markdown().len();
+        if size > chars {
+            return (listed, true);
+        }
+        listed.push(file);
+    }
+    (listed, false)
+}
+
+pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<Reply, ToolError> {
     positive("budget", a.budget)?;
     let chars = a.budget.saturating_mul(MAP_CHARS_PER_UNIT) as usize;
     // Enough files to fill the budget with a few symbols each.
@@ -938,7 +1378,11 @@ pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<CallToolResult, Too
             ("limit", Value::Int(file_limit)),
         ],
     )?;
-    let paths: Vec<Value> = files.rows.iter().map(|row| row[0].clone()).collect();
+    let files: Vec<RankedFile> = decode_rows(&files)?;
+    let paths: Vec<Value> = files
+        .iter()
+        .map(|ranked| Value::from(ranked.file.as_str()))
+        .collect();
     let definitions_only = a.detail == Detail::High;
     let symbols = cx.run(
         "UNWIND $files AS path MATCH (n {file: path}) WHERE NOT n:File \
@@ -952,58 +1396,7 @@ pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<CallToolResult, Too
             ("definitions_only", Value::Bool(definitions_only)),
         ],
     )?;
-    let mut by_file: std::collections::HashMap<String, Vec<&Vec<Value>>> =
-        std::collections::HashMap::new();
-    for row in &symbols.rows {
-        let listed = by_file.entry(text_of(&row[0])).or_default();
-        if listed.len() < MAP_SYMBOLS_PER_FILE {
-            listed.push(row);
-        }
-    }
-    let mut md = String::new();
-    let mut listed_files = Vec::new();
-    let mut cut = false;
-    for row in &files.rows {
-        let path = text_of(&row[0]);
-        let mut entry = format!("{path}:\n");
-        let mut listed_symbols = Vec::new();
-        for symbol in by_file.get(&path).into_iter().flatten() {
-            let signature = signature_head(&text_of(&symbol[3]));
-            let shown = if signature.is_empty() {
-                format!(
-                    "{} {}",
-                    text_of(&symbol[2]).to_ascii_lowercase(),
-                    text_of(&symbol[1])
-                )
-            } else {
-                signature
-            };
-            let _ = writeln!(entry, "  {}: {shown}", int_of(&symbol[4]));
-            listed_symbols.push(json!({"name": text_of(&symbol[1]), "kind": text_of(&symbol[2]),
-                "line": int_of(&symbol[4]), "signature": text_of(&symbol[3]), "pagerank": float_of(&symbol[5])}));
-        }
-        if md.len() + entry.len() > chars {
-            cut = true;
-            break;
-        }
-        md.push_str(&entry);
-        listed_files
-            .push(json!({"file": path, "rank": float_of(&row[1]), "symbols": listed_symbols}));
-    }
-    let _ = writeln!(
-        md,
-        "Map: {} files by PageRank{}",
-        listed_files.len(),
-        if cut { " (cut at the budget)" } else { "" }
-    );
-    let mut structured = Map::new();
-    structured.insert("files".into(), Json::Array(listed_files));
-    structured.insert("truncated".into(), cut.into());
-    let meta = cx.meta();
-    Ok(Answer {
-        markdown: md,
-        structured,
-        meta,
-    }
-    .finish(Some(ANSWER_TOKENS), None))
+    let (files, truncated) = fill_map(files, decode_rows(&symbols)?, chars);
+    let output = RepoMapOutput { files, truncated };
+    Reply::new(&output, cx.meta(), ANSWER_TOKENS)
 }

@@ -1,5 +1,6 @@
 //! The tools: argument types, validation shared by several tools, the token budget, and the
-//! dual output (markdown + structuredContent).
+//! dual output: each tool builds one typed value ([`ToolOutput`]) that [`Reply`] renders
+//! to markdown and to structuredContent.
 
 pub(crate) mod admin;
 pub(crate) mod args;
@@ -25,10 +26,10 @@ use crate::error::ToolError;
 use crate::tools::cells::{Record, int_of, ints_of};
 
 /// A finished answer before the token budget is applied.
-pub(crate) struct Answer {
-    pub markdown: String,
-    pub structured: Map<String, Json>,
-    pub meta: Map<String, Json>,
+struct Answer {
+    markdown: String,
+    structured: Map<String, Json>,
+    meta: Map<String, Json>,
 }
 
 /// A tool's answer as one typed value, printed twice: as markdown (`content`) and, through
@@ -84,30 +85,9 @@ impl Reply {
 impl From<Reply> for CallToolResult {
     fn from(reply: Reply) -> CallToolResult {
         match reply.rows {
-            Some(rows) => reply.answer.finish_paged(Some(reply.max_tokens), rows),
-            None => reply.answer.finish(Some(reply.max_tokens), None),
+            Some(rows) => reply.answer.finish_paged(reply.max_tokens, rows),
+            None => reply.answer.finish(reply.max_tokens),
         }
-    }
-}
-
-impl Answer {
-    /// The markdown and `structuredContent` of `output`.
-    fn render(
-        output: &impl ToolOutput,
-        rows: &mut Rows,
-        meta: Map<String, Json>,
-    ) -> Result<Answer, ToolError> {
-        let markdown = output.markdown(rows);
-        let structured = match serde_json::to_value(output) {
-            Ok(Json::Object(structured)) => structured,
-            Ok(_) => return Err(ToolError::server("a tool's answer is not a JSON object")),
-            Err(e) => return Err(ToolError::server(format!("cannot encode the answer: {e}"))),
-        };
-        Ok(Answer {
-            markdown,
-            structured,
-            meta,
-        })
     }
 }
 
@@ -192,54 +172,71 @@ impl Rows {
 }
 
 impl Answer {
+    /// The markdown and `structuredContent` of `output`.
+    fn render(
+        output: &impl ToolOutput,
+        rows: &mut Rows,
+        meta: Map<String, Json>,
+    ) -> Result<Answer, ToolError> {
+        let markdown = output.markdown(rows);
+        let structured = match serde_json::to_value(output) {
+            Ok(Json::Object(structured)) => structured,
+            Ok(_) => return Err(ToolError::server("a tool's answer is not a JSON object")),
+            Err(e) => return Err(ToolError::server(format!("cannot encode the answer: {e}"))),
+        };
+        Ok(Answer {
+            markdown,
+            structured,
+            meta,
+        })
+    }
+
     /// Applies `max_tokens` (cutting at a line boundary and appending `[truncated]`),
     /// fills `meta.tokens_used` / `token_budget` / `truncated`, and builds the result.
-    pub fn finish(self, max_tokens: Option<i64>, hint: Option<String>) -> CallToolResult {
-        self.finish_rows(max_tokens, hint, None)
+    fn finish(self, max_tokens: i64) -> CallToolResult {
+        self.finish_rows(max_tokens, None, None)
     }
 
     /// [`Answer::finish`] for a paged listing: a cut ends on a row boundary, the structured
     /// arrays keep the same rows, and the hint (and `structuredContent.pagination`) resumes
     /// at the first row not shown. Without a cut, a full page gets the same hint.
-    pub fn finish_paged(self, max_tokens: Option<i64>, rows: Rows) -> CallToolResult {
+    fn finish_paged(self, max_tokens: i64, rows: Rows) -> CallToolResult {
         let hint = rows.has_more.then(|| rows.resume_hint(rows.ends.len()));
         self.finish_rows(max_tokens, hint, Some(rows))
     }
 
     fn finish_rows(
         mut self,
-        max_tokens: Option<i64>,
+        max_tokens: i64,
         mut hint: Option<String>,
         mut rows: Option<Rows>,
     ) -> CallToolResult {
         self.prepend_stale_notice(rows.as_mut());
         let mut truncated = false;
-        if let Some(budget) = max_tokens {
-            let budget = usize::try_from(budget.max(1)).unwrap_or(usize::MAX);
-            if tokens(&self.markdown) > budget {
-                let shown_rows = self.cut_to_budget(budget, rows.as_ref());
-                if let (Some(rows), Some(shown)) = (&rows, shown_rows) {
-                    let more = shown < rows.ends.len() || rows.has_more;
-                    hint = more.then(|| rows.resume_hint(shown));
-                    // A kept row ends the text less its newline.
-                    if self.markdown.len() + 1 < rows.ends.first().copied().unwrap_or(0) {
-                        // Not even the first row fitted: say so rather than skip it quietly.
-                        hint = Some(format!(
-                            "max_tokens is too small for one row (it is in structuredContent); raise it{}",
-                            hint.map(|h| format!(", or {h}")).unwrap_or_default()
-                        ));
-                    }
-                    self.keep_structured_rows(rows, shown, more);
+        let budget = usize::try_from(max_tokens.max(1)).unwrap_or(usize::MAX);
+        if tokens(&self.markdown) > budget {
+            let shown_rows = self.cut_to_budget(budget, rows.as_ref());
+            if let (Some(rows), Some(shown)) = (&rows, shown_rows) {
+                let more = shown < rows.ends.len() || rows.has_more;
+                hint = more.then(|| rows.resume_hint(shown));
+                // A kept row ends the text less its newline.
+                if self.markdown.len() + 1 < rows.ends.first().copied().unwrap_or(0) {
+                    // Not even the first row fitted: say so rather than skip it quietly.
+                    hint = Some(format!(
+                        "max_tokens is too small for one row (it is in structuredContent); raise it{}",
+                        hint.map(|h| format!(", or {h}")).unwrap_or_default()
+                    ));
                 }
-                self.markdown.push_str("\n[truncated]");
-                if let Some(h) = &hint {
-                    self.markdown.push_str(" — ");
-                    self.markdown.push_str(h);
-                }
-                truncated = true;
+                self.keep_structured_rows(rows, shown, more);
             }
-            self.meta.insert("token_budget".into(), budget.into());
+            self.markdown.push_str("\n[truncated]");
+            if let Some(h) = &hint {
+                self.markdown.push_str(" — ");
+                self.markdown.push_str(h);
+            }
+            truncated = true;
         }
+        self.meta.insert("token_budget".into(), budget.into());
         self.meta
             .insert("tokens_used".into(), tokens(&self.markdown).into());
         self.meta.insert("truncated".into(), truncated.into());
@@ -655,11 +652,5 @@ impl UseSites {
             let _ = write!(text, ",…+{}", self.lines.len() - SHOWN_SITE_LINES);
         }
         text
-    }
-
-    /// The sites as JSON fields: `count` and `lines`.
-    pub(crate) fn insert_into(&self, object: &mut Map<String, Json>) {
-        object.insert("count".into(), self.count.into());
-        object.insert("lines".into(), self.lines.clone().into());
     }
 }

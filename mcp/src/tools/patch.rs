@@ -17,7 +17,7 @@ use crate::state::{Ctx, State};
 
 /// What a run changed, as `db.deltaStats` counts it (get_delta and batho_diff give the same
 /// counts for this run: one definition of a changed entity, engine::diff).
-#[derive(Default)]
+#[derive(Default, Serialize)]
 struct RunCounts {
     entities_added: i64,
     entities_removed: i64,
@@ -61,12 +61,8 @@ struct PatchSummary {
     context_cached: u64,
     affected_cached: u64,
     rebuilt: bool,
-    entities_added: i64,
-    entities_removed: i64,
-    entities_modified: i64,
-    entities_renamed: i64,
-    relationships_added: i64,
-    relationships_removed: i64,
+    #[serde(flatten)]
+    counts: RunCounts,
     duration_ms: u64,
     run_id: Option<String>,
     artifact_generation: Option<u64>,
@@ -94,12 +90,12 @@ impl ToolOutput for PatchOutput {
                 patch.files.modified.len(),
                 patch.files.deleted.len(),
                 patch.affected_files,
-                patch.entities_added,
-                patch.entities_removed,
-                patch.entities_modified,
-                patch.entities_renamed,
-                patch.relationships_added,
-                patch.relationships_removed,
+                patch.counts.entities_added,
+                patch.counts.entities_removed,
+                patch.counts.entities_modified,
+                patch.counts.entities_renamed,
+                patch.counts.relationships_added,
+                patch.counts.relationships_removed,
                 patch.duration_ms,
             )
         };
@@ -186,12 +182,7 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<Reply, ToolError> 
             context_cached: rep.context_cached,
             affected_cached: rep.affected_cached,
             rebuilt: rep.rebuilt,
-            entities_added: counts.entities_added,
-            entities_removed: counts.entities_removed,
-            entities_modified: counts.entities_modified,
-            entities_renamed: counts.entities_renamed,
-            relationships_added: counts.relationships_added,
-            relationships_removed: counts.relationships_removed,
+            counts,
             duration_ms: rep.duration_ms,
             run_id: rep.run.as_ref().map(|r| r.uuid.clone()),
             artifact_generation: rep.run.as_ref().map(|r| r.generation),

@@ -67,8 +67,8 @@ fn meta(repo: &RepoEntry, generation: u64, query: &str) -> Map<String, Json> {
     m
 }
 
-pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError> {
-    positive("max_tokens", a.budget.max_tokens)?;
+/// batho_export's view, category and token budget, checked.
+fn export_choices(a: &ExportArgs) -> Result<(View, Category, Option<u64>), ToolError> {
     let view = View::parse(&a.view).ok_or_else(|| {
         ToolError::client(format!("Invalid view '{}'. Valid: storage, agent", a.view))
     })?;
@@ -87,6 +87,40 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
             )));
         }
     };
+    Ok((view, category, token_budget))
+}
+
+/// batho_export with json_mode=false: the transport archive of `generation` at `out`.
+fn export_transport_archive(
+    repo: &RepoEntry,
+    generation: u64,
+    out: &Path,
+    max_tokens: i64,
+) -> Result<Reply, ToolError> {
+    if let Some(p) = out.parent() {
+        std::fs::create_dir_all(p)
+            .map_err(|e| ToolError::server(format!("cannot create {}: {e}", p.display())))?;
+    }
+    let report = archive::export_archive(&artifact_dir(&repo.path), Some(generation), out)
+        .map_err(|e| archive_error(repo, e))?;
+    let output = ArchiveExportOutput {
+        repo: repo.name.clone(),
+        export: ArchiveExport::from(report),
+    };
+    Reply::new(
+        &output,
+        meta(
+            repo,
+            generation,
+            "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m",
+        ),
+        max_tokens,
+    )
+}
+
+pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError> {
+    positive("max_tokens", a.budget.max_tokens)?;
+    let (view, category, token_budget) = export_choices(&a)?;
     let repo = st.resolve(a.repo.name())?;
     let dir = artifact_dir(&repo.path);
     let generation = match &a.index_id {
@@ -122,36 +156,7 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
             Some(o) => under_repo(&repo, o),
             None => default_name("tar"),
         };
-        if let Some(p) = out.parent() {
-            std::fs::create_dir_all(p)
-                .map_err(|e| ToolError::server(format!("cannot create {}: {e}", p.display())))?;
-        }
-        let report = archive::export_archive(&dir, Some(gen_now), &out)
-            .map_err(|e| archive_error(&repo, e))?;
-        let output = ArchiveExportOutput {
-            repo: repo.name.clone(),
-            export: ArchiveExport {
-                path: report.path,
-                json_mode: false,
-                format: "tar",
-                generation: report.generation,
-                entities_exported: report.node_count,
-                relationships_exported: report.edge_count,
-                file_size: report.bytes,
-                members: report.members,
-                db_uuid: report.db_uuid,
-                duration_ms: report.elapsed_ms,
-            },
-        };
-        return Reply::new(
-            &output,
-            meta(
-                &repo,
-                gen_now,
-                "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m",
-            ),
-            a.budget.max_tokens,
-        );
+        return export_transport_archive(&repo, gen_now, &out, a.budget.max_tokens);
     }
     let opts = ExportOptions {
         view,
@@ -165,8 +170,19 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
         Some(o) => under_repo(&repo, o),
         None => default_name("json"),
     };
+    export_json_view(art, &repo, &opts, out, a.budget.max_tokens)
+}
+
+/// batho_export with json_mode=true: the JSON view of `art` at `out`.
+fn export_json_view(
+    art: &Artifact,
+    repo: &RepoEntry,
+    opts: &ExportOptions,
+    out: PathBuf,
+    max_tokens: i64,
+) -> Result<Reply, ToolError> {
     let t0 = std::time::Instant::now();
-    let stats = export::export_to_file(art, &repo.path, &opts, &out).map_err(|e| match e {
+    let stats = export::export_to_file(art, &repo.path, opts, &out).map_err(|e| match e {
         export::ExportError::BadPattern { .. } => {
             ToolError::client(e.to_string()).hint("globs use *, ** and ?, e.g. \"src/**/*.c\"")
         }
@@ -177,8 +193,8 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
         export: JsonExport {
             path: out,
             json_mode: true,
-            view: view.name(),
-            category: category.name(),
+            view: opts.view.name(),
+            category: opts.category.name(),
             generation: stats.generation,
             entities_exported: stats.entities,
             entities_total: stats.entities_total,
@@ -186,8 +202,8 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
             files: stats.files,
             file_size: stats.bytes,
             truncated: stats.truncated,
-            token_budget,
-            filter_pattern: a.filter_pattern.clone(),
+            token_budget: opts.token_budget,
+            filter_pattern: opts.filter_pattern.clone(),
             sources_ok: stats.sources_ok,
             sources_stale: stats.sources_stale,
             duration_ms: t0.elapsed().as_millis() as u64,
@@ -195,8 +211,8 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
     };
     Reply::new(
         &output,
-        meta(&repo, gen_now, &opts.describe_query()),
-        a.budget.max_tokens,
+        meta(repo, art.generation(), &opts.describe_query()),
+        max_tokens,
     )
 }
 
@@ -213,6 +229,23 @@ struct ArchiveExport {
     members: Vec<IndexMember>,
     db_uuid: String,
     duration_ms: u64,
+}
+
+impl From<archive::ExportReport> for ArchiveExport {
+    fn from(report: archive::ExportReport) -> ArchiveExport {
+        ArchiveExport {
+            path: report.path,
+            json_mode: false,
+            format: "tar",
+            generation: report.generation,
+            entities_exported: report.node_count,
+            relationships_exported: report.edge_count,
+            file_size: report.bytes,
+            members: report.members,
+            db_uuid: report.db_uuid,
+            duration_ms: report.elapsed_ms,
+        }
+    }
 }
 
 /// batho_export's answer for json_mode=false.
