@@ -162,3 +162,42 @@ pub(crate) fn column_texts(result: &QueryResult, column: &str) -> Result<Vec<Str
         .map(|cells| Record::new(&result.columns, cells).text(column))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Record, Value, float_of, int_of, text_of, texts_of};
+
+    #[test]
+    fn cells_are_read_by_column_name_and_a_missing_column_is_a_server_error() {
+        let columns = ["id".to_string(), "line".to_string(), "roles".to_string()];
+        let cells = [
+            Value::from("src/a.c:f"),
+            Value::Int(12),
+            Value::List(vec![Value::from("Definition"), Value::Null]),
+        ];
+        let record = Record::new(&columns, &cells);
+        assert_eq!(record.text("id").as_deref(), Ok("src/a.c:f"));
+        assert_eq!(record.int("line"), Ok(12));
+        assert_eq!(
+            record.texts("roles"),
+            Ok(vec!["Definition".to_string(), String::new()])
+        );
+        assert!(record.has("line") && !record.has("file"));
+        let missing = record.text("file").expect_err("no such column");
+        assert_eq!(missing.error_type, "SERVER_ERROR");
+        assert!(missing.message.contains("'file'"), "{}", missing.message);
+    }
+
+    #[test]
+    fn cell_conversions_keep_the_meaning_the_tools_print() {
+        assert_eq!(text_of(&Value::Null), "");
+        assert_eq!(text_of(&Value::Int(3)), "3");
+        assert_eq!(text_of(&Value::Bool(true)), "true");
+        assert_eq!(int_of(&Value::Float(2.9)), 2);
+        assert_eq!(int_of(&Value::Bool(true)), 1);
+        assert_eq!(int_of(&Value::from("7")), 0);
+        assert_eq!(float_of(&Value::Int(2)), 2.0);
+        assert_eq!(texts_of(&Value::Null), Vec::<String>::new());
+        assert_eq!(texts_of(&Value::from("x")), vec!["x".to_string()]);
+    }
+}

@@ -27,7 +27,8 @@ fn kind_filter(var: &str, types: &[&str]) -> String {
     }
 }
 
-fn list(v: &[&str]) -> Value {
+/// Names as a BQL list parameter.
+fn text_list(v: &[&str]) -> Value {
     Value::List(v.iter().map(|s| Value::from(*s)).collect())
 }
 
@@ -370,7 +371,7 @@ fn query_entities(
     let mut node_where = vec![kind_filter("n", &filters.types)];
     let mut params: Vec<(&str, Value)> = Vec::new();
     if !filters.types.is_empty() {
-        params.push(("entity_types", list(&filters.types)));
+        params.push(("entity_types", text_list(&filters.types)));
     }
     if let Some(fp) = a.file_path.as_deref().filter(|f| !f.is_empty()) {
         node_where.push("n.file STARTS WITH $file_path".into());
@@ -1042,7 +1043,7 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<Reply, ToolEr
     let mut w = vec![kind_filter("n", &types)];
     let mut params: Vec<(&str, Value)> = Vec::new();
     if !types.is_empty() {
-        params.push(("entity_types", list(&types)));
+        params.push(("entity_types", text_list(&types)));
     }
     if is_regex {
         w.push("n.name =~ $pattern".into());

@@ -4,6 +4,8 @@
 
 pub(crate) mod admin;
 pub(crate) mod args;
+#[cfg(test)]
+mod args_tests;
 pub(crate) mod astria;
 pub(crate) mod cells;
 pub(crate) mod delta;
