@@ -266,3 +266,78 @@ fn pagerank_limit_keeps_the_head_of_the_ranking() {
         assert_eq!(head, all[..limit.min(3000)], "limit {limit}");
     }
 }
+
+/// Each query's rows on `db`, as [`check`] prints them.
+fn rows_of(db: &Database, queries: &[&str]) -> String {
+    let mut out = String::new();
+    for query in queries {
+        out.push_str(&format!("> {query}\n"));
+        match db.query(query, &BTreeMap::new()) {
+            Ok(result) => {
+                for row in &result.rows {
+                    let cells: Vec<String> = row.iter().map(ToString::to_string).collect();
+                    out.push_str(&cells.join(" | "));
+                    out.push('\n');
+                }
+            }
+            Err(error) => out.push_str(&format!("error: {error}\n")),
+        }
+    }
+    out
+}
+
+#[test]
+fn affected_passes_through_macros_at_no_cost() {
+    use batho_schema::{NodeFlags, NodeKind, RelType, Roles, Strategy};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut graph = batho_storage::GraphBuilder::new();
+    let plain = NodeFlags(0);
+    let function = |graph: &mut batho_storage::GraphBuilder, name: &str| {
+        support::node(graph, "src/x.c", name, NodeKind::Function, plain)
+    };
+    let target = function(&mut graph, "target");
+    // Created before the macros, so it is dequeued first at depth 1 and finds `via_macros`
+    // at depth 2 before the macro chain improves that to depth 1.
+    let direct = function(&mut graph, "direct");
+    let inner = support::node(&mut graph, "src/x.h", "INNER", NodeKind::Macro, plain);
+    let outer = support::node(&mut graph, "src/x.h", "OUTER", NodeKind::Macro, plain);
+    let via_macros = function(&mut graph, "via_macros");
+    let caller = function(&mut graph, "caller");
+    let (none, direct_strategy) = (Roles::NONE, Strategy::Direct);
+    for (source, destination, relation) in [
+        (direct, target, RelType::Calls),
+        (inner, target, RelType::Calls),
+        (outer, inner, RelType::Expands),
+        (via_macros, direct, RelType::Calls),
+        (via_macros, outer, RelType::Expands),
+        (caller, via_macros, RelType::Calls),
+    ] {
+        support::edge(
+            &mut graph,
+            source,
+            destination,
+            relation,
+            none,
+            direct_strategy,
+        );
+    }
+    let db = support::commit(dir.path(), &graph);
+    expect![[r#"
+        > CALL algo.affected('src/x.c:target', 2) YIELD node, depth, via RETURN node.name, depth, via.name
+        'direct' | 1 | 'target'
+        'INNER' | 1 | 'target'
+        'OUTER' | 1 | 'INNER'
+        'via_macros' | 1 | 'OUTER'
+        'caller' | 2 | 'via_macros'
+        > CALL algo.affected('src/x.c:target', 1, ['CALLS']) YIELD node, depth RETURN node.name, depth
+        'direct' | 1
+        'INNER' | 1
+    "#]]
+    .assert_eq(&rows_of(
+        &db,
+        &[
+            "CALL algo.affected('src/x.c:target', 2) YIELD node, depth, via RETURN node.name, depth, via.name",
+            "CALL algo.affected('src/x.c:target', 1, ['CALLS']) YIELD node, depth RETURN node.name, depth",
+        ],
+    ));
+}

@@ -859,6 +859,19 @@ fn relation_types(name: Option<&str>, allowed: &[&str]) -> Result<Value, ToolErr
     Ok(Value::List(types.into_iter().map(Value::from).collect()))
 }
 
+/// `affected` always follows `EXPANDS` too: `algo.affected` passes through a macro at no
+/// cost, so code that invokes a macro depends on whatever the macro calls or uses (clang
+/// sees those calls; on Lua, 0.77 of the callers within depth 3 without this, 1.0 with it).
+fn with_macro_expansions(relations: Value) -> Value {
+    match relations {
+        Value::List(mut types) => {
+            types.push(Value::from("EXPANDS"));
+            Value::List(types)
+        }
+        other => other,
+    }
+}
+
 /// The strongest neighbours `get_neighbors` lists.
 const NEIGHBOURS_LISTED: i64 = 20;
 
@@ -1126,7 +1139,7 @@ pub(crate) fn affected(st: &State, a: AffectedArgs) -> Result<Reply, ToolError> 
         return Err(ToolError::client("affected needs a node, changed_files or a diff")
             .hint("node names one entity; changed_files lists repo-relative paths; diff takes `git diff` output"));
     }
-    let relations = relation_types(a.relation.as_deref(), IMPACT_RELATIONS)?;
+    let relations = with_macro_expansions(relation_types(a.relation.as_deref(), IMPACT_RELATIONS)?);
     let mut cx = st.ctx(a.repo.name())?;
     let seeds = changed_entities(&mut cx, &a)?;
     let seed_ids: Vec<Value> = seeds.iter().map(|n| Value::from(n.id.as_str())).collect();
