@@ -18,21 +18,7 @@ fn db() -> (tempfile::TempDir, Database) {
 /// Each query's rows (`a | b`, in the query's order) or its error, one block per query.
 fn check(cases: &[&str], want: Expect) {
     let (_d, db) = db();
-    let mut out = String::new();
-    for q in cases {
-        out.push_str(&format!("> {q}\n"));
-        match db.query(q, &BTreeMap::new()) {
-            Ok(res) => {
-                for r in &res.rows {
-                    let cells: Vec<String> = r.iter().map(ToString::to_string).collect();
-                    out.push_str(&cells.join(" | "));
-                    out.push('\n');
-                }
-            }
-            Err(e) => out.push_str(&format!("error: {e}\n")),
-        }
-    }
-    want.assert_eq(&out);
+    want.assert_eq(&rows_of(&db, cases));
 }
 
 #[test]
