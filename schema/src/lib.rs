@@ -199,6 +199,17 @@ impl Provenance {
         }
     }
 
+    /// The lowest confidence a relationship of this class has (the lowest tier among the
+    /// strategies that map to it): `confidence >= Resolved.lowest_confidence()` keeps the
+    /// two strongest classes, what `detail: high` asks for.
+    pub fn lowest_confidence(self) -> f32 {
+        Strategy::ALL
+            .iter()
+            .filter(|strategy| strategy.provenance() == self)
+            .map(|strategy| strategy.confidence())
+            .fold(f32::INFINITY, f32::min)
+    }
+
     /// The class of a relationship of confidence `confidence` (a strategy's tier).
     pub fn of_confidence(confidence: f64) -> Provenance {
         Strategy::ALL
@@ -400,6 +411,10 @@ mod tests {
             Provenance::ALL.iter().map(|p| p.name()).collect::<Vec<_>>(),
             ["EXTRACTED", "RESOLVED", "DECLARED", "INFERRED"]
         );
+        // `detail: high` (EXTRACTED and RESOLVED) keeps confidence 0.95 and more.
+        assert_eq!(Provenance::Resolved.lowest_confidence(), 0.95);
+        assert_eq!(Provenance::Extracted.lowest_confidence(), 1.0);
+        assert_eq!(Provenance::Inferred.lowest_confidence(), 0.0);
     }
 
     #[test]

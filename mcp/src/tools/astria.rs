@@ -39,9 +39,6 @@ const EXPLAIN_NEIGHBOURS: i64 = 20;
 const PATH_HOPS: i64 = 10;
 const PATH_HOPS_HIGH: i64 = 4;
 
-/// The lowest confidence of the two strongest evidence classes (EXTRACTED, RESOLVED).
-const HIGH_CONFIDENCE: f64 = 0.95;
-
 const NODE_COLUMNS: &str = "n.id AS id, n.name AS name, n.qualified_name AS qualified_name, \
 n.kind AS kind, n.file AS file, n.start_line AS line, n.community AS community";
 
@@ -461,8 +458,10 @@ pub(crate) fn shortest_path(st: &State, a: ShortestPathArgs) -> Result<Reply, To
         ),
         Detail::High => format!(
             "MATCH p = (a {{id: $source}})-[rs*1..{PATH_HOPS_HIGH}]{arrow_end}(b {{id: $target}}) \
-             UNWIND rs AS r WITH p, collect(r.confidence >= {HIGH_CONFIDENCE}) AS strong \
+             UNWIND rs AS r WITH p, collect(r.confidence >= {}) AS strong \
              WHERE NOT false IN strong WITH p ORDER BY length(p) LIMIT 1 {}",
+            // The two strongest evidence classes: EXTRACTED and RESOLVED.
+            Provenance::Resolved.lowest_confidence(),
             path_return(PATH_HOPS_HIGH)
         ),
     };
@@ -833,7 +832,7 @@ const IMPACT_RELATIONS: &[&str] = &[
 
 /// The relationship types of the seed relation `name`, among `allowed`; every type of
 /// `allowed` without a name.
-fn relation_types(name: Option<&str>, allowed: &[&str]) -> Result<Value, ToolError> {
+fn relation_types(name: Option<&str>, allowed: &[&str]) -> Result<Vec<&'static str>, ToolError> {
     let names: Vec<&str> = match name {
         None => allowed.to_vec(),
         Some(name) if allowed.contains(&name) => vec![name],
@@ -856,20 +855,12 @@ fn relation_types(name: Option<&str>, allowed: &[&str]) -> Result<Value, ToolErr
             }
         }
     }
-    Ok(Value::List(types.into_iter().map(Value::from).collect()))
+    Ok(types)
 }
 
-/// `affected` always follows `EXPANDS` too: `algo.affected` passes through a macro at no
-/// cost, so code that invokes a macro depends on whatever the macro calls or uses (clang
-/// sees those calls; on Lua, 0.77 of the callers within depth 3 without this, 1.0 with it).
-fn with_macro_expansions(relations: Value) -> Value {
-    match relations {
-        Value::List(mut types) => {
-            types.push(Value::from("EXPANDS"));
-            Value::List(types)
-        }
-        other => other,
-    }
+/// Relationship type names as a BQL list parameter.
+fn type_list(types: Vec<&str>) -> Value {
+    Value::List(types.into_iter().map(Value::from).collect())
 }
 
 /// The strongest neighbours `get_neighbors` lists.
@@ -914,7 +905,7 @@ impl ToolOutput for NeighboursOutput {
 
 pub(crate) fn get_neighbors(st: &State, a: NeighborsArgs) -> Result<Reply, ToolError> {
     let all: Vec<&str> = SEED_RELATIONS.iter().map(|(name, _)| *name).collect();
-    let relations = relation_types(a.relation.as_deref(), &all)?;
+    let relations = type_list(relation_types(a.relation.as_deref(), &all)?);
     let mut cx = st.ctx(a.repo.name())?;
     let node = find_node(&mut cx, &a.node)?;
     let result = cx.run(
@@ -1139,7 +1130,12 @@ pub(crate) fn affected(st: &State, a: AffectedArgs) -> Result<Reply, ToolError> 
         return Err(ToolError::client("affected needs a node, changed_files or a diff")
             .hint("node names one entity; changed_files lists repo-relative paths; diff takes `git diff` output"));
     }
-    let relations = with_macro_expansions(relation_types(a.relation.as_deref(), IMPACT_RELATIONS)?);
+    let mut relations = relation_types(a.relation.as_deref(), IMPACT_RELATIONS)?;
+    // Expansions are always followed: `algo.affected` passes through a macro at no cost, so
+    // code that invokes a macro depends on whatever the macro calls or uses, as clang sees
+    // it (on Lua, depth 3: 0.77 of clang's callers without this, 1.0 with it).
+    relations.push("EXPANDS");
+    let relations = type_list(relations);
     let mut cx = st.ctx(a.repo.name())?;
     let seeds = changed_entities(&mut cx, &a)?;
     let seed_ids: Vec<Value> = seeds.iter().map(|n| Value::from(n.id.as_str())).collect();
