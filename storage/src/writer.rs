@@ -290,7 +290,9 @@ pub(crate) fn build_layer(
     // community detection that had that thread is done by now. The columns are added
     // in the same order either way, so the segment's bytes do not change.
     let mut nw = SegmentWriter::default();
-    let (id_rows, idx) = std::thread::scope(|scope| {
+    let (id_rows, idx, text) = std::thread::scope(|scope| {
+        let text =
+            scope.spawn(|| crate::text::build::encode_text_index(g, &|s| remap[s.0 as usize]));
         let indexes = scope.spawn(|| {
             let mut id_rows = id_sort_keys(g, &stored_ids, &remap);
             order::by_id_bytes(&mut id_rows, |i| g.id_parts(&nodes[i as usize]));
@@ -347,15 +349,21 @@ pub(crate) fn build_layer(
         });
         nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
         nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
-        indexes
+        let (id_rows, idx) = indexes
             .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let text = text
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (id_rows, idx, text)
     });
     drop(stored_ids);
     nw.add_values(nodes_col::ID_INDEX, &id_rows);
     drop(id_rows);
     nw.add_values(nodes_col::NAME_INDEX, &idx);
     drop(idx);
+    text.add_columns(&mut nw, n as u64, text.total_len());
+    drop(text);
     sink(
         SegmentKind::Nodes,
         nw.finish(SegmentKind::Nodes as u8, db_uuid),
