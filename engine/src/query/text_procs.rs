@@ -178,13 +178,15 @@ fn hops<'a>(ctx: &Ctx<'a>, plan: &TraversalPlan, v: NodeIdx) -> R<Vec<(EdgeRef<'
 /// One frontier entry: a node, its depth and the relationship it was reached by.
 type Entry = (NodeIdx, i64, Option<u32>);
 
-/// Walks from the start nodes; returns the visited nodes with their depth and the
-/// relationships crossed, in the order they were met.
-fn walk(
-    ctx: &Ctx<'_>,
-    plan: &TraversalPlan,
-    starts: &[NodeIdx],
-) -> R<(Vec<(NodeIdx, i64)>, Vec<u32>)> {
+/// What a walk met: the visited nodes with their depth, and the relationships crossed,
+/// each in the order met.
+struct Walked {
+    nodes: Vec<(NodeIdx, i64)>,
+    edges: Vec<u32>,
+}
+
+/// Walks from the start nodes.
+fn walk(ctx: &Ctx<'_>, plan: &TraversalPlan, starts: &[NodeIdx]) -> R<Walked> {
     let mut visited = RoaringBitmap::new();
     let mut recorded = RoaringBitmap::new();
     let (mut nodes, mut edges) = (Vec::new(), Vec::new());
@@ -224,7 +226,7 @@ fn walk(
         }
         frontier.extend(next);
     }
-    Ok((nodes, edges))
+    Ok(Walked { nodes, edges })
 }
 
 /// `algo.traverse(question, [mode], [depth], [directed], [detail])`: the subgraph around
@@ -242,7 +244,7 @@ pub(crate) fn traverse(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
         high_detail: choice_arg(P, args, 4, "detail", ["all", "high"])? == "high",
     };
     let starts = start_nodes(ctx, &question, plan.high_detail)?;
-    let (nodes, edges) = walk(ctx, &plan, &starts)?;
+    let Walked { nodes, edges } = walk(ctx, &plan, &starts)?;
     let node_records = nodes.into_iter().map(|(v, depth)| {
         vec![
             ("record", Value::from("node")),
