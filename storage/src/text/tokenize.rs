@@ -3,7 +3,10 @@
 //! digits, each part lower-cased, followed by the whole run lower-cased when it differs
 //! from its only part. Everything else (`::`, `/`, `.`, spaces, punctuation) separates.
 //! The same function cuts documents and questions, so `tcp_v4_connect` and
-//! `tcpV4Connect` both find `tcp`, `v`, `4`, `connect` and their whole identifier.
+//! `tcpV4Connect` both find `tcp`, `v`, `connect` and their whole identifier. Numbers
+//! are not terms: a run starting with a digit (`42`, `0x1F`) yields nothing and a part
+//! made of digits only is dropped (`e1000` gives `e` and `e1000`): a kernel's millions
+//! of register macros would otherwise add a term per constant and a posting per `0`.
 
 /// What a character is to the part splitter.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -67,13 +70,20 @@ fn lower_into(part: &str, scratch: &mut String) {
     }
 }
 
-/// Emits the parts of one identifier run, then the whole run when it is not its only part.
+/// Emits the parts of one identifier run that are not numbers, then the whole run when
+/// it is not its only part; a number (a run starting with a digit) emits nothing.
 fn emit_identifier(run: &str, scratch: &mut String, emit: &mut impl FnMut(&str)) {
+    if run.chars().next().is_none_or(char::is_numeric) {
+        return;
+    }
     let mut parts = 0usize;
     let mut only_part_is_whole = false;
     for_each_part(run, |part| {
         parts += 1;
         only_part_is_whole = part.len() == run.len();
+        if part.chars().all(char::is_numeric) {
+            return;
+        }
         lower_into(part, scratch);
         emit(scratch);
     });
@@ -134,7 +144,7 @@ mod tests {
     fn identifiers_split_into_parts_and_whole() {
         assert_eq!(
             terms("tcp_v4_connect"),
-            ["tcp", "v", "4", "connect", "tcp_v4_connect"]
+            ["tcp", "v", "connect", "tcp_v4_connect"]
         );
         assert_eq!(
             terms("getHTTPServer"),
@@ -143,17 +153,18 @@ mod tests {
         assert_eq!(terms("main"), ["main"]);
         assert_eq!(terms("Main"), ["main"]);
         assert_eq!(terms("_start"), ["start", "_start"]);
-        assert_eq!(terms("e1000"), ["e", "1000", "e1000"]);
+        assert_eq!(terms("e1000"), ["e", "e1000"]);
+        assert_eq!(
+            terms("#define REG_A5XX 0x00000400 + 12"),
+            ["define", "reg", "a", "xx", "reg_a5xx"]
+        );
         assert_eq!(terms("___"), Vec::<String>::new());
     }
 
     #[test]
     fn separators_are_scopes_paths_and_punctuation() {
         assert_eq!(terms("ns::Widget::draw"), ["ns", "widget", "draw"]);
-        assert_eq!(
-            terms("net/ipv4/tcp.c"),
-            ["net", "ipv", "4", "ipv4", "tcp", "c"]
-        );
+        assert_eq!(terms("net/ipv4/tcp.c"), ["net", "ipv", "ipv4", "tcp", "c"]);
         assert_eq!(
             terms("int add(int a, int b)"),
             ["int", "add", "int", "a", "int", "b"]
