@@ -251,7 +251,7 @@ pub(crate) fn traverse(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
             ("node", Value::Node(v.0)),
             ("relationship", Value::Null),
             ("depth", Value::Int(depth)),
-            ("start", Value::Bool(depth == 0)),
+            ("start", Value::Bool(starts.contains(&v))),
         ]
     });
     let edge_records = edges.into_iter().map(|e| {

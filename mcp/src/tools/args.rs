@@ -648,3 +648,46 @@ pub struct RepoMapArgs {
     #[serde(default)]
     pub repo: Option<String>,
 }
+
+fn d_query_depth() -> i64 {
+    2
+}
+
+/// How query_graph walks: breadth-first or depth-first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TraversalMode {
+    /// Breadth-first: every node at depth 1, then depth 2, …
+    #[default]
+    Bfs,
+    /// Depth-first: down the first relationship first.
+    Dfs,
+}
+
+/// query_graph (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct QueryGraphArgs {
+    /// A natural-language question; its words find the start nodes (BM25 over names, signatures and paths)
+    pub question: String,
+    /// bfs or dfs
+    #[serde(default)]
+    pub mode: TraversalMode,
+    /// Maximum traversal depth (0 to 6)
+    #[serde(default = "d_query_depth")]
+    pub depth: i64,
+    /// Maximum o200k_base tokens of the text, header and continuation line included
+    #[serde(default = "d_budget")]
+    pub budget: i64,
+    /// Follow relationships only in their stored direction
+    #[serde(default)]
+    pub directed: bool,
+    /// all, or high (only EXTRACTED and DECLARED relationships)
+    #[serde(default)]
+    pub detail: Detail,
+    /// Continuation token from a previous truncated answer (the record to start at)
+    #[serde(default = "d_zero")]
+    pub cursor: i64,
+    /// Repo name from registry (default: the first registered)
+    #[serde(default)]
+    pub repo: Option<String>,
+}

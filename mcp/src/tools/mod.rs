@@ -9,6 +9,7 @@ pub(crate) mod files;
 pub(crate) mod graph;
 pub(crate) mod maintain;
 pub(crate) mod patch;
+pub(crate) mod query_graph;
 pub(crate) mod transfer;
 
 use std::fmt::Write as _;
