@@ -121,6 +121,9 @@ pub(crate) struct AskArgs {
 }
 
 pub(crate) fn ask(args: AskArgs) -> Result<(), Failure> {
+    // The o200k encoder takes ~100 ms to build on first use: built on a second thread
+    // while the artifact is opened, searched and walked, it is ready when the page is cut.
+    std::thread::spawn(|| batho_mcp::tokens::count(""));
     let mode = match args.mode {
         Mode::Bfs => "bfs",
         Mode::Dfs => "dfs",

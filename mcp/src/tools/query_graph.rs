@@ -15,7 +15,7 @@ use serde_json::{Map, Value as Json, json};
 use super::Answer;
 use super::args::{Detail, QueryGraphArgs, TraversalMode};
 use crate::error::ToolError;
-use crate::state::{State, f, i, s};
+use crate::state::{Ctx, State, f, i, s};
 use crate::tokens;
 
 /// The deepest walk the tool accepts (the engine's `algo.traverse` bound).
@@ -176,34 +176,29 @@ fn take_stale_notice(meta: &mut Map<String, Json>) -> Option<String> {
     notice.as_str().map(str::to_string)
 }
 
-pub(crate) fn query_graph(st: &State, a: QueryGraphArgs) -> Result<CallToolResult, ToolError> {
-    check_args(&a)?;
-    let mut cx = st.ctx(a.repo.as_deref())?;
+/// Runs the traversal and turns its rows into records, nodes first.
+fn traversal_records(cx: &mut Ctx, a: &QueryGraphArgs) -> Result<Vec<Record>, ToolError> {
+    let mode = if a.mode == TraversalMode::Dfs {
+        "dfs"
+    } else {
+        "bfs"
+    };
+    let detail = if a.detail == Detail::High {
+        "high"
+    } else {
+        "all"
+    };
     let result = cx.run(
         TRAVERSE_QUERY,
         &[
             ("question", Value::from(a.question.as_str())),
-            (
-                "mode",
-                Value::from(if a.mode == TraversalMode::Dfs {
-                    "dfs"
-                } else {
-                    "bfs"
-                }),
-            ),
+            ("mode", Value::from(mode)),
             ("depth", Value::Int(a.depth)),
             ("directed", Value::Bool(a.directed)),
-            (
-                "detail",
-                Value::from(if a.detail == Detail::High {
-                    "high"
-                } else {
-                    "all"
-                }),
-            ),
+            ("detail", Value::from(detail)),
         ],
     )?;
-    let records: Vec<Record> = result
+    Ok(result
         .rows
         .iter()
         .map(|row| {
@@ -213,7 +208,37 @@ pub(crate) fn query_graph(st: &State, a: QueryGraphArgs) -> Result<CallToolResul
                 edge_record(row)
             }
         })
-        .collect();
+        .collect())
+}
+
+/// `structuredContent` of the page `from..to`.
+fn structured_page(records: &[Record], from: usize, to: usize) -> Map<String, Json> {
+    let shown = &records[from..to];
+    let items = |nodes: bool| {
+        shown
+            .iter()
+            .filter(|r| r.is_node == nodes)
+            .map(|r| r.item.clone())
+            .collect()
+    };
+    let mut structured = Map::new();
+    structured.insert("nodes".into(), Json::Array(items(true)));
+    structured.insert("edges".into(), Json::Array(items(false)));
+    structured.insert("cursor".into(), from.into());
+    let next = if to < records.len() {
+        to.into()
+    } else {
+        Json::Null
+    };
+    structured.insert("next_cursor".into(), next);
+    structured.insert("records".into(), records.len().into());
+    structured
+}
+
+pub(crate) fn query_graph(st: &State, a: QueryGraphArgs) -> Result<CallToolResult, ToolError> {
+    check_args(&a)?;
+    let mut cx = st.ctx(a.repo.as_deref())?;
+    let records = traversal_records(&mut cx, &a)?;
     let mut meta = cx.meta();
     let header = match take_stale_notice(&mut meta) {
         Some(notice) => format!("> {notice}\n\n{}", header(&a, &records)),
@@ -229,33 +254,11 @@ pub(crate) fn query_graph(st: &State, a: QueryGraphArgs) -> Result<CallToolResul
     let budget = usize::try_from(a.budget).unwrap_or(usize::MAX);
     let to = page_end(&header, &records, from, budget)?;
     let text = page_text(&header, &records, from, to);
-    let used = tokens::count(&text);
-    let shown = &records[from..to];
-    let mut structured = Map::new();
-    let items = |nodes: bool| {
-        shown
-            .iter()
-            .filter(|r| r.is_node == nodes)
-            .map(|r| r.item.clone())
-            .collect()
-    };
-    structured.insert("nodes".into(), Json::Array(items(true)));
-    structured.insert("edges".into(), Json::Array(items(false)));
-    structured.insert("cursor".into(), from.into());
-    structured.insert(
-        "next_cursor".into(),
-        if to < records.len() {
-            to.into()
-        } else {
-            Json::Null
-        },
-    );
-    structured.insert("records".into(), records.len().into());
-    meta.insert("o200k_tokens".into(), used.into());
+    meta.insert("o200k_tokens".into(), tokens::count(&text).into());
     meta.insert("records_shown".into(), json!([from, to]));
     Ok(Answer {
         markdown: text,
-        structured,
+        structured: structured_page(&records, from, to),
         meta,
     }
     .finish(None, None))

@@ -106,30 +106,30 @@ fn boundary_before(previous: CharClass, current: CharClass, next: Option<CharCla
 }
 
 /// Calls `emit` with each part of an identifier run (never empty, never holding `_`).
+/// One pass with one character of look-ahead and no allocation: this runs for every
+/// identifier of every node of a kernel, twice.
 fn for_each_part(run: &str, mut emit: impl FnMut(&str)) {
-    let chars: Vec<(usize, CharClass)> = run
+    let mut chars = run
         .char_indices()
         .map(|(at, c)| (at, char_class(c)))
-        .collect();
+        .peekable();
     let mut start: Option<usize> = None;
-    for (k, &(at, class)) in chars.iter().enumerate() {
+    let mut previous: Option<CharClass> = None;
+    while let Some((at, class)) = chars.next() {
         if class == CharClass::Underscore {
             if let Some(s) = start.take() {
                 emit(&run[s..at]);
             }
-            continue;
-        }
-        match start {
-            None => start = Some(at),
-            Some(s) => {
-                let previous = chars[k - 1].1;
-                let next = chars.get(k + 1).map(|&(_, c)| c);
-                if boundary_before(previous, class, next) {
-                    emit(&run[s..at]);
-                    start = Some(at);
-                }
+        } else if let (Some(s), Some(before)) = (start, previous) {
+            let next = chars.peek().map(|&(_, c)| c);
+            if boundary_before(before, class, next) {
+                emit(&run[s..at]);
+                start = Some(at);
             }
+        } else {
+            start = Some(at);
         }
+        previous = Some(class);
     }
     if let Some(s) = start {
         emit(&run[s..]);
