@@ -146,6 +146,7 @@ fn toolsets_choose_the_families_listed() {
         names,
         [
             "repo_map",
+            "query_graph",
             "explain",
             "get_neighbors",
             "shortest_path",

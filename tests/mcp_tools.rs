@@ -38,6 +38,7 @@ fn tools_list_matches_the_spec_and_gating() {
             "batho_patch",
             "batho_fix",
             "repo_map",
+            "query_graph",
             "explain",
             "get_neighbors",
             "shortest_path",
@@ -170,8 +171,8 @@ fn tools_list_matches_the_spec_and_gating() {
     let list = c.request("tools/list", json!({}));
     let n = list["tools"].as_array().unwrap().len();
     assert_eq!(
-        n, 23,
-        "16 Batho tools and 9 Astria tools, less the 2 disabled"
+        n, 24,
+        "16 Batho tools and 10 Astria tools, less the 2 disabled"
     );
     drop(c);
 

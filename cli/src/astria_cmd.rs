@@ -1,5 +1,5 @@
-//! `batho map`, `batho explain`, `batho path`, `batho affected`, `batho communities` and
-//! `batho health`: the Astria tools for people and
+//! `batho map`, `batho ask`, `batho explain`, `batho path`, `batho affected`,
+//! `batho communities` and `batho health`: the Astria tools for people and
 //! scripts. Each runs the MCP tool itself (`batho_mcp::BathoServer::call`) on the
 //! repository, so the text is the tool's text and `--json` its `structuredContent`.
 
@@ -83,6 +83,57 @@ pub(crate) fn map(args: MapArgs) -> Result<(), Failure> {
         args.output,
         "repo_map",
         json!({"budget": args.budget, "detail": detail_name(args.detail)}),
+    )
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Mode {
+    /// Breadth-first.
+    Bfs,
+    /// Depth-first.
+    Dfs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AskArgs {
+    /// A natural-language question; its words find the start nodes.
+    question: String,
+    /// How to walk from the start nodes.
+    #[arg(long, value_enum, default_value = "bfs")]
+    mode: Mode,
+    /// Maximum traversal depth (0 to 6).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    depth: i64,
+    /// Maximum o200k_base tokens of the answer, header and continuation line included.
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    budget: i64,
+    /// Follow relationships only in their stored direction.
+    #[arg(long)]
+    directed: bool,
+    /// Which relationships to follow: all, or high (only EXTRACTED and RESOLVED).
+    #[arg(long, value_enum, default_value = "all")]
+    detail: Detail,
+    /// The record to start at (the cursor a truncated answer names).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    cursor: i64,
+    #[command(flatten)]
+    output: Output,
+}
+
+pub(crate) fn ask(args: AskArgs) -> Result<(), Failure> {
+    // The o200k encoder takes ~100 ms to build on first use: built on a second thread
+    // while the artifact is opened, searched and walked, it is ready when the page is cut.
+    std::thread::spawn(|| batho_mcp::tokens::count(""));
+    let mode = match args.mode {
+        Mode::Bfs => "bfs",
+        Mode::Dfs => "dfs",
+    };
+    run_tool(
+        args.output,
+        "query_graph",
+        json!({"question": args.question, "mode": mode, "depth": args.depth,
+               "budget": args.budget, "directed": args.directed,
+               "detail": detail_name(args.detail), "cursor": args.cursor}),
     )
 }
 

@@ -66,6 +66,8 @@ enum Command {
     Load(load_cmd::LoadArgs),
     /// The files that matter most, with their top symbols (Astria `repo_map`).
     Map(astria_cmd::MapArgs),
+    /// The subgraph a natural-language question points at, cut to a token budget (Astria `query_graph`).
+    Ask(astria_cmd::AskArgs),
     /// What depends on a node, changed files or a diff: the blast radius (Astria `affected`).
     Affected(astria_cmd::AffectedArgs),
     /// A node (id, qualified name or name) and its 20 strongest neighbours (Astria `explain`).
@@ -137,6 +139,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export_cmd::run(args),
         Command::Load(args) => load_cmd::run(args),
         Command::Map(args) => astria_cmd::map(args),
+        Command::Ask(args) => astria_cmd::ask(args),
         Command::Affected(args) => astria_cmd::affected(args),
         Command::Explain(args) => astria_cmd::explain(args),
         Command::Path(args) => astria_cmd::path(args),

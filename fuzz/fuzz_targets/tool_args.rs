@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 /// The read-only tools. `add_repo`/`remove_repo` write the registry, `batho_build` indexes
 /// whatever path it is given and `batho_fix` repairs the artifact: they are covered by the
 /// integration tests instead. Every Astria tool only reads.
-const TOOLS: [&str; 19] = [
+const TOOLS: [&str; 20] = [
     "list_repos",
     "graph_overview",
     "graph_query",
@@ -38,6 +38,7 @@ const TOOLS: [&str; 19] = [
     "list_communities",
     "graph_stats",
     "health",
+    "query_graph",
 ];
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -401,6 +401,18 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
             ],
         ),
         ProcedureSig::new("algo.pagerank", (0, 1), &[("node", Node), ("score", Any)]),
+        ProcedureSig::new("text.search", (1, 2), &[("node", Node), ("score", Any)]),
+        ProcedureSig::new(
+            "algo.traverse",
+            (1, 5),
+            &[
+                ("record", Any),
+                ("node", Node),
+                ("relationship", Rel),
+                ("depth", Any),
+                ("start", Any),
+            ],
+        ),
         ProcedureSig::new(
             "algo.neighbors",
             (1, 4),

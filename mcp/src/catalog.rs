@@ -11,7 +11,9 @@ use serde_json::{Map, Value as Json};
 
 use crate::error::ToolError;
 use crate::state::State;
-use crate::tools::{admin, args, astria, delta, files, graph, maintain, patch, transfer};
+use crate::tools::{
+    admin, args, astria, delta, files, graph, maintain, patch, query_graph, transfer,
+};
 
 /// Runs a tool on its JSON arguments (already checked against the schema's names).
 pub(crate) type Handler = fn(&State, &Map<String, Json>) -> Result<CallToolResult, ToolError>;
@@ -323,6 +325,17 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         gated: false,
         blocking: false,
         "Start here: the repository's files ranked by PageRank over the reference graph, each with its top symbols as signatures, cut at about 3 characters per budget unit."
+    ),
+    tool!(
+        "query_graph",
+        Astria,
+        args::QueryGraphArgs,
+        query_graph::query_graph,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Answer a natural-language question with a subgraph: start nodes by BM25 over names, signatures and paths, then a BFS/DFS walk to depth, as NODE and EDGE lines with evidence classes, cut to budget o200k tokens; a truncated answer ends with the cursor to re-run with."
     ),
     tool!(
         "explain",

@@ -199,6 +199,14 @@ impl Provenance {
         }
     }
 
+    /// Whether `detail: high` keeps facts of this class: the two strongest classes,
+    /// EXTRACTED and RESOLVED (confidence 0.95 or more; the seed's words are "EXTRACTED
+    /// and DECLARED", the two strongest in its order, and Batho's DECLARED binds through
+    /// scope rules at 0.65–0.90, below a unique definition's 0.95).
+    pub fn is_high_detail(self) -> bool {
+        self <= Provenance::Resolved
+    }
+
     /// The lowest confidence a relationship of this class has (the lowest tier among the
     /// strategies that map to it): `confidence >= Resolved.lowest_confidence()` keeps the
     /// two strongest classes, what `detail: high` asks for.
@@ -415,6 +423,17 @@ mod tests {
         assert_eq!(Provenance::Resolved.lowest_confidence(), 0.95);
         assert_eq!(Provenance::Extracted.lowest_confidence(), 1.0);
         assert_eq!(Provenance::Inferred.lowest_confidence(), 0.0);
+        let high: Vec<Provenance> = Provenance::ALL
+            .into_iter()
+            .filter(|class| class.is_high_detail())
+            .collect();
+        assert_eq!(high, [Provenance::Extracted, Provenance::Resolved]);
+        for class in Provenance::ALL {
+            assert_eq!(
+                class.is_high_detail(),
+                class.lowest_confidence() >= Provenance::Resolved.lowest_confidence()
+            );
+        }
     }
 
     #[test]

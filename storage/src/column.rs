@@ -598,6 +598,11 @@ impl ColumnTable {
         })
     }
 
+    /// A `Corrupt` error about this segment.
+    pub(crate) fn corrupt(&self, detail: impl Into<String>) -> StorageError {
+        StorageError::corrupt(&self.what, detail)
+    }
+
     fn entry(&self, id: u32) -> Result<&RawEntry> {
         self.entries
             .iter()

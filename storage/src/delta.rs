@@ -25,6 +25,7 @@ use crate::input::StrId;
 use crate::manifest::Layer;
 use crate::reader::{Artifact, EdgeCols, NodeCols, Segment, block_search};
 use crate::strings::Dict;
+use crate::text::read::TextCols;
 
 /// Positions of the delta segments in [`Artifact`]'s segment list (after the base's four).
 pub(crate) const DS: usize = 4;
@@ -44,6 +45,7 @@ pub(crate) struct Delta {
     pub(crate) rows: u32,
     pub(crate) strings: Dict,
     pub(crate) nodes: NodeCols,
+    pub(crate) text: TextCols,
     pub(crate) row_node: UIntCol,
     removed_raw: BytesCol,
     pub(crate) edges: EdgeCols,
@@ -121,6 +123,7 @@ impl Delta {
             id_index: c(nodes_col::ID_INDEX)?,
             name_index: c(nodes_col::NAME_INDEX)?,
         };
+        let text = TextCols::open(&nt, rows)?;
         let removed_raw = nt.bytes(nodes_col::REMOVED)?;
         if nodes.type_palette.len() > rows
             || nodes.content_hash.bytes(pay(DN)).len() != rows * CONTENT_HASH_LEN
@@ -177,6 +180,7 @@ impl Delta {
             rows: rows as u32,
             strings,
             nodes,
+            text,
             row_node,
             removed_raw,
             edges,

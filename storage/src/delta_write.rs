@@ -13,6 +13,7 @@ use crate::fragment::{GraphFragment, Plan, copy_node, node_input};
 use crate::input::CONTENT_HASH_LEN;
 use crate::input::{EdgeInput, GraphBuilder, NodeIdx, SitesId, StrId};
 use crate::reader::Artifact;
+use crate::text::build::EncodedText;
 use crate::writer::{BuiltLayer, LayerCounts, add_out_edge_columns, palette_of};
 
 /// A delta layer to write, relative to a base layer.
@@ -206,6 +207,21 @@ fn serialize(bm: &RoaringBitmap) -> Vec<u8> {
     out
 }
 
+/// The live documents and their total length after the delta `d` over `m`'s base: the
+/// base's, less its hidden nodes (removed or given a row), plus the rows (all live).
+fn merged_text_stats(m: &Artifact, d: &DeltaInput, text: &EncodedText) -> (u64, u64) {
+    let (base_docs, base_total) = m.text.stats(m.np());
+    let mut hidden = d.removed.clone();
+    hidden.remove_range(m.n..);
+    hidden.extend(d.row_node.iter().copied().filter(|&v| v < m.n));
+    let hidden_total: u64 = hidden.iter().map(|v| m.text.doc_len(m.np(), v)).sum();
+    let docs = (base_docs + d.row_node.len() as u64).saturating_sub(hidden.len());
+    (
+        docs,
+        (base_total + text.total_len()).saturating_sub(hidden_total),
+    )
+}
+
 /// Encodes `d` into the three delta segments, over the base layer of `m`.
 pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Result<BuiltLayer> {
     let g = &d.g;
@@ -311,6 +327,9 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     nw.add_values(nodes_col::NAME_INDEX, &idx);
     nw.add_uint(nodes_col::ROW_NODE, rows, |i| u64::from(d.row_node[i]));
     nw.add_bytes(nodes_col::REMOVED, &serialize(&d.removed));
+    let text = crate::text::build::encode_text_index(g, &|s| remap[&s]);
+    let (docs, total_len) = merged_text_stats(m, d, &text);
+    text.add_columns(&mut nw, docs, total_len);
     let nseg = nw.finish(SegmentKind::DeltaNodes as u8, db_uuid);
 
     let edges = &d.edges;

@@ -7,7 +7,7 @@
 use crate::error::{Result, StorageError};
 
 /// The on-disk format version this crate reads and writes. A reader refuses any other.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// First bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"BATHOSEG";
@@ -154,6 +154,22 @@ pub mod nodes_col {
     pub const REMOVED: u32 = 18;
     /// Rank score (the engine stores PageRank there, in 1/1024ths of the average node's).
     pub const PAGERANK: u32 = 19;
+    /// Text index (`text/`): the distinct terms, sorted by bytes, concatenated.
+    pub const TEXT_TERM_BYTES: u32 = 20;
+    /// `terms + 1` offsets into [`TEXT_TERM_BYTES`].
+    pub const TEXT_TERM_OFFSETS: u32 = 21;
+    /// `terms + 1` offsets into [`TEXT_POSTINGS`]: each term's own postings.
+    pub const TEXT_POSTING_OFFSETS: u32 = 22;
+    /// Own postings (document, frequency), varint-coded with key gaps.
+    pub const TEXT_POSTINGS: u32 = 23;
+    /// `terms + 1` offsets into [`TEXT_PATHS`]: each term's path postings.
+    pub const TEXT_PATH_OFFSETS: u32 = 24;
+    /// Path postings (file string id, frequency), varint-coded with key gaps.
+    pub const TEXT_PATHS: u32 = 25;
+    /// Terms of each document (node or delta row): own terms plus its file's path terms.
+    pub const TEXT_DOC_LEN: u32 = 26;
+    /// Two values: live documents and the sum of their lengths (a delta: the merged graph's).
+    pub const TEXT_STATS: u32 = 27;
 }
 
 /// Column ids of the edges segment.

@@ -324,6 +324,11 @@ pub fn exercise(a: &Artifact) -> u64 {
     let n = a.node_count().min(10_000);
     mix(u64::from(a.live_node_count()) ^ u64::from(a.live_edge_count()));
     mix(a.live_nodes().take(10_000).count() as u64);
+    for question in ["fn file", "fuzz_new_entity", "src dir1 ns3 void"] {
+        mix(a
+            .text_search(question, 10)
+            .map_or(u64::MAX, |hits| hits.len() as u64));
+    }
     for i in 0..n {
         mix(u64::from(a.is_live(NodeIdx(i))));
         let node = a.node(NodeIdx(i));

@@ -47,6 +47,7 @@ mod reader;
 mod refs;
 mod store;
 mod strings;
+pub mod text;
 mod verify;
 mod verify_delta;
 mod writer;

@@ -28,13 +28,14 @@ pub use crate::merge_iter::{EdgeIter, NameIter};
 use crate::refs::{EdgeRef, IdScratch, NodeRef, UNKNOWN};
 use crate::store::{generation_manifest_path, read_manifest};
 use crate::strings::Dict;
+use crate::text::read::TextCols;
 
 /// The position of an edge in the artifact: its rank in (src, rel, dst) order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EdgeIdx(pub u32);
 
 const S: usize = 0;
-const N: usize = 1;
+pub(crate) const N: usize = 1;
 const E: usize = 2;
 const B: usize = 3;
 
@@ -101,6 +102,7 @@ pub struct Artifact {
     pub(crate) nodes: NodeCols,
     pub(crate) edges: EdgeCols,
     pub(crate) bitmaps: Bitmaps,
+    pub(crate) text: TextCols,
     pub(crate) delta: Option<Box<Delta>>,
 }
 
@@ -279,6 +281,7 @@ impl Artifact {
             id_index: c(nodes_col::ID_INDEX)?,
             name_index: c(nodes_col::NAME_INDEX)?,
         };
+        let text = TextCols::open(&nt, nu)?;
         if nodes.type_palette.len() > nu {
             return Err(StorageError::corrupt(
                 what(N),
@@ -356,6 +359,7 @@ impl Artifact {
             nodes,
             edges,
             bitmaps,
+            text,
             delta,
         })
     }
@@ -371,6 +375,14 @@ impl Artifact {
     /// Whether this generation has a delta layer over its base.
     pub fn has_delta(&self) -> bool {
         self.delta.is_some()
+    }
+
+    /// The path of segment `k`, for messages.
+    pub(crate) fn segment_name(&self, k: usize) -> String {
+        self.segs
+            .get(k)
+            .map(|s| s.path.display().to_string())
+            .unwrap_or_default()
     }
 
     #[inline]
@@ -772,12 +784,17 @@ impl Artifact {
     /// Nodes whose `file` is `path`, or `None` when no node has that file.
     pub fn nodes_in_file(&self, path: &str) -> Option<&RoaringBitmap> {
         let s = self.find_string(path)?;
+        self.nodes_in_file_id(s.0)
+    }
+
+    /// Nodes whose `file` is the string with id `s`, or `None` when no node has it.
+    pub(crate) fn nodes_in_file_id(&self, s: u32) -> Option<&RoaringBitmap> {
         if let Some(d) = &self.delta
-            && let Some(bm) = d.touched_files(self).get(&s.0)
+            && let Some(bm) = d.touched_files(self).get(&s)
         {
             return (!bm.is_empty()).then_some(bm);
         }
-        self.base_file_bitmap(s.0)
+        self.base_file_bitmap(s)
     }
 
     /// The base layer's bitmap of the file with string id `s`.

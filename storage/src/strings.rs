@@ -34,7 +34,7 @@ pub(crate) const BLOCK_STRINGS: u32 = 16;
 pub(crate) const MAX_BLOCK_STRINGS: u32 = 32;
 
 /// Appends `v` as LEB128 (7 bits per byte, low first).
-fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
@@ -44,7 +44,7 @@ fn put_varint(out: &mut Vec<u8>, mut v: u32) {
 
 /// Reads a LEB128 `u32` at `*pos`, advancing it; `None` when truncated or over 32 bits.
 #[inline]
-fn get_varint(b: &[u8], pos: &mut usize) -> Option<u32> {
+pub(crate) fn get_varint(b: &[u8], pos: &mut usize) -> Option<u32> {
     let mut v = 0u32;
     for shift in (0..35).step_by(7) {
         let byte = *b.get(*pos)?;

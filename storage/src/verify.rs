@@ -176,6 +176,9 @@ impl Artifact {
         let p = self.np();
         let nc = &self.nodes;
         let sc = u64::from(self.base_string_count());
+        for problem in self.text.check(p, sc) {
+            r.add("nodes.text", problem);
+        }
         for k in 0..nc.type_palette.len() {
             let t = nc.type_palette.get(p, k);
             if NodeKind::from_code(t as u8).is_none()

@@ -39,6 +39,10 @@ impl Artifact {
         self.delta_rows(d, &mut r);
         self.delta_edges(d, &mut r);
         self.delta_tombstones(d, &mut r);
+        let strings = u64::from(self.string_count());
+        for problem in d.text.check(self.pay(crate::delta::DN), strings) {
+            r.add("delta.text", problem);
+        }
     }
 
     fn delta_columns(&self, d: &Delta, r: &mut Out<'_>) {

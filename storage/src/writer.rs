@@ -137,235 +137,249 @@ pub(crate) fn build_layer(
         return Err(invalid("more than 2^32 distinct strings".into()));
     }
     let r = |s: StrId| u64::from(remap[s.0 as usize]);
+    // The text index reads only the nodes and the file ids: it is built on its own
+    // thread from here on, beside the strings, edges and bitmaps (its single-threaded
+    // cost, ~20 s on a kernel, would otherwise come after them).
+    std::thread::scope(|outer| {
+        let text_thread =
+            outer.spawn(|| crate::text::build::encode_text_index(g, &|s| remap[s.0 as usize]));
 
-    sink(
-        SegmentKind::Strings,
-        crate::strings::encode_segment(&sorted, SegmentKind::Strings, db_uuid),
-    )?;
-    let dictionary_len = sorted.len();
-    drop(sorted);
+        sink(
+            SegmentKind::Strings,
+            crate::strings::encode_segment(&sorted, SegmentKind::Strings, db_uuid),
+        )?;
+        let dictionary_len = sorted.len();
+        drop(sorted);
 
-    let nodes = &g.nodes;
+        let nodes = &g.nodes;
 
-    let edges = &g.edges;
-    let mut ew = SegmentWriter::default();
-    let eo = add_out_edge_columns(&mut ew, g, edges, nodes, n, r);
-    let ed = |k: usize| &edges[eo[k] as usize];
-    // Offsets fit u32 (`e` was checked above); u64 would cost a kernel 60 MB at the peak.
-    let mut in_off = vec![0u32; n + 1];
-    for x in edges {
-        in_off[x.dst.0 as usize + 1] += 1;
-    }
-    for i in 0..n {
-        in_off[i + 1] += in_off[i];
-    }
-    let mut cursor: Vec<u32> = in_off[..n].to_vec();
-    let mut perm = vec![0u32; e];
-    for k in 0..e {
-        let d = ed(k).dst.0 as usize;
-        perm[cursor[d] as usize] = k as u32;
-        cursor[d] += 1;
-    }
-    drop(cursor);
-    ew.add_values(edges_col::IN_OFFSETS, &in_off);
-    ew.add_values(edges_col::IN_PERM, &perm);
-    drop((perm, in_off));
-    sink(
-        SegmentKind::Edges,
-        ew.finish(SegmentKind::Edges as u8, db_uuid),
-    )?;
+        let edges = &g.edges;
+        let mut ew = SegmentWriter::default();
+        let eo = add_out_edge_columns(&mut ew, g, edges, nodes, n, r);
+        let ed = |k: usize| &edges[eo[k] as usize];
+        // Offsets fit u32 (`e` was checked above); u64 would cost a kernel 60 MB at the peak.
+        let mut in_off = vec![0u32; n + 1];
+        for x in edges {
+            in_off[x.dst.0 as usize + 1] += 1;
+        }
+        for i in 0..n {
+            in_off[i + 1] += in_off[i];
+        }
+        let mut cursor: Vec<u32> = in_off[..n].to_vec();
+        let mut perm = vec![0u32; e];
+        for k in 0..e {
+            let d = ed(k).dst.0 as usize;
+            perm[cursor[d] as usize] = k as u32;
+            cursor[d] += 1;
+        }
+        drop(cursor);
+        ew.add_values(edges_col::IN_OFFSETS, &in_off);
+        ew.add_values(edges_col::IN_PERM, &perm);
+        drop((perm, in_off));
+        sink(
+            SegmentKind::Edges,
+            ew.finish(SegmentKind::Edges as u8, db_uuid),
+        )?;
 
-    // Bitmaps. Members arrive in ascending order and are appended in batches: a single
-    // push into a bitmap container first scans it for its maximum.
-    let mut kinds: Vec<BitmapBuild> = (0..NodeKind::ALL.len())
-        .map(|_| BitmapBuild::default())
-        .collect();
-    let mut file_rows: BTreeMap<u32, BitmapBuild> = BTreeMap::new();
-    // A file's nodes come in runs: each run is looked up in `file_rows` once. The sorted
-    // dictionary's string 0 is "", so a file key of 0 is a stub's empty file.
-    let mut run: (u32, Vec<u32>) = (0, Vec::new());
-    let flush = |file_rows: &mut BTreeMap<u32, BitmapBuild>, run: &mut (u32, Vec<u32>)| {
-        if run.0 != 0 {
-            let rows = file_rows.entry(run.0).or_default();
-            for r in run.1.drain(..) {
-                rows.push(r)?;
-            }
-        }
-        Ok::<(), StorageError>(())
-    };
-    for (i, nd) in nodes.iter().enumerate() {
-        if let Some(b) = kinds.get_mut(usize::from(nd.kind.code())) {
-            b.push(i as u32)?;
-        }
-        let file = remap[nd.file.0 as usize];
-        if file != run.0 {
-            flush(&mut file_rows, &mut run)?;
-            run = (file, Vec::new());
-        }
-        if file != 0 {
-            run.1.push(i as u32);
-        }
-    }
-    flush(&mut file_rows, &mut run)?;
-    let mut rels: Vec<BitmapBuild> = (0..RelType::ALL.len())
-        .map(|_| BitmapBuild::default())
-        .collect();
-    let mut roles: Vec<BitmapBuild> = (0..Roles::NAMED.len())
-        .map(|_| BitmapBuild::default())
-        .collect();
-    for k in 0..e {
-        let x = ed(k);
-        if let Some(b) = rels.get_mut(usize::from(x.rel.code())) {
-            b.push(k as u32)?;
-        }
-        for (bit, b) in roles.iter_mut().enumerate() {
-            if x.roles.0 & (1 << bit) != 0 {
-                b.push(k as u32)?;
-            }
-        }
-    }
-    drop(eo);
-    let finish = |v: Vec<BitmapBuild>| {
-        v.into_iter()
-            .map(BitmapBuild::finish)
-            .collect::<Result<Vec<_>>>()
-    };
-    let kinds = finish(kinds)?;
-    let rels = finish(rels)?;
-    let roles = finish(roles)?;
-    let files: BTreeMap<u32, RoaringBitmap> = file_rows
-        .into_iter()
-        .map(|(k, b)| Ok((k, b.finish()?)))
-        .collect::<Result<_>>()?;
-    let mut data = Vec::new();
-    let mut put = |bms: &[&RoaringBitmap]| -> Result<Vec<u64>> {
-        let mut offs = vec![data.len() as u64];
-        for bm in bms {
-            bm.serialize_into(&mut data)
-                .map_err(|e| invalid(format!("cannot serialize bitmap: {e}")))?;
-            offs.push(data.len() as u64);
-        }
-        Ok(offs)
-    };
-    let kind_offs = put(&kinds.iter().collect::<Vec<_>>())?;
-    let rel_offs = put(&rels.iter().collect::<Vec<_>>())?;
-    let role_offs = put(&roles.iter().collect::<Vec<_>>())?;
-    let file_offs = put(&files.values().collect::<Vec<_>>())?;
-    let file_keys: Vec<u32> = files.keys().copied().collect();
-    let mut bw = SegmentWriter::default();
-    bw.add_bytes(bitmaps_col::DATA, &data);
-    bw.add_uint(bitmaps_col::KIND_OFFSETS, kind_offs.len(), |i| kind_offs[i]);
-    bw.add_uint(bitmaps_col::REL_OFFSETS, rel_offs.len(), |i| rel_offs[i]);
-    bw.add_uint(bitmaps_col::ROLE_OFFSETS, role_offs.len(), |i| role_offs[i]);
-    bw.add_uint(bitmaps_col::FILE_KEYS, file_keys.len(), |i| {
-        u64::from(file_keys[i])
-    });
-    bw.add_uint(bitmaps_col::FILE_OFFSETS, file_offs.len(), |i| file_offs[i]);
-
-    sink(
-        SegmentKind::Bitmaps,
-        bw.finish(SegmentKind::Bitmaps as u8, db_uuid),
-    )?;
-    drop((kinds, rels, roles, files, data));
-
-    // Nodes. The scores are asked for first: their computation's working memory is
-    // gone once they are in, before this segment's own.
-    let scores: Option<NodeScores> = match scores {
-        Some(f) => {
-            let s = f();
-            for (what, len) in [
-                ("community ids", s.communities.len()),
-                ("pagerank scores", s.pagerank.len()),
-            ] {
-                if len != n {
-                    return Err(invalid(format!("{len} {what} for {n} nodes")));
+        // Bitmaps. Members arrive in ascending order and are appended in batches: a single
+        // push into a bitmap container first scans it for its maximum.
+        let mut kinds: Vec<BitmapBuild> = (0..NodeKind::ALL.len())
+            .map(|_| BitmapBuild::default())
+            .collect();
+        let mut file_rows: BTreeMap<u32, BitmapBuild> = BTreeMap::new();
+        // A file's nodes come in runs: each run is looked up in `file_rows` once. The sorted
+        // dictionary's string 0 is "", so a file key of 0 is a stub's empty file.
+        let mut run: (u32, Vec<u32>) = (0, Vec::new());
+        let flush = |file_rows: &mut BTreeMap<u32, BitmapBuild>, run: &mut (u32, Vec<u32>)| {
+            if run.0 != 0 {
+                let rows = file_rows.entry(run.0).or_default();
+                for r in run.1.drain(..) {
+                    rows.push(r)?;
                 }
             }
-            Some(s)
+            Ok::<(), StorageError>(())
+        };
+        for (i, nd) in nodes.iter().enumerate() {
+            if let Some(b) = kinds.get_mut(usize::from(nd.kind.code())) {
+                b.push(i as u32)?;
+            }
+            let file = remap[nd.file.0 as usize];
+            if file != run.0 {
+                flush(&mut file_rows, &mut run)?;
+                run = (file, Vec::new());
+            }
+            if file != 0 {
+                run.1.push(i as u32);
+            }
         }
-        None => None,
-    };
-    // The id and name indexes (sorts over every node: the id texts of a kernel take a
-    // second) are made on a second thread while this one encodes the other columns; the
-    // community detection that had that thread is done by now. The columns are added
-    // in the same order either way, so the segment's bytes do not change.
-    let mut nw = SegmentWriter::default();
-    let (id_rows, idx) = std::thread::scope(|scope| {
-        let indexes = scope.spawn(|| {
-            let mut id_rows = id_sort_keys(g, &stored_ids, &remap);
-            order::by_id_bytes(&mut id_rows, |i| g.id_parts(&nodes[i as usize]));
-            let idx = order::by_small_key(n, dictionary_len, |i| remap[nodes[i].name.0 as usize]);
+        flush(&mut file_rows, &mut run)?;
+        let mut rels: Vec<BitmapBuild> = (0..RelType::ALL.len())
+            .map(|_| BitmapBuild::default())
+            .collect();
+        let mut roles: Vec<BitmapBuild> = (0..Roles::NAMED.len())
+            .map(|_| BitmapBuild::default())
+            .collect();
+        for k in 0..e {
+            let x = ed(k);
+            if let Some(b) = rels.get_mut(usize::from(x.rel.code())) {
+                b.push(k as u32)?;
+            }
+            for (bit, b) in roles.iter_mut().enumerate() {
+                if x.roles.0 & (1 << bit) != 0 {
+                    b.push(k as u32)?;
+                }
+            }
+        }
+        drop(eo);
+        let finish = |v: Vec<BitmapBuild>| {
+            v.into_iter()
+                .map(BitmapBuild::finish)
+                .collect::<Result<Vec<_>>>()
+        };
+        let kinds = finish(kinds)?;
+        let rels = finish(rels)?;
+        let roles = finish(roles)?;
+        let files: BTreeMap<u32, RoaringBitmap> = file_rows
+            .into_iter()
+            .map(|(k, b)| Ok((k, b.finish()?)))
+            .collect::<Result<_>>()?;
+        let mut data = Vec::new();
+        let mut put = |bms: &[&RoaringBitmap]| -> Result<Vec<u64>> {
+            let mut offs = vec![data.len() as u64];
+            for bm in bms {
+                bm.serialize_into(&mut data)
+                    .map_err(|e| invalid(format!("cannot serialize bitmap: {e}")))?;
+                offs.push(data.len() as u64);
+            }
+            Ok(offs)
+        };
+        let kind_offs = put(&kinds.iter().collect::<Vec<_>>())?;
+        let rel_offs = put(&rels.iter().collect::<Vec<_>>())?;
+        let role_offs = put(&roles.iter().collect::<Vec<_>>())?;
+        let file_offs = put(&files.values().collect::<Vec<_>>())?;
+        let file_keys: Vec<u32> = files.keys().copied().collect();
+        let mut bw = SegmentWriter::default();
+        bw.add_bytes(bitmaps_col::DATA, &data);
+        bw.add_uint(bitmaps_col::KIND_OFFSETS, kind_offs.len(), |i| kind_offs[i]);
+        bw.add_uint(bitmaps_col::REL_OFFSETS, rel_offs.len(), |i| rel_offs[i]);
+        bw.add_uint(bitmaps_col::ROLE_OFFSETS, role_offs.len(), |i| role_offs[i]);
+        bw.add_uint(bitmaps_col::FILE_KEYS, file_keys.len(), |i| {
+            u64::from(file_keys[i])
+        });
+        bw.add_uint(bitmaps_col::FILE_OFFSETS, file_offs.len(), |i| file_offs[i]);
+
+        sink(
+            SegmentKind::Bitmaps,
+            bw.finish(SegmentKind::Bitmaps as u8, db_uuid),
+        )?;
+        drop((kinds, rels, roles, files, data));
+
+        // Nodes. The scores are asked for first: their computation's working memory is
+        // gone once they are in, before this segment's own.
+        let scores: Option<NodeScores> = match scores {
+            Some(f) => {
+                let s = f();
+                for (what, len) in [
+                    ("community ids", s.communities.len()),
+                    ("pagerank scores", s.pagerank.len()),
+                ] {
+                    if len != n {
+                        return Err(invalid(format!("{len} {what} for {n} nodes")));
+                    }
+                }
+                Some(s)
+            }
+            None => None,
+        };
+        // The id and name indexes (sorts over every node: the id texts of a kernel take a
+        // second) are made on a second thread while this one encodes the other columns; the
+        // community detection that had that thread is done by now. The columns are added
+        // in the same order either way, so the segment's bytes do not change.
+        let mut nw = SegmentWriter::default();
+        let (id_rows, idx) = std::thread::scope(|scope| {
+            let indexes = scope.spawn(|| {
+                let mut id_rows = id_sort_keys(g, &stored_ids, &remap);
+                order::by_id_bytes(&mut id_rows, |i| g.id_parts(&nodes[i as usize]));
+                let idx =
+                    order::by_small_key(n, dictionary_len, |i| remap[nodes[i].name.0 as usize]);
+                (id_rows, idx)
+            });
+            let node_type = |i: usize| {
+                let x = &nodes[i];
+                u64::from(x.kind.code())
+                    | u64::from(x.flags.0) << 8
+                    | u64::from(x.language.code()) << 16
+            };
+            let node_palette = palette_of((0..n).map(node_type));
+            nw.add_uint(nodes_col::TYPE, n, |i| {
+                node_palette
+                    .binary_search(&node_type(i))
+                    .map_or(0, |p| p as u64)
+            });
+            nw.add_uint(nodes_col::TYPE_PALETTE, node_palette.len(), |p| {
+                node_palette[p]
+            });
+            nw.add_uint(nodes_col::START_LINE, n, |i| u64::from(nodes[i].start_line));
+            nw.add_uint(nodes_col::LINE_SPAN, n, |i| {
+                u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
+            });
+            nw.add_uint(nodes_col::START_BYTE, n, |i| u64::from(nodes[i].start_byte));
+            nw.add_uint(nodes_col::BYTE_SPAN, n, |i| {
+                u64::from(nodes[i].end_byte.wrapping_sub(nodes[i].start_byte))
+            });
+            match &scores {
+                Some(s) => {
+                    nw.add_values(nodes_col::COMMUNITY, &s.communities);
+                    nw.add_values(nodes_col::PAGERANK, &s.pagerank);
+                }
+                None => {
+                    nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community));
+                    nw.add_uint(nodes_col::PAGERANK, n, |i| u64::from(nodes[i].pagerank));
+                }
+            }
+            let mut hashes = Vec::with_capacity(n * CONTENT_HASH_LEN);
+            for nd in nodes {
+                hashes.extend_from_slice(&nd.content_hash[..CONTENT_HASH_LEN]);
+            }
+            nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
+            drop(hashes);
+            nw.add_uint(nodes_col::ID, n, |i| match stored_ids[i] {
+                NO_STORED_ID => 0,
+                s => r(StrId(s)) + 1,
+            });
+            nw.add_uint(nodes_col::NAME, n, |i| r(nodes[i].name));
+            nw.add_uint(nodes_col::QUALIFIED_NAME, n, |i| {
+                let q = r(nodes[i].qualified_name);
+                if q == r(nodes[i].name) { 0 } else { q + 1 }
+            });
+            nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
+            nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
+            let (id_rows, idx) = indexes
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (id_rows, idx)
         });
-        let node_type = |i: usize| {
-            let x = &nodes[i];
-            u64::from(x.kind.code())
-                | u64::from(x.flags.0) << 8
-                | u64::from(x.language.code()) << 16
-        };
-        let node_palette = palette_of((0..n).map(node_type));
-        nw.add_uint(nodes_col::TYPE, n, |i| {
-            node_palette
-                .binary_search(&node_type(i))
-                .map_or(0, |p| p as u64)
-        });
-        nw.add_uint(nodes_col::TYPE_PALETTE, node_palette.len(), |p| {
-            node_palette[p]
-        });
-        nw.add_uint(nodes_col::START_LINE, n, |i| u64::from(nodes[i].start_line));
-        nw.add_uint(nodes_col::LINE_SPAN, n, |i| {
-            u64::from(nodes[i].end_line.wrapping_sub(nodes[i].start_line))
-        });
-        nw.add_uint(nodes_col::START_BYTE, n, |i| u64::from(nodes[i].start_byte));
-        nw.add_uint(nodes_col::BYTE_SPAN, n, |i| {
-            u64::from(nodes[i].end_byte.wrapping_sub(nodes[i].start_byte))
-        });
-        match &scores {
-            Some(s) => {
-                nw.add_values(nodes_col::COMMUNITY, &s.communities);
-                nw.add_values(nodes_col::PAGERANK, &s.pagerank);
-            }
-            None => {
-                nw.add_uint(nodes_col::COMMUNITY, n, |i| u64::from(nodes[i].community));
-                nw.add_uint(nodes_col::PAGERANK, n, |i| u64::from(nodes[i].pagerank));
-            }
-        }
-        let mut hashes = Vec::with_capacity(n * CONTENT_HASH_LEN);
-        for nd in nodes {
-            hashes.extend_from_slice(&nd.content_hash[..CONTENT_HASH_LEN]);
-        }
-        nw.add_bytes(nodes_col::CONTENT_HASH, &hashes);
-        drop(hashes);
-        nw.add_uint(nodes_col::ID, n, |i| match stored_ids[i] {
-            NO_STORED_ID => 0,
-            s => r(StrId(s)) + 1,
-        });
-        nw.add_uint(nodes_col::NAME, n, |i| r(nodes[i].name));
-        nw.add_uint(nodes_col::QUALIFIED_NAME, n, |i| {
-            let q = r(nodes[i].qualified_name);
-            if q == r(nodes[i].name) { 0 } else { q + 1 }
-        });
-        nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
-        nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
-        indexes
+        let text = text_thread
             .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    });
-    drop(stored_ids);
-    nw.add_values(nodes_col::ID_INDEX, &id_rows);
-    drop(id_rows);
-    nw.add_values(nodes_col::NAME_INDEX, &idx);
-    drop(idx);
-    sink(
-        SegmentKind::Nodes,
-        nw.finish(SegmentKind::Nodes as u8, db_uuid),
-    )?;
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        drop(stored_ids);
+        nw.add_values(nodes_col::ID_INDEX, &id_rows);
+        drop(id_rows);
+        nw.add_values(nodes_col::NAME_INDEX, &idx);
+        drop(idx);
+        text.add_columns(&mut nw, n as u64, text.total_len());
+        drop(text);
+        sink(
+            SegmentKind::Nodes,
+            nw.finish(SegmentKind::Nodes as u8, db_uuid),
+        )?;
 
-    Ok(LayerCounts {
-        node_count: n as u64,
-        edge_count: e as u64,
-        live_nodes: n as u64,
-        live_edges: e as u64,
+        Ok(LayerCounts {
+            node_count: n as u64,
+            edge_count: e as u64,
+            live_nodes: n as u64,
+            live_edges: e as u64,
+        })
     })
 }
 

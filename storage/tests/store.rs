@@ -119,16 +119,16 @@ fn patch_version(path: &Path, version: u32) {
 #[test]
 fn older_and_newer_formats_are_refused_clearly() {
     // Version 1 (before delta layers), 2 (plain string offsets, 16-byte content
-    // hashes), 3 (one use site per edge) and 4 (no PageRank column) must be refused with
-    // the rebuild advice too.
-    for v in [0u32, 1, 2, 3, 4, 6, 77] {
+    // hashes), 3 (one use site per edge), 4 (no PageRank column) and 5 (no text index)
+    // must be refused with the rebuild advice too.
+    for v in [0u32, 1, 2, 3, 4, 5, 7, 77] {
         let tmp = tempfile::tempdir().unwrap();
         write_sample_store(tmp.path()).unwrap();
         patch_version(&tmp.path().join(names::MANIFEST), v);
         match Artifact::open(tmp.path()) {
             Err(
                 e @ StorageError::UnsupportedFormat {
-                    found, expected: 5, ..
+                    found, expected: 6, ..
                 },
             ) => {
                 assert_eq!(found, v);

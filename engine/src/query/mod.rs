@@ -33,6 +33,7 @@ mod health;
 mod physical;
 mod procs;
 pub mod render;
+mod text_procs;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

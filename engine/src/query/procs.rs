@@ -129,6 +129,8 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
         "db.deltastats" => delta_stats(ctx, args)?,
         "algo.health" => super::health::health(ctx)?,
         "algo.degree" => super::degree::degree(ctx, args)?,
+        "text.search" => super::text_procs::search(ctx, args)?,
+        "algo.traverse" => super::text_procs::traverse(ctx, args)?,
         _ => {
             return Err(ExecError::Unsupported(format!(
                 "procedure `{name}` is not provided by this engine"

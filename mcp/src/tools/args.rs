@@ -758,7 +758,8 @@ pub struct AffectedArgs {
     pub repo: RepoArg,
 }
 
-fn default_map_budget() -> i64 {
+/// The default `budget` of repo_map and query_graph.
+fn default_astria_budget() -> i64 {
     2000
 }
 
@@ -766,11 +767,54 @@ fn default_map_budget() -> i64 {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RepoMapArgs {
     /// Approximate size: the map is cut at about 3 characters per unit
-    #[serde(default = "default_map_budget")]
+    #[serde(default = "default_astria_budget")]
     pub budget: i64,
     /// all, or high (only definitions, no prototypes or forward declarations)
     #[serde(default)]
     pub detail: Detail,
+    /// The repository.
+    #[serde(flatten)]
+    pub repo: RepoArg,
+}
+
+fn default_query_depth() -> i64 {
+    2
+}
+
+/// How query_graph walks: breadth-first or depth-first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TraversalMode {
+    /// Breadth-first: every node at depth 1, then depth 2, …
+    #[default]
+    Bfs,
+    /// Depth-first: down the first relationship first.
+    Dfs,
+}
+
+/// query_graph (Astria)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct QueryGraphArgs {
+    /// A natural-language question; its words find the start nodes (BM25 over names, signatures and paths)
+    pub question: String,
+    /// bfs or dfs
+    #[serde(default)]
+    pub mode: TraversalMode,
+    /// Maximum traversal depth (0 to 6)
+    #[serde(default = "default_query_depth")]
+    pub depth: i64,
+    /// Maximum o200k_base tokens of the text, header and continuation line included
+    #[serde(default = "default_astria_budget")]
+    pub budget: i64,
+    /// Follow relationships only in their stored direction
+    #[serde(default)]
+    pub directed: bool,
+    /// all, or high (only EXTRACTED and RESOLVED relationships)
+    #[serde(default)]
+    pub detail: Detail,
+    /// Continuation token from a previous truncated answer (the record to start at)
+    #[serde(default)]
+    pub cursor: i64,
     /// The repository.
     #[serde(flatten)]
     pub repo: RepoArg,

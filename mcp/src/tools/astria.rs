@@ -169,7 +169,7 @@ fn ambiguous_node(label: &str, candidates: &[NamedNode], n: usize) -> ToolError 
 /// A relationship's confidence and its evidence class ([`Provenance`]), serialized as the
 /// fields `confidence` and `evidence`.
 #[derive(Clone, Copy, Serialize)]
-struct Evidence {
+pub(crate) struct Evidence {
     confidence: f64,
     #[serde(serialize_with = "class_name")]
     evidence: Provenance,
@@ -188,8 +188,13 @@ impl Evidence {
     }
 
     /// The confidence in the column `confidence` of a row.
-    fn read(record: &Record) -> Result<Evidence, ToolError> {
+    pub(crate) fn read(record: &Record) -> Result<Evidence, ToolError> {
         record.float("confidence").map(Evidence::of)
+    }
+
+    /// The evidence class.
+    pub(crate) fn class(&self) -> Provenance {
+        self.evidence
     }
 
     /// `[RESOLVED 0.95]`: the class and the confidence.

@@ -13,6 +13,7 @@ pub(crate) mod files;
 pub(crate) mod graph;
 pub(crate) mod maintain;
 pub(crate) mod patch;
+pub(crate) mod query_graph;
 pub(crate) mod records;
 pub(crate) mod transfer;
 
@@ -47,7 +48,8 @@ pub(crate) trait ToolOutput: Serialize {
 /// the budget [`Answer`] cuts it to. The catalogue's handlers turn it into the MCP result.
 pub(crate) struct Reply {
     answer: Answer,
-    max_tokens: i64,
+    /// `None`: the tool cut its text to its own exact budget (query_graph's `budget`).
+    max_tokens: Option<i64>,
     /// The rows of a paged listing (`None` for any other answer).
     rows: Option<Rows>,
 }
@@ -62,7 +64,19 @@ impl Reply {
         let mut unused = Rows::new(0);
         Ok(Reply {
             answer: Answer::render(output, &mut unused, meta)?,
-            max_tokens,
+            max_tokens: Some(max_tokens),
+            rows: None,
+        })
+    }
+
+    /// An answer whose text the tool already cut to a budget of its own, counted exactly
+    /// (query_graph counts o200k_base tokens): the estimate of `max_tokens` cuts nothing
+    /// more, and `meta` says which budget applied.
+    pub fn precut(output: &impl ToolOutput, meta: Map<String, Json>) -> Result<Reply, ToolError> {
+        let mut unused = Rows::new(0);
+        Ok(Reply {
+            answer: Answer::render(output, &mut unused, meta)?,
+            max_tokens: None,
             rows: None,
         })
     }
@@ -78,7 +92,7 @@ impl Reply {
         let mut rows = Rows::new(offset);
         Ok(Reply {
             answer: Answer::render(output, &mut rows, meta)?,
-            max_tokens,
+            max_tokens: Some(max_tokens),
             rows: Some(rows),
         })
     }
@@ -195,28 +209,28 @@ impl Answer {
 
     /// Applies `max_tokens` (cutting at a line boundary and appending `[truncated]`),
     /// fills `meta.tokens_used` / `token_budget` / `truncated`, and builds the result.
-    fn finish(self, max_tokens: i64) -> CallToolResult {
+    fn finish(self, max_tokens: Option<i64>) -> CallToolResult {
         self.finish_rows(max_tokens, None, None)
     }
 
     /// [`Answer::finish`] for a paged listing: a cut ends on a row boundary, the structured
     /// arrays keep the same rows, and the hint (and `structuredContent.pagination`) resumes
     /// at the first row not shown. Without a cut, a full page gets the same hint.
-    fn finish_paged(self, max_tokens: i64, rows: Rows) -> CallToolResult {
+    fn finish_paged(self, max_tokens: Option<i64>, rows: Rows) -> CallToolResult {
         let hint = rows.has_more.then(|| rows.resume_hint(rows.ends.len()));
         self.finish_rows(max_tokens, hint, Some(rows))
     }
 
     fn finish_rows(
         mut self,
-        max_tokens: i64,
+        max_tokens: Option<i64>,
         mut hint: Option<String>,
         mut rows: Option<Rows>,
     ) -> CallToolResult {
         self.prepend_stale_notice(rows.as_mut());
         let mut truncated = false;
-        let budget = usize::try_from(max_tokens.max(1)).unwrap_or(usize::MAX);
-        if tokens(&self.markdown) > budget {
+        let budget = max_tokens.map(|max| usize::try_from(max.max(1)).unwrap_or(usize::MAX));
+        if let Some(budget) = budget.filter(|budget| tokens(&self.markdown) > *budget) {
             let shown_rows = self.cut_to_budget(budget, rows.as_ref());
             if let (Some(rows), Some(shown)) = (&rows, shown_rows) {
                 let more = shown < rows.ends.len() || rows.has_more;
@@ -238,7 +252,9 @@ impl Answer {
             }
             truncated = true;
         }
-        self.meta.insert("token_budget".into(), budget.into());
+        if let Some(budget) = budget {
+            self.meta.insert("token_budget".into(), budget.into());
+        }
         self.meta
             .insert("tokens_used".into(), tokens(&self.markdown).into());
         self.meta.insert("truncated".into(), truncated.into());

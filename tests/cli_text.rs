@@ -1,0 +1,152 @@
+//! Keyword search and `batho ask` as a user drives them: `CALL text.search` before and
+//! after `batho patch` (new, changed and removed entities found or gone, scores equal to a
+//! full build of the same tree), and `batho ask` giving the `query_graph` text, its JSON,
+//! its cursors and a `meta.query` that `batho query` reproduces.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::{arg, copy_repo, run, run_json, run_ok};
+
+/// `name,score` rows of `text.search(question, 50)`.
+fn search(repo: &Path, question: &str) -> Vec<String> {
+    let out = run_ok(&[
+        "query",
+        "--repo",
+        arg(repo),
+        "--format",
+        "csv",
+        "-p",
+        &format!("question={question}"),
+        "CALL text.search($question, 50) YIELD node, score RETURN node.id, score",
+    ]);
+    out.lines().skip(1).map(str::to_owned).collect()
+}
+
+fn finds(rows: &[String], id: &str) -> bool {
+    rows.iter()
+        .any(|row| row.trim_matches('"').starts_with(id) && row.contains(&format!("{id},")))
+}
+
+/// Edits the demo as `cli_patch` does: a renamed function, a new file, a deleted file.
+fn edit(repo: &Path) {
+    let hash = repo.join("src/hash.c");
+    let text = fs::read_to_string(&hash).unwrap().replace("mix(", "mix64(");
+    fs::write(&hash, text).unwrap();
+    fs::write(
+        repo.join("src/extra.c"),
+        "#include \"demo/hash.h\"\nunsigned long twice(const char *k) { return hash_djb2(k) * 2; }\n",
+    )
+    .unwrap();
+    fs::remove_file(repo.join("src/main.cpp")).unwrap();
+}
+
+#[test]
+fn search_follows_patches_and_equals_a_full_build() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    assert!(finds(&search(&repo, "mix"), "src/hash.c:mix"));
+    assert!(finds(&search(&repo, "main"), "src/main.cpp:main"));
+    assert!(search(&repo, "twice").is_empty());
+
+    edit(&repo);
+    run_ok(&["patch", arg(&repo)]);
+    let mixed = search(&repo, "mix64");
+    assert!(finds(&mixed, "src/hash.c:mix64"), "{mixed:?}");
+    assert!(!finds(&search(&repo, "mix"), "src/hash.c:mix"));
+    assert!(finds(&search(&repo, "twice"), "src/extra.c:twice"));
+    assert!(!search(&repo, "main").iter().any(|r| r.contains("main.cpp")));
+
+    let (_tmp2, fresh) = copy_repo("examples/demo");
+    edit(&fresh);
+    run_ok(&["build", arg(&fresh)]);
+    for question in [
+        "mix64 hash",
+        "twice djb2",
+        "table put key",
+        "shell execute line",
+    ] {
+        assert_eq!(
+            search(&repo, question),
+            search(&fresh, question),
+            "{question}"
+        );
+    }
+}
+
+#[test]
+fn ask_prints_the_query_graph_answer() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let question = "where is the hash of a table key computed";
+    let text = run_ok(&["ask", question, "--repo", arg(&repo)]);
+    assert!(
+        text.starts_with("Traversal: BFS depth=2 | Start: ["),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nNODE hash_djb2 [id=src/hash.c:hash_djb2"),
+        "{text}"
+    );
+    assert!(text.contains("\nEDGE "), "{text}");
+
+    let whole = run_json(&["ask", question, "--repo", arg(&repo), "--budget", "100000"]);
+    let records = whole["records"].as_u64().unwrap();
+    let page = run_ok(&["ask", question, "--repo", arg(&repo), "--budget", "150"]);
+    let footer = page.lines().last().unwrap();
+    assert!(
+        footer.starts_with("(continuation: re-run with cursor "),
+        "{page}"
+    );
+    let next: u64 = footer.split_whitespace().nth(4).unwrap().parse().unwrap();
+    let rest = run_json(&[
+        "ask",
+        question,
+        "--repo",
+        arg(&repo),
+        "--budget",
+        "100000",
+        "--cursor",
+        &next.to_string(),
+    ]);
+    let shown = |answer: &serde_json::Value| {
+        answer["nodes"].as_array().unwrap().len() + answer["edges"].as_array().unwrap().len()
+    };
+    assert_eq!(next as usize + shown(&rest), records as usize);
+
+    // meta.query with meta.params, pasted into `batho query`, gives the same records.
+    let query = whole["meta"]["query"].as_str().unwrap();
+    let params = whole["meta"]["params"].as_object().unwrap();
+    let mut args: Vec<String> = vec![
+        "query".into(),
+        "--repo".into(),
+        arg(&repo).into(),
+        "--format".into(),
+        "csv".into(),
+    ];
+    for (name, value) in params {
+        let value = value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_string);
+        args.extend(["-p".into(), format!("{name}={value}")]);
+    }
+    args.push(query.into());
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let rows = run_ok(&argv).lines().count() - 1;
+    assert_eq!(rows as u64, records);
+}
+
+#[test]
+fn ask_refuses_bad_flags_and_missing_artifacts() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    let out = run(&["ask", "hash", "--repo", arg(&repo)]);
+    assert_eq!(out.status.code(), Some(2));
+    run_ok(&["build", arg(&repo)]);
+    let out = run(&["ask", "hash", "--repo", arg(&repo), "--depth", "9"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("depth must be between 0 and 6"));
+    let out = run(&["ask", "hash", "--repo", arg(&repo), "--mode", "sideways"]);
+    assert_eq!(out.status.code(), Some(2));
+}
