@@ -327,3 +327,55 @@ fn affected_passes_through_macros_at_no_cost() {
         ],
     ));
 }
+
+#[test]
+fn file_rank_sums_code_above_the_floor_and_file_symbols_lists_a_file() {
+    check(
+        &[
+            "CALL algo.file_rank() YIELD file, rank, entities RETURN file, rank, entities",
+            "CALL algo.file_rank(1) YIELD file RETURN file",
+            "CALL algo.file_symbols('src/b.c') YIELD node, score RETURN node.name, node.kind, score",
+            "CALL algo.file_symbols('src/a.c', 2) YIELD node, score RETURN node.name, score",
+            "CALL algo.file_symbols('src/a.c', 10, true) YIELD node RETURN node.name",
+            "CALL algo.file_symbols('src/none.c') YIELD node RETURN node.name",
+            "CALL algo.file_rank() YIELD file, rank \
+             CALL algo.file_symbols(file, 1) YIELD node RETURN file, node.name",
+            "CALL algo.file_symbols() YIELD node RETURN node",
+            "CALL algo.file_symbols('src/a.c', -1) YIELD node RETURN node",
+            "CALL algo.file_rank('all') YIELD file RETURN file",
+        ],
+        expect![[r#"
+            > CALL algo.file_rank() YIELD file, rank, entities RETURN file, rank, entities
+            'src/b.c' | 3.0205078125 | 2
+            'src/a.c' | 0.201171875 | 1
+            > CALL algo.file_rank(1) YIELD file RETURN file
+            'src/b.c'
+            > CALL algo.file_symbols('src/b.c') YIELD node, score RETURN node.name, node.kind, score
+            'luaD_call' | 'Function' | 2.046875
+            'util' | 'Function' | 1.9189453125
+            'counter' | 'Variable' | 1.5966796875
+            'lonely' | 'Function' | 0.47265625
+            'MAX' | 'Macro' | 0.47265625
+            > CALL algo.file_symbols('src/a.c', 2) YIELD node, score RETURN node.name, score
+            'helper' | 0.673828125
+            'main' | 0.47265625
+            > CALL algo.file_symbols('src/a.c', 10, true) YIELD node RETURN node.name
+            'helper'
+            'main'
+            > CALL algo.file_symbols('src/none.c') YIELD node RETURN node.name
+            > CALL algo.file_rank() YIELD file, rank CALL algo.file_symbols(file, 1) YIELD node RETURN file, node.name
+            'src/b.c' | 'luaD_call'
+            'src/a.c' | 'helper'
+            > CALL algo.file_symbols() YIELD node RETURN node
+            error: error: procedure `algo.file_symbols` takes 1 to 3 argument(s), 0 given
+             --> line 1, column 6
+              |
+            1 | CALL algo.file_symbols() YIELD node RETURN node
+              |      ^^^^^^^^^^^^^^^^^
+            > CALL algo.file_symbols('src/a.c', -1) YIELD node RETURN node
+            error: algo.file_symbols(): argument `limit` must be a non-negative integer, got -1 (integer)
+            > CALL algo.file_rank('all') YIELD file RETURN file
+            error: algo.file_rank(): argument `limit` must be a non-negative integer, got 'all' (string)
+        "#]],
+    );
+}

@@ -439,6 +439,16 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
             ],
         ),
         ProcedureSig::new(
+            "algo.file_rank",
+            (0, 1),
+            &[("file", Any), ("rank", Any), ("entities", Any)],
+        ),
+        ProcedureSig::new(
+            "algo.file_symbols",
+            (1, 3),
+            &[("node", Node), ("score", Any)],
+        ),
+        ProcedureSig::new(
             "algo.health",
             (0, 0),
             &[

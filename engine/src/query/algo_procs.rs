@@ -11,9 +11,7 @@ use crate::algo;
 use crate::status::GraphCounts;
 
 use super::exec::{Ctx, ExecError, R};
-
-/// One output record: (column, value) pairs.
-type Rec = Vec<(&'static str, Value)>;
+use super::proc_args::{Rec, bad, int_arg};
 
 /// Relation types `algo.affected` follows by default: what a change propagates along.
 pub(crate) const AFFECTED_RELS: [RelType; 7] = [
@@ -31,13 +29,6 @@ const AFFECTED_MAX_DEPTH: i64 = 10;
 
 fn count(n: u64) -> Value {
     Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
-}
-
-fn bad(proc: &str, arg: &str, expects: &str, got: &Value) -> ExecError {
-    ExecError::Unsupported(format!(
-        "{proc}(): argument `{arg}` must be {expects}, got {got} ({})",
-        got.type_name()
-    ))
 }
 
 /// The node a procedure starts from: a node value, or a node id string.
@@ -105,14 +96,6 @@ fn rels_arg(proc: &str, args: &[Value], i: usize, default: &[RelType]) -> R<Vec<
 }
 
 /// An optional non-negative integer (`null` or absent: `default`).
-fn int_arg(proc: &str, args: &[Value], i: usize, name: &str, default: i64) -> R<i64> {
-    match args.get(i) {
-        None | Some(Value::Null) => Ok(default),
-        Some(Value::Int(n)) if *n >= 0 => Ok(*n),
-        Some(v) => Err(bad(proc, name, "a non-negative integer", v)),
-    }
-}
-
 /// `algo.pagerank([limit])`: the nodes with their stored scores, best first (ties: node
 /// index); with `limit`, only that many, so that only they are held (the top of a
 /// kernel's seven million nodes without holding them all). The scores were computed by

@@ -31,8 +31,10 @@ mod expand;
 pub mod graph;
 mod health;
 mod physical;
+mod proc_args;
 mod procs;
 pub mod render;
+mod repo_map;
 mod text_procs;
 
 use std::collections::{BTreeMap, HashMap};

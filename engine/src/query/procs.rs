@@ -131,6 +131,8 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
         "algo.degree" => super::degree::degree(ctx, args)?,
         "text.search" => super::text_procs::search(ctx, args)?,
         "algo.traverse" => super::text_procs::traverse(ctx, args)?,
+        "algo.file_rank" => super::repo_map::file_rank(ctx, args)?,
+        "algo.file_symbols" => super::repo_map::file_symbols(ctx, args)?,
         _ => {
             return Err(ExecError::Unsupported(format!(
                 "procedure `{name}` is not provided by this engine"

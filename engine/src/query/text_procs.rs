@@ -11,9 +11,7 @@ use batho_schema::NodeKind;
 use batho_storage::{EdgeRef, NodeIdx, RoaringBitmap};
 
 use super::exec::{Ctx, ExecError, R};
-
-/// One output record: (column, value) pairs.
-type Rec = Vec<(&'static str, Value)>;
+use super::proc_args::{Rec, bool_arg, choice_arg, int_arg, string_arg};
 
 /// `text.search`'s default number of results.
 const SEARCH_DEFAULT_LIMIT: i64 = 10;
@@ -29,67 +27,6 @@ pub const TRAVERSE_MAX_NODES: usize = 500;
 /// `algo.traverse`'s default and largest depth.
 const TRAVERSE_DEFAULT_DEPTH: i64 = 2;
 const TRAVERSE_MAX_DEPTH: i64 = 6;
-
-fn bad(proc: &str, arg: &str, expects: &str, got: &Value) -> ExecError {
-    ExecError::Unsupported(format!(
-        "{proc}(): argument `{arg}` must be {expects}, got {got} ({})",
-        got.type_name()
-    ))
-}
-
-fn question_arg(proc: &str, args: &[Value]) -> R<String> {
-    match args.first() {
-        Some(Value::String(q)) => Ok(q.clone()),
-        None | Some(Value::Null) => Err(ExecError::Unsupported(format!(
-            "{proc}(): argument `question` is required (a string)"
-        ))),
-        Some(v) => Err(bad(proc, "question", "a string", v)),
-    }
-}
-
-fn int_arg(proc: &str, args: &[Value], i: usize, name: &str, default: i64) -> R<i64> {
-    match args.get(i) {
-        None | Some(Value::Null) => Ok(default),
-        Some(Value::Int(n)) if *n >= 0 => Ok(*n),
-        Some(v) => Err(bad(proc, name, "a non-negative integer", v)),
-    }
-}
-
-/// An optional string argument that must be one of `choices` (compared without case).
-fn choice_arg(
-    proc: &str,
-    args: &[Value],
-    i: usize,
-    name: &str,
-    choices: [&'static str; 2],
-) -> R<&'static str> {
-    match args.get(i) {
-        None | Some(Value::Null) => Ok(choices[0]),
-        Some(Value::String(s)) => choices
-            .into_iter()
-            .find(|c| c.eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                ExecError::Unsupported(format!(
-                    "{proc}(): argument `{name}` must be '{}' or '{}', got '{s}'",
-                    choices[0], choices[1]
-                ))
-            }),
-        Some(v) => Err(bad(
-            proc,
-            name,
-            &format!("'{}' or '{}'", choices[0], choices[1]),
-            v,
-        )),
-    }
-}
-
-fn bool_arg(proc: &str, args: &[Value], i: usize, name: &str) -> R<bool> {
-    match args.get(i) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(v) => Err(bad(proc, name, "a boolean", v)),
-    }
-}
 
 /// The best `limit` nodes for `question`, with scores.
 fn ranked(ctx: &Ctx<'_>, proc: &str, question: &str, limit: usize) -> R<Vec<(NodeIdx, f64)>> {
@@ -107,7 +44,7 @@ fn ranked(ctx: &Ctx<'_>, proc: &str, question: &str, limit: usize) -> R<Vec<(Nod
 /// (FTS5's formula), best first, ties by node index; at most `limit` (default 10).
 pub(crate) fn search(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     const P: &str = "text.search";
-    let question = question_arg(P, args)?;
+    let question = string_arg(P, args, 0, "question")?;
     let limit = int_arg(P, args, 1, "limit", SEARCH_DEFAULT_LIMIT)?;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     Ok(ranked(ctx, P, &question, limit)?
@@ -230,7 +167,7 @@ fn walk(ctx: &Ctx<'_>, plan: &TraversalPlan, starts: &[NodeIdx]) -> R<Walked> {
 /// backwards but the relationship keeps its stored ends.
 pub(crate) fn traverse(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     const P: &str = "algo.traverse";
-    let question = question_arg(P, args)?;
+    let question = string_arg(P, args, 0, "question")?;
     let plan = TraversalPlan {
         depth_first: choice_arg(P, args, 1, "mode", ["bfs", "dfs"])? == "dfs",
         depth: int_arg(P, args, 2, "depth", TRAVERSE_DEFAULT_DEPTH)?.min(TRAVERSE_MAX_DEPTH),

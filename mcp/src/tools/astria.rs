@@ -4,7 +4,7 @@
 //! [`find_node`]; every relationship shows its evidence class
 //! ([`batho_schema::Provenance`]) and the arrow it is stored with.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use batho_engine::query::{ArtifactGraph, Value, render};
@@ -1219,13 +1219,8 @@ pub(crate) fn graph_stats(st: &State, a: RepoArgs) -> Result<Reply, ToolError> {
     Reply::new(&stats, cx.meta(), ANSWER_TOKENS)
 }
 
-/// A node nobody points at scores this PageRank (0.15 in the stored 1/1024 steps): a
-/// file's rank counts only what its entities score above it, so a generated header of ten
-/// thousand unused register macros does not outrank the scheduler.
-const PAGERANK_FLOOR: f64 = 0.150390625;
-
 /// `repo_map` lists at most this many symbols under each file.
-const MAP_SYMBOLS_PER_FILE: usize = 6;
+const MAP_SYMBOLS_PER_FILE: i64 = 6;
 
 /// Characters of map per budget unit (the seed's approximation; no tokenizer pass).
 const MAP_CHARS_PER_UNIT: i64 = 3;
@@ -1260,27 +1255,14 @@ fn signature_head(signature: &str) -> String {
     }
 }
 
-/// A file repo_map ranks: `file, rank`.
-struct RankedFile {
-    file: String,
-    rank: f64,
-}
-
-impl FromRecord for RankedFile {
-    fn from_record(record: &Record) -> Result<RankedFile, ToolError> {
-        Ok(RankedFile {
-            file: record.text("file")?,
-            rank: record.float("rank")?,
-        })
-    }
-}
-
-/// A symbol of a ranked file: `path, n.name AS name, n.kind AS kind, n.signature AS
-/// signature, n.start_line AS line, n.pagerank AS score`.
+/// A symbol of a ranked file, as the repo_map query returns it: `file, rank, name, kind,
+/// signature, line, score`.
 #[derive(Serialize)]
 struct MapSymbol {
     #[serde(skip)]
-    path: String,
+    file: String,
+    #[serde(skip)]
+    rank: f64,
     name: String,
     kind: String,
     line: i64,
@@ -1291,7 +1273,8 @@ struct MapSymbol {
 impl FromRecord for MapSymbol {
     fn from_record(record: &Record) -> Result<MapSymbol, ToolError> {
         Ok(MapSymbol {
-            path: record.text("path")?,
+            file: record.text("file")?,
+            rank: record.float("rank")?,
             name: record.text("name")?,
             kind: record.text("kind")?,
             line: record.int("line")?,
@@ -1351,31 +1334,37 @@ impl ToolOutput for RepoMapOutput {
     }
 }
 
-/// The ranked files with their top symbols, as many as fit in `chars` characters of map;
-/// whether the budget cut it.
-fn fill_map(files: Vec<RankedFile>, symbols: Vec<MapSymbol>, chars: usize) -> (Vec<MapFile>, bool) {
-    let mut by_file: HashMap<String, Vec<MapSymbol>> = HashMap::new();
+/// The ranked files with their top symbols (the query's rows: files best first, each
+/// file's symbols together), as many as fit in `chars` characters of map; whether the
+/// budget cut it.
+fn fill_map(symbols: Vec<MapSymbol>, chars: usize) -> (Vec<MapFile>, bool) {
+    let mut files: Vec<MapFile> = Vec::new();
     for symbol in symbols {
-        let listed = by_file.entry(symbol.path.clone()).or_default();
-        if listed.len() < MAP_SYMBOLS_PER_FILE {
-            listed.push(symbol);
+        match files.last_mut() {
+            Some(file) if file.file == symbol.file => file.symbols.push(symbol),
+            _ => files.push(MapFile {
+                file: symbol.file.clone(),
+                rank: symbol.rank,
+                symbols: vec![symbol],
+            }),
         }
     }
-    let (mut listed, mut size) = (Vec::new(), 0);
-    for ranked in files {
-        let file = MapFile {
-            symbols: by_file.remove(&ranked.file).unwrap_or_default(),
-            file: ranked.file,
-            rank: ranked.rank,
-        };
+    let mut size = 0;
+    for (shown, file) in files.iter().enumerate() {
         size += file.markdown().len();
         if size > chars {
-            return (listed, true);
+            files.truncate(shown);
+            return (files, true);
         }
-        listed.push(file);
     }
-    (listed, false)
+    (files, false)
 }
+
+/// The repo_map query: the best files by `algo.file_rank`, each with its best symbols.
+const REPO_MAP_QUERY: &str = "CALL algo.file_rank($files) YIELD file, rank \
+CALL algo.file_symbols(file, $symbols, $definitions_only) YIELD node, score \
+RETURN file, rank, node.name AS name, node.kind AS kind, node.signature AS signature, \
+node.start_line AS line, score";
 
 pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<Reply, ToolError> {
     positive("budget", a.budget)?;
@@ -1383,34 +1372,15 @@ pub(crate) fn repo_map(st: &State, a: RepoMapArgs) -> Result<Reply, ToolError> {
     // Enough files to fill the budget with a few symbols each.
     let file_limit = (a.budget / 100).clamp(10, 500);
     let mut cx = st.ctx(a.repo.name())?;
-    let files = cx.run(
-        "MATCH (n) WHERE NOT n:File AND NOT n:External AND n.file <> '' AND n.pagerank > $floor \
-         WITH n.file AS file, sum(n.pagerank - $floor) AS rank ORDER BY rank DESC, file LIMIT $limit \
-         RETURN file, rank",
-        &[
-            ("floor", Value::Float(PAGERANK_FLOOR)),
-            ("limit", Value::Int(file_limit)),
-        ],
-    )?;
-    let files: Vec<RankedFile> = decode_rows(&files)?;
-    let paths: Vec<Value> = files
-        .iter()
-        .map(|ranked| Value::from(ranked.file.as_str()))
-        .collect();
-    let definitions_only = a.detail == Detail::High;
     let symbols = cx.run(
-        "UNWIND $files AS path MATCH (n {file: path}) WHERE NOT n:File \
-         OPTIONAL MATCH (container)-[c:CONTAINS]->(n) \
-         WITH n, path, collect(has_role(c, 'Definition')) AS roles \
-         WHERE NOT $definitions_only OR true IN roles \
-         RETURN path, n.name AS name, n.kind AS kind, n.signature AS signature, n.start_line AS line, \
-         n.pagerank AS score ORDER BY score DESC, line",
+        REPO_MAP_QUERY,
         &[
-            ("files", Value::List(paths)),
-            ("definitions_only", Value::Bool(definitions_only)),
+            ("files", Value::Int(file_limit)),
+            ("symbols", Value::Int(MAP_SYMBOLS_PER_FILE)),
+            ("definitions_only", Value::Bool(a.detail == Detail::High)),
         ],
     )?;
-    let (files, truncated) = fill_map(files, decode_rows(&symbols)?, chars);
+    let (files, truncated) = fill_map(decode_rows(&symbols)?, chars);
     let output = RepoMapOutput { files, truncated };
     Reply::new(&output, cx.meta(), ANSWER_TOKENS)
 }
