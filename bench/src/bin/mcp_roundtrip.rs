@@ -1,11 +1,13 @@
 //! MCP round trips measured from the client: starts `batho mcp --root REPO`, times server
-//! start to the first tool answer, then many `get_entity` and incoming-callers
-//! `graph_query` calls over stdio, and the size of the default `graph_overview`.
+//! start to the first tool answer, then many `get_entity`, incoming-callers
+//! `graph_query`, Astria `explain` and `query_graph` (budget 2000) calls over stdio, and
+//! the size of the default `graph_overview`.
 //!
 //! Usage: `mcp_roundtrip [--batho PATH] [--calls N] REPO NAME`
 //! (NAME: a function defined in REPO, e.g. `luaD_call` or `mutex_lock`).
 //! Prints one line: `start_to_first_answer_ms get_entity_median_ms get_entity_p90_ms
-//! graph_query_median_ms graph_query_p90_ms callers overview_tokens`.
+//! graph_query_median_ms graph_query_p90_ms explain_median_ms explain_p90_ms
+//! query_graph_median_ms query_graph_p90_ms callers overview_tokens`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -127,6 +129,9 @@ fn main() {
 
     let mut entity = Vec::with_capacity(calls);
     let mut query = Vec::with_capacity(calls);
+    let mut explain = Vec::with_capacity(calls);
+    let mut ask = Vec::with_capacity(calls);
+    let question = json!({"question": format!("where is {name} used"), "budget": 2000});
     for _ in 0..calls {
         let t = Instant::now();
         c.call("get_entity", json!({"entity_id": id}));
@@ -134,15 +139,25 @@ fn main() {
         let t = Instant::now();
         c.call("graph_query", callers_args.clone());
         query.push(t.elapsed());
+        let t = Instant::now();
+        c.call("explain", json!({"node": id}));
+        explain.push(t.elapsed());
+        let t = Instant::now();
+        c.call("query_graph", question.clone());
+        ask.push(t.elapsed());
     }
     let overview = c.call("graph_overview", json!({}));
     let tokens = overview["structuredContent"]["meta"]["tokens_used"].clone();
     println!(
-        "start_to_first_answer_ms={start_ms:.1} get_entity_median_ms={:.3} get_entity_p90_ms={:.3} graph_query_median_ms={:.3} graph_query_p90_ms={:.3} callers={callers} overview_tokens={tokens}",
+        "start_to_first_answer_ms={start_ms:.1} get_entity_median_ms={:.3} get_entity_p90_ms={:.3} graph_query_median_ms={:.3} graph_query_p90_ms={:.3} explain_median_ms={:.3} explain_p90_ms={:.3} query_graph_median_ms={:.3} query_graph_p90_ms={:.3} callers={callers} overview_tokens={tokens}",
         percentile(&mut entity, 50),
         percentile(&mut entity, 90),
         percentile(&mut query, 50),
         percentile(&mut query, 90),
+        percentile(&mut explain, 50),
+        percentile(&mut explain, 90),
+        percentile(&mut ask, 50),
+        percentile(&mut ask, 90),
     );
     drop(c);
     let _ = std::fs::remove_dir_all(&home);
