@@ -44,15 +44,7 @@ fn patch_reports_changes_and_matches_a_full_build() {
         "No changes detected."
     );
 
-    let hash = repo.join("src/hash.c");
-    let text = fs::read_to_string(&hash).unwrap().replace("mix(", "mix64(");
-    fs::write(&hash, text).unwrap();
-    fs::write(
-        repo.join("src/extra.c"),
-        "#include \"demo/hash.h\"\nunsigned long twice(const char *k) { return hash_djb2(k) * 2; }\n",
-    )
-    .unwrap();
-    fs::remove_file(repo.join("src/main.cpp")).unwrap();
+    common::edit_demo(&repo);
     let line = run_ok(&["patch", arg(&repo)]);
     let expected = format!(
         "Patched {}: 3 changes (1 added, 1 modified, 1 deleted) in ",
@@ -69,9 +61,7 @@ fn patch_reports_changes_and_matches_a_full_build() {
 
     let patched = calls(&repo);
     let (_tmp2, fresh) = copy_repo("examples/demo");
-    fs::copy(&hash, fresh.join("src/hash.c")).unwrap();
-    fs::copy(repo.join("src/extra.c"), fresh.join("src/extra.c")).unwrap();
-    fs::remove_file(fresh.join("src/main.cpp")).unwrap();
+    common::edit_demo(&fresh);
     run_ok(&["build", arg(&fresh)]);
     assert_eq!(patched, calls(&fresh));
     assert!(patched.iter().any(|c| c.contains("mix64")), "{patched:?}");

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::fs;
 use std::path::Path;
 
 use common::{arg, copy_repo, run, run_json, run_ok};
@@ -30,19 +29,6 @@ fn finds(rows: &[String], id: &str) -> bool {
         .any(|row| row.trim_matches('"').starts_with(id) && row.contains(&format!("{id},")))
 }
 
-/// Edits the demo as `cli_patch` does: a renamed function, a new file, a deleted file.
-fn edit(repo: &Path) {
-    let hash = repo.join("src/hash.c");
-    let text = fs::read_to_string(&hash).unwrap().replace("mix(", "mix64(");
-    fs::write(&hash, text).unwrap();
-    fs::write(
-        repo.join("src/extra.c"),
-        "#include \"demo/hash.h\"\nunsigned long twice(const char *k) { return hash_djb2(k) * 2; }\n",
-    )
-    .unwrap();
-    fs::remove_file(repo.join("src/main.cpp")).unwrap();
-}
-
 #[test]
 fn search_follows_patches_and_equals_a_full_build() {
     let (_tmp, repo) = copy_repo("examples/demo");
@@ -51,7 +37,7 @@ fn search_follows_patches_and_equals_a_full_build() {
     assert!(finds(&search(&repo, "main"), "src/main.cpp:main"));
     assert!(search(&repo, "twice").is_empty());
 
-    edit(&repo);
+    common::edit_demo(&repo);
     run_ok(&["patch", arg(&repo)]);
     let mixed = search(&repo, "mix64");
     assert!(finds(&mixed, "src/hash.c:mix64"), "{mixed:?}");
@@ -60,7 +46,7 @@ fn search_follows_patches_and_equals_a_full_build() {
     assert!(!search(&repo, "main").iter().any(|r| r.contains("main.cpp")));
 
     let (_tmp2, fresh) = copy_repo("examples/demo");
-    edit(&fresh);
+    common::edit_demo(&fresh);
     run_ok(&["build", arg(&fresh)]);
     for question in [
         "mix64 hash",

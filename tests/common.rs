@@ -75,3 +75,19 @@ fn copy_dir(src: &Path, dst: &Path) {
 pub fn arg(path: &Path) -> &str {
     path.to_str().expect("temp paths are UTF-8")
 }
+
+/// Edits a copy of the demo the way the patch tests do: `mix` renamed `mix64` in
+/// `src/hash.c`, a new file `src/extra.c` calling `hash_djb2`, `src/main.cpp` deleted.
+pub fn edit_demo(repo: &Path) {
+    let hash = repo.join("src/hash.c");
+    let text = std::fs::read_to_string(&hash)
+        .unwrap()
+        .replace("mix(", "mix64(");
+    std::fs::write(&hash, text).unwrap();
+    std::fs::write(
+        repo.join("src/extra.c"),
+        "#include \"demo/hash.h\"\nunsigned long twice(const char *k) { return hash_djb2(k) * 2; }\n",
+    )
+    .unwrap();
+    std::fs::remove_file(repo.join("src/main.cpp")).unwrap();
+}

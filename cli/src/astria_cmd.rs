@@ -32,9 +32,9 @@ pub(crate) struct ExplainArgs {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Detail {
-    /// Every relationship.
+    /// Everything: every relationship, every symbol.
     All,
-    /// Only EXTRACTED and RESOLVED relationships.
+    /// Only what is defensible: EXTRACTED and RESOLVED relationships (map: definitions only).
     High,
 }
 
@@ -71,7 +71,7 @@ pub(crate) struct MapArgs {
     /// Approximate size: the map is cut at about 3 characters per unit.
     #[arg(long, value_name = "N", default_value_t = 2000)]
     budget: i64,
-    /// Only definitions (no prototypes or forward declarations).
+    /// `high` lists definitions only (no prototypes or forward declarations).
     #[arg(long, value_enum, default_value = "all")]
     detail: Detail,
     #[command(flatten)]

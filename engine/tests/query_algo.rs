@@ -7,18 +7,13 @@ mod support;
 use std::collections::BTreeMap;
 
 use batho_engine::query::Database;
-use expect_test::{Expect, expect};
+use expect_test::expect;
+use support::{check_golden as check, rows_of};
 
 fn db() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = support::golden(dir.path());
     (dir, db)
-}
-
-/// Each query's rows (`a | b`, in the query's order) or its error, one block per query.
-fn check(cases: &[&str], want: Expect) {
-    let (_d, db) = db();
-    want.assert_eq(&rows_of(&db, cases));
 }
 
 #[test]
@@ -254,23 +249,6 @@ fn pagerank_limit_keeps_the_head_of_the_ranking() {
 }
 
 /// Each query's rows on `db`, as [`check`] prints them.
-fn rows_of(db: &Database, queries: &[&str]) -> String {
-    let mut out = String::new();
-    for query in queries {
-        out.push_str(&format!("> {query}\n"));
-        match db.query(query, &BTreeMap::new()) {
-            Ok(result) => {
-                for row in &result.rows {
-                    let cells: Vec<String> = row.iter().map(ToString::to_string).collect();
-                    out.push_str(&cells.join(" | "));
-                    out.push('\n');
-                }
-            }
-            Err(error) => out.push_str(&format!("error: {error}\n")),
-        }
-    }
-    out
-}
 
 #[test]
 fn affected_passes_through_macros_at_no_cost() {

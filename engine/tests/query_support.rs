@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use batho_engine::query::Database;
@@ -204,4 +205,31 @@ pub fn golden(dir: &Path) -> Database {
         Strategy::Direct,
     );
     commit(dir, &g)
+}
+
+/// Each query's rows (`a | b`, in the query's order) or its error, one block per query
+/// (`> query` first): what the data-driven query tests compare with `expect!`.
+pub fn rows_of(db: &Database, queries: &[&str]) -> String {
+    let mut out = String::new();
+    for query in queries {
+        out.push_str(&format!("> {query}\n"));
+        match db.query(query, &BTreeMap::new()) {
+            Ok(result) => {
+                for row in &result.rows {
+                    let cells: Vec<String> = row.iter().map(ToString::to_string).collect();
+                    out.push_str(&cells.join(" | "));
+                    out.push('\n');
+                }
+            }
+            Err(error) => out.push_str(&format!("error: {error}\n")),
+        }
+    }
+    out
+}
+
+/// [`rows_of`] the queries on a fresh golden graph, compared with `want`.
+pub fn check_golden(queries: &[&str], want: expect_test::Expect) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = golden(dir.path());
+    want.assert_eq(&rows_of(&db, queries));
 }

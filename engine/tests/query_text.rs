@@ -4,36 +4,8 @@
 #[path = "query_support.rs"]
 mod support;
 
-use std::collections::BTreeMap;
-
-use batho_engine::query::Database;
-use expect_test::{Expect, expect};
-
-fn db() -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = support::golden(dir.path());
-    (dir, db)
-}
-
-/// Each query's rows (`a | b`, in the query's order) or its error, one block per query.
-fn check(cases: &[&str], want: Expect) {
-    let (_d, db) = db();
-    let mut out = String::new();
-    for q in cases {
-        out.push_str(&format!("> {q}\n"));
-        match db.query(q, &BTreeMap::new()) {
-            Ok(res) => {
-                for r in &res.rows {
-                    let cells: Vec<String> = r.iter().map(ToString::to_string).collect();
-                    out.push_str(&cells.join(" | "));
-                    out.push('\n');
-                }
-            }
-            Err(e) => out.push_str(&format!("error: {e}\n")),
-        }
-    }
-    want.assert_eq(&out);
-}
+use expect_test::expect;
+use support::check_golden as check;
 
 #[test]
 fn search_ranks_by_bm25_over_names_and_paths() {
