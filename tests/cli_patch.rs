@@ -10,15 +10,7 @@ use common::{arg, copy_repo, run, run_json, run_ok};
 /// Every CALLS edge as `caller -> callee`, sorted: a query whose answer must not depend on
 /// whether the artifact was patched or built.
 fn calls(repo: &std::path::Path) -> Vec<String> {
-    let out = run_ok(&[
-        "query",
-        "--repo",
-        arg(repo),
-        "--format",
-        "csv",
-        "MATCH (a)-[:CALLS]->(b) RETURN a.id, b.id",
-    ]);
-    let mut rows: Vec<String> = out.lines().skip(1).map(str::to_owned).collect();
+    let mut rows = common::query_csv_rows(repo, &[], "MATCH (a)-[:CALLS]->(b) RETURN a.id, b.id");
     rows.sort();
     rows
 }

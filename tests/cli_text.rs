@@ -11,17 +11,11 @@ use common::{arg, copy_repo, run, run_json, run_ok};
 
 /// `name,score` rows of `text.search(question, 50)`.
 fn search(repo: &Path, question: &str) -> Vec<String> {
-    let out = run_ok(&[
-        "query",
-        "--repo",
-        arg(repo),
-        "--format",
-        "csv",
-        "-p",
-        &format!("question={question}"),
+    common::query_csv_rows(
+        repo,
+        &[format!("question={question}")],
         "CALL text.search($question, 50) YIELD node, score RETURN node.id, score",
-    ]);
-    out.lines().skip(1).map(str::to_owned).collect()
+    )
 }
 
 fn finds(rows: &[String], id: &str) -> bool {

@@ -91,3 +91,14 @@ pub fn edit_demo(repo: &Path) {
     .unwrap();
     std::fs::remove_file(repo.join("src/main.cpp")).unwrap();
 }
+
+/// The data rows (header left out) of `batho query --format csv` on `repo`, each `-p`
+/// parameter given as `name=value`.
+pub fn query_csv_rows(repo: &Path, params: &[String], query: &str) -> Vec<String> {
+    let mut args = vec!["query", "--repo", arg(repo), "--format", "csv"];
+    for param in params {
+        args.extend(["-p", param.as_str()]);
+    }
+    args.push(query);
+    run_ok(&args).lines().skip(1).map(str::to_owned).collect()
+}
