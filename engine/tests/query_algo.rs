@@ -7,8 +7,13 @@ mod support;
 use std::collections::BTreeMap;
 
 use batho_engine::query::Database;
-use expect_test::expect;
-use support::{check_golden as check, rows_of};
+use expect_test::{Expect, expect};
+use support::rows_of;
+
+/// Each query's rows on the golden graph, or its error, one block per query.
+fn check(cases: &[&str], want: Expect) {
+    want.assert_eq(&support::golden_rows(cases));
+}
 
 fn db() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().expect("tempdir");

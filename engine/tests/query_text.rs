@@ -4,8 +4,12 @@
 #[path = "query_support.rs"]
 mod support;
 
-use expect_test::expect;
-use support::check_golden as check;
+use expect_test::{Expect, expect};
+
+/// Each query's rows on the golden graph, or its error, one block per query.
+fn check(cases: &[&str], want: Expect) {
+    want.assert_eq(&support::golden_rows(cases));
+}
 
 #[test]
 fn search_ranks_by_bm25_over_names_and_paths() {
