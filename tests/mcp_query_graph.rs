@@ -37,6 +37,13 @@ fn follow_cursors(c: &mut Client, budget: u64) -> Vec<String> {
             "{used} tokens over {budget}:\n{text}"
         );
         assert_eq!(structured["meta"]["o200k_tokens"], used);
+        assert_eq!(structured["meta"]["o200k_budget"], budget);
+        // The page is cut by exact count only; the estimate of max_tokens cuts nothing.
+        assert_eq!(structured["meta"]["truncated"], false, "{structured}");
+        assert!(
+            structured["meta"].get("token_budget").is_none(),
+            "{structured}"
+        );
         assert!(
             text.starts_with("Traversal: BFS depth=2 | Start: ["),
             "{text}"

@@ -241,7 +241,7 @@ fn header(a: &QueryGraphArgs, records: &[TraversalRecord]) -> String {
     )
 }
 
-/// Moves the staleness notice out of `meta` (where [`Answer::finish`] would prepend it
+/// Moves the staleness notice out of `meta` (where [`Reply`] would prepend it
 /// uncounted) so that the page puts it above the header and counts it in the budget; it
 /// stays in `meta.stale.notice_in_text`.
 fn take_stale_notice(meta: &mut Map<String, Json>) -> Option<String> {
