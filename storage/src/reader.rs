@@ -715,6 +715,41 @@ impl Artifact {
         }
     }
 
+    /// Every node's out- and in-degree (indexed by node) leaving out the relationships of
+    /// type `skipped`, read off the CSR offsets and `skipped`'s bitmap: O(nodes + edges of
+    /// that type), where walking every edge reads its type and target columns (Linux 6.1:
+    /// 18 M edges, 7 M of them CONTAINS). `None` when a delta layer is open (its edges are
+    /// not in the base CSR; walk the edges instead).
+    pub fn base_degrees_without(&self, skipped: RelType) -> Option<(Vec<u32>, Vec<u32>)> {
+        if self.delta.is_some() {
+            return None;
+        }
+        let nodes = self.n as usize;
+        let (mut outgoing, mut incoming) = (Vec::with_capacity(nodes), Vec::with_capacity(nodes));
+        for v in 0..self.n {
+            outgoing.push(self.csr_range(&self.edges.out_offsets, NodeIdx(v)).len() as u32);
+            incoming.push(self.csr_range(&self.edges.in_offsets, NodeIdx(v)).len() as u32);
+        }
+        // The out-ranges are consecutive in node order, as the bitmap's edges are: one walk
+        // finds each skipped edge's source.
+        let mut source = 0u32;
+        let mut source_end = self.csr_range(&self.edges.out_offsets, NodeIdx(0)).end;
+        for e in self.edges_of_rel(skipped) {
+            while e >= source_end && source + 1 < self.n {
+                source += 1;
+                source_end = self.csr_range(&self.edges.out_offsets, NodeIdx(source)).end;
+            }
+            if let Some(count) = outgoing.get_mut(source as usize) {
+                *count = count.saturating_sub(1);
+            }
+            let target = self.edge(EdgeIdx(e)).dst().0 as usize;
+            if let Some(count) = incoming.get_mut(target) {
+                *count = count.saturating_sub(1);
+            }
+        }
+        Some((outgoing, incoming))
+    }
+
     /// In-edges of `n`: the base layer's in edge index order, then the delta's.
     pub fn in_edges(&self, n: NodeIdx) -> EdgeIter<'_> {
         let base = self.csr_range(&self.edges.in_offsets, n);

@@ -296,10 +296,27 @@ fn check_dictionary(g: &GraphBuilder, a: &Artifact) {
     assert_eq!(a.string(StrId(a.string_count())), "");
 }
 
+/// `base_degrees_without` against the model's edges, for every relation type.
+fn check_degrees(g: &GraphBuilder, a: &Artifact) {
+    for &skipped in RelType::ALL {
+        let (mut outgoing, mut incoming) = (vec![0u32; g.nodes.len()], vec![0u32; g.nodes.len()]);
+        for e in g.edges.iter().filter(|e| e.rel != skipped) {
+            outgoing[e.src.0 as usize] += 1;
+            incoming[e.dst.0 as usize] += 1;
+        }
+        assert_eq!(
+            a.base_degrees_without(skipped),
+            Some((outgoing, incoming)),
+            "without {skipped}"
+        );
+    }
+}
+
 fn check(g: &GraphBuilder, a: &Artifact) {
     assert_eq!(a.node_count() as usize, g.nodes.len());
     assert_eq!(a.edge_count() as usize, g.edges.len());
     assert_eq!(a.verify(true), vec![]);
+    check_degrees(g, a);
     assert_eq!(a.string(StrId(0)), "");
     check_dictionary(g, a);
     let mut first_with_id: BTreeMap<String, u32> = BTreeMap::new();

@@ -11,6 +11,7 @@
 //! - `staleness`: files changed on disk since the artifact's run, as a share of the files.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use batho_lang::Value;
 use batho_storage::NodeIdx;
@@ -58,7 +59,16 @@ fn record(
 pub(crate) fn health(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
     let art = ctx.art;
     ctx.tick(u64::from(art.node_count()) / 16 + u64::from(art.edge_count()) / 16)?;
-    let parts = health_parts(art);
+    // The staleness check walks and stats the tree: it runs beside the graph's parts.
+    let root = art.dir().parent();
+    let (parts, (stale_count, stale)) = std::thread::scope(|scope| {
+        let stale = scope.spawn(|| stale_files(root));
+        let parts = health_parts(art);
+        let stale = stale
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (parts, stale)
+    });
     let id = |n: NodeIdx| Value::from(art.node(n).id().as_ref());
     let unused: Vec<Value> = parts.unused.iter().map(|u| id(u.node)).collect();
     let files_in_cycles: u64 = parts.include_cycles.iter().map(|c| c.len() as u64).sum();
@@ -77,7 +87,6 @@ pub(crate) fn health(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
             Value::Map(hub)
         })
         .collect();
-    let (stale_count, stale) = stale_files(ctx);
     ctx.hold(unused.len() + cycles.len() + hubs.len() + stale.len())?;
     Ok(vec![
         record(
@@ -114,8 +123,8 @@ pub(crate) fn health(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
 /// How many files changed on disk since the artifact's run, and the first of them
 /// (`batho status`'s answer); none when the repository cannot be read (an artifact opened
 /// away from its tree).
-fn stale_files(ctx: &Ctx<'_>) -> (u64, Vec<String>) {
-    let Some(root) = ctx.art.dir().parent() else {
+fn stale_files(root: Option<&Path>) -> (u64, Vec<String>) {
+    let Some(root) = root else {
         return (0, Vec::new());
     };
     crate::status::status(root, false).map_or_else(
