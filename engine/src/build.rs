@@ -113,6 +113,9 @@ pub struct PhaseTimes {
     pub communities_ms: u64,
     /// Writing and committing the generation.
     pub write_ms: u64,
+    /// Summarizing the communities of the committed generation and storing the summary
+    /// (`algo::community_summary`), after the commit.
+    pub summary_ms: u64,
 }
 
 /// Why a build did not happen.
@@ -318,6 +321,9 @@ pub fn build(
     // nothing.
     let _ = crate::stamps::save_for_build(&dir, &discovery.files, &graph, hashed_from_ns);
     phases.write_ms = mark.elapsed().as_millis() as u64;
+    let mark = Instant::now();
+    store_community_summary(&store);
+    phases.summary_ms = mark.elapsed().as_millis() as u64;
     phases.communities_ms = communities_ms;
     let run = RunRecord {
         generation: commit.generation,
@@ -345,6 +351,18 @@ pub fn build(
 /// PageRank are computed on a second thread meanwhile: the writer encodes the segments
 /// that do not need them first (on a kernel, each side takes about ten seconds). Returns
 /// the commit and the milliseconds the two algorithms took.
+/// Computes the community summary of the generation just committed and stores it beside
+/// the artifact (`algo::community_summary`), so that readers do not compute it. An
+/// accelerator, like the stamps: failing to write it fails nothing.
+pub(crate) fn store_community_summary(store: &Store) {
+    let Ok(art) = store.open_current() else {
+        return;
+    };
+    let no_limit = &mut |_| Ok::<(), std::convert::Infallible>(());
+    let Ok(summary) = algo::community_summary::summarize(&art, no_limit);
+    let _ = algo::community_summary::store(&art, &summary);
+}
+
 pub fn commit_whole(
     writer: &mut WriterLock<'_>,
     graph: &GraphBuilder,

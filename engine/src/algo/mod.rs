@@ -13,6 +13,7 @@
 use batho_schema::{NodeKind, RelType};
 use batho_storage::input::GraphBuilder;
 
+pub mod community_summary;
 mod pagerank;
 pub use pagerank::{
     DAMPING, PAGERANK_RELS, SCALE, from_stored, pagerank, pagerank_scores, rel_weight,

@@ -129,3 +129,59 @@ fn pagerank_is_stored_by_the_build_and_kept_by_a_patch() {
         of(&before, "src/api.c:api_call")
     );
 }
+
+/// The build stores the community summary its readers would compute; a damaged or stale
+/// one is computed again by the first query, which stores the new one; the answers never
+/// change.
+#[test]
+fn the_community_summary_is_stored_by_the_build_and_recomputed_when_stale() {
+    use crate::algo::community_summary::{graph_key, stored, summarize};
+    use crate::query::Database;
+    use batho_storage::Artifact;
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    write_repo(root);
+    build(root, &BuildOptions::default(), &|_| {}).expect("build");
+    let dir = artifact_dir(root);
+    let file = dir.join("derived").join("communities.json");
+    let open = || Artifact::open(&dir).expect("open");
+    let computed = |art: &Artifact| {
+        summarize(art, &mut |_| Ok::<(), std::convert::Infallible>(())).expect("infallible")
+    };
+    let built = stored(&open()).expect("the build stored a summary");
+    assert_eq!(built, computed(&open()));
+    assert!(!built.rows.is_empty());
+    let answer = |root: &Path| {
+        let db = Database::open(root).expect("database");
+        let rows = |q: &str| {
+            db.query(q, &BTreeMap::new())
+                .expect("query")
+                .rows
+                .iter()
+                .map(|row| format!("{row:?}"))
+                .collect::<Vec<_>>()
+        };
+        (rows("CALL db.communities()"), rows("CALL db.stats()"))
+    };
+    let from_store = answer(root);
+
+    // Damaged: computed again, the same answer, and stored again.
+    std::fs::write(&file, b"{\"key\": 1").expect("damage");
+    assert_eq!(stored(&open()), None);
+    assert_eq!(answer(root), from_store);
+    assert_eq!(stored(&open()), Some(built.clone()));
+
+    // Stale after a patch: the first query stores the new graph's summary.
+    std::fs::write(
+        root.join("src/extra.c"),
+        "#include \"../include/api.h\"\nint extra(void) { return api_call(3); }\n",
+    )
+    .expect("write");
+    crate::patch::patch(root, &crate::patch::PatchOptions::default()).expect("patch");
+    let patched = open();
+    assert_ne!(graph_key(&patched), built.key);
+    assert_eq!(stored(&patched), None);
+    let _ = answer(root);
+    assert_eq!(stored(&open()), Some(computed(&open())));
+}

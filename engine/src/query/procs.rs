@@ -3,14 +3,12 @@
 
 use batho_lang::Value;
 use batho_schema::{NodeKind, RelType};
-use std::collections::{HashMap, HashSet};
 
-use batho_storage::{NodeIdx, RunKind, RunRecord, RunStatus};
+use batho_storage::{RunKind, RunRecord, RunStatus};
 use std::collections::BTreeMap;
 
+use crate::algo::community_summary::{self, CommunitySummary};
 use crate::diff::{self, ChangeKind, DiffError, DiffFilter, NodeSnapshot, RunDiff};
-
-use crate::algo::COMMUNITY_RELS;
 
 use super::algo_procs;
 use super::exec::{Ctx, ExecError, R, Row};
@@ -154,195 +152,49 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
         .collect())
 }
 
-/// Whether a node takes part in communities: file nodes and external stubs never do.
-fn in_communities(kind: NodeKind) -> bool {
-    !matches!(kind, NodeKind::File | NodeKind::External)
-}
-
-/// The graph communities are measured over: entities, CALLS/INCLUDES/REFERENCES/INHERITS
-/// edges between two distinct ones, undirected, one unit of weight per edge. Returns each
-/// node's degree in it and the number of its edges.
-fn community_graph_degrees(ctx: &Ctx<'_>) -> R<(Vec<u32>, u64)> {
-    let art = ctx.art;
-    let n = art.node_count();
-    let entity: Vec<bool> = (0..n)
-        .map(|v| art.is_live(NodeIdx(v)) && in_communities(art.node(NodeIdx(v)).kind()))
-        .collect();
-    let mut degree = vec![0u32; n as usize];
-    let mut edges = 0u64;
-    for v in (0..n).filter(|&v| entity[v as usize]) {
-        let out = art.out_edges(NodeIdx(v));
-        ctx.tick(1 + out.len() as u64)?;
-        for e in out {
-            let d = e.dst().0;
-            if d != v && entity.get(d as usize) == Some(&true) && COMMUNITY_RELS.contains(&e.rel())
-            {
-                degree[v as usize] = degree[v as usize].saturating_add(1);
-                degree[d as usize] = degree[d as usize].saturating_add(1);
-                edges += 1;
-            }
-        }
+/// The community summary of the artifact the query reads: the one stored beside it
+/// (written by the build, or by the first query after a patch), else computed here under
+/// the query's work limit and stored for the next reader.
+fn community_summary(ctx: &Ctx<'_>) -> R<CommunitySummary> {
+    if let Some(summary) = community_summary::stored(ctx.art) {
+        return Ok(summary);
     }
-    Ok((degree, edges))
+    let summary = community_summary::summarize(ctx.art, &mut |work| ctx.tick(work))?;
+    ctx.hold(summary.rows.len())?;
+    // An accelerator, like the facts cache: a read-only artifact just computes again.
+    let _ = community_summary::store(ctx.art, &summary);
+    Ok(summary)
 }
 
-/// What [`communities`] gathers about one community.
-#[derive(Default)]
-struct CommunityStats {
-    entities: u64,
-    /// Members per file (by the file's string id), with one member to read the path from.
-    members_per_file: HashMap<u32, (u64, u32)>,
-    /// Its most connected members, best first (degree descending, then node index).
-    central: Vec<u32>,
-    /// Sum of the members' degrees, and the edges with both ends inside.
-    degree_sum: u64,
-    internal_edges: u64,
-}
-
-/// How many of a community's most connected members are kept to name it.
-const CENTRAL_KEPT: usize = 4;
-
-impl CommunityStats {
-    fn add_member(&mut self, v: u32, file: u32, degree: &[u32]) {
-        self.entities += 1;
-        self.members_per_file.entry(file).or_insert((0, v)).0 += 1;
-        self.degree_sum += u64::from(degree[v as usize]);
-        let rank = |x: u32| (std::cmp::Reverse(degree[x as usize]), x);
-        let at = self.central.partition_point(|&x| rank(x) < rank(v));
-        if at < CENTRAL_KEPT {
-            self.central.insert(at, v);
-            self.central.truncate(CENTRAL_KEPT);
-        }
-    }
-}
-
-/// Every community's stats, by community id.
-fn community_stats(ctx: &Ctx<'_>, degree: &[u32]) -> R<BTreeMap<u32, CommunityStats>> {
-    let art = ctx.art;
-    let mut stats: BTreeMap<u32, CommunityStats> = BTreeMap::new();
-    let community_of = |v: u32| {
-        let node = art.node(NodeIdx(v));
-        (art.is_live(NodeIdx(v)) && in_communities(node.kind())).then(|| node.community())
-    };
-    for v in 0..art.node_count() {
-        let Some(c) = community_of(v).filter(|&c| c != 0) else {
-            continue;
-        };
-        let node = art.node(NodeIdx(v));
-        stats
-            .entry(c)
-            .or_default()
-            .add_member(v, node.file_sid().0, degree);
-        let out = art.out_edges(NodeIdx(v));
-        ctx.tick(1 + out.len() as u64)?;
-        for e in out {
-            let d = e.dst().0;
-            if d != v && COMMUNITY_RELS.contains(&e.rel()) && community_of(d) == Some(c) {
-                stats.entry(c).or_default().internal_edges += 1;
-            }
-        }
-    }
-    ctx.hold(stats.len())?;
-    Ok(stats)
-}
-
-/// The directory holding most of a community's members (ties: the smallest path), with a
-/// trailing `/`; empty when that is the root of the tree.
-fn main_directory(ctx: &Ctx<'_>, s: &CommunityStats) -> String {
-    let mut per_dir: BTreeMap<String, u64> = BTreeMap::new();
-    for &(members, node) in s.members_per_file.values() {
-        let file = ctx.art.node(NodeIdx(node)).file().into_owned();
-        let dir = file.rfind('/').map_or("", |at| &file[..=at]).to_owned();
-        *per_dir.entry(dir).or_default() += members;
-    }
-    let mut best: Option<(&String, u64)> = None;
-    for (dir, &members) in &per_dir {
-        if best.is_none_or(|(_, most)| members > most) {
-            best = Some((dir, members));
-        }
-    }
-    best.map(|(dir, _)| dir.clone()).unwrap_or_default()
-}
-
-/// A label saying what a community is about: the names of its two most connected members
-/// (distinct names) and the directory most of it is in, e.g. `lua_State, luaD_call (src/)`.
-/// `taken` holds the labels given so far; a label already given gets the next most
-/// connected name, then the community id, so that no two communities share one.
-fn community_label(ctx: &Ctx<'_>, c: u32, s: &CommunityStats, taken: &HashSet<String>) -> String {
-    let mut names: Vec<String> = Vec::new();
-    for &v in &s.central {
-        let name = ctx.art.node(NodeIdx(v)).name().into_owned();
-        if !name.is_empty() && !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    let dir = main_directory(ctx, s);
-    let with = |count: usize| {
-        let shown = names[..count.min(names.len())].join(", ");
-        if dir.is_empty() {
-            shown
-        } else {
-            format!("{shown} ({dir})")
-        }
-    };
-    (2..=names.len().max(2))
-        .map(with)
-        .find(|label| !taken.contains(label))
-        .unwrap_or_else(|| format!("{} [community {c}]", with(2)))
-}
-
-/// The number of communities and the modularity of the partition (the sum of
-/// [`communities`]' per-community terms, over the same graph).
+/// The number of communities and the modularity of the partition.
 fn partition(ctx: &Ctx<'_>) -> R<(u64, f64)> {
-    let (degree, edges) = community_graph_degrees(ctx)?;
-    let stats = community_stats(ctx, &degree)?;
-    let m = edges as f64;
-    let mut modularity = 0.0;
-    if m > 0.0 {
-        for s in stats.values() {
-            let (inside, ends) = (s.internal_edges as f64, s.degree_sum as f64);
-            modularity += inside / m - (ends / (2.0 * m)).powi(2);
-        }
-    }
-    Ok((stats.len() as u64, modularity))
+    let summary = community_summary(ctx)?;
+    Ok((summary.rows.len() as u64, summary.modularity))
 }
 
-/// One record per community (the `community` property stored by the build): its id, a
-/// label, how many entities and distinct files it has, its most central member (the one
-/// with the highest degree), its cohesion (the share of its members' edge ends that stay
-/// inside it) and its term of the modularity (summed over every community, the
-/// modularity of the partition). Degrees, cohesion and modularity are over the graph
-/// [`community_graph_degrees`] describes.
+/// One record per community (see [`community_summary::CommunityRow`]).
 fn communities(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
-    let (degree, edges) = community_graph_degrees(ctx)?;
-    let stats = community_stats(ctx, &degree)?;
-    let mut taken: HashSet<String> = HashSet::new();
-    let mut out = Vec::with_capacity(stats.len());
-    for (c, s) in stats {
-        let label = community_label(ctx, c, &s, &taken);
-        taken.insert(label.clone());
-        let central = s.central.first().map(|&v| ctx.art.node(NodeIdx(v)));
-        let ratio = |part: f64, whole: f64| if whole > 0.0 { part / whole } else { 0.0 };
-        let (inside, ends) = (s.internal_edges as f64, s.degree_sum as f64);
-        let modularity = ratio(inside, edges as f64) - ratio(ends, 2.0 * edges as f64).powi(2);
-        out.push(vec![
-            ("community", Value::Int(i64::from(c))),
-            ("label", Value::from(label.as_str())),
-            ("entities", count(s.entities)),
-            ("files", count(s.members_per_file.len() as u64)),
-            (
-                "central",
-                central.map_or(Value::Null, |x| Value::from(x.name())),
-            ),
-            (
-                "central_id",
-                central.map_or(Value::Null, |x| Value::from(x.id().as_ref())),
-            ),
-            ("cohesion", Value::Float(ratio(2.0 * inside, ends))),
-            ("modularity", Value::Float(modularity)),
-        ]);
-    }
-    Ok(out)
+    let summary = community_summary(ctx)?;
+    Ok(summary
+        .rows
+        .into_iter()
+        .map(|row| {
+            let (central, central_id) = match row.central {
+                Some(member) => (Value::from(member.name), Value::from(member.id)),
+                None => (Value::Null, Value::Null),
+            };
+            vec![
+                ("community", Value::Int(i64::from(row.community))),
+                ("label", Value::from(row.label)),
+                ("entities", count(row.entities)),
+                ("files", count(row.files)),
+                ("central", central),
+                ("central_id", central_id),
+                ("cohesion", Value::Float(row.cohesion)),
+                ("modularity", Value::Float(row.modularity)),
+            ]
+        })
+        .collect())
 }
 
 /// An optional string argument (`null` or absent: `None`).
