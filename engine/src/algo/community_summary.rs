@@ -4,11 +4,11 @@
 //! `CALL db.stats()` and the Astria `list_communities` and `graph_stats` tools read it.
 //!
 //! Computing it reads every entity's out-edges (1.5 s on Linux 6.1), so the build computes
-//! it once and stores it beside the artifact, in `derived/communities.json`, keyed by the
-//! hashes of the segments it describes ([`graph_key`]): a reader that finds the key of its
-//! own generation reads the summary instead (a few milliseconds). A patch leaves the old
-//! file, whose key no longer matches; the first query after it computes and stores the
-//! new one. A missing, damaged or stale file is never an error: the summary is computed.
+//! it once and stores it beside the artifact, in `derived/communities-<key>.json`, keyed by
+//! the hashes of the segments it describes ([`graph_key`]): a reader that finds the file of
+//! its own graph reads the summary instead (a few milliseconds). After a patch there is no
+//! file for the new graph; the first query computes and stores it. A missing or damaged
+//! file is never an error: the summary is computed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -74,29 +74,61 @@ pub fn graph_key(art: &Artifact) -> String {
     hasher.finalize().to_hex().to_string()
 }
 
-fn summary_path(art: &Artifact) -> PathBuf {
-    art.dir().join("derived").join("communities.json")
+/// Summaries kept in `derived/`, the newest first: the current graph's, and those of a few
+/// graphs before it (a server still reading the generation before a patch, a query `AT
+/// GENERATION`), so that readers of different graphs do not overwrite each other's.
+const SUMMARIES_KEPT: usize = 4;
+
+fn derived_dir(art: &Artifact) -> PathBuf {
+    art.dir().join("derived")
+}
+
+/// `derived/communities-<first 16 hex digits of the key>.json`.
+fn summary_path(art: &Artifact, key: &str) -> PathBuf {
+    derived_dir(art).join(format!("communities-{}.json", &key[..16.min(key.len())]))
 }
 
 /// The summary stored for this artifact's graph, if there is one and it reads back.
 pub fn stored(art: &Artifact) -> Option<CommunitySummary> {
-    let text = std::fs::read(summary_path(art)).ok()?;
+    let key = graph_key(art);
+    let text = std::fs::read(summary_path(art, &key)).ok()?;
     let summary: CommunitySummary = serde_json::from_slice(&text).ok()?;
-    (summary.key == graph_key(art)).then_some(summary)
+    (summary.key == key).then_some(summary)
 }
 
-/// Stores `summary` for the next readers (written aside, then renamed over the old one).
+/// Stores `summary` for the next readers (written aside, then renamed into place), and
+/// deletes all but the [`SUMMARIES_KEPT`] newest summaries.
 pub fn store(art: &Artifact, summary: &CommunitySummary) -> std::io::Result<()> {
-    let path = summary_path(art);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
+    let path = summary_path(art, &summary.key);
+    std::fs::create_dir_all(derived_dir(art))?;
     // `.tmp-` marks an interrupted write, as everywhere under `.batho/`.
     let aside = path.with_extension(format!("json.tmp-{}", std::process::id()));
     std::fs::write(&aside, serde_json::to_vec(summary)?)?;
     std::fs::rename(&aside, &path).inspect_err(|_| {
         let _ = std::fs::remove_file(&aside);
-    })
+    })?;
+    prune(art);
+    Ok(())
+}
+
+/// Deletes the summaries after the [`SUMMARIES_KEPT`] most recently written.
+fn prune(art: &Artifact) {
+    let Ok(entries) = std::fs::read_dir(derived_dir(art)) else {
+        return;
+    };
+    let mut summaries: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("communities-") && name.ends_with(".json")
+        })
+        .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
+        .collect();
+    summaries.sort_by(|a, b| b.cmp(a));
+    for (_, path) in summaries.into_iter().skip(SUMMARIES_KEPT) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// Computes the summary of `art`'s graph, calling `tick` as it reads nodes and edges.

@@ -144,12 +144,16 @@ fn the_community_summary_is_stored_by_the_build_and_recomputed_when_stale() {
     write_repo(root);
     build(root, &BuildOptions::default(), &|_| {}).expect("build");
     let dir = artifact_dir(root);
-    let file = dir.join("derived").join("communities.json");
     let open = || Artifact::open(&dir).expect("open");
+    let key = graph_key(&open());
+    let file = dir
+        .join("derived")
+        .join(format!("communities-{}.json", &key[..16]));
     let computed = |art: &Artifact| {
         summarize(art, &mut |_| Ok::<(), std::convert::Infallible>(())).expect("infallible")
     };
     let built = stored(&open()).expect("the build stored a summary");
+    let built_generation = open().generation();
     assert_eq!(built, computed(&open()));
     assert!(!built.rows.is_empty());
     let answer = |root: &Path| {
@@ -184,4 +188,7 @@ fn the_community_summary_is_stored_by_the_build_and_recomputed_when_stale() {
     assert_eq!(stored(&patched), None);
     let _ = answer(root);
     assert_eq!(stored(&open()), Some(computed(&open())));
+    // The summary of the graph before the patch is kept beside the new one.
+    let before = Artifact::open_generation(&dir, built_generation).expect("old generation");
+    assert_eq!(stored(&before), Some(built));
 }
