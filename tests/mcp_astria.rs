@@ -468,4 +468,7 @@ fn graph_stats_and_repo_map() {
         markdown.contains("int table_put(table *t, const char *key, const char *value)"),
         "{markdown}"
     );
+    // Macros are listed when something expands them; include guards are not.
+    assert!(markdown.contains("TABLE_MIN_BUCKETS"), "{markdown}");
+    assert!(!markdown.contains("DEMO_TABLE_H"), "{markdown}");
 }

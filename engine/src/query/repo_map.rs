@@ -128,7 +128,8 @@ fn baseline(scores: impl Iterator<Item = u32>) -> u32 {
 
 /// `algo.file_symbols(file, [limit], [definitions_only])`: the entities whose `file` is
 /// `file`, by stored PageRank descending, then line, then node index; at most `limit`
-/// (default 10). Files, external stubs, fields and enumerators are not listed; with
+/// (default 10). Files, external stubs, fields, enumerators and macros nothing expands
+/// (include guards) are not listed; with
 /// `definitions_only`, neither is anything whose `CONTAINS` relationship lacks the
 /// `Definition` role (prototypes, `extern` declarations, forward declarations). A path no
 /// node has gives no records. Records: `node`, `score` (its PageRank).
@@ -148,6 +149,7 @@ pub(crate) fn file_symbols(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
         let node = art.node(NodeIdx(v));
         if UNLISTED_KINDS.contains(&node.kind())
             || !art.is_live(NodeIdx(v))
+            || (node.kind() == NodeKind::Macro && !is_expanded(ctx, NodeIdx(v)))
             || (definitions_only && !is_definition(ctx, NodeIdx(v)))
         {
             continue;
@@ -166,6 +168,12 @@ pub(crate) fn file_symbols(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
             ]
         })
         .collect())
+}
+
+/// Whether anything expands the macro `v`: an include guard (`#define DEMO_TABLE_H`) and
+/// other macros nothing uses say nothing about what a file offers.
+fn is_expanded(ctx: &Ctx<'_>, v: NodeIdx) -> bool {
+    ctx.art.in_edges(v).any(|e| e.rel() == RelType::Expands)
 }
 
 /// Whether a `CONTAINS` relationship into `v` has the `Definition` role.
