@@ -96,6 +96,24 @@ fn tmp_name(name: &str) -> String {
 }
 
 /// Writes `bytes` to a temporary file in `dir`, fsyncs it and returns its path.
+/// Whether `path` holds the segment `segment` names: its length and its blake3 hash (its
+/// file name) match. A commit and a load reuse such a file instead of writing the bytes
+/// again; a file of the right length with other bytes (a flipped byte) is replaced, never
+/// reused, so that a rebuild or a load repairs it rather than publishing it again. Only a
+/// commit of content already on disk pays for the read.
+pub(crate) fn holds_segment(path: &Path, segment: &SegmentRef) -> bool {
+    if !fs::metadata(path).is_ok_and(|m| m.len() == segment.len) {
+        return false;
+    }
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let mut hasher = blake3::Hasher::new();
+    hasher
+        .update_reader(file)
+        .is_ok_and(|hasher| hasher.finalize().as_bytes() == &segment.hash)
+}
+
 pub(crate) fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
     let tmp = dir.join(tmp_name(name));
     let mut f = OpenOptions::new()
@@ -557,8 +575,7 @@ impl<'c> SegmentFiles<'c> {
             len: bytes.len() as u64,
         };
         let final_path = self.dir.join(r.file_name());
-        let present = fs::metadata(&final_path).is_ok_and(|m| m.len() == r.len);
-        if present {
+        if holds_segment(&final_path, &r) {
             self.done.reused += 1;
         } else {
             let tmp = write_temp(&self.dir, &r.file_name(), bytes)?;

@@ -81,6 +81,31 @@ fn generations_stay_readable_and_open_artifacts_keep_their_view() {
     assert!(store.size_on_disk().unwrap() > a2.size_bytes());
 }
 
+/// A segment file damaged behind its name (same length, one byte flipped) is rewritten by
+/// the next commit of the same content instead of being reused (issue 28, item 1).
+#[test]
+fn a_damaged_segment_is_rewritten_not_reused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::create_or_open(tmp.path()).unwrap();
+    let g = sample_graph(1, 40, 120);
+    let mut w = store.lock_writer().unwrap();
+    w.commit(&g, sample_run(&g)).unwrap();
+    let largest = std::fs::read_dir(tmp.path().join("segments"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .max_by_key(|path| std::fs::metadata(path).unwrap().len())
+        .unwrap();
+    let mut bytes = std::fs::read(&largest).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x5a;
+    std::fs::write(&largest, &bytes).unwrap();
+    assert_ne!(store.open_current().unwrap().verify(true), vec![]);
+
+    let again = w.commit(&g, sample_run(&g)).unwrap();
+    assert_eq!((again.segments_written, again.segments_reused), (1, 3));
+    assert_eq!(store.open_current().unwrap().verify(true), vec![]);
+}
+
 #[test]
 fn a_failed_first_run_is_recorded_without_an_artifact() {
     let tmp = tempfile::tempdir().unwrap();

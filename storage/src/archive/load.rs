@@ -503,9 +503,9 @@ pub(crate) fn load_with(
     for r in renamed.values() {
         let src = tmp_segs.join(r.file_name());
         let dst = seg_dir.join(r.file_name());
-        // Content addressing: an existing file of the right length already holds these bytes
-        // (the same rule as a commit; `fix` catches damage behind a name).
-        if fs::metadata(&dst).is_ok_and(|m| m.len() == r.len) {
+        // Content addressing: an existing file that holds these bytes is kept (the rule of
+        // a commit); a damaged one is replaced by the archive's verified copy.
+        if crate::store::holds_segment(&dst, r) {
             continue;
         }
         fs::rename(&src, &dst).map_err(|e| ArchiveError::io(&dst, e))?;

@@ -152,6 +152,32 @@ fn a_damaged_segment_is_not_exported() {
     assert!(!out.exists(), "no partial archive is left");
 }
 
+/// A load into a repository whose segment file of the same name is damaged (same length)
+/// replaces it with the archive's verified copy instead of publishing the damage.
+#[test]
+fn a_load_replaces_a_damaged_segment_of_the_same_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = store_with(tmp.path(), "a", 7, 60);
+    let out = tmp.path().join("a.tar");
+    export_archive(&src, None, &out).unwrap();
+    let dst = tmp.path().join("b").join(".batho");
+    load_archive(&dst, &out, &LoadOptions::default()).unwrap();
+    let largest = fs::read_dir(dst.join("segments"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .max_by_key(|path| fs::metadata(path).unwrap().len())
+        .unwrap();
+    let mut bytes = fs::read(&largest).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x5a;
+    fs::write(&largest, &bytes).unwrap();
+    assert_ne!(Artifact::open(&dst).unwrap().verify(true), vec![]);
+
+    let again = load_archive(&dst, &out, &LoadOptions::default()).unwrap();
+    assert_eq!(again.segments_written, 1);
+    assert_eq!(Artifact::open(&dst).unwrap().verify(true), vec![]);
+}
+
 #[test]
 fn replacing_needs_force_for_another_database_or_newer_runs() {
     let tmp = tempfile::tempdir().unwrap();
