@@ -490,6 +490,31 @@ fn profile_and_prepared() {
     assert_eq!(db.generation(), db.artifact().generation());
 }
 
+/// A cell of 65,536 characters or more is printed whole (the table printer panicked).
+#[test]
+fn a_table_cell_wider_than_u16_is_printed() {
+    let (_d, db) = db();
+    // 16^4 = 65,536 characters.
+    let res = db
+        .query(
+            "WITH 'aaaaaaaaaaaaaaaa' AS sixteen \
+             RETURN replace(replace(replace(sixteen, 'a', sixteen), 'a', sixteen), 'a', sixteen) \
+             AS big, 1 AS one",
+            &BTreeMap::new(),
+        )
+        .expect("query");
+    let table = render(&res, &db.graph(), Format::Table);
+    let row = table.lines().nth(2).expect("a row");
+    let width = 1 << 16;
+    assert!(
+        row.len() == width + 4 && row.ends_with(" | 1"),
+        "{}",
+        row.len()
+    );
+    assert!(row[..width].bytes().all(|b| b == b'a'));
+    assert!(table.ends_with("(1 row)\n"));
+}
+
 #[test]
 fn rendering() {
     let (_d, db) = db();

@@ -176,10 +176,12 @@ fn table(res: &QueryResult, graph: &dyn PropertyAccess) -> String {
             *w = (*w).max(c.chars().count());
         }
     }
+    // Padded by hand: `format!`'s width is a u16, so a cell of 65,536 characters or more
+    // made `{v:<w$}` panic.
     let line = |vals: &[String]| -> String {
         vals.iter()
             .zip(&widths)
-            .map(|(v, w)| format!("{v:<w$}"))
+            .map(|(v, w)| format!("{v}{}", " ".repeat(w.saturating_sub(v.chars().count()))))
             .collect::<Vec<_>>()
             .join(" | ")
             .trim_end()
