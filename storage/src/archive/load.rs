@@ -148,6 +148,18 @@ pub fn loaded_source_end(r: &RunRecord) -> Option<i64> {
     tail.strip_suffix(" ms")?.parse().ok()
 }
 
+/// A tar stream that does not read. The tar crate's messages quote the header bytes they
+/// could not parse, which for a file that is not an archive (a `.env` given by mistake)
+/// are its contents: only the kind of failure is said, never the bytes.
+fn bad_tar(error: io::Error) -> ArchiveError {
+    let what = match error.kind() {
+        io::ErrorKind::UnexpectedEof => "it ends in the middle of a member",
+        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied => "it cannot be read",
+        _ => "a member header is not a valid tar header",
+    };
+    ArchiveError::not_archive(format!("damaged tar stream: {what}"))
+}
+
 pub(crate) fn load_with(
     batho_dir: &Path,
     reader: impl Read,
@@ -158,10 +170,7 @@ pub(crate) fn load_with(
     let t0 = Instant::now();
     let started_at_ms = now_ms();
     let mut tar = tar::Archive::new(reader);
-    let mut entries = tar
-        .entries()
-        .map_err(|e| ArchiveError::not_archive(format!("cannot read the tar stream: {e}")))?;
-    let bad_tar = |e: io::Error| ArchiveError::not_archive(format!("damaged tar stream: {e}"));
+    let mut entries = tar.entries().map_err(bad_tar)?;
 
     // 1. The index, which must come first.
     let mut first = entries
@@ -192,8 +201,14 @@ pub(crate) fn load_with(
         .take(MAX_INDEX_BYTES)
         .read_to_end(&mut index_bytes)
         .map_err(bad_tar)?;
-    let index: ArchiveIndex = serde_json::from_slice(&index_bytes)
-        .map_err(|e| ArchiveError::not_archive(format!("index does not parse: {e}")))?;
+    let index: ArchiveIndex = serde_json::from_slice(&index_bytes).map_err(|e| {
+        // Line and column only: serde's message can quote the bytes it read.
+        ArchiveError::not_archive(format!(
+            "the index is not the JSON of an archive index (at line {}, column {})",
+            e.line(),
+            e.column()
+        ))
+    })?;
     let listed = check_index(&index, opts)?;
     let archive_uuid = parse_hex::<16>(&index.db_uuid).unwrap_or_default();
 

@@ -178,6 +178,31 @@ fn a_load_replaces_a_damaged_segment_of_the_same_name() {
     assert_eq!(Artifact::open(&dst).unwrap().verify(true), vec![]);
 }
 
+/// A file that is not an archive (a secrets file given by mistake) is refused without
+/// quoting any of it (issue 28, item 5).
+#[test]
+fn a_load_error_never_quotes_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tmp.path().join("secret.env");
+    fs::write(&secret, "API_KEY=sk-SECRET-1234567890\n".repeat(40)).unwrap();
+    let json = tmp.path().join("index.json");
+    fs::write(
+        &json,
+        format!("{{\"format\": \"SECRET-VALUE\"{}}}", " ".repeat(600)),
+    )
+    .unwrap();
+    for input in [&secret, &json] {
+        let dst = tmp.path().join("b").join(".batho");
+        let err = load_archive(&dst, input, &LoadOptions::default()).unwrap_err();
+        let message = format!("{err} {err:?}");
+        assert!(err.is_bad_archive(), "{message}");
+        assert!(
+            !message.contains("SECRET") && !message.contains("API_KEY"),
+            "{message}"
+        );
+    }
+}
+
 #[test]
 fn replacing_needs_force_for_another_database_or_newer_runs() {
     let tmp = tempfile::tempdir().unwrap();
