@@ -347,6 +347,13 @@ fn graph_tools_on_demo() {
     assert_eq!(sc["error_type"], "CLIENT_ERROR");
     let (t, _) = c.err("get_file_graph", json!({"file_path": "src/none.c"}));
     assert!(t.contains("File not indexed: src/none.c"), "{t}");
+    // An empty path names no file (system header stubs have an empty path).
+    for tool in ["get_file_graph", "file_connectivity"] {
+        let (t, _) = c.err(tool, json!({"file_path": ""}));
+        assert!(t.contains("file_path must name a file"), "{tool}: {t}");
+        let (t, _) = c.err(tool, json!({"file_path": "./"}));
+        assert!(t.contains("file_path must name a file"), "{tool}: {t}");
+    }
     let (t, _) = c.err("graph_query", json!({"name_pattern": "foo("}));
     assert!(t.contains("Invalid regex"), "{t}");
     let (t, _) = c.err("graph_query", json!({"symbol_roles": ["Writer"]}));

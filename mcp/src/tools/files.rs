@@ -281,6 +281,13 @@ fn normalize(path: &str) -> String {
 }
 
 fn check_file(cx: &mut Ctx, file: &str) -> Result<(), ToolError> {
+    // The `File` stubs of system headers have an empty path: "" would match them.
+    if file.trim().is_empty() {
+        return Err(
+            ToolError::client("file_path must name a file, got an empty path")
+                .hint("paths are relative to the repo root with forward slashes, e.g. src/main.c"),
+        );
+    }
     let indexed = cx.run(
         "MATCH (f:File {file: $file}) RETURN count(*) AS indexed",
         &[("file", Value::from(file))],
