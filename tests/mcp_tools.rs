@@ -708,6 +708,15 @@ fn patch_tool_reindexes_an_edit_and_audits_it() {
     assert!(md.contains("table_is_empty"), "{md}");
     let (t, _) = c.err("batho_patch", json!({"graph_backend": "cloud"}));
     assert!(t.contains("Valid: auto, in-memory, arrow"), "{t}");
+    // A size limit that would drop most of the graph is refused; the graph stays.
+    let (t, sc) = c.err("batho_patch", json!({"max_file_size_kb": 0}));
+    assert!(
+        t.contains("would drop") && t.contains("nothing was changed"),
+        "{t}"
+    );
+    assert_eq!(sc["error_type"], "CLIENT_ERROR");
+    let (md, _) = c.ok("search_entities", json!({"query": "table_is_empty"}));
+    assert!(md.contains("table_is_empty"), "{md}");
 }
 
 #[test]

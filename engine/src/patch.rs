@@ -213,7 +213,26 @@ pub enum PatchError {
     /// The store refused the commit or could not be read.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The patch would drop most of the indexed files although they are still on disk
+    /// (the discovery now skips them: a `max_file_size_kb` below their size, new ignore
+    /// rules): nothing was changed.
+    #[error(
+        "this patch would drop {dropped} of the {indexed} indexed files although they are \
+         still on disk (discovery now skips them: the file size limit or ignore rules); \
+         nothing was changed"
+    )]
+    WouldDropMostFiles {
+        /// Indexed files still on disk that the patch would drop.
+        dropped: usize,
+        /// Indexed files before the patch.
+        indexed: usize,
+    },
 }
+
+/// A patch may not drop more than this share of the indexed files that are still on disk
+/// (issue 28: `batho_patch(max_file_size_kb=0)` emptied the graph): dropping most of a
+/// graph is a rebuild, done on purpose with `batho build --full`.
+const MOST_FILES: f64 = 0.5;
 
 impl PatchReport {
     /// `3 changes (2 added, 1 modified, 0 deleted)`: the changed files, for summaries.
@@ -233,6 +252,9 @@ impl PatchError {
     pub fn hint(&self) -> Option<&'static str> {
         match self {
             PatchError::NoArtifact(_) => Some("build it first with 'batho build'"),
+            PatchError::WouldDropMostFiles { .. } => Some(
+                "keep the size limit the artifact was built with (or raise it); to index with fewer files on purpose, rebuild: 'batho build --full'",
+            ),
             PatchError::Storage(StorageError::Locked { .. }) => {
                 Some("another build or patch is running on this repository; wait for it")
             }
@@ -245,7 +267,9 @@ impl PatchError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            PatchError::NotADirectory(_) | PatchError::NoArtifact(_)
+            PatchError::NotADirectory(_)
+                | PatchError::NoArtifact(_)
+                | PatchError::WouldDropMostFiles { .. }
         )
     }
 }
@@ -332,6 +356,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         &stamps,
         workers,
     );
+    refuse_dropping_most_files(&root, &files.deleted, indexed.files.len())?;
     // Stamps of the files just hashed, and none for files gone (stamps only ever name
     // indexed files, so the gone ones are all in `deleted`); written under the writer lock
     // whether or not anything changed, so that a touched file is hashed once.
@@ -630,6 +655,28 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     report.duration_ms = started.elapsed().as_millis() as u64;
     report.phases = phases;
     Ok(report)
+}
+
+/// Refuses a patch that would drop most indexed files while they are still on disk: the
+/// options (a size limit) skip them, not an edit of the tree. A checkout that deletes most
+/// of the tree deletes the files, and is patched.
+fn refuse_dropping_most_files(
+    root: &Path,
+    deleted: &[String],
+    indexed: usize,
+) -> Result<(), PatchError> {
+    let threshold = (indexed as f64 * MOST_FILES).ceil() as usize;
+    if indexed == 0 || deleted.len() < threshold.max(1) {
+        return Ok(());
+    }
+    let dropped = deleted
+        .iter()
+        .filter(|path| root.join(path).is_file())
+        .count();
+    if dropped < threshold.max(1) {
+        return Ok(());
+    }
+    Err(PatchError::WouldDropMostFiles { dropped, indexed })
 }
 
 /// A patch whose files to re-resolve are at least this percentage of the tree's files

@@ -769,3 +769,61 @@ fn an_added_function_joins_the_community_of_what_it_calls() {
     run_patch(&root, DetectMode::Hash);
     assert_eq!(community("src/table.c:table_twice"), callee);
 }
+
+/// A size limit that would drop most indexed files still on disk is refused and changes
+/// nothing (issue 28: `batho_patch(max_file_size_kb=0)` emptied the graph); deleting most
+/// of the tree from disk is an ordinary patch.
+#[test]
+fn a_patch_that_would_drop_most_files_still_on_disk_is_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("demo");
+    copy_tree(&demo_dir(), &root);
+    quiet_build(&root);
+    let before = artifact_canon(&root);
+    let generation = Artifact::open(&artifact_dir(&root))
+        .expect("open")
+        .generation();
+    let refused = patch(
+        &root,
+        &PatchOptions {
+            max_file_size_kb: Some(0),
+            ..PatchOptions::default()
+        },
+    );
+    let error = refused.expect_err("refused");
+    assert!(
+        matches!(error, super::PatchError::WouldDropMostFiles { .. }),
+        "{error}"
+    );
+    assert!(error.is_usage() && error.hint().is_some());
+    let after = Artifact::open(&artifact_dir(&root)).expect("open");
+    assert_eq!(after.generation(), generation);
+    assert!(artifact_canon(&root) == before, "the artifact changed");
+
+    // Files really deleted are patched away, however many.
+    for entry in walk_sources(&root) {
+        std::fs::remove_file(entry).expect("remove");
+    }
+    let report = run_patch(&root, DetectMode::Hash);
+    assert!(!report.files.deleted.is_empty());
+}
+
+/// Every C/C++ source of the tree (not under `.batho`).
+fn walk_sources(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+        let path = entry.path();
+        if entry.file_name() == ".batho" {
+            continue;
+        }
+        if path.is_dir() {
+            found.extend(walk_sources(&path));
+        } else if path
+            .extension()
+            .is_some_and(|ext| ["c", "h", "cpp", "hpp"].iter().any(|e| ext == *e))
+        {
+            found.push(path);
+        }
+    }
+    found
+}

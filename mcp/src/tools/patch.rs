@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use batho_engine::patch::{FileChanges, PatchOptions, patch};
+use batho_engine::patch::{FileChanges, PatchError, PatchOptions, patch};
 use batho_storage::audit::{AuditEntry, AuditLog};
 use batho_storage::{RunRecord, Store};
 use serde::Serialize;
@@ -157,10 +157,13 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<Reply, ToolError> 
         } else {
             ToolError::server(format!("patch of '{}' failed: {e}", repo.name))
         };
-        match e.hint() {
-            Some(h) if h.contains("batho build") => err.hint("call batho_build first"),
-            Some(h) => err.hint(h),
-            None => err,
+        match (&e, e.hint()) {
+            (PatchError::NoArtifact(_), _) => err.hint("call batho_build first"),
+            (PatchError::WouldDropMostFiles { .. }, _) => err.hint(
+                "pass the max_file_size_kb the artifact was built with (or a larger one); to index fewer files on purpose, call batho_build with full=true",
+            ),
+            (_, Some(h)) => err.hint(h),
+            (_, None) => err,
         }
     })?;
     let mut cx = st.ctx(Some(&repo.name))?;
