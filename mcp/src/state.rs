@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use batho_engine::query::{Database, QueryError, QueryResult, Value};
+use batho_engine::query::{Bound, Database, QueryError, QueryResult, Value};
 
 use crate::error::ToolError;
 use crate::registry::{Registry, RepoEntry};
@@ -193,6 +193,29 @@ pub(crate) fn missing_artifact(path: &Path) -> ToolError {
     .hint(format!("batho build {}", path.display()))
 }
 
+/// A failed query as a tool error. Only a failure to read the artifact (a build may be
+/// replacing it) or a cancelled query may succeed when called again unchanged; a bound
+/// (work, memory, time) stops the same query again, and an error of the query itself
+/// comes from the request's values.
+fn query_error(text: &str, error: QueryError) -> ToolError {
+    let message = format!("query failed: {error}");
+    let shown = format!("the query was: {text}");
+    match error {
+        QueryError::Storage(_)
+        | QueryError::NoArtifact { .. }
+        | QueryError::LimitExceeded {
+            bound: Bound::Cancelled,
+        } => ToolError::server(message).hint(shown),
+        QueryError::LimitExceeded { .. } => ToolError {
+            retryable: false,
+            ..ToolError::server(message).hint(format!(
+                "the same call stops at the same bound: narrow it (a smaller depth or limit, a name_pattern, file_path or relation filter); {shown}"
+            ))
+        },
+        _ => ToolError::client(message).hint(shown),
+    }
+}
+
 impl Ctx {
     /// Runs `text` with `params`, recording both for `meta.query` / `meta.params`.
     pub fn run(&mut self, text: &str, params: &[(&str, Value)]) -> Result<QueryResult, ToolError> {
@@ -206,9 +229,7 @@ impl Ctx {
             );
         }
         self.queries.push(text.to_string());
-        self.db.query(text, &map).map_err(|e| {
-            ToolError::server(format!("query failed: {e}")).hint(format!("the query was: {text}"))
-        })
+        self.db.query(text, &map).map_err(|e| query_error(text, e))
     }
 
     /// Adds to [`Ctx::stale`] every file among `files` whose bytes on disk no longer hash
@@ -311,4 +332,62 @@ fn modified_after(path: &Path, since_ms: i64) -> bool {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
     modified_ms >= since_ms - MARGIN_MS
+}
+
+#[cfg(test)]
+mod query_error_tests {
+    use std::time::Duration;
+
+    use batho_engine::query::{Bound, QueryError};
+
+    use super::query_error;
+
+    /// A bound is not worth retrying unchanged; a cancelled query or an unreadable
+    /// artifact is; an error of the query itself is the request's (issue 28, item 12).
+    #[test]
+    fn only_what_can_pass_later_is_retryable() {
+        let timeout = query_error(
+            "MATCH (n) RETURN n",
+            QueryError::LimitExceeded {
+                bound: Bound::Timeout {
+                    limit: Duration::from_secs(10),
+                },
+            },
+        );
+        assert_eq!(
+            (timeout.error_type, timeout.retryable),
+            ("SERVER_ERROR", false)
+        );
+        assert!(
+            timeout
+                .hint
+                .as_deref()
+                .unwrap_or_default()
+                .contains("narrow it")
+        );
+        let work = query_error(
+            "q",
+            QueryError::LimitExceeded {
+                bound: Bound::Work { limit: 1 },
+            },
+        );
+        assert!(!work.retryable);
+        let cancelled = query_error(
+            "q",
+            QueryError::LimitExceeded {
+                bound: Bound::Cancelled,
+            },
+        );
+        assert!(cancelled.retryable);
+        let unsupported = query_error(
+            "q",
+            QueryError::Unsupported {
+                message: "algo.x(): argument `limit` must be a non-negative integer".into(),
+            },
+        );
+        assert_eq!(
+            (unsupported.error_type, unsupported.retryable),
+            ("CLIENT_ERROR", false)
+        );
+    }
 }
