@@ -303,6 +303,15 @@ fn graph_tools_on_demo() {
     assert!(sc["depth"].as_u64().unwrap() >= 1);
     let (md, sc) = c.ok("trace_path", json!({"source_entity_id": id, "target_entity_id": b[0], "relation_direction": "incoming", "confidence_threshold": 0.5}));
     assert_eq!(sc["found"], true, "{md}");
+    // A threshold of 0.0 keeps every hop: the breadth-first shortestPath, not the
+    // enumeration of every path a hop filter needs (it timed out on sqlite; issue 28).
+    let (md, sc) = c.ok("trace_path", json!({"source_entity_id": id, "target_entity_id": b[0], "relation_direction": "incoming", "confidence_threshold": 0.0}));
+    assert_eq!(sc["found"], true, "{md}");
+    let queries = sc["meta"]["query"].to_string();
+    assert!(
+        queries.contains("shortestPath") && !queries.contains("min_confidence"),
+        "{queries}"
+    );
 
     // File tools.
     let (md, sc) = c.ok("get_file_graph", json!({"file_path": file}));

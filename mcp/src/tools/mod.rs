@@ -561,7 +561,10 @@ impl RelationFilters {
         Ok(RelationFilters {
             rel_types: rel_types(relation_types.unwrap_or_default())?,
             roles: roles(symbol_roles.unwrap_or_default())?,
-            min_conf: threshold("confidence_threshold", confidence_threshold)?,
+            // Every confidence is 0 or more: a threshold of 0 filters nothing, and as a
+            // hop filter it would turn trace_path's shortest path into an enumeration.
+            min_conf: threshold("confidence_threshold", confidence_threshold)?
+                .filter(|&minimum| minimum > 0.0),
             dir: Direction::parse("relation_direction", Some(relation_direction), default_dir)?,
         })
     }
