@@ -216,6 +216,39 @@ fn registry_errors() {
     assert_eq!(sc["total"], 0);
 }
 
+/// Repo names are short words, and a name never shadows the session's `--root` repo
+/// (issue 28, item 7).
+#[test]
+fn repo_names_are_checked_and_never_shadow_the_session() {
+    let (_root_tmp, root) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", root.to_str().unwrap()]);
+    let (_other_tmp, other) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", other.to_str().unwrap()]);
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &["--root", root.to_str().unwrap()], &[]);
+    let path = other.to_str().unwrap();
+    let long = "n".repeat(65);
+    for bad in ["../escape", "a/b", ".hidden", "sp ace", long.as_str()] {
+        let (t, sc) = c.err("add_repo", json!({"name": bad, "path": path}));
+        assert!(t.contains("name"), "{bad}: {t}");
+        assert_eq!(sc["error_type"], "CLIENT_ERROR");
+    }
+    // The session repo is named after its folder.
+    let session = root.file_name().unwrap().to_str().unwrap();
+    let (t, _) = c.err("add_repo", json!({"name": session, "path": path}));
+    assert!(t.contains("--root"), "{t}");
+    // The same path under its own name is fine, and so is another name.
+    let (_, sc) = c.ok(
+        "add_repo",
+        json!({"name": session, "path": root.to_str().unwrap()}),
+    );
+    assert_eq!(sc["name"], session);
+    let (_, sc) = c.ok("add_repo", json!({"name": "other-1.0_b", "path": path}));
+    assert_eq!(sc["name"], "other-1.0_b");
+    let registry = std::fs::read_to_string(home.path().join("registry.json")).unwrap();
+    assert!(!registry.contains("escape") && !registry.contains(&long));
+}
+
 #[test]
 fn graph_tools_on_demo() {
     let (_tmp, home, repo, mut c) = demo();

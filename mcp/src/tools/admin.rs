@@ -2,7 +2,7 @@
 //! batho_build.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use batho_engine::watch::WatchReport;
 use serde::Serialize;
@@ -154,12 +154,54 @@ impl ToolOutput for AddedRepo {
     }
 }
 
+/// The longest repo name accepted, in bytes.
+const MAX_REPO_NAME: usize = 64;
+
+/// A repo name is a short word: letters, digits, `-`, `_` and `.`, not starting with `.`
+/// (so never `..` or a path), at most [`MAX_REPO_NAME`] bytes. Names key the registry and
+/// a tool's default export path; a 1 MB or `../`-laden name was accepted and saved.
+fn check_repo_name(name: &str) -> Result<(), ToolError> {
+    let hint =
+        "use letters, digits, '-', '_' and '.' (not first), at most 64 characters, e.g. 'my-lib'";
+    if name.is_empty() {
+        return Err(ToolError::client("name must not be empty").hint(hint));
+    }
+    if name.len() > MAX_REPO_NAME {
+        return Err(ToolError::client(format!(
+            "name is {} bytes long; the limit is {MAX_REPO_NAME}",
+            name.len()
+        ))
+        .hint(hint));
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.starts_with('.') || !name.chars().all(allowed) {
+        return Err(
+            ToolError::client(format!("name '{name}' is not a valid repo name")).hint(hint),
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a name the session's `--root` repo already has for another path: the registry
+/// entry would never be served (the session wins) and removing it would remove both.
+fn refuse_shadowing_the_session(st: &State, name: &str, path: &Path) -> Result<(), ToolError> {
+    let session = st
+        .session
+        .lock()
+        .map_err(|_| ToolError::server("session lock poisoned"))?;
+    match session.as_ref() {
+        Some(root) if root.name == name && root.path != path => Err(ToolError::client(format!(
+            "name '{name}' is this session's --root repo ({}); choose another name",
+            root.path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let name = a.name.trim();
-    if name.is_empty() {
-        return Err(ToolError::client("name must not be empty"));
-    }
+    check_repo_name(name)?;
     let path = PathBuf::from(&a.path);
     if !path.is_absolute() {
         return Err(
@@ -171,6 +213,7 @@ pub(crate) fn add_repo(st: &State, a: AddRepoArgs) -> Result<Reply, ToolError> {
         return Err(ToolError::client(format!("Not a directory: {}", a.path)));
     }
     let path = path.canonicalize().unwrap_or(path);
+    refuse_shadowing_the_session(st, name, &path)?;
     let entry = RepoEntry {
         name: name.to_string(),
         path: path.clone(),
