@@ -286,6 +286,24 @@ pub fn target_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Flips one byte in the middle of the largest segment of the store in `dir`, keeping its
+/// length: damage behind a valid name, which only the content hash reveals. Returns the
+/// segment's path.
+pub fn flip_a_byte_of_the_largest_segment(dir: &Path) -> Result<PathBuf> {
+    let segments = target_files(dir)?.split_off(1);
+    let largest = segments
+        .into_iter()
+        .max_by_key(|path| fs::metadata(path).map_or(0, |m| m.len()))
+        .ok_or_else(|| StorageError::io(dir, std::io::Error::other("no segment")))?;
+    let mut bytes = fs::read(&largest).map_err(|e| StorageError::io(&largest, e))?;
+    let middle = bytes.len() / 2;
+    if let Some(byte) = bytes.get_mut(middle) {
+        *byte ^= 0x5a;
+    }
+    fs::write(&largest, &bytes).map_err(|e| StorageError::io(&largest, e))?;
+    Ok(largest)
+}
+
 /// Damages one file of the store in `dir` as `data` says: byte 0 picks the file (see
 /// [`target_files`]), byte 1 bit 0 asks for a truncation to the length in bytes 2..6,
 /// and every following 5-byte group is a little-endian position and a byte to XOR there.

@@ -90,15 +90,7 @@ fn a_damaged_segment_is_rewritten_not_reused() {
     let g = sample_graph(1, 40, 120);
     let mut w = store.lock_writer().unwrap();
     w.commit(&g, sample_run(&g)).unwrap();
-    let largest = std::fs::read_dir(tmp.path().join("segments"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .max_by_key(|path| std::fs::metadata(path).unwrap().len())
-        .unwrap();
-    let mut bytes = std::fs::read(&largest).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0x5a;
-    std::fs::write(&largest, &bytes).unwrap();
+    batho_storage::fuzzing::flip_a_byte_of_the_largest_segment(tmp.path()).unwrap();
     assert_ne!(store.open_current().unwrap().verify(true), vec![]);
 
     let again = w.commit(&g, sample_run(&g)).unwrap();

@@ -162,15 +162,7 @@ fn a_load_replaces_a_damaged_segment_of_the_same_name() {
     export_archive(&src, None, &out).unwrap();
     let dst = tmp.path().join("b").join(".batho");
     load_archive(&dst, &out, &LoadOptions::default()).unwrap();
-    let largest = fs::read_dir(dst.join("segments"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .max_by_key(|path| fs::metadata(path).unwrap().len())
-        .unwrap();
-    let mut bytes = fs::read(&largest).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0x5a;
-    fs::write(&largest, &bytes).unwrap();
+    crate::fuzzing::flip_a_byte_of_the_largest_segment(&dst).unwrap();
     assert_ne!(Artifact::open(&dst).unwrap().verify(true), vec![]);
 
     let again = load_archive(&dst, &out, &LoadOptions::default()).unwrap();
