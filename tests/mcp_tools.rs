@@ -793,7 +793,7 @@ fn export_load_and_gc_tools_are_gated_and_work() {
     let list = c.request("tools/list", json!({}));
     let tools = list["tools"].as_array().unwrap();
     let ex = tool_of(tools, "batho_export");
-    assert_eq!(ex["annotations"]["destructiveHint"], false);
+    assert_eq!(ex["annotations"]["destructiveHint"], true);
     let props = &ex["inputSchema"]["properties"];
     assert_eq!(props["view"]["default"], "storage");
     assert_eq!(props["category"]["default"], "all");
@@ -868,12 +868,34 @@ fn export_load_and_gc_tools_are_gated_and_work() {
     assert!(text.contains("no-such-run"), "{text}");
 
     // The archive, loaded into a second repository: same answers.
+    // Outputs and inputs stay inside the repository, out of the store (issue 28, items 4
+    // and 5): outside, `..`, the store's own files and links are refused.
+    let outside = tmp.path().join("demo.tar");
+    std::fs::create_dir_all(repo.join("links")).unwrap();
+    std::os::unix::fs::symlink(tmp.path(), repo.join("links/out")).unwrap();
+    for output in [
+        outside.to_str().unwrap(),
+        "../demo.tar",
+        ".batho/MANIFEST",
+        ".batho/segments/x.seg",
+        "links/out/demo.tar",
+    ] {
+        let (text, sc) = c.err(
+            "batho_export",
+            json!({"json_mode": false, "output": output}),
+        );
+        assert_eq!(sc["error_type"], "CLIENT_ERROR", "{output}: {text}");
+        let (text, _) = c.err("batho_load", json!({"artifact_path": output}));
+        assert!(text.contains("artifact_path"), "{output}: {text}");
+    }
+    assert!(!outside.exists());
+    c.ok("graph_overview", json!({}));
     let (_, sc) = c.ok(
         "batho_export",
-        json!({"json_mode": false, "output": tmp.path().join("demo.tar").to_str().unwrap()}),
+        json!({"json_mode": false, "output": "exports/demo.tar"}),
     );
     assert_eq!(sc["export"]["json_mode"], false);
-    let archive = tmp.path().join("demo.tar");
+    let archive = repo.join("exports/demo.tar");
     assert!(archive.is_file());
     let (md, sc) = c.ok(
         "batho_load",
@@ -886,11 +908,8 @@ fn export_load_and_gc_tools_are_gated_and_work() {
     let (_, sc) = c.ok("batho_status", json!({}));
     assert!(sc.to_string().contains(&loaded_gen.to_string()));
     // A bad archive is refused and changes nothing.
-    std::fs::write(tmp.path().join("junk.tar"), b"junk").unwrap();
-    let (text, sc) = c.err(
-        "batho_load",
-        json!({"artifact_path": tmp.path().join("junk.tar").to_str().unwrap()}),
-    );
+    std::fs::write(repo.join("junk.tar"), b"junk").unwrap();
+    let (text, sc) = c.err("batho_load", json!({"artifact_path": "junk.tar"}));
     assert!(text.contains("archive rejected"), "{text}");
     assert_eq!(sc["error_type"], "CLIENT_ERROR");
     c.err("batho_load", json!({"artifact_path": "/no/such/file.tar"}));

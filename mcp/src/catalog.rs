@@ -288,7 +288,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         args::ExportArgs,
         transfer::batho_export,
         read_only: false,
-        destructive: false,
+        destructive: true,
         gated: true,
         blocking: true,
         "Export a JSON view or Pack artifact from the code graph: view=storage (every entity and relationship with every property, run history, source text) or agent (compact entities and resolved relationships, token_budget-aware); json_mode=false writes the transport archive (tar with a blake3 manifest) that batho_load reads. Writes files to disk. Disabled by default — enable via Tool Gating."

@@ -6,9 +6,9 @@
 //! The JSON views are a streaming scan of the artifact, not a query; `meta.query` carries
 //! the BQL that returns the same nodes and relationships (see docs/mcp.md).
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
-use batho_engine::build::artifact_dir;
+use batho_engine::build::{ARTIFACT_DIR, artifact_dir};
 use batho_engine::export::{self, Category, ExportOptions, View};
 use batho_storage::archive::{self, ArchiveError, IndexMember, LoadOptions, LoadReport};
 use batho_storage::audit::AuditEntry;
@@ -50,13 +50,66 @@ fn archive_error(repo: &RepoEntry, e: ArchiveError) -> ToolError {
 }
 
 /// A path argument: absolute as given, relative under the repo root.
-fn under_repo(repo: &RepoEntry, p: &str) -> PathBuf {
-    let p = Path::new(p);
-    if p.is_absolute() {
-        p.to_path_buf()
+/// Where an export may write or a load may read `requested` (the argument `what`): a
+/// path inside the repository, relative or absolute under its root, with no `..` and no
+/// symbolic link on the way, and inside `.batho/` only under `exports/` (an export once
+/// overwrote the repository's own `.batho/MANIFEST`).
+fn confined(repo: &RepoEntry, requested: &str, what: &str) -> Result<PathBuf, ToolError> {
+    let refuse = |why: &str| {
+        ToolError::client(format!("{what} '{requested}' {why}")).hint(format!(
+            "give a path inside the repository ({}), e.g. exports/graph.json",
+            repo.path.display()
+        ))
+    };
+    let given = Path::new(requested);
+    let relative = if given.is_absolute() {
+        given
+            .strip_prefix(&repo.path)
+            .map_err(|_| refuse("is outside the repository"))?
     } else {
-        repo.path.join(p)
+        given
+    };
+    let parts: Vec<&std::ffi::OsStr> = relative
+        .components()
+        .filter(|part| !matches!(part, Component::CurDir))
+        .map(|part| match part {
+            Component::Normal(name) => Ok(name),
+            _ => Err(refuse("leaves the repository (`..` or a root)")),
+        })
+        .collect::<Result<_, _>>()?;
+    if parts.is_empty() {
+        return Err(refuse("names no file"));
     }
+    let in_store = parts[0] == ARTIFACT_DIR;
+    if in_store && (parts.len() < 3 || parts[1] != "exports") {
+        return Err(refuse(
+            "is inside the artifact folder (only .batho/exports/ is allowed)",
+        ));
+    }
+    let mut full = repo.path.clone();
+    for part in &parts {
+        full.push(part);
+        if std::fs::symlink_metadata(&full).is_ok_and(|meta| meta.file_type().is_symlink()) {
+            return Err(refuse("reaches a symbolic link; links are not followed"));
+        }
+    }
+    Ok(full)
+}
+
+/// A repo name as a file name: anything but letters, digits, `-`, `_` and `.` becomes `_`
+/// (a registry written before names were checked may hold `../`).
+fn file_name_part(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_string()
 }
 
 fn meta(repo: &RepoEntry, generation: u64, query: &str) -> Map<String, Json> {
@@ -147,13 +200,13 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
     let default_name = |ext: &str| {
         dir.join("exports").join(format!(
             "{}-{}-g{gen_now}.{ext}",
-            repo.name,
+            file_name_part(&repo.name),
             if a.json_mode { view.name() } else { "archive" }
         ))
     };
     if !a.json_mode {
         let out = match &a.output {
-            Some(o) => under_repo(&repo, o),
+            Some(o) => confined(&repo, o, "output")?,
             None => default_name("tar"),
         };
         return export_transport_archive(&repo, gen_now, &out, a.budget.max_tokens);
@@ -167,7 +220,7 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
         include_source: true,
     };
     let out = match &a.output {
-        Some(o) => under_repo(&repo, o),
+        Some(o) => confined(&repo, o, "output")?,
         None => default_name("json"),
     };
     export_json_view(art, &repo, &opts, out, a.budget.max_tokens)
@@ -374,7 +427,7 @@ impl ToolOutput for LoadOutput {
 pub(crate) fn batho_load(st: &State, a: LoadArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let repo = st.resolve(a.repo.name())?;
-    let archive_path = under_repo(&repo, &a.artifact_path);
+    let archive_path = confined(&repo, &a.artifact_path, "artifact_path")?;
     if !archive_path.is_file() {
         return Err(
             ToolError::client(format!("Archive not found: {}", archive_path.display())).hint(
