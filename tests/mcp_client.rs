@@ -58,6 +58,23 @@ impl Client {
         c
     }
 
+    /// Writes `bytes` and a newline as one frame, whatever they hold.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next line the server writes, as JSON.
+    pub fn next_message(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(
+            self.stdout.read_line(&mut line).unwrap() > 0,
+            "server closed stdout"
+        );
+        serde_json::from_str(&line).unwrap()
+    }
+
     pub fn send(&mut self, v: Value) {
         writeln!(self.stdin, "{v}").unwrap();
         self.stdin.flush().unwrap();

@@ -192,6 +192,41 @@ fn tools_list_matches_the_spec_and_gating() {
     );
 }
 
+/// Broken frames get JSON-RPC errors and the server goes on (issue 28, item 11): not
+/// JSON, not UTF-8, nested too deep, over the size limit, a tools/call without a name or
+/// with non-object arguments.
+#[test]
+fn broken_frames_are_answered_and_the_server_keeps_serving() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &[], &[]);
+    let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(9 << 20));
+    let cases: [(&[u8], i64, Value); 6] = [
+        (b"this is not json", -32700, Value::Null),
+        (b"{\"a\": \xff}", -32700, Value::Null),
+        (deep.as_bytes(), -32700, Value::Null),
+        (huge.as_bytes(), -32600, Value::Null),
+        (
+            br#"{"jsonrpc":"2.0","id":70,"method":"tools/call"}"#,
+            -32602,
+            json!(70),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":71,"method":"tools/call","params":{"name":"list_repos","arguments":5}}"#,
+            -32602,
+            json!(71),
+        ),
+    ];
+    for (frame, code, id) in cases {
+        c.send_raw(frame);
+        let reply = c.next_message();
+        assert_eq!(reply["error"]["code"], code, "{reply}");
+        assert_eq!(reply["id"], id, "{reply}");
+    }
+    let (md, _) = c.ok("list_repos", json!({}));
+    assert!(md.contains("## Registered Repos"), "{md}");
+}
+
 #[test]
 fn registry_errors() {
     let home = tempfile::tempdir().unwrap();

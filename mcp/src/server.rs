@@ -13,6 +13,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
 use crate::catalog;
 use crate::error::{ServeError, ToolError};
+use crate::frames;
 use crate::gating::Gating;
 use crate::registry::{Registry, RepoEntry, batho_home};
 use crate::state::State;
@@ -209,17 +210,29 @@ fn unknown_tool(name: &str) -> ToolError {
     }
 }
 
-/// Serves MCP over stdin/stdout until stdin closes.
+/// Serves MCP over stdin/stdout until stdin closes. Frames pass through the guard of
+/// [`crate::frames`] on their way in (a broken one gets a JSON-RPC error instead of
+/// silence), and rmcp's output and the guard's replies share one writer.
 pub async fn serve_stdio(opts: ServerOptions) -> Result<(), ServeError> {
     let server = BathoServer::new(&opts)?;
+    let (server_input, guard_feed) = tokio::io::duplex(1 << 16);
+    let (server_output, server_lines) = tokio::io::duplex(1 << 16);
+    let (replies, replies_in) = tokio::sync::mpsc::unbounded_channel();
+    let guard = tokio::spawn(frames::guard_input(tokio::io::stdin(), guard_feed, replies));
+    let writer = tokio::spawn(frames::merge_output(
+        server_lines,
+        replies_in,
+        tokio::io::stdout(),
+    ));
+    let transport_error = |e: &dyn std::fmt::Display| ServeError::Transport(e.to_string());
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve((server_input, server_output))
         .await
-        .map_err(|e| ServeError::Transport(e.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| ServeError::Transport(e.to_string()))?;
+        .map_err(|e| transport_error(&e))?;
+    running.waiting().await.map_err(|e| transport_error(&e))?;
+    guard.abort();
+    // The server's output ended with it; the writer finishes what it holds.
+    let _ = writer.await;
     Ok(())
 }
 
