@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 /// The longest frame accepted, in bytes (a tool's arguments are far smaller; a longer
 /// line is refused without being held).
-pub(crate) const MAX_FRAME_BYTES: usize = 8 << 20;
+pub const MAX_FRAME_BYTES: usize = 8 << 20;
 
 /// JSON-RPC error codes.
 const PARSE_ERROR: i64 = -32700;
@@ -25,7 +25,7 @@ const INVALID_PARAMS: i64 = -32602;
 
 /// A line read from the client: whole, or too long (its bytes were skipped).
 #[derive(Debug, PartialEq)]
-pub(crate) enum Frame {
+pub enum Frame {
     /// The line, without its newline.
     Line(Vec<u8>),
     /// A line of more than [`MAX_FRAME_BYTES`] bytes.
@@ -33,7 +33,7 @@ pub(crate) enum Frame {
 }
 
 /// Reads the next line of at most `limit` bytes; `None` at the end of the input.
-pub(crate) async fn read_frame<R: AsyncBufRead + Unpin>(
+pub async fn read_frame<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     limit: usize,
 ) -> std::io::Result<Option<Frame>> {
@@ -71,7 +71,7 @@ pub(crate) async fn read_frame<R: AsyncBufRead + Unpin>(
 
 /// The error reply a frame needs, or `None` when rmcp should have it. Blank lines are
 /// passed on (rmcp skips them).
-pub(crate) fn reply_for(frame: &Frame) -> Option<String> {
+pub fn reply_for(frame: &Frame) -> Option<String> {
     let line = match frame {
         Frame::TooLong => {
             return Some(error(

@@ -12,7 +12,7 @@
 
 mod catalog;
 mod error;
-mod frames;
+pub mod frames;
 pub mod gating;
 pub mod registry;
 mod server;
