@@ -138,6 +138,10 @@ pub enum SkipReason {
     /// The path is not valid UTF-8, so it has no stable relative-path key.
     #[error("path is not valid UTF-8")]
     NonUtf8Path,
+    /// A FIFO, socket or device with a source file's name: reading one would block the
+    /// walk or never end.
+    #[error("not a regular file (a FIFO, socket or device)")]
+    NotARegularFile,
 }
 
 /// The outcome of [`discover`].
@@ -320,10 +324,13 @@ fn classify(
     known_text: &std::collections::HashSet<String>,
 ) -> Option<Result<SourceFile, SkippedFile>> {
     let ft = entry.file_type()?;
-    if ft.is_dir() || !has_source_extension(entry.file_name()) {
+    let path = entry.path();
+    // A link to a directory is not walked; it is reported, as a link to a file is, so
+    // that a tree left out is never left out silently.
+    let linked_directory = ft.is_symlink() && path.is_dir();
+    if ft.is_dir() || (!linked_directory && !has_source_extension(entry.file_name())) {
         return None;
     }
-    let path = entry.path();
     let rel_path = match rel_path_of(path, root) {
         Ok(rel) => rel,
         Err(lossy) => {
@@ -344,7 +351,7 @@ fn classify(
     }
     if !ft.is_file() {
         // Sockets, FIFOs and devices: reading a FIFO would block the walk.
-        return None;
+        return skip(SkipReason::NotARegularFile);
     }
     let (size, modified_ms, stamp) = match entry.metadata() {
         Ok(m) => (m.len(), modified_ms(&m), crate::stamps::Stamp::of(&m)),

@@ -148,6 +148,27 @@ fn symlinks_are_not_followed() {
     assert_eq!(skip_of(&d, "alias.c"), Some(&SkipReason::Symlink));
     assert!(d.files.iter().all(|f| !f.rel_path.starts_with("ext/")));
     assert!(d.files.iter().all(|f| !f.rel_path.starts_with("src/loop")));
+    // Links to directories are reported too, not left out silently (issue 28, item 13).
+    assert_eq!(skip_of(&d, "ext"), Some(&SkipReason::Symlink));
+    assert_eq!(skip_of(&d, "src/loop"), Some(&SkipReason::Symlink));
+}
+
+/// A FIFO with a source file's name is reported, not read (reading would block) and not
+/// left out silently (issue 28, item 13).
+#[cfg(unix)]
+#[test]
+fn fifos_are_reported_not_read() {
+    let dir = fixture();
+    let r = dir.path();
+    let fifo = r.join("pipe.c");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let d = discover(r, &DiscoverOptions::default()).expect("discover");
+    assert_eq!(skip_of(&d, "pipe.c"), Some(&SkipReason::NotARegularFile));
+    assert!(d.files.iter().all(|f| f.rel_path != "pipe.c"));
 }
 
 #[test]
