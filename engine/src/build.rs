@@ -347,14 +347,10 @@ pub fn build(
     })
 }
 
-/// Commits the graph of a whole tree as a new base generation. Its communities and
-/// PageRank are computed on a second thread meanwhile: the writer encodes the segments
-/// that do not need them first (on a kernel, each side takes about ten seconds). Returns
-/// the commit and the milliseconds the two algorithms took.
 /// Computes the community summary of the generation just committed and stores it beside
 /// the artifact (`algo::community_summary`), so that readers do not compute it. An
 /// accelerator, like the stamps: failing to write it fails nothing.
-pub(crate) fn store_community_summary(store: &Store) {
+fn store_community_summary(store: &Store) {
     let Ok(art) = store.open_current() else {
         return;
     };
@@ -363,6 +359,10 @@ pub(crate) fn store_community_summary(store: &Store) {
     let _ = algo::community_summary::store(&art, &summary);
 }
 
+/// Commits the graph of a whole tree as a new base generation. Its communities and
+/// PageRank are computed on a second thread meanwhile: the writer encodes the segments
+/// that do not need them first (on a kernel, each side takes about ten seconds). Returns
+/// the commit and the milliseconds the two algorithms took.
 pub fn commit_whole(
     writer: &mut WriterLock<'_>,
     graph: &GraphBuilder,

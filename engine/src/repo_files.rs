@@ -51,9 +51,27 @@ pub fn read_repo_file(root: &Path, relative: &str) -> Result<Vec<u8>, RepoReadEr
     })
 }
 
-/// `root/relative`, checked component by component: normal names only, none of them a
-/// symbolic link (`symlink_metadata` does not follow the link it looks at).
+/// `root/relative` for a file to write (an export): checked as [`read_repo_file`] checks
+/// the files it reads, but the file and the folders on the way may not exist yet.
+pub fn confined_new_path(root: &Path, relative: &str) -> Result<PathBuf, RepoReadError> {
+    confined(root, relative, MayBeMissing::Yes)
+}
+
+/// Whether a path checked by [`confined`] may name something that does not exist yet.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MayBeMissing {
+    Yes,
+    No,
+}
+
 fn confined_path(root: &Path, relative: &str) -> Result<PathBuf, RepoReadError> {
+    confined(root, relative, MayBeMissing::No)
+}
+
+/// `root/relative`, checked component by component: normal names only, none of them a
+/// symbolic link (`symlink_metadata` does not follow the link it looks at); a component
+/// that does not exist is an error unless `missing` allows it.
+fn confined(root: &Path, relative: &str, missing: MayBeMissing) -> Result<PathBuf, RepoReadError> {
     let outside = || RepoReadError::Outside {
         path: relative.to_string(),
     };
@@ -78,6 +96,8 @@ fn confined_path(root: &Path, relative: &str) -> Result<PathBuf, RepoReadError> 
                 });
             }
             Ok(_) => {}
+            Err(source)
+                if missing == MayBeMissing::Yes && source.kind() == io::ErrorKind::NotFound => {}
             Err(source) => {
                 return Err(RepoReadError::Io {
                     path: relative.to_string(),

@@ -253,7 +253,7 @@ pub fn degrees(
     files_and_stubs: bool,
     limit: Option<usize>,
 ) -> (Vec<Degree>, u64, u64) {
-    let (incoming, outgoing) = edge_ends(art);
+    let (outgoing, incoming) = edge_ends(art);
     let mut degrees: Vec<Degree> = art
         .live_nodes()
         .filter(|node| {
@@ -280,13 +280,13 @@ pub fn degrees(
     (degrees, node_count, ends)
 }
 
-/// Each node's relationships other than `CONTAINS`, incoming and outgoing, indexed by
+/// Each node's relationships other than `CONTAINS`, outgoing and incoming, indexed by
 /// node: from the CSR offsets when no delta layer is open
 /// ([`Artifact::base_degrees_without`]), else by one pass over every live node's
 /// out-edges. (Reading each node's in- and out-edges took 1.7 s on Linux 6.1.)
 fn edge_ends(art: &Artifact) -> (Vec<u32>, Vec<u32>) {
-    if let Some((outgoing, incoming)) = art.base_degrees_without(RelType::Contains) {
-        return (incoming, outgoing);
+    if let Some(degrees) = art.base_degrees_without(RelType::Contains) {
+        return degrees;
     }
     let nodes = art.node_count() as usize;
     let (mut incoming, mut outgoing) = (vec![0u32; nodes], vec![0u32; nodes]);
@@ -300,7 +300,7 @@ fn edge_ends(art: &Artifact) -> (Vec<u32>, Vec<u32>) {
             }
         }
     }
-    (incoming, outgoing)
+    (outgoing, incoming)
 }
 
 /// The number of entities, the hubs (top 1 % by degree) and their share of the ends.

@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use batho_lang::Value;
-use batho_schema::{NodeKind, RelType, Roles};
+use batho_schema::{NodeFlags, NodeKind, RelType};
 use batho_storage::{NodeIdx, StrId};
 
 use super::exec::{Ctx, R};
@@ -150,7 +150,9 @@ pub(crate) fn file_symbols(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
         if UNLISTED_KINDS.contains(&node.kind())
             || !art.is_live(NodeIdx(v))
             || (node.kind() == NodeKind::Macro && !is_expanded(ctx, NodeIdx(v)))
-            || (definitions_only && !is_definition(ctx, NodeIdx(v)))
+            // The resolver gives the `CONTAINS` relationship into an entity the
+            // `Definition` role exactly when the entity is not declaration-only.
+            || (definitions_only && node.flags().contains(NodeFlags::DECLARATION_ONLY))
         {
             continue;
         }
@@ -174,11 +176,4 @@ pub(crate) fn file_symbols(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
 /// other macros nothing uses say nothing about what a file offers.
 fn is_expanded(ctx: &Ctx<'_>, v: NodeIdx) -> bool {
     ctx.art.in_edges(v).any(|e| e.rel() == RelType::Expands)
-}
-
-/// Whether a `CONTAINS` relationship into `v` has the `Definition` role.
-fn is_definition(ctx: &Ctx<'_>, v: NodeIdx) -> bool {
-    ctx.art
-        .in_edges(v)
-        .any(|e| e.rel() == RelType::Contains && e.roles().contains(Roles::DEFINITION))
 }

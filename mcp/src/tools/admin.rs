@@ -12,7 +12,7 @@ use super::args::{AddRepoArgs, BuildArgs, ListReposArgs, RemoveRepoArgs, StatusA
 use super::cells::first_int;
 use super::{Reply, Rows, ToolOutput, positive};
 use crate::error::ToolError;
-use crate::registry::RepoEntry;
+use crate::registry::{RepoEntry, is_repo_name_char};
 use crate::state::{State, missing_artifact};
 
 const ENTITY_COUNT: &str = "CALL db.labels() YIELD label, count WHERE label <> 'File' AND label <> 'External' RETURN sum(count) AS entities";
@@ -173,8 +173,7 @@ fn check_repo_name(name: &str) -> Result<(), ToolError> {
         ))
         .hint(hint));
     }
-    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-    if name.starts_with('.') || !name.chars().all(allowed) {
+    if name.starts_with('.') || !name.chars().all(is_repo_name_char) {
         return Err(
             ToolError::client(format!("name '{name}' is not a valid repo name")).hint(hint),
         );

@@ -10,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 
 use batho_engine::build::{ARTIFACT_DIR, artifact_dir};
 use batho_engine::export::{self, Category, ExportOptions, View};
+use batho_engine::repo_files::{self, RepoReadError};
 use batho_storage::archive::{self, ArchiveError, IndexMember, LoadOptions, LoadReport};
 use batho_storage::audit::AuditEntry;
 use batho_storage::gc::{self, PruneOptions};
@@ -20,7 +21,7 @@ use serde_json::{Map, Value as Json};
 use super::args::{ExportArgs, GcArgs, LoadArgs};
 use super::{Reply, Rows, ToolOutput, positive};
 use crate::error::ToolError;
-use crate::registry::RepoEntry;
+use crate::registry::{RepoEntry, is_repo_name_char};
 use crate::state::{State, missing_artifact};
 
 fn storage_error(repo: &RepoEntry, e: &StorageError) -> ToolError {
@@ -49,11 +50,11 @@ fn archive_error(repo: &RepoEntry, e: ArchiveError) -> ToolError {
     }
 }
 
-/// A path argument: absolute as given, relative under the repo root.
 /// Where an export may write or a load may read `requested` (the argument `what`): a
 /// path inside the repository, relative or absolute under its root, with no `..` and no
-/// symbolic link on the way, and inside `.batho/` only under `exports/` (an export once
-/// overwrote the repository's own `.batho/MANIFEST`).
+/// symbolic link on the way (`repo_files::confined_new_path`, the rule every read of
+/// source follows), and inside `.batho/` only under `exports/` (an export once overwrote
+/// the repository's own `.batho/MANIFEST`).
 fn confined(repo: &RepoEntry, requested: &str, what: &str) -> Result<PathBuf, ToolError> {
     let refuse = |why: &str| {
         ToolError::client(format!("{what} '{requested}' {why}")).hint(format!(
@@ -69,44 +70,32 @@ fn confined(repo: &RepoEntry, requested: &str, what: &str) -> Result<PathBuf, To
     } else {
         given
     };
-    let parts: Vec<&std::ffi::OsStr> = relative
+    // `./` says nothing; everything else is checked below.
+    let parts: Vec<String> = relative
         .components()
         .filter(|part| !matches!(part, Component::CurDir))
-        .map(|part| match part {
-            Component::Normal(name) => Ok(name),
-            _ => Err(refuse("leaves the repository (`..` or a root)")),
-        })
-        .collect::<Result<_, _>>()?;
+        .map(|part| part.as_os_str().to_string_lossy().into_owned())
+        .collect();
     if parts.is_empty() {
         return Err(refuse("names no file"));
     }
-    let in_store = parts[0] == ARTIFACT_DIR;
-    if in_store && (parts.len() < 3 || parts[1] != "exports") {
+    if parts[0] == ARTIFACT_DIR && (parts.len() < 3 || parts[1] != "exports") {
         return Err(refuse(
             "is inside the artifact folder (only .batho/exports/ is allowed)",
         ));
     }
-    let mut full = repo.path.clone();
-    for part in &parts {
-        full.push(part);
-        if std::fs::symlink_metadata(&full).is_ok_and(|meta| meta.file_type().is_symlink()) {
-            return Err(refuse("reaches a symbolic link; links are not followed"));
-        }
-    }
-    Ok(full)
+    repo_files::confined_new_path(&repo.path, &parts.join("/")).map_err(|e| match e {
+        RepoReadError::Outside { .. } => refuse("leaves the repository (`..` or a root)"),
+        RepoReadError::Symlink { .. } => refuse("reaches a symbolic link; links are not followed"),
+        RepoReadError::Io { source, .. } => refuse(&format!("cannot be reached: {source}")),
+    })
 }
 
 /// A repo name as a file name: anything but letters, digits, `-`, `_` and `.` becomes `_`
 /// (a registry written before names were checked may hold `../`).
 fn file_name_part(name: &str) -> String {
     name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if is_repo_name_char(c) { c } else { '_' })
         .collect::<String>()
         .trim_start_matches('.')
         .to_string()
