@@ -61,6 +61,12 @@ pub enum StorageError {
         /// The generation asked for.
         generation: u64,
     },
+    /// A graph already exists where a new one was to be created.
+    #[error("{} already holds a graph; open it instead of creating one", path.display())]
+    GraphExists {
+        /// The folder.
+        path: PathBuf,
+    },
     /// Another writer holds the lock.
     #[error("another batho process is writing to {} (lock held on {})", path.parent().map(|p| p.display().to_string()).unwrap_or_default(), path.display())]
     Locked {

@@ -45,6 +45,7 @@ mod merge_iter;
 mod order;
 mod reader;
 mod refs;
+pub mod session;
 mod store;
 mod strings;
 pub mod text;

@@ -1,0 +1,146 @@
+//! Checkpoints: the whole graph written as one file named by its blake3 hash, so the log
+//! can start afresh. The file holds the name dictionaries in id order (so labels keep
+//! their order across a reopen), the id bounds (so ids of deleted entities are never
+//! given again), and the changes that recreate every live node and relationship.
+
+use super::change::{Change, decode_batch, encode_batch};
+use super::graph::WritableGraph;
+use super::prop::{DecodeError, Decoded, Reader, put_string, put_varint};
+
+/// First bytes of a checkpoint file.
+pub(crate) const CHECKPOINT_MAGIC: &[u8; 8] = b"BATHOCKP";
+/// Version of the checkpoint layout.
+pub(crate) const CHECKPOINT_VERSION: u64 = 1;
+
+/// The bytes of a checkpoint of `graph`.
+pub(crate) fn encode(graph: &WritableGraph) -> Vec<u8> {
+    let mut out = CHECKPOINT_MAGIC.to_vec();
+    put_varint(&mut out, CHECKPOINT_VERSION);
+    for names in [graph.labels.all(), graph.types.all(), graph.keys.all()] {
+        put_varint(&mut out, names.len() as u64);
+        for name in names {
+            put_string(&mut out, name);
+        }
+    }
+    put_varint(&mut out, u64::from(graph.node_id_bound()));
+    put_varint(&mut out, u64::from(graph.relationship_id_bound()));
+    let mut changes = Vec::with_capacity(graph.node_count() as usize);
+    for id in graph.nodes() {
+        changes.push(Change::CreateNode {
+            id,
+            labels: graph.node_labels(id).map(str::to_string).collect(),
+            properties: graph
+                .node_properties(id)
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        });
+    }
+    for id in graph.relationships() {
+        let (rel_type, start, end) = graph.relationship_ends(id).expect("live relationship");
+        changes.push(Change::CreateRelationship {
+            id,
+            rel_type: rel_type.to_string(),
+            start,
+            end,
+            properties: graph
+                .relationship_properties(id)
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        });
+    }
+    out.extend_from_slice(&encode_batch(&changes));
+    out
+}
+
+/// The graph a checkpoint holds.
+pub(crate) fn decode(bytes: &[u8]) -> Decoded<WritableGraph> {
+    let Some(rest) = bytes.strip_prefix(CHECKPOINT_MAGIC.as_slice()) else {
+        return Err(DecodeError("not a Batho checkpoint (bad magic)".into()));
+    };
+    let mut reader = Reader::new(rest);
+    let version = reader.varint()?;
+    if version != CHECKPOINT_VERSION {
+        return Err(DecodeError(format!(
+            "checkpoint version {version}, expected {CHECKPOINT_VERSION}"
+        )));
+    }
+    let mut graph = WritableGraph::new();
+    for names in [&mut graph.labels, &mut graph.types, &mut graph.keys] {
+        let count = reader.count()?;
+        for _ in 0..count {
+            names.intern(&reader.string()?);
+        }
+    }
+    let node_bound = reader.u32_varint()?;
+    let relationship_bound = reader.u32_varint()?;
+    let rest = reader.rest();
+    for change in decode_batch(rest)? {
+        graph
+            .apply(&change)
+            .map_err(|e| DecodeError(format!("the checkpoint does not apply: {e}")))?;
+    }
+    if graph.node_id_bound() > node_bound || graph.relationship_id_bound() > relationship_bound {
+        return Err(DecodeError(
+            "an id lies past the checkpoint's id bounds".into(),
+        ));
+    }
+    graph.nodes.resize(node_bound as usize, None);
+    graph
+        .relationships
+        .resize(relationship_bound as usize, None);
+    Ok(graph)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::prop::PropValue;
+
+    #[test]
+    fn a_checkpoint_keeps_ids_labels_order_and_bounds() {
+        let mut graph = WritableGraph::new();
+        let changes = [
+            Change::CreateNode {
+                id: 0,
+                labels: vec!["B".into(), "A".into()],
+                properties: vec![],
+            },
+            Change::CreateNode {
+                id: 1,
+                labels: vec!["A".into()],
+                properties: vec![("k".into(), PropValue::List(vec![PropValue::Int(1)]))],
+            },
+            Change::CreateNode {
+                id: 2,
+                labels: vec![],
+                properties: vec![],
+            },
+            Change::CreateRelationship {
+                id: 0,
+                rel_type: "T".into(),
+                start: 0,
+                end: 1,
+                properties: vec![],
+            },
+            Change::CreateRelationship {
+                id: 1,
+                rel_type: "T".into(),
+                start: 1,
+                end: 2,
+                properties: vec![],
+            },
+            Change::DeleteRelationship { id: 1 },
+            Change::DeleteNode { id: 2 },
+        ];
+        for change in &changes {
+            graph.apply(change).unwrap();
+        }
+        let back = decode(&encode(&graph)).unwrap();
+        assert_eq!(back.node_id_bound(), 3);
+        assert_eq!(back.relationship_id_bound(), 2);
+        assert_eq!(back.node_labels(0).collect::<Vec<_>>(), vec!["B", "A"]);
+        assert_eq!(back.nodes, graph.nodes);
+        assert_eq!(back.relationships, graph.relationships);
+        assert_eq!(back.nodes_with_label("A"), graph.nodes_with_label("A"));
+    }
+}

@@ -1,0 +1,619 @@
+//! A writable graph in memory: nodes and relationships by id, adjacency lists both ways,
+//! a bitmap per label and interned names. Every change goes through [`WritableGraph::apply`],
+//! which checks it, applies it and returns what undoes it, so that replaying the log,
+//! running a statement and rolling one back share one code path.
+
+use std::collections::HashMap;
+
+use roaring::RoaringBitmap;
+
+use super::change::Change;
+use super::prop::PropValue;
+
+/// Interned names of one kind (labels, types or keys).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Names {
+    names: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Names {
+    pub(crate) fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), id);
+        id
+    }
+
+    pub(crate) fn id(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+
+    pub(crate) fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    pub(crate) fn all(&self) -> &[String] {
+        &self.names
+    }
+}
+
+/// A live node.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct NodeRecord {
+    /// Label ids, ascending.
+    pub(crate) labels: Vec<u32>,
+    /// Properties by key id, ascending.
+    pub(crate) properties: Vec<(u32, PropValue)>,
+    /// Outgoing relationship ids, ascending (ids grow, so creation order).
+    pub(crate) outgoing: Vec<u32>,
+    /// Incoming relationship ids, ascending.
+    pub(crate) incoming: Vec<u32>,
+}
+
+/// A live relationship.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RelRecord {
+    pub(crate) rel_type: u32,
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+    pub(crate) properties: Vec<(u32, PropValue)>,
+}
+
+/// What undoes one applied change.
+#[derive(Clone, Debug)]
+pub(crate) enum Undo {
+    RemoveCreatedNode(u32),
+    RemoveCreatedRelationship(u32),
+    RestoreNodeProperty {
+        id: u32,
+        key: u32,
+        previous: Option<PropValue>,
+    },
+    RestoreRelationshipProperty {
+        id: u32,
+        key: u32,
+        previous: Option<PropValue>,
+    },
+    RemoveAddedLabel {
+        id: u32,
+        label: u32,
+    },
+    RestoreRemovedLabel {
+        id: u32,
+        label: u32,
+    },
+    RestoreRelationship {
+        id: u32,
+        record: RelRecord,
+    },
+    RestoreNode {
+        id: u32,
+        record: NodeRecord,
+    },
+    /// The change did nothing (a label already there, a property already absent).
+    Nothing,
+}
+
+/// The changes a transaction made so far, with what undoes them: committed as one log
+/// record, or rolled back newest first.
+#[derive(Debug, Default)]
+pub struct Journal {
+    changes: Vec<Change>,
+    undos: Vec<Undo>,
+}
+
+impl Journal {
+    /// An empty journal.
+    pub fn new() -> Self {
+        Journal::default()
+    }
+
+    /// The changes, in the order they applied.
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+
+    /// How many changes it holds: a mark to roll back to.
+    pub fn len(&self) -> usize {
+        self.changes.len()
+    }
+
+    /// Whether it holds no change.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// Forgets every change (after they were committed).
+    pub fn clear(&mut self) {
+        self.changes.clear();
+        self.undos.clear();
+    }
+}
+
+/// Why a change cannot apply. Statements check before they change, so in a running
+/// statement these mean a bug or a damaged log.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChangeError {
+    /// The node does not exist (never created or deleted).
+    #[error("node {0} does not exist")]
+    NoSuchNode(u32),
+    /// The relationship does not exist.
+    #[error("relationship {0} does not exist")]
+    NoSuchRelationship(u32),
+    /// The id is already taken.
+    #[error("id {0} is already in use")]
+    IdInUse(u32),
+    /// A node still has relationships.
+    #[error(
+        "node {id} still has {relationships} relationship(s); delete them first (DETACH DELETE)"
+    )]
+    StillConnected {
+        /// The node.
+        id: u32,
+        /// How many relationships it has.
+        relationships: usize,
+    },
+}
+
+/// The graph. Ids index `nodes` and `relationships`; a deleted entity leaves `None`.
+#[derive(Clone, Debug, Default)]
+pub struct WritableGraph {
+    pub(crate) labels: Names,
+    pub(crate) types: Names,
+    pub(crate) keys: Names,
+    pub(crate) nodes: Vec<Option<NodeRecord>>,
+    pub(crate) relationships: Vec<Option<RelRecord>>,
+    pub(crate) live_nodes: RoaringBitmap,
+    pub(crate) live_relationships: RoaringBitmap,
+    /// Per label id, the nodes carrying it.
+    pub(crate) label_index: Vec<RoaringBitmap>,
+}
+
+fn property(properties: &[(u32, PropValue)], key: u32) -> Option<&PropValue> {
+    properties
+        .binary_search_by_key(&key, |(k, _)| *k)
+        .ok()
+        .map(|i| &properties[i].1)
+}
+
+/// Sets or removes `key`, keeping the list sorted; returns the previous value.
+fn put_property(
+    properties: &mut Vec<(u32, PropValue)>,
+    key: u32,
+    value: Option<PropValue>,
+) -> Option<PropValue> {
+    match (properties.binary_search_by_key(&key, |(k, _)| *k), value) {
+        (Ok(i), Some(value)) => Some(std::mem::replace(&mut properties[i].1, value)),
+        (Ok(i), None) => Some(properties.remove(i).1),
+        (Err(i), Some(value)) => {
+            properties.insert(i, (key, value));
+            None
+        }
+        (Err(_), None) => None,
+    }
+}
+
+fn insert_sorted(list: &mut Vec<u32>, id: u32) {
+    if let Err(i) = list.binary_search(&id) {
+        list.insert(i, id);
+    }
+}
+
+fn remove_sorted(list: &mut Vec<u32>, id: u32) {
+    if let Ok(i) = list.binary_search(&id) {
+        list.remove(i);
+    }
+}
+
+impl WritableGraph {
+    /// An empty graph.
+    pub fn new() -> Self {
+        WritableGraph::default()
+    }
+
+    /// One past the highest node id ever used: the next id to give.
+    pub fn node_id_bound(&self) -> u32 {
+        self.nodes.len() as u32
+    }
+
+    /// One past the highest relationship id ever used.
+    pub fn relationship_id_bound(&self) -> u32 {
+        self.relationships.len() as u32
+    }
+
+    /// Live nodes.
+    pub fn node_count(&self) -> u64 {
+        self.live_nodes.len()
+    }
+
+    /// Live relationships.
+    pub fn relationship_count(&self) -> u64 {
+        self.live_relationships.len()
+    }
+
+    /// Every live node id.
+    pub fn nodes(&self) -> &RoaringBitmap {
+        &self.live_nodes
+    }
+
+    /// Every live relationship id.
+    pub fn relationships(&self) -> &RoaringBitmap {
+        &self.live_relationships
+    }
+
+    /// The nodes carrying `label` (`None` when no node ever had it).
+    pub fn nodes_with_label(&self, label: &str) -> Option<&RoaringBitmap> {
+        self.labels
+            .id(label)
+            .map(|id| &self.label_index[id as usize])
+    }
+
+    /// Every label, relationship type and property key ever used.
+    pub fn vocabulary(&self) -> (&[String], &[String], &[String]) {
+        (self.labels.all(), self.types.all(), self.keys.all())
+    }
+
+    pub(crate) fn node(&self, id: u32) -> Option<&NodeRecord> {
+        self.nodes.get(id as usize).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn relationship(&self, id: u32) -> Option<&RelRecord> {
+        self.relationships.get(id as usize).and_then(Option::as_ref)
+    }
+
+    /// Whether node `id` is live.
+    pub fn has_node(&self, id: u32) -> bool {
+        self.node(id).is_some()
+    }
+
+    /// Whether relationship `id` is live.
+    pub fn has_relationship(&self, id: u32) -> bool {
+        self.relationship(id).is_some()
+    }
+
+    /// The labels of a node, in the order they were first used in the graph.
+    pub fn node_labels(&self, id: u32) -> impl Iterator<Item = &str> {
+        self.node(id)
+            .into_iter()
+            .flat_map(|n| n.labels.iter().map(|&l| self.labels.name(l)))
+    }
+
+    /// Whether the node carries `label`.
+    pub fn node_has_label(&self, id: u32, label: &str) -> bool {
+        match (self.node(id), self.labels.id(label)) {
+            (Some(node), Some(label)) => node.labels.binary_search(&label).is_ok(),
+            _ => false,
+        }
+    }
+
+    /// One node property.
+    pub fn node_property(&self, id: u32, key: &str) -> Option<&PropValue> {
+        let key = self.keys.id(key)?;
+        property(&self.node(id)?.properties, key)
+    }
+
+    /// Every property of a node.
+    pub fn node_properties(&self, id: u32) -> impl Iterator<Item = (&str, &PropValue)> {
+        self.node(id)
+            .into_iter()
+            .flat_map(|n| n.properties.iter().map(|(k, v)| (self.keys.name(*k), v)))
+    }
+
+    /// `(type, start, end)` of a relationship.
+    pub fn relationship_ends(&self, id: u32) -> Option<(&str, u32, u32)> {
+        self.relationship(id)
+            .map(|r| (self.types.name(r.rel_type), r.start, r.end))
+    }
+
+    /// The type id of a relationship type name, if any relationship ever had it.
+    pub fn type_id(&self, rel_type: &str) -> Option<u32> {
+        self.types.id(rel_type)
+    }
+
+    /// The type id of a live relationship.
+    pub fn relationship_type_id(&self, id: u32) -> Option<u32> {
+        self.relationship(id).map(|r| r.rel_type)
+    }
+
+    /// One relationship property.
+    pub fn relationship_property(&self, id: u32, key: &str) -> Option<&PropValue> {
+        let key = self.keys.id(key)?;
+        property(&self.relationship(id)?.properties, key)
+    }
+
+    /// Every property of a relationship.
+    pub fn relationship_properties(&self, id: u32) -> impl Iterator<Item = (&str, &PropValue)> {
+        self.relationship(id)
+            .into_iter()
+            .flat_map(|r| r.properties.iter().map(|(k, v)| (self.keys.name(*k), v)))
+    }
+
+    /// Outgoing relationship ids of a node, ascending.
+    pub fn outgoing(&self, id: u32) -> &[u32] {
+        self.node(id).map_or(&[], |n| &n.outgoing)
+    }
+
+    /// Incoming relationship ids of a node, ascending.
+    pub fn incoming(&self, id: u32) -> &[u32] {
+        self.node(id).map_or(&[], |n| &n.incoming)
+    }
+
+    fn intern_properties(&mut self, properties: &[(String, PropValue)]) -> Vec<(u32, PropValue)> {
+        let mut out: Vec<(u32, PropValue)> = Vec::with_capacity(properties.len());
+        for (key, value) in properties {
+            let key = self.keys.intern(key);
+            put_property(&mut out, key, Some(value.clone()));
+        }
+        out
+    }
+
+    fn label_bitmap(&mut self, label: u32) -> &mut RoaringBitmap {
+        let index = label as usize;
+        if self.label_index.len() <= index {
+            self.label_index.resize_with(index + 1, RoaringBitmap::new);
+        }
+        &mut self.label_index[index]
+    }
+
+    fn node_mut(&mut self, id: u32) -> Result<&mut NodeRecord, ChangeError> {
+        self.nodes
+            .get_mut(id as usize)
+            .and_then(Option::as_mut)
+            .ok_or(ChangeError::NoSuchNode(id))
+    }
+
+    fn relationship_mut(&mut self, id: u32) -> Result<&mut RelRecord, ChangeError> {
+        self.relationships
+            .get_mut(id as usize)
+            .and_then(Option::as_mut)
+            .ok_or(ChangeError::NoSuchRelationship(id))
+    }
+
+    /// Applies `change` and returns what undoes it. A failed change leaves the graph as it was.
+    pub(crate) fn apply(&mut self, change: &Change) -> Result<Undo, ChangeError> {
+        match change {
+            Change::CreateNode {
+                id,
+                labels,
+                properties,
+            } => self.create_node(*id, labels, properties),
+            Change::CreateRelationship {
+                id,
+                rel_type,
+                start,
+                end,
+                properties,
+            } => self.create_relationship(*id, rel_type, *start, *end, properties),
+            Change::SetNodeProperty { id, key, value } => {
+                let key = self.keys.intern(key);
+                let previous =
+                    put_property(&mut self.node_mut(*id)?.properties, key, value.clone());
+                Ok(Undo::RestoreNodeProperty {
+                    id: *id,
+                    key,
+                    previous,
+                })
+            }
+            Change::SetRelationshipProperty { id, key, value } => {
+                let key = self.keys.intern(key);
+                let record = self.relationship_mut(*id)?;
+                let previous = put_property(&mut record.properties, key, value.clone());
+                Ok(Undo::RestoreRelationshipProperty {
+                    id: *id,
+                    key,
+                    previous,
+                })
+            }
+            Change::AddLabel { id, label } => self.add_label(*id, label),
+            Change::RemoveLabel { id, label } => self.remove_label(*id, label),
+            Change::DeleteRelationship { id } => self.delete_relationship(*id),
+            Change::DeleteNode { id } => self.delete_node(*id),
+        }
+    }
+
+    fn create_node(
+        &mut self,
+        id: u32,
+        labels: &[String],
+        properties: &[(String, PropValue)],
+    ) -> Result<Undo, ChangeError> {
+        if self.nodes.get(id as usize).is_some_and(Option::is_some) {
+            return Err(ChangeError::IdInUse(id));
+        }
+        let mut label_ids: Vec<u32> = labels.iter().map(|l| self.labels.intern(l)).collect();
+        label_ids.sort_unstable();
+        label_ids.dedup();
+        for &label in &label_ids {
+            self.label_bitmap(label).insert(id);
+        }
+        let properties = self.intern_properties(properties);
+        if self.nodes.len() <= id as usize {
+            self.nodes.resize(id as usize + 1, None);
+        }
+        self.nodes[id as usize] = Some(NodeRecord {
+            labels: label_ids,
+            properties,
+            outgoing: Vec::new(),
+            incoming: Vec::new(),
+        });
+        self.live_nodes.insert(id);
+        Ok(Undo::RemoveCreatedNode(id))
+    }
+
+    fn create_relationship(
+        &mut self,
+        id: u32,
+        rel_type: &str,
+        start: u32,
+        end: u32,
+        properties: &[(String, PropValue)],
+    ) -> Result<Undo, ChangeError> {
+        if self
+            .relationships
+            .get(id as usize)
+            .is_some_and(Option::is_some)
+        {
+            return Err(ChangeError::IdInUse(id));
+        }
+        self.node_mut(start)?;
+        self.node_mut(end)?;
+        let rel_type = self.types.intern(rel_type);
+        let properties = self.intern_properties(properties);
+        insert_sorted(&mut self.node_mut(start)?.outgoing, id);
+        insert_sorted(&mut self.node_mut(end)?.incoming, id);
+        if self.relationships.len() <= id as usize {
+            self.relationships.resize(id as usize + 1, None);
+        }
+        self.relationships[id as usize] = Some(RelRecord {
+            rel_type,
+            start,
+            end,
+            properties,
+        });
+        self.live_relationships.insert(id);
+        Ok(Undo::RemoveCreatedRelationship(id))
+    }
+
+    fn add_label(&mut self, id: u32, label: &str) -> Result<Undo, ChangeError> {
+        self.node_mut(id)?;
+        let label = self.labels.intern(label);
+        let node = self.node_mut(id)?;
+        if node.labels.binary_search(&label).is_ok() {
+            return Ok(Undo::Nothing);
+        }
+        insert_sorted(&mut node.labels, label);
+        self.label_bitmap(label).insert(id);
+        Ok(Undo::RemoveAddedLabel { id, label })
+    }
+
+    fn remove_label(&mut self, id: u32, label: &str) -> Result<Undo, ChangeError> {
+        self.node_mut(id)?;
+        let Some(label) = self.labels.id(label) else {
+            return Ok(Undo::Nothing);
+        };
+        let node = self.node_mut(id)?;
+        if node.labels.binary_search(&label).is_err() {
+            return Ok(Undo::Nothing);
+        }
+        remove_sorted(&mut node.labels, label);
+        self.label_bitmap(label).remove(id);
+        Ok(Undo::RestoreRemovedLabel { id, label })
+    }
+
+    fn delete_relationship(&mut self, id: u32) -> Result<Undo, ChangeError> {
+        let record = self.relationship_mut(id)?.clone();
+        remove_sorted(&mut self.node_mut(record.start)?.outgoing, id);
+        remove_sorted(&mut self.node_mut(record.end)?.incoming, id);
+        self.relationships[id as usize] = None;
+        self.live_relationships.remove(id);
+        Ok(Undo::RestoreRelationship { id, record })
+    }
+
+    fn delete_node(&mut self, id: u32) -> Result<Undo, ChangeError> {
+        let node = self.node_mut(id)?;
+        let relationships = node.outgoing.len() + node.incoming.len();
+        if relationships > 0 {
+            return Err(ChangeError::StillConnected { id, relationships });
+        }
+        let record = self.nodes[id as usize].take().expect("checked above");
+        for &label in &record.labels {
+            self.label_bitmap(label).remove(id);
+        }
+        self.live_nodes.remove(id);
+        Ok(Undo::RestoreNode { id, record })
+    }
+
+    /// Applies `change` and records it, with its undo, in `journal`.
+    pub fn apply_logged(
+        &mut self,
+        change: Change,
+        journal: &mut Journal,
+    ) -> Result<(), ChangeError> {
+        let undo = self.apply(&change)?;
+        journal.changes.push(change);
+        journal.undos.push(undo);
+        Ok(())
+    }
+
+    /// Undoes the changes of `journal` past its first `mark`, newest first, and drops them.
+    pub fn roll_back_to(&mut self, journal: &mut Journal, mark: usize) {
+        while journal.undos.len() > mark {
+            let undo = journal.undos.pop().expect("longer than mark");
+            journal.changes.pop();
+            self.undo(undo);
+        }
+    }
+
+    /// Reverts one applied change (undos are applied newest first).
+    pub(crate) fn undo(&mut self, undo: Undo) {
+        match undo {
+            Undo::RemoveCreatedNode(id) => {
+                if let Some(record) = self.nodes.get_mut(id as usize).and_then(Option::take) {
+                    for label in record.labels {
+                        self.label_bitmap(label).remove(id);
+                    }
+                }
+                self.live_nodes.remove(id);
+                // Give the id back when it was the last one, as replay never sees it.
+                while self.nodes.last().is_some_and(Option::is_none)
+                    && self.nodes.len() > id as usize
+                {
+                    self.nodes.pop();
+                }
+            }
+            Undo::RemoveCreatedRelationship(id) => {
+                let _ = self.delete_relationship(id);
+                while self.relationships.last().is_some_and(Option::is_none)
+                    && self.relationships.len() > id as usize
+                {
+                    self.relationships.pop();
+                }
+            }
+            Undo::RestoreNodeProperty { id, key, previous } => {
+                if let Ok(node) = self.node_mut(id) {
+                    put_property(&mut node.properties, key, previous);
+                }
+            }
+            Undo::RestoreRelationshipProperty { id, key, previous } => {
+                if let Ok(record) = self.relationship_mut(id) {
+                    put_property(&mut record.properties, key, previous);
+                }
+            }
+            Undo::RemoveAddedLabel { id, label } => {
+                if let Ok(node) = self.node_mut(id) {
+                    remove_sorted(&mut node.labels, label);
+                }
+                self.label_bitmap(label).remove(id);
+            }
+            Undo::RestoreRemovedLabel { id, label } => {
+                if let Ok(node) = self.node_mut(id) {
+                    insert_sorted(&mut node.labels, label);
+                }
+                self.label_bitmap(label).insert(id);
+            }
+            Undo::RestoreRelationship { id, record } => {
+                if let Ok(node) = self.node_mut(record.start) {
+                    insert_sorted(&mut node.outgoing, id);
+                }
+                if let Ok(node) = self.node_mut(record.end) {
+                    insert_sorted(&mut node.incoming, id);
+                }
+                self.relationships[id as usize] = Some(record);
+                self.live_relationships.insert(id);
+            }
+            Undo::RestoreNode { id, record } => {
+                for &label in &record.labels {
+                    self.label_bitmap(label).insert(id);
+                }
+                self.nodes[id as usize] = Some(record);
+                self.live_nodes.insert(id);
+            }
+            Undo::Nothing => {}
+        }
+    }
+}
