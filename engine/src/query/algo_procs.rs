@@ -33,15 +33,15 @@ fn count(n: u64) -> Value {
 
 /// The node a procedure starts from: a node value, or a node id string.
 fn node_arg(ctx: &Ctx<'_>, proc: &str, args: &[Value], i: usize) -> R<NodeIdx> {
+    let art = ctx.artifact()?;
     match args.get(i) {
-        Some(Value::Node(n)) if ctx.art.is_live(NodeIdx(*n)) => Ok(NodeIdx(*n)),
+        Some(Value::Node(n)) if art.is_live(NodeIdx(*n)) => Ok(NodeIdx(*n)),
         Some(Value::Node(n)) => Err(ExecError::Unsupported(format!(
             "{proc}(): node {n} is not in this generation"
         ))),
-        Some(Value::String(id)) => ctx
-            .art
+        Some(Value::String(id)) => art
             .lookup_id(id)
-            .filter(|&n| ctx.art.is_live(n))
+            .filter(|&n| art.is_live(n))
             .ok_or_else(|| {
                 ExecError::Unsupported(format!(
                     "{proc}(): node not found: no node has id '{id}' (ids look like \
@@ -101,7 +101,7 @@ fn rels_arg(proc: &str, args: &[Value], i: usize, default: &[RelType]) -> R<Vec<
 /// kernel's seven million nodes without holding them all). The scores were computed by
 /// the build (see `algo::pagerank`); this reads a column.
 pub(crate) fn pagerank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     let limit = int_arg("algo.pagerank", args, 0, "limit", i64::MAX)?;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     // Best first: score descending, then node index.
@@ -136,7 +136,7 @@ pub(crate) fn pagerank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
 /// `db.stats()`: one record of graph-wide counts (`GraphCounts`, as `batho status` shows
 /// them), the number of communities and the partition's modularity.
 pub(crate) fn stats(ctx: &Ctx<'_>, modularity: f64, communities: u64) -> R<Vec<Rec>> {
-    let c = GraphCounts::of(ctx.art);
+    let c = GraphCounts::of(ctx.artifact()?);
     Ok(vec![vec![
         ("nodes", count(c.nodes)),
         ("edges", count(c.edges)),
@@ -160,7 +160,7 @@ enum Dir {
 /// descending, then the neighbour's PageRank descending, then the relationship's index.
 pub(crate) fn neighbors(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     const P: &str = "algo.neighbors";
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     let node = node_arg(ctx, P, args, 0)?;
     let dir = match args.get(1) {
         None | Some(Value::Null) => Dir::Both,
@@ -268,7 +268,7 @@ fn reverse_reach(
     depth: i64,
     relations: &[RelType],
 ) -> R<Vec<AffectedHop>> {
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     let mut best: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
     let mut hops: Vec<AffectedHop> = Vec::new();
     let mut done = RoaringBitmap::new();

@@ -33,7 +33,7 @@ pub(crate) fn degree(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, 
             )));
         }
     };
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     ctx.tick(u64::from(art.node_count()) / 16 + u64::from(art.edge_count()) / 16)?;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     ctx.hold(limit.min(art.node_count() as usize))?;

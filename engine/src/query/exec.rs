@@ -18,10 +18,10 @@ use batho_lang::ast::{Expr, Span};
 use batho_lang::eval::{Accumulator, AggregateFunc};
 use batho_lang::plan::{AggregateSpec, SortKey};
 use batho_lang::value::GroupKey;
-use batho_lang::{Bindings, EvalError, Evaluator, Value};
+use batho_lang::{Bindings, EvalError, Evaluator, PropertyAccess, Value};
 use batho_storage::Artifact;
 
-use super::graph::ArtifactGraph;
+use super::topology::Topology;
 use super::{Bound, Limits};
 
 /// One row: values in the operator's column order.
@@ -46,7 +46,7 @@ pub(crate) type R<T> = Result<T, ExecError>;
 
 /// Everything an operator needs while running one query.
 pub(crate) struct Ctx<'a> {
-    pub(crate) art: &'a Artifact,
+    pub(crate) topology: Topology<'a>,
     pub(crate) eval: Evaluator<'a>,
     limits: Limits,
     cancel: Option<Arc<AtomicBool>>,
@@ -60,14 +60,14 @@ const CHECK_EVERY: u64 = 1024;
 
 impl<'a> Ctx<'a> {
     pub(crate) fn new(
-        art: &'a Artifact,
-        graph: &'a ArtifactGraph<'a>,
+        topology: Topology<'a>,
+        graph: &'a dyn PropertyAccess,
         params: &'a std::collections::BTreeMap<String, Value>,
         limits: Limits,
         cancel: Option<Arc<AtomicBool>>,
     ) -> Self {
         Ctx {
-            art,
+            topology,
             eval: Evaluator::new(graph, params),
             deadline: limits.timeout.map(|t| Instant::now() + t),
             limits,
@@ -75,6 +75,15 @@ impl<'a> Ctx<'a> {
             work: Cell::new(0),
             held: Cell::new(0),
         }
+    }
+
+    /// The code graph being read, for the procedures that only code graphs have.
+    pub(crate) fn artifact(&self) -> R<&'a Artifact> {
+        self.topology.artifact().ok_or_else(|| {
+            ExecError::Unsupported(
+                "this procedure reads a code graph; a writable graph does not have it".into(),
+            )
+        })
     }
 
     /// Counts `n` units of work (nodes scanned, edges followed, rows produced) and stops

@@ -7,60 +7,32 @@ use batho_lang::Value;
 use batho_lang::ast::{Direction, Expr};
 use batho_lang::plan::{SeekKey, regex_literal_prefix};
 use batho_schema::NodeKind;
-use batho_storage::{Artifact, EdgeIdx, NodeIdx, RoaringBitmap};
+use batho_storage::{Artifact, NodeIdx, RoaringBitmap};
 
 use super::exec::{BoxOp, Ctx, ExecError, Operator, R, Row};
+use super::topology::Topology;
 
 /// Which edges an expansion may follow.
 #[derive(Clone)]
 pub(crate) struct EdgeFilter<'a> {
-    /// Bit `code` set for each allowed relation type; `None` = any type.
+    /// Code graphs: bit `code` set for each allowed relation type; `None` = any type.
     pub(crate) types: Option<u32>,
+    /// Writable graphs: the allowed type names; empty = any type.
+    pub(crate) type_names: Vec<String>,
     /// Pushed-down role predicates: the edge must be in every bitmap.
     pub(crate) roles: Vec<&'a RoaringBitmap>,
 }
 
 impl EdgeFilter<'_> {
     #[inline]
-    fn admits_type(&self, code: u8) -> bool {
+    pub(crate) fn admits_type(&self, code: u8) -> bool {
         self.types
             .is_none_or(|m| m & (1u32 << u32::from(code.min(31))) != 0)
     }
 
     #[inline]
-    fn admits_roles(&self, e: u32) -> bool {
+    pub(crate) fn admits_roles(&self, e: u32) -> bool {
         self.roles.iter().all(|b| b.contains(e))
-    }
-}
-
-/// Calls `f(edge, other_end)` for each edge at `n` in direction `dir` passing `filter`.
-/// An undirected expansion sees a self-loop once.
-#[inline]
-pub(crate) fn for_each_neighbor(
-    art: &Artifact,
-    n: u32,
-    dir: Direction,
-    filter: &EdgeFilter<'_>,
-    mut f: impl FnMut(u32, u32),
-) {
-    if matches!(dir, Direction::Outgoing | Direction::Both) {
-        for e in art.out_edges(NodeIdx(n)) {
-            if filter.admits_type(e.rel().code()) && filter.admits_roles(e.idx().0) {
-                f(e.idx().0, e.dst().0);
-            }
-        }
-    }
-    if matches!(dir, Direction::Incoming | Direction::Both) {
-        for e in art.in_edges(NodeIdx(n)) {
-            if !filter.admits_type(e.rel().code()) || !filter.admits_roles(e.idx().0) {
-                continue;
-            }
-            let src = e.src().0;
-            if dir == Direction::Both && src == n && e.dst().0 == n {
-                continue;
-            }
-            f(e.idx().0, src);
-        }
     }
 }
 
@@ -80,17 +52,11 @@ fn used_in(row: &[Value], cols: &[usize], e: u32) -> bool {
     })
 }
 
-/// Which nodes a scan visits.
-pub(crate) enum ScanSource<'a> {
-    All,
-    /// Kind bitmaps (disjoint, since a node has one kind).
-    Kinds(Vec<&'a RoaringBitmap>),
-}
-
 /// Binds every node of the source, for each input row.
 pub(crate) struct NodeScan<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) source: ScanSource<'a>,
+    /// Label alternatives; empty = every node.
+    pub(crate) labels: Vec<String>,
     pub(crate) cur: Option<(Row, Box<dyn Iterator<Item = u32> + 'a>)>,
 }
 
@@ -114,17 +80,7 @@ impl<'a> Operator<'a> for NodeScan<'a> {
             let Some(row) = self.input.next(ctx)? else {
                 return Ok(None);
             };
-            let it: Box<dyn Iterator<Item = u32> + 'a> = match &self.source {
-                ScanSource::All => {
-                    let art = ctx.art;
-                    Box::new((0..art.node_count()).filter(move |&n| art.is_live(NodeIdx(n))))
-                }
-                ScanSource::Kinds(bms) => {
-                    let bms = bms.clone();
-                    Box::new(bms.into_iter().flat_map(|b| b.iter()))
-                }
-            };
-            self.cur = Some((row, it));
+            self.cur = Some((row, ctx.topology.scan(&self.labels)));
         }
     }
 }
@@ -136,19 +92,23 @@ pub(crate) struct NodeSeek<'a> {
     pub(crate) cols: Vec<String>,
     pub(crate) key: SeekKey,
     pub(crate) value: Expr,
-    /// Allowed kind codes; `None` = any.
+    /// Allowed kind codes on code graphs; `None` = any.
     pub(crate) kinds: Option<Vec<u8>>,
+    /// Allowed labels on writable graphs; empty = any.
+    pub(crate) labels: Vec<String>,
     pub(crate) use_index: bool,
     pub(crate) cur: Option<(Row, std::vec::IntoIter<u32>)>,
 }
 
 impl NodeSeek<'_> {
     fn lookup(&self, ctx: &Ctx<'_>, v: &Value) -> R<Vec<u32>> {
+        let Some(art) = ctx.topology.artifact() else {
+            return self.compare_all(ctx, v);
+        };
         let Value::String(s) = v else {
             // id and name are strings: nothing else is equal to them.
             return Ok(Vec::new());
         };
-        let art = ctx.art;
         if self.use_index && self.key == SeekKey::NameRegex {
             let found = self.regex_candidates(art, s);
             ctx.tick(found.len() as u64)?;
@@ -185,6 +145,30 @@ impl NodeSeek<'_> {
         };
         let found = self.of_kinds(art, found);
         ctx.tick(found.len() as u64)?;
+        Ok(found)
+    }
+
+    /// On a writable graph, where `id` and `name` are properties like any other: every
+    /// node of the labels whose property compares as the seek asks.
+    fn compare_all(&self, ctx: &Ctx<'_>, wanted: &Value) -> R<Vec<u32>> {
+        let graph = ctx.eval.graph();
+        let mut found = Vec::new();
+        for n in ctx.topology.scan(&self.labels) {
+            ctx.tick(1)?;
+            let value = graph.node_prop(n, self.key.property());
+            let hit = match (self.key, &value, wanted) {
+                (SeekKey::Id | SeekKey::Name, _, _) => value.equals(wanted) == Some(true),
+                (SeekKey::NamePrefix, Value::String(have), Value::String(prefix)) => {
+                    have.starts_with(prefix.as_str())
+                }
+                (SeekKey::NamePrefix, _, _) => false,
+                // The regex filter above decides.
+                (SeekKey::NameRegex, _, _) => true,
+            };
+            if hit {
+                found.push(n);
+            }
+        }
         Ok(found)
     }
 
@@ -293,11 +277,12 @@ impl<'a> Operator<'a> for Expand<'a> {
                 };
                 let buf = &mut self.buf;
                 let (uw, r) = (&self.unique_with, &row);
-                for_each_neighbor(ctx.art, n, self.dir, &self.filter, |e, o| {
-                    if target.is_none_or(|t| t == o) && !used_in(r, uw, e) {
-                        buf.push((e, o));
-                    }
-                });
+                ctx.topology
+                    .for_each_neighbor(n, self.dir, &self.filter, |e, o| {
+                        if target.is_none_or(|t| t == o) && !used_in(r, uw, e) {
+                            buf.push((e, o));
+                        }
+                    });
                 ctx.tick(1 + self.buf.len() as u64)?;
             }
             self.row = Some(row);
@@ -342,11 +327,12 @@ pub(crate) struct VarExpand<'a> {
 impl VarExpand<'_> {
     fn frame(&self, ctx: &Ctx<'_>, n: u32, row: &[Value], path: &[u32]) -> R<Frame> {
         let mut edges = Vec::new();
-        for_each_neighbor(ctx.art, n, self.dir, &self.filter, |e, o| {
-            if !path.contains(&e) && !used_in(row, &self.unique_with, e) {
-                edges.push((e, o));
-            }
-        });
+        ctx.topology
+            .for_each_neighbor(n, self.dir, &self.filter, |e, o| {
+                if !path.contains(&e) && !used_in(row, &self.unique_with, e) {
+                    edges.push((e, o));
+                }
+            });
         ctx.tick(1 + edges.len() as u64)?;
         Ok(Frame { edges, pos: 0 })
     }
@@ -364,12 +350,13 @@ impl VarExpand<'_> {
             let mut next = Vec::new();
             for &n in &frontier {
                 let mut steps = 0u64;
-                for_each_neighbor(ctx.art, n, self.dir, &self.filter, |e, o| {
-                    steps += 1;
-                    if !used_in(row, &self.unique_with, e) && seen.insert(o) {
-                        next.push(o);
-                    }
-                });
+                ctx.topology
+                    .for_each_neighbor(n, self.dir, &self.filter, |e, o| {
+                        steps += 1;
+                        if !used_in(row, &self.unique_with, e) && seen.insert(o) {
+                            next.push(o);
+                        }
+                    });
                 ctx.tick(1 + steps)?;
             }
             // Nodes first reached at depth >= min are endpoints; with min <= 1 that is all
@@ -432,11 +419,12 @@ impl<'a> Operator<'a> for VarExpand<'a> {
                     let (row, path) = (&st.row, &st.path);
                     let f = {
                         let mut edges = Vec::new();
-                        for_each_neighbor(ctx.art, other, self.dir, &self.filter, |e, o| {
-                            if !path.contains(&e) && !used_in(row, &self.unique_with, e) {
-                                edges.push((e, o));
-                            }
-                        });
+                        ctx.topology
+                            .for_each_neighbor(other, self.dir, &self.filter, |e, o| {
+                                if !path.contains(&e) && !used_in(row, &self.unique_with, e) {
+                                    edges.push((e, o));
+                                }
+                            });
                         ctx.tick(1 + edges.len() as u64)?;
                         Frame { edges, pos: 0 }
                     };
@@ -535,20 +523,21 @@ impl ShortestPath<'_> {
             let mut best: Option<(u32, u32)> = None; // (total, meeting node)
             for &n in front.iter() {
                 let mut steps = 0u64;
-                for_each_neighbor(ctx.art, n, dir, &self.filter, |e, o| {
-                    steps += 1;
-                    if mine.contains_key(&o) {
-                        return;
-                    }
-                    mine.insert(o, (*depth, n, e));
-                    next.push(o);
-                    if let Some(&(od, _, _)) = other.get(&o) {
-                        let total = *depth + od;
-                        if best.is_none_or(|(b, _)| total < b) {
-                            best = Some((total, o));
+                ctx.topology
+                    .for_each_neighbor(n, dir, &self.filter, |e, o| {
+                        steps += 1;
+                        if mine.contains_key(&o) {
+                            return;
                         }
-                    }
-                });
+                        mine.insert(o, (*depth, n, e));
+                        next.push(o);
+                        if let Some(&(od, _, _)) = other.get(&o) {
+                            let total = *depth + od;
+                            if best.is_none_or(|(b, _)| total < b) {
+                                best = Some((total, o));
+                            }
+                        }
+                    });
                 ctx.tick(1 + steps)?;
             }
             if let Some((total, m)) = best {
@@ -583,17 +572,18 @@ impl ShortestPath<'_> {
             let mut next = Vec::new();
             for &n in front.iter() {
                 let mut steps = 0u64;
-                for_each_neighbor(ctx.art, n, dir, &self.filter, |e, o| {
-                    steps += 1;
-                    match mine.get_mut(&o) {
-                        Some((od, ps)) if *od == d => ps.push((n, e)),
-                        Some(_) => {}
-                        None => {
-                            mine.insert(o, (d, vec![(n, e)]));
-                            next.push(o);
+                ctx.topology
+                    .for_each_neighbor(n, dir, &self.filter, |e, o| {
+                        steps += 1;
+                        match mine.get_mut(&o) {
+                            Some((od, ps)) if *od == d => ps.push((n, e)),
+                            Some(_) => {}
+                            None => {
+                                mine.insert(o, (d, vec![(n, e)]));
+                                next.push(o);
+                            }
                         }
-                    }
-                });
+                    });
                 ctx.tick(1 + steps)?;
             }
             let total = next
@@ -741,7 +731,7 @@ pub(crate) struct BindPath<'a> {
 }
 
 impl BindPath<'_> {
-    fn path(art: &Artifact, row: &[Value], start: usize, rels: &[usize]) -> Value {
+    fn path(topology: &Topology<'_>, row: &[Value], start: usize, rels: &[usize]) -> Value {
         let Some(mut cur) = node_of(row.get(start)) else {
             return Value::Null;
         };
@@ -762,8 +752,7 @@ impl BindPath<'_> {
                 _ => return Value::Null,
             };
             for r in list {
-                let e = art.edge(EdgeIdx(r));
-                let (s, d) = (e.src().0, e.dst().0);
+                let (s, d) = topology.endpoints(r);
                 cur = if s == cur { d } else { s };
                 nodes.push(cur);
                 ids.push(r);
@@ -782,7 +771,7 @@ impl<'a> Operator<'a> for BindPath<'a> {
         let Some(mut row) = self.input.next(ctx)? else {
             return Ok(None);
         };
-        let p = Self::path(ctx.art, &row, self.start, &self.rels);
+        let p = Self::path(&ctx.topology, &row, self.start, &self.rels);
         row.push(p);
         Ok(Some(row))
     }

@@ -57,7 +57,7 @@ fn record(
 }
 
 pub(crate) fn health(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     ctx.tick(u64::from(art.node_count()) / 16 + u64::from(art.edge_count()) / 16)?;
     // The staleness check walks and stats the tree: it runs beside the graph's parts.
     let root = art.dir().parent();

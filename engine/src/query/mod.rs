@@ -30,12 +30,18 @@ mod exec;
 mod expand;
 pub mod graph;
 mod health;
+mod merge;
 mod physical;
 mod proc_args;
 mod procs;
 pub mod render;
 mod repo_map;
+mod run;
 mod text_procs;
+mod topology;
+mod update;
+mod writable;
+mod writable_access;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -51,8 +57,11 @@ use batho_storage::{Artifact, StorageError};
 pub use batho_lang::Value;
 pub use graph::ArtifactGraph;
 
-use exec::{Ctx, ExecError};
-use physical::{Builder, Flags};
+pub use batho_storage::session::{CheckpointInfo, Durability, OpenReport, TornTail};
+use exec::ExecError;
+use topology::Topology;
+pub use writable::WritableDatabase;
+pub use writable_access::UpdateCounts;
 
 /// The resource bounds of one query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +194,23 @@ pub struct QueryResult {
     pub profile: Option<Vec<OperatorProfile>>,
     /// EXPLAIN (and PROFILE) plan text: logical operators with their physical choices.
     pub plan: Option<String>,
+    /// What the statement changed (always empty on code graphs).
+    pub updates: UpdateCounts,
+}
+
+impl QueryResult {
+    /// A result without columns or rows (transaction control).
+    pub(crate) fn empty(elapsed: Duration) -> QueryResult {
+        QueryResult {
+            columns: Vec::new(),
+            rows: Vec::new(),
+            truncated: None,
+            stats: QueryStats { work: 0, elapsed },
+            profile: None,
+            plan: None,
+            updates: UpdateCounts::default(),
+        }
+    }
 }
 
 /// Why a query (or opening a database) failed.
@@ -232,6 +258,12 @@ pub enum QueryError {
     /// The store could not be read.
     #[error("cannot read the artifact: {0}")]
     Storage(#[from] StorageError),
+    /// BEGIN, COMMIT or ROLLBACK out of order.
+    #[error("{message}")]
+    Transaction {
+        /// What is wrong.
+        message: String,
+    },
     /// `AT GENERATION` / `AT RUN` names a generation or run that cannot be read.
     #[error("{message}{}", .hint.as_ref().map(|h| format!("; {h}")).unwrap_or_default())]
     TimeTravel {
@@ -647,124 +679,19 @@ fn run_one(
     start: Instant,
     at: Option<&str>,
 ) -> Result<QueryResult, QueryError> {
-    let plan = &c.plan;
-    if plan.writes {
+    if c.plan.writes {
         return Err(QueryError::ReadOnly {
-            clause: write_clause(&plan.root).unwrap_or("a write").to_string(),
+            clause: write_clause(&c.plan.root).unwrap_or("a write").to_string(),
         });
     }
-    let profile = opts.profile || plan.mode == Mode::Profile;
-    let flags = Flags {
-        optimize: opts.optimize,
-        profile,
-    };
     let graph = ArtifactGraph(art);
-    let mut builder = Builder::new(art, flags, &plan.root);
-    let built = builder
-        .build(&plan.root, &[])
-        .map_err(|e| QueryError::from_exec(text, e))?;
-    let logical = plan.root.to_string();
-    let plan_text = |extra: &dyn Fn(usize) -> String| -> String {
-        // The generation read heads the plan; operators below it read that generation.
-        at.map(str::to_string)
-            .into_iter()
-            .chain(logical.lines().enumerate().map(|(i, l)| {
-                let note = builder.notes.get(i).map(String::as_str).unwrap_or("");
-                let x = extra(i);
-                match (note.is_empty(), x.is_empty()) {
-                    (true, true) => l.to_string(),
-                    (false, true) => format!("{l}  [{note}]"),
-                    (true, false) => format!("{l}  {{{x}}}"),
-                    (false, false) => format!("{l}  [{note}] {{{x}}}"),
-                }
-            }))
-            .collect::<Vec<_>>()
-            .join("\n")
+    let statement = run::Statement {
+        text,
+        plan: &c.plan,
+        params,
+        opts,
+        start,
+        at,
     };
-    if plan.mode == Mode::Explain {
-        let text = plan_text(&|_| String::new());
-        return Ok(QueryResult {
-            columns: vec!["plan".to_string()],
-            rows: text.lines().map(|l| vec![Value::from(l)]).collect(),
-            truncated: None,
-            stats: QueryStats {
-                work: 0,
-                elapsed: start.elapsed(),
-            },
-            profile: None,
-            plan: Some(text),
-        });
-    }
-    let ctx = Ctx::new(art, &graph, params, opts.limits, opts.cancel.clone());
-    let picks: Vec<usize> = plan
-        .columns
-        .iter()
-        .map(|c| built.cols.iter().position(|x| x == c))
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| QueryError::Unsupported {
-            message: "internal planner error: a result column is not produced".into(),
-        })?;
-    let mut op = built.op;
-    let mut rows = Vec::new();
-    let mut truncated = None;
-    let result: Result<(), ExecError> = (|| {
-        ctx.check()?;
-        op.open(&ctx, &[])?;
-        while let Some(mut row) = op.next(&ctx)? {
-            if rows.len() >= opts.limits.max_rows {
-                truncated = Some(Bound::Rows {
-                    limit: opts.limits.max_rows,
-                });
-                break;
-            }
-            let out: Vec<Value> =
-                if picks.len() == row.len() && picks.iter().enumerate().all(|(i, &p)| i == p) {
-                    row
-                } else {
-                    picks
-                        .iter()
-                        .map(|&p| std::mem::replace(&mut row[p], Value::Null))
-                        .collect()
-                };
-            rows.push(out);
-        }
-        Ok(())
-    })();
-    result.map_err(|e| QueryError::from_exec(text, e))?;
-    let work = ctx.work_done();
-    drop(op);
-    let (profile_out, plan_out) = if profile {
-        let ops: Vec<OperatorProfile> = logical
-            .lines()
-            .enumerate()
-            .map(|(i, l)| {
-                let counter = builder.counters.get(i);
-                OperatorProfile {
-                    operator: l.to_string(),
-                    detail: builder.notes.get(i).cloned().unwrap_or_default(),
-                    rows: counter.map_or(0, |c| c.rows.get()),
-                    time: Duration::from_nanos(counter.map_or(0, |c| c.nanos.get())),
-                }
-            })
-            .collect();
-        let text = plan_text(&|i| {
-            ops.get(i)
-                .map(|o| format!("rows={} time={:?}", o.rows, o.time))
-                .unwrap_or_default()
-        });
-        (Some(ops), Some(text))
-    } else {
-        (None, None)
-    };
-    Ok(QueryResult {
-        columns: plan.columns.clone(),
-        rows,
-        truncated,
-        stats: QueryStats {
-            work,
-            elapsed: start.elapsed(),
-        },
-        profile: profile_out,
-        plan: plan_out,
-    })
+    run::execute(Topology::Code(art), &graph, &statement)
 }

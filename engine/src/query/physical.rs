@@ -12,14 +12,15 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
+use super::exec::*;
+use super::expand::*;
+use super::merge::MergeClause;
+use super::topology::Topology;
+use super::update::{CreateClause, DeleteClause, Eager, RemoveClause, SetClause, pattern_columns};
 use batho_lang::ast::{BinaryOp, Direction, Expr, ExprKind, Literal};
 use batho_lang::eval::AggregateFunc;
 use batho_lang::plan::{LogicalPlan, SeekKey};
 use batho_schema::{NodeKind, RelType, Roles};
-use batho_storage::Artifact;
-
-use super::exec::*;
-use super::expand::*;
 
 /// Planner switches.
 #[derive(Clone, Copy, Debug)]
@@ -29,7 +30,7 @@ pub(crate) struct Flags {
 }
 
 pub(crate) struct Builder<'a> {
-    art: &'a Artifact,
+    topology: Topology<'a>,
     flags: Flags,
     /// Physical notes per operator, in EXPLAIN (pre-order) order.
     pub(crate) notes: Vec<String>,
@@ -183,13 +184,13 @@ fn mark_endpoint_only(p: &LogicalPlan, out: &mut HashSet<usize>) {
 }
 
 impl<'a> Builder<'a> {
-    pub(crate) fn new(art: &'a Artifact, flags: Flags, root: &LogicalPlan) -> Self {
+    pub(crate) fn new(topology: Topology<'a>, flags: Flags, root: &LogicalPlan) -> Self {
         let mut endpoint_only = HashSet::new();
         if flags.optimize {
             mark_endpoint_only(root, &mut endpoint_only);
         }
         Builder {
-            art,
+            topology,
             flags,
             notes: Vec::new(),
             counters: Vec::new(),
@@ -223,9 +224,18 @@ impl<'a> Builder<'a> {
     }
 
     fn filter(&self, types: &[String], roles: &[Roles]) -> EdgeFilter<'a> {
-        EdgeFilter {
-            types: type_mask(types),
-            roles: roles.iter().map(|r| self.art.edges_with_role(*r)).collect(),
+        match self.topology.artifact() {
+            Some(art) => EdgeFilter {
+                types: type_mask(types),
+                type_names: Vec::new(),
+                roles: roles.iter().map(|r| art.edges_with_role(*r)).collect(),
+            },
+            // Writable graphs have no role bitmaps; the role filter itself stays above.
+            None => EdgeFilter {
+                types: None,
+                type_names: types.to_vec(),
+                roles: Vec::new(),
+            },
         }
     }
 
@@ -268,23 +278,18 @@ impl<'a> Builder<'a> {
                 input, var, labels, ..
             } => {
                 let b = self.build(input, arg_cols)?;
-                let (source, note) = if labels.is_empty() {
-                    (ScanSource::All, "all nodes".to_string())
-                } else {
-                    let bms = kinds_of(labels)
-                        .into_iter()
-                        .map(|k| self.art.nodes_of_kind(k))
-                        .collect();
-                    (
-                        ScanSource::Kinds(bms),
-                        format!("kind bitmap {}", labels.join("|")),
-                    )
+                let note = match (labels.is_empty(), self.topology) {
+                    (true, _) => "all nodes".to_string(),
+                    (false, Topology::Code(_)) => format!("kind bitmap {}", labels.join("|")),
+                    (false, Topology::Writable(_)) => {
+                        format!("label bitmap {}", labels.join("|"))
+                    }
                 };
                 let mut cols = b.cols;
                 cols.push(var.clone());
                 let op = NodeScan {
                     input: b.op,
-                    source,
+                    labels: labels.clone(),
                     cur: None,
                 };
                 (Box::new(op), cols, note)
@@ -300,6 +305,9 @@ impl<'a> Builder<'a> {
                 let kinds = (!labels.is_empty())
                     .then(|| kinds_of(labels).into_iter().map(|k| k.code()).collect());
                 let note = match (opt, key) {
+                    _ if self.topology.artifact().is_none() => {
+                        format!("label scan comparing {}", key.property())
+                    }
                     (false, SeekKey::NameRegex) => "all nodes (unoptimised)".to_string(),
                     (false, SeekKey::NamePrefix) => {
                         "full scan comparing name prefixes (unoptimised)".to_string()
@@ -321,6 +329,7 @@ impl<'a> Builder<'a> {
                     key: *key,
                     value: value.clone(),
                     kinds,
+                    labels: labels.clone(),
                     use_index: opt,
                     cur: None,
                 };
@@ -678,12 +687,86 @@ impl<'a> Builder<'a> {
             | LogicalPlan::Merge { .. }
             | LogicalPlan::SetProperties { .. }
             | LogicalPlan::Delete { .. }
-            | LogicalPlan::Remove { .. } => {
-                return Err(ExecError::Unsupported(format!(
-                    "{} needs a writable graph",
-                    lp.name()
-                )));
+            | LogicalPlan::Remove { .. } => self.make_update(lp, arg_cols)?,
+        })
+    }
+}
+
+impl<'a> Builder<'a> {
+    /// The eager operator of an update clause.
+    #[allow(clippy::type_complexity)]
+    fn make_update(
+        &mut self,
+        lp: &LogicalPlan,
+        arg_cols: &[String],
+    ) -> R<(BoxOp<'a>, Vec<String>, String)> {
+        if self.topology.artifact().is_some() {
+            return Err(ExecError::Unsupported(format!(
+                "{} needs a writable graph",
+                lp.name()
+            )));
+        }
+        let note = "eager: every input row first, then the writes".to_string();
+        Ok(match lp {
+            LogicalPlan::Create { input, pattern } => {
+                let b = self.build(input, arg_cols)?;
+                let cols = pattern_columns(&b.cols, pattern);
+                let update = CreateClause {
+                    input_cols: b.cols.len(),
+                    cols: cols.clone(),
+                    pattern: pattern.clone(),
+                };
+                (Box::new(Eager::new(b.op, update)), cols, note)
             }
+            LogicalPlan::Merge {
+                input,
+                part,
+                on_create,
+                on_match,
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let cols = pattern_columns(&b.cols, std::slice::from_ref(part));
+                let update = MergeClause {
+                    input_cols: b.cols.len(),
+                    cols: cols.clone(),
+                    part: part.clone(),
+                    on_create: on_create.clone(),
+                    on_match: on_match.clone(),
+                };
+                (Box::new(Eager::new(b.op, update)), cols, note)
+            }
+            LogicalPlan::SetProperties { input, items } => {
+                let b = self.build(input, arg_cols)?;
+                let update = SetClause {
+                    cols: b.cols.clone(),
+                    items: items.clone(),
+                };
+                (Box::new(Eager::new(b.op, update)), b.cols, note)
+            }
+            LogicalPlan::Delete {
+                input,
+                detach,
+                exprs,
+            } => {
+                let b = self.build(input, arg_cols)?;
+                let update = DeleteClause {
+                    cols: b.cols.clone(),
+                    exprs: exprs.clone(),
+                    detach: *detach,
+                    nodes: Vec::new(),
+                    relationships: Vec::new(),
+                };
+                (Box::new(Eager::new(b.op, update)), b.cols, note)
+            }
+            LogicalPlan::Remove { input, items } => {
+                let b = self.build(input, arg_cols)?;
+                let update = RemoveClause {
+                    cols: b.cols.clone(),
+                    items: items.clone(),
+                };
+                (Box::new(Eager::new(b.op, update)), b.cols, note)
+            }
+            other => return Err(internal(format!("{} is not an update", other.name()))),
         })
     }
 }

@@ -20,7 +20,7 @@ fn count(n: u64) -> Value {
 
 /// Runs `name` and returns its records, each holding the `fields` asked for, in order.
 pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String]) -> R<Vec<Row>> {
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     let lower = name.to_ascii_lowercase();
     let records: Vec<Vec<(&str, Value)>> = match lower.as_str() {
         "db.labels" => NodeKind::ALL
@@ -156,13 +156,13 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
 /// (written by the build, or by the first query after a patch), else computed here under
 /// the query's work limit and stored for the next reader.
 fn community_summary(ctx: &Ctx<'_>) -> R<CommunitySummary> {
-    if let Some(summary) = community_summary::stored(ctx.art) {
+    if let Some(summary) = community_summary::stored(ctx.artifact()?) {
         return Ok(summary);
     }
-    let summary = community_summary::summarize(ctx.art, &mut |work| ctx.tick(work))?;
+    let summary = community_summary::summarize(ctx.artifact()?, &mut |work| ctx.tick(work))?;
     ctx.hold(summary.rows.len())?;
     // An accelerator, like the facts cache: a read-only artifact just computes again.
-    let _ = community_summary::store(ctx.art, &summary);
+    let _ = community_summary::store(ctx.artifact()?, &summary);
     Ok(summary)
 }
 
@@ -220,7 +220,7 @@ fn delta_of(
     since_at: usize,
     filter: &DiffFilter,
 ) -> R<RunDiff> {
-    let dir = ctx.art.dir();
+    let dir = ctx.artifact()?.dir();
     let run = opt_str(proc, args, 0, "run id")?;
     let since = match args.get(since_at) {
         Some(Value::Int(g)) => Some(g.to_string()),
@@ -237,7 +237,7 @@ fn delta_of(
     .map_err(fail)?;
     let d = diff::diff_runs(dir, &pair, filter).map_err(fail)?;
     // The comparison touched every node and edge of both generations.
-    ctx.tick(u64::from(ctx.art.node_count()) / 64 + d.diff.total as u64)?;
+    ctx.tick(u64::from(ctx.artifact()?.node_count()) / 64 + d.diff.total as u64)?;
     Ok(d)
 }
 

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use batho_lang::Value;
 use batho_schema::{NodeFlags, NodeKind, RelType};
-use batho_storage::{NodeIdx, StrId};
+use batho_storage::{Artifact, NodeIdx, StrId};
 
 use super::exec::{Ctx, R};
 use super::proc_args::{Rec, bool_arg, int_arg, string_arg};
@@ -63,7 +63,7 @@ pub(crate) fn file_rank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut ranked = rank_files(ctx)?;
     ctx.hold(ranked.len())?;
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     let path = |rank: &FileRank| art.string(rank.file);
     ranked.sort_by(|a, b| {
         b.rank
@@ -89,7 +89,7 @@ pub(crate) fn file_rank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
 
 /// Every file with a ranked entity above the baseline ([`baseline`]), unordered.
 fn rank_files(ctx: &Ctx<'_>) -> R<Vec<FileRank>> {
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     let mut scored: Vec<(StrId, u32)> = Vec::new();
     for kind in RANKED_KINDS {
         let nodes = art.nodes_of_kind(kind);
@@ -139,7 +139,7 @@ pub(crate) fn file_symbols(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     let limit = int_arg(P, args, 1, "limit", FILE_SYMBOLS_DEFAULT_LIMIT)?;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let definitions_only = bool_arg(P, args, 2, "definitions_only")?;
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     let Some(nodes) = art.nodes_in_file(&file) else {
         return Ok(Vec::new());
     };
@@ -149,7 +149,7 @@ pub(crate) fn file_symbols(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
         let node = art.node(NodeIdx(v));
         if UNLISTED_KINDS.contains(&node.kind())
             || !art.is_live(NodeIdx(v))
-            || (node.kind() == NodeKind::Macro && !is_expanded(ctx, NodeIdx(v)))
+            || (node.kind() == NodeKind::Macro && !is_expanded(art, NodeIdx(v)))
             // The resolver gives the `CONTAINS` relationship into an entity the
             // `Definition` role exactly when the entity is not declaration-only.
             || (definitions_only && node.flags().contains(NodeFlags::DECLARATION_ONLY))
@@ -174,6 +174,6 @@ pub(crate) fn file_symbols(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
 
 /// Whether anything expands the macro `v`: an include guard (`#define DEMO_TABLE_H`) and
 /// other macros nothing uses say nothing about what a file offers.
-fn is_expanded(ctx: &Ctx<'_>, v: NodeIdx) -> bool {
-    ctx.art.in_edges(v).any(|e| e.rel() == RelType::Expands)
+fn is_expanded(art: &Artifact, v: NodeIdx) -> bool {
+    art.in_edges(v).any(|e| e.rel() == RelType::Expands)
 }

@@ -30,7 +30,7 @@ const TRAVERSE_MAX_DEPTH: i64 = 6;
 
 /// The best `limit` nodes for `question`, with scores.
 fn ranked(ctx: &Ctx<'_>, proc: &str, question: &str, limit: usize) -> R<Vec<(NodeIdx, f64)>> {
-    let hits = ctx.art.text_search(question, limit).map_err(|e| {
+    let hits = ctx.artifact()?.text_search(question, limit).map_err(|e| {
         ExecError::Unsupported(format!(
             "{proc}(): the text index cannot be read ({e}); run `batho fix`"
         ))
@@ -66,7 +66,8 @@ struct TraversalPlan {
 fn start_nodes(ctx: &Ctx<'_>, question: &str, high_detail: bool) -> R<Vec<NodeIdx>> {
     let mut hits = ranked(ctx, "algo.traverse", question, TRAVERSE_MAX_STARTS * 4)?;
     if high_detail {
-        let not_file = |v: NodeIdx| ctx.art.node(v).kind() != NodeKind::File;
+        let art = ctx.artifact()?;
+        let not_file = |v: NodeIdx| art.node(v).kind() != NodeKind::File;
         hits.sort_by(|a, b| {
             b.1.total_cmp(&a.1)
                 .then(not_file(a.0).cmp(&not_file(b.0)))
@@ -86,7 +87,7 @@ fn start_nodes(ctx: &Ctx<'_>, question: &str, high_detail: bool) -> R<Vec<NodeId
 /// when undirected), each with the node at its other end; at most
 /// [`TRAVERSE_EDGES_PER_NODE`].
 fn hops<'a>(ctx: &Ctx<'a>, plan: &TraversalPlan, v: NodeIdx) -> R<Vec<(EdgeRef<'a>, NodeIdx)>> {
-    let art = ctx.art;
+    let art = ctx.artifact()?;
     let keep = |e: &EdgeRef<'_>| !plan.high_detail || e.strategy().provenance().is_high_detail();
     let outs = art.out_edges(v).map(|e| (e, e.dst()));
     let ins = art

@@ -46,7 +46,7 @@ impl Checker<'_> {
                 self.rel_pattern(r, use_, &before, &mut rels_here);
             }
             if part.search != PathSearch::All {
-                if use_ == PatternUse::Create {
+                if use_.creates() {
                     self.error(
                         CheckErrorKind::Invalid,
                         part.span,
@@ -75,7 +75,7 @@ impl Checker<'_> {
         if let Some(v) = &n.variable {
             match self.scope.get(&v.name) {
                 Some(ValueKind::Node | ValueKind::Any) => {
-                    if use_ == PatternUse::Create
+                    if use_.creates()
                         && before.get(&v.name).is_some()
                         && (!n.labels.is_empty() || n.properties.is_some())
                     {
@@ -162,7 +162,7 @@ impl Checker<'_> {
         for t in &r.types {
             self.rel_type(t);
         }
-        if use_ == PatternUse::Create {
+        if use_.creates() {
             if r.types.len() != 1 {
                 self.error(
                     CheckErrorKind::Invalid,
@@ -171,7 +171,7 @@ impl Checker<'_> {
                     Some("write `-[:TYPE]->`".into()),
                 );
             }
-            if r.direction == Direction::Both {
+            if r.direction == Direction::Both && use_ == PatternUse::Create {
                 self.error(
                     CheckErrorKind::Invalid,
                     r.span,

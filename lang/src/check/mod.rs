@@ -165,7 +165,7 @@ impl<'a> Checker<'a> {
             Clause::Call(call) => self.call(call),
             Clause::Create(cr) => self.patterns(&cr.pattern, PatternUse::Create),
             Clause::Merge(m) => {
-                self.patterns(std::slice::from_ref(&m.part), PatternUse::Create);
+                self.patterns(std::slice::from_ref(&m.part), PatternUse::Merge);
                 for it in m.on_create.iter().chain(&m.on_match) {
                     self.set_item(it);
                 }
@@ -447,6 +447,15 @@ fn arity(min: usize, max: usize) -> String {
 enum PatternUse {
     Match,
     Create,
+    /// MERGE creates like CREATE, but may leave a relationship undirected (it matches
+    /// either way and is created left to right).
+    Merge,
+}
+
+impl PatternUse {
+    fn creates(self) -> bool {
+        matches!(self, PatternUse::Create | PatternUse::Merge)
+    }
 }
 
 pub(crate) mod clauses;

@@ -130,6 +130,15 @@ pub enum EvalError {
         /// The call.
         span: Span,
     },
+    /// A write that would break the graph's rules (deleting a node that still has
+    /// relationships, merging on a null property).
+    #[error("{message}")]
+    Constraint {
+        /// What would break.
+        message: String,
+        /// The clause or expression.
+        span: Span,
+    },
     /// A result larger than the evaluator allows (`range`, string repetition).
     #[error("{message}")]
     TooLarge {
@@ -151,6 +160,7 @@ impl EvalError {
             | EvalError::Overflow { span }
             | EvalError::Regex { span, .. }
             | EvalError::Function { span, .. }
+            | EvalError::Constraint { span, .. }
             | EvalError::TooLarge { span, .. } => *span,
         }
     }

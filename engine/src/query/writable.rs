@@ -1,0 +1,380 @@
+//! [`WritableDatabase`]: the embedding API of writable graphs. Statements are checked
+//! against an open schema, planned like code-graph queries and executed by the same
+//! operators; update clauses change the in-memory graph through a journal, and a
+//! statement that fails is undone whole. Outside an explicit transaction each query text
+//! commits as one log record; `BEGIN` … `COMMIT` groups several into one.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use batho_lang::{Compiled, PropertyAccess, Schema, Value};
+use batho_storage::session::{
+    CheckpointInfo, Durability, OpenReport, WritableGraph, WritableStore, is_writable_graph,
+    read_writable_graph,
+};
+
+use super::run;
+use super::topology::Topology;
+use super::writable_access::{UpdateCounts, WritableAccess, WritableState};
+use super::{QueryError, QueryOptions, QueryResult, write_clause};
+
+/// Most distinct query texts kept compiled.
+const PLAN_CACHE_CAPACITY: usize = 512;
+/// A commit that leaves the log longer than this folds it into a checkpoint, so that
+/// opening never replays more than about this much.
+const CHECKPOINT_LOG_BYTES: u64 = 64 << 20;
+
+/// A writable graph opened for queries and updates. See the module documentation.
+pub struct WritableDatabase {
+    dir: PathBuf,
+    /// `None` when opened read-only.
+    store: Option<WritableStore>,
+    state: RefCell<WritableState>,
+    schema: Schema,
+    cache: HashMap<String, Arc<Vec<Compiled>>>,
+    in_transaction: bool,
+    report: OpenReport,
+}
+
+impl std::fmt::Debug for WritableDatabase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WritableDatabase")
+            .field("dir", &self.dir)
+            .field("writable", &self.store.is_some())
+            .field("in_transaction", &self.in_transaction)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The transaction statements, recognised before parsing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TransactionControl {
+    Begin,
+    Commit,
+    Rollback,
+}
+
+fn transaction_control(text: &str) -> Option<TransactionControl> {
+    let word = text.trim().trim_end_matches(';').trim();
+    [
+        ("BEGIN", TransactionControl::Begin),
+        ("COMMIT", TransactionControl::Commit),
+        ("ROLLBACK", TransactionControl::Rollback),
+    ]
+    .into_iter()
+    .find(|(name, _)| word.eq_ignore_ascii_case(name))
+    .map(|(_, control)| control)
+}
+
+fn transaction_error(message: &str) -> QueryError {
+    QueryError::Transaction {
+        message: message.to_string(),
+    }
+}
+
+/// Which label names have at least one node.
+fn labels_in_use(graph: &WritableGraph) -> Vec<String> {
+    graph
+        .vocabulary()
+        .0
+        .iter()
+        .filter(|l| graph.nodes_with_label(l).is_some_and(|b| !b.is_empty()))
+        .cloned()
+        .collect()
+}
+
+impl WritableDatabase {
+    fn with_state(
+        dir: &Path,
+        store: Option<WritableStore>,
+        graph: WritableGraph,
+        report: OpenReport,
+    ) -> Self {
+        WritableDatabase {
+            dir: dir.to_path_buf(),
+            store,
+            state: RefCell::new(WritableState {
+                graph,
+                ..WritableState::default()
+            }),
+            schema: Schema::open(),
+            cache: HashMap::new(),
+            in_transaction: false,
+            report,
+        }
+    }
+
+    /// Creates an empty writable graph in the folder `path` (made if missing).
+    pub fn create(path: &Path) -> Result<WritableDatabase, QueryError> {
+        let (store, graph) = WritableStore::create(path)?;
+        Ok(Self::with_state(
+            path,
+            Some(store),
+            graph,
+            OpenReport::default(),
+        ))
+    }
+
+    /// Opens the writable graph in `path` as its one writer: loads the checkpoint,
+    /// replays the log and cuts a torn tail ([`WritableDatabase::open_report`] says so).
+    pub fn open(path: &Path) -> Result<WritableDatabase, QueryError> {
+        if !is_writable_graph(path) {
+            return Err(QueryError::NoArtifact {
+                path: path.to_path_buf(),
+            });
+        }
+        let (store, graph, report) = WritableStore::open(path)?;
+        Ok(Self::with_state(path, Some(store), graph, report))
+    }
+
+    /// Opens the graph as committed, without the writer lock (another process may be
+    /// writing); update clauses are refused.
+    pub fn open_read_only(path: &Path) -> Result<WritableDatabase, QueryError> {
+        if !is_writable_graph(path) {
+            return Err(QueryError::NoArtifact {
+                path: path.to_path_buf(),
+            });
+        }
+        let (graph, report) = read_writable_graph(path)?;
+        Ok(Self::with_state(path, None, graph, report))
+    }
+
+    /// Whether `path` holds a writable graph.
+    pub fn exists(path: &Path) -> bool {
+        is_writable_graph(path)
+    }
+
+    /// What opening found (replayed records, a torn log tail that was cut).
+    pub fn open_report(&self) -> &OpenReport {
+        &self.report
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether updates are accepted.
+    pub fn is_writable(&self) -> bool {
+        self.store.is_some()
+    }
+
+    /// Whether a `BEGIN` is waiting for its `COMMIT` or `ROLLBACK`.
+    pub fn in_transaction(&self) -> bool {
+        self.in_transaction
+    }
+
+    /// `(nodes, relationships)` live now.
+    pub fn counts(&self) -> (u64, u64) {
+        let graph = &self.state.borrow().graph;
+        (graph.node_count(), graph.relationship_count())
+    }
+
+    /// Reads the labels, properties, types and endpoints of result values.
+    pub fn graph(&self) -> impl PropertyAccess + '_ {
+        WritableAccess(&self.state)
+    }
+
+    /// Chooses whether commits wait for the disk (the default does).
+    pub fn set_durability(&mut self, durability: Durability) {
+        if let Some(store) = &mut self.store {
+            store.set_durability(durability);
+        }
+    }
+
+    /// Folds the log into a new checkpoint now.
+    pub fn checkpoint(&mut self) -> Result<CheckpointInfo, QueryError> {
+        if self.in_transaction {
+            return Err(transaction_error(
+                "cannot checkpoint inside a transaction; COMMIT or ROLLBACK first",
+            ));
+        }
+        let store = self
+            .store
+            .as_mut()
+            .ok_or_else(|| self_read_only("CHECKPOINT"))?;
+        Ok(store.checkpoint(&self.state.borrow().graph)?)
+    }
+
+    /// Starts an explicit transaction: later statements commit together at
+    /// [`WritableDatabase::commit`].
+    pub fn begin(&mut self) -> Result<(), QueryError> {
+        if self.in_transaction {
+            return Err(transaction_error("a transaction is already open"));
+        }
+        if self.store.is_none() {
+            return Err(self_read_only("BEGIN"));
+        }
+        self.in_transaction = true;
+        Ok(())
+    }
+
+    /// Commits the open transaction as one log record.
+    pub fn commit(&mut self) -> Result<(), QueryError> {
+        if !self.in_transaction {
+            return Err(transaction_error("COMMIT without BEGIN"));
+        }
+        self.in_transaction = false;
+        self.commit_journal()
+    }
+
+    /// Undoes every change of the open transaction.
+    pub fn rollback(&mut self) -> Result<(), QueryError> {
+        if !self.in_transaction {
+            return Err(transaction_error("ROLLBACK without BEGIN"));
+        }
+        self.in_transaction = false;
+        let state = &mut *self.state.borrow_mut();
+        state.graph.roll_back_to(&mut state.journal, 0);
+        Ok(())
+    }
+
+    /// Runs a query text with default options.
+    pub fn execute(
+        &mut self,
+        text: &str,
+        params: &BTreeMap<String, Value>,
+    ) -> Result<QueryResult, QueryError> {
+        self.execute_with(text, params, &QueryOptions::default())
+    }
+
+    /// Runs a query text (one or more statements, or `BEGIN` / `COMMIT` / `ROLLBACK`).
+    /// Outside a transaction the text applies whole or not at all; inside one, a failing
+    /// text is undone and the transaction stays open.
+    pub fn execute_with(
+        &mut self,
+        text: &str,
+        params: &BTreeMap<String, Value>,
+        opts: &QueryOptions,
+    ) -> Result<QueryResult, QueryError> {
+        let start = Instant::now();
+        if let Some(control) = transaction_control(text) {
+            match control {
+                TransactionControl::Begin => self.begin()?,
+                TransactionControl::Commit => self.commit()?,
+                TransactionControl::Rollback => self.rollback()?,
+            }
+            return Ok(QueryResult::empty(start.elapsed()));
+        }
+        let compiled = self.compile(text)?;
+        if self.store.is_none()
+            && let Some(c) = compiled.iter().find(|c| c.plan.writes)
+        {
+            return Err(self_read_only(
+                write_clause(&c.plan.root).unwrap_or("a write"),
+            ));
+        }
+        let mark = self.state.borrow().journal.len();
+        let labels_before = labels_in_use(&self.state.borrow().graph);
+        self.state.borrow_mut().counts = UpdateCounts::default();
+        let outcome = self.run_statements(text, &compiled, params, opts, start);
+        let outcome = outcome.and_then(|result| {
+            if !self.in_transaction {
+                self.commit_journal()?;
+            }
+            Ok(result)
+        });
+        match outcome {
+            Ok(mut result) => {
+                let state = self.state.borrow();
+                result.updates = state.counts;
+                let labels_after = labels_in_use(&state.graph);
+                result.updates.labels_added = labels_after
+                    .iter()
+                    .filter(|l| !labels_before.contains(l))
+                    .count() as u64;
+                result.updates.labels_removed = labels_before
+                    .iter()
+                    .filter(|l| !labels_after.contains(l))
+                    .count() as u64;
+                Ok(result)
+            }
+            Err(error) => {
+                let state = &mut *self.state.borrow_mut();
+                state.graph.roll_back_to(&mut state.journal, mark);
+                Err(error)
+            }
+        }
+    }
+
+    fn run_statements(
+        &self,
+        text: &str,
+        compiled: &[Compiled],
+        params: &BTreeMap<String, Value>,
+        opts: &QueryOptions,
+        start: Instant,
+    ) -> Result<QueryResult, QueryError> {
+        let access = WritableAccess(&self.state);
+        let mut last = None;
+        for c in compiled {
+            if c.statement.at.is_some() {
+                return Err(QueryError::Unsupported {
+                    message:
+                        "AT GENERATION reads code graphs; a writable graph has one current state"
+                            .into(),
+                });
+            }
+            let statement = run::Statement {
+                text,
+                plan: &c.plan,
+                params,
+                opts,
+                start,
+                at: None,
+            };
+            last = Some(run::execute(
+                Topology::Writable(&self.state),
+                &access,
+                &statement,
+            )?);
+        }
+        last.ok_or_else(|| transaction_error("the query is empty"))
+    }
+
+    /// Appends the journal as one log record and forgets it; checkpoints a long log.
+    fn commit_journal(&mut self) -> Result<(), QueryError> {
+        let Some(store) = self.store.as_mut() else {
+            return Ok(());
+        };
+        let state = &mut *self.state.borrow_mut();
+        if state.journal.is_empty() {
+            return Ok(());
+        }
+        if let Err(error) = store.commit(state.journal.changes()) {
+            state.graph.roll_back_to(&mut state.journal, 0);
+            return Err(error.into());
+        }
+        state.journal.clear();
+        if store.log_len()? > CHECKPOINT_LOG_BYTES {
+            store.checkpoint(&state.graph)?;
+        }
+        Ok(())
+    }
+
+    fn compile(&mut self, text: &str) -> Result<Arc<Vec<Compiled>>, QueryError> {
+        if let Some(compiled) = self.cache.get(text) {
+            return Ok(compiled.clone());
+        }
+        let compiled = Arc::new(
+            batho_lang::compile(text, &self.schema)
+                .map_err(|e| QueryError::from_compile(text, e))?,
+        );
+        if self.cache.len() >= PLAN_CACHE_CAPACITY {
+            self.cache.clear();
+        }
+        self.cache.insert(text.to_string(), compiled.clone());
+        Ok(compiled)
+    }
+}
+
+fn self_read_only(clause: &str) -> QueryError {
+    QueryError::Unsupported {
+        message: format!(
+            "this writable graph is open read-only (another process may hold the writer lock): {clause} is not allowed"
+        ),
+    }
+}

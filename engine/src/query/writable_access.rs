@@ -1,0 +1,168 @@
+//! A writable graph as BQL sees it: the state a statement changes (graph, journal, update
+//! counts), its [`PropertyAccess`], and the conversions between BQL values and stored
+//! property values.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use batho_lang::{PropertyAccess, Value};
+use batho_storage::session::{Journal, MAX_NESTING, PropValue, WritableGraph};
+
+/// What a statement changed, as openCypher's side effects count them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateCounts {
+    /// Nodes created.
+    pub nodes_created: u64,
+    /// Nodes deleted.
+    pub nodes_deleted: u64,
+    /// Relationships created.
+    pub relationships_created: u64,
+    /// Relationships deleted.
+    pub relationships_deleted: u64,
+    /// Labels added to nodes.
+    pub labels_added: u64,
+    /// Labels removed from nodes.
+    pub labels_removed: u64,
+    /// Properties set (created or changed).
+    pub properties_set: u64,
+    /// Properties removed.
+    pub properties_removed: u64,
+}
+
+impl UpdateCounts {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        *self == UpdateCounts::default()
+    }
+}
+
+/// A writable graph with the changes of the running transaction.
+#[derive(Debug, Default)]
+pub(crate) struct WritableState {
+    pub(crate) graph: WritableGraph,
+    pub(crate) journal: Journal,
+    pub(crate) counts: UpdateCounts,
+}
+
+/// [`PropertyAccess`] over a writable graph being changed.
+#[derive(Clone, Copy)]
+pub(crate) struct WritableAccess<'a>(pub(crate) &'a RefCell<WritableState>);
+
+/// A stored value as a BQL value.
+pub(crate) fn to_value(stored: &PropValue) -> Value {
+    match stored {
+        PropValue::Null => Value::Null,
+        PropValue::Bool(b) => Value::Bool(*b),
+        PropValue::Int(i) => Value::Int(*i),
+        PropValue::Float(f) => Value::Float(*f),
+        PropValue::String(s) => Value::String(s.clone()),
+        PropValue::List(items) => Value::List(items.iter().map(to_value).collect()),
+        PropValue::Map(entries) => Value::Map(
+            entries
+                .iter()
+                .map(|(k, v)| (k.clone(), to_value(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// A BQL value as a storable property value, or why it cannot be one (nodes,
+/// relationships and paths are not property values; nesting is bounded).
+pub(crate) fn to_stored(value: &Value) -> Result<PropValue, String> {
+    let stored = match value {
+        Value::Null => PropValue::Null,
+        Value::Bool(b) => PropValue::Bool(*b),
+        Value::Int(i) => PropValue::Int(*i),
+        Value::Float(f) => PropValue::Float(*f),
+        Value::String(s) => PropValue::String(s.clone()),
+        Value::List(items) => {
+            PropValue::List(items.iter().map(to_stored).collect::<Result<_, _>>()?)
+        }
+        Value::Map(entries) => PropValue::Map(
+            entries
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), to_stored(v)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        Value::Node(_) | Value::Rel(_) | Value::Path { .. } => {
+            return Err(format!(
+                "{} cannot be stored as a property value",
+                value.type_name()
+            ));
+        }
+    };
+    if stored.depth() > MAX_NESTING {
+        return Err(format!(
+            "a property value may nest lists and maps at most {MAX_NESTING} deep"
+        ));
+    }
+    Ok(stored)
+}
+
+fn to_map<'v>(entries: impl Iterator<Item = (&'v str, &'v PropValue)>) -> BTreeMap<String, Value> {
+    entries.map(|(k, v)| (k.to_string(), to_value(v))).collect()
+}
+
+impl PropertyAccess for WritableAccess<'_> {
+    fn node_prop(&self, node: u32, key: &str) -> Value {
+        self.0
+            .borrow()
+            .graph
+            .node_property(node, key)
+            .map_or(Value::Null, to_value)
+    }
+
+    fn rel_prop(&self, rel: u32, key: &str) -> Value {
+        self.0
+            .borrow()
+            .graph
+            .relationship_property(rel, key)
+            .map_or(Value::Null, to_value)
+    }
+
+    fn node_labels(&self, node: u32) -> Vec<String> {
+        self.0
+            .borrow()
+            .graph
+            .node_labels(node)
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn rel_type(&self, rel: u32) -> String {
+        self.0
+            .borrow()
+            .graph
+            .relationship_ends(rel)
+            .map(|(t, _, _)| t.to_string())
+            .unwrap_or_default()
+    }
+
+    fn rel_endpoints(&self, rel: u32) -> (u32, u32) {
+        self.0
+            .borrow()
+            .graph
+            .relationship_ends(rel)
+            .map_or((u32::MAX, u32::MAX), |(_, s, e)| (s, e))
+    }
+
+    fn node_properties(&self, node: u32) -> BTreeMap<String, Value> {
+        to_map(self.0.borrow().graph.node_properties(node))
+    }
+
+    fn rel_properties(&self, rel: u32) -> BTreeMap<String, Value> {
+        to_map(self.0.borrow().graph.relationship_properties(rel))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entities_are_not_property_values_and_scalars_round_trip() {
+        assert!(to_stored(&Value::Node(1)).is_err());
+        let value = Value::List(vec![Value::Int(1), Value::Map(BTreeMap::new())]);
+        assert_eq!(to_value(&to_stored(&value).unwrap()), value);
+    }
+}

@@ -1,0 +1,195 @@
+//! Writable graphs through the embedding API: every update clause, atomic statements,
+//! transactions, durability across reopen, and read-only opening.
+
+use std::collections::BTreeMap;
+
+use batho_engine::query::{QueryError, UpdateCounts, Value, WritableDatabase};
+use batho_lang::PropertyAccess;
+
+fn run(db: &mut WritableDatabase, text: &str) -> Vec<Vec<Value>> {
+    match db.execute(text, &BTreeMap::new()) {
+        Ok(result) => result.rows,
+        Err(e) => panic!("{text}: {e}"),
+    }
+}
+
+fn updates(db: &mut WritableDatabase, text: &str) -> UpdateCounts {
+    db.execute(text, &BTreeMap::new())
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+        .updates
+}
+
+fn ints(rows: &[Vec<Value>]) -> Vec<i64> {
+    rows.iter()
+        .map(|r| match r[0] {
+            Value::Int(i) => i,
+            ref other => panic!("not an int: {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn create_match_set_remove_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    let counts = updates(
+        &mut db,
+        "CREATE (a:Person {name: 'Ann', age: 31})-[:KNOWS {since: 2020}]->(b:Person:Admin {name: 'Bob'})",
+    );
+    assert_eq!(
+        counts,
+        UpdateCounts {
+            nodes_created: 2,
+            relationships_created: 1,
+            labels_added: 2,
+            properties_set: 4,
+            ..UpdateCounts::default()
+        }
+    );
+    let rows = run(
+        &mut db,
+        "MATCH (a:Person)-[k:KNOWS]->(b) RETURN a.name, k.since, b.name, labels(b)",
+    );
+    assert_eq!(
+        rows,
+        vec![vec![
+            Value::from("Ann"),
+            Value::Int(2020),
+            Value::from("Bob"),
+            Value::List(vec![Value::from("Person"), Value::from("Admin")]),
+        ]]
+    );
+    let counts = updates(
+        &mut db,
+        "MATCH (n {name: 'Ann'}) SET n.age = n.age + 1, n:Owner",
+    );
+    assert_eq!(
+        (
+            counts.properties_set,
+            counts.properties_removed,
+            counts.labels_added
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(
+        ints(&run(&mut db, "MATCH (n:Owner) RETURN n.age")),
+        vec![32]
+    );
+    updates(&mut db, "MATCH (n:Owner) REMOVE n.age, n:Owner");
+    assert_eq!(
+        run(&mut db, "MATCH (n {name: 'Ann'}) RETURN n.age, labels(n)")[0][0],
+        Value::Null
+    );
+    let error = db
+        .execute("MATCH (n {name: 'Ann'}) DELETE n", &BTreeMap::new())
+        .unwrap_err();
+    assert!(error.to_string().contains("DETACH DELETE"), "{error}");
+    let counts = updates(&mut db, "MATCH (n {name: 'Ann'}) DETACH DELETE n");
+    assert_eq!((counts.nodes_deleted, counts.relationships_deleted), (1, 1));
+    assert_eq!(ints(&run(&mut db, "MATCH (n) RETURN count(n)")), vec![1]);
+}
+
+#[test]
+fn merge_matches_or_creates_and_sees_earlier_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    let counts = updates(
+        &mut db,
+        "UNWIND [1, 1, 2] AS x MERGE (n:N {v: x}) ON CREATE SET n.created = true ON MATCH SET n.matched = true",
+    );
+    assert_eq!(counts.nodes_created, 2);
+    let rows = run(
+        &mut db,
+        "MATCH (n:N) RETURN n.v, n.created, n.matched ORDER BY n.v",
+    );
+    assert_eq!(
+        rows,
+        vec![
+            vec![Value::Int(1), Value::Bool(true), Value::Bool(true)],
+            vec![Value::Int(2), Value::Bool(true), Value::Null],
+        ]
+    );
+    updates(
+        &mut db,
+        "MATCH (a:N {v: 1}), (b:N {v: 2}) MERGE (a)-[:NEXT]->(b)",
+    );
+    let counts = updates(
+        &mut db,
+        "MATCH (a:N {v: 1}), (b:N {v: 2}) MERGE (b)-[r:NEXT]-(a) RETURN r",
+    );
+    assert_eq!(
+        counts.relationships_created, 0,
+        "an undirected MERGE matches either way"
+    );
+    let error = db
+        .execute("MERGE (n:N {v: null})", &BTreeMap::new())
+        .unwrap_err();
+    assert!(error.to_string().contains("null"), "{error}");
+}
+
+#[test]
+fn a_failing_statement_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    run(&mut db, "CREATE (:A {n: 1})");
+    let error = db
+        .execute("MATCH (a:A) CREATE (:B) SET a.n = 1 / 0", &BTreeMap::new())
+        .unwrap_err();
+    assert!(matches!(error, QueryError::Eval { .. }), "{error}");
+    assert_eq!(ints(&run(&mut db, "MATCH (n) RETURN count(n)")), vec![1]);
+    drop(db);
+    let mut db = WritableDatabase::open(dir.path()).unwrap();
+    assert_eq!(ints(&run(&mut db, "MATCH (n) RETURN count(n)")), vec![1]);
+}
+
+#[test]
+fn transactions_commit_together_or_roll_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    run(&mut db, "BEGIN");
+    run(&mut db, "CREATE (:T {n: 1})");
+    run(&mut db, "CREATE (:T {n: 2})");
+    assert_eq!(ints(&run(&mut db, "MATCH (t:T) RETURN count(t)")), vec![2]);
+    run(&mut db, "ROLLBACK");
+    assert_eq!(ints(&run(&mut db, "MATCH (t:T) RETURN count(t)")), vec![0]);
+    run(&mut db, "BEGIN");
+    run(&mut db, "CREATE (:T {n: 3})");
+    run(&mut db, "COMMIT");
+    assert!(db.execute("COMMIT", &BTreeMap::new()).is_err());
+    drop(db);
+    let mut db = WritableDatabase::open(dir.path()).unwrap();
+    assert_eq!(ints(&run(&mut db, "MATCH (t:T) RETURN t.n")), vec![3]);
+}
+
+#[test]
+fn reopen_after_checkpoint_keeps_ids_and_a_reader_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    run(&mut db, "UNWIND range(1, 5) AS i CREATE (:P {i: i})");
+    run(&mut db, "MATCH (p:P {i: 5}) DELETE p");
+    let ids = run(&mut db, "MATCH (p:P) RETURN id(p) ORDER BY id(p)");
+    db.checkpoint().unwrap();
+    run(&mut db, "CREATE (:P {i: 6})");
+    drop(db);
+    let mut db = WritableDatabase::open(dir.path()).unwrap();
+    assert_eq!(
+        run(
+            &mut db,
+            "MATCH (p:P) WHERE p.i < 6 RETURN id(p) ORDER BY id(p)"
+        ),
+        ids
+    );
+    assert_eq!(
+        ints(&run(&mut db, "MATCH (p:P {i: 6}) RETURN id(p)")),
+        vec![5],
+        "the deleted node's id is not given again"
+    );
+    let mut reader = WritableDatabase::open_read_only(dir.path()).unwrap();
+    assert_eq!(
+        ints(&run(&mut reader, "MATCH (p:P) RETURN count(p)")),
+        vec![5]
+    );
+    let error = reader.execute("CREATE ()", &BTreeMap::new()).unwrap_err();
+    assert!(error.to_string().contains("read-only"), "{error}");
+    assert!(reader.graph().node_labels(0).contains(&"P".to_string()));
+}
