@@ -127,3 +127,84 @@ fn unknown_commands_and_missing_artifacts_fail() {
     assert!(stderr.contains("unknown format 'xml'"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("one"));
 }
+
+fn batho_ql_new(path: &Path, input: &str, home: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_batho-ql"))
+        .arg("--new")
+        .arg(path)
+        .env("BATHO_HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("failed to start batho-ql");
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_new_writable_graph_takes_updates_and_transactions_and_batho_query_reads_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let graph = tmp.path().join("session");
+    let input = "\
+CREATE (a:File {path: 'a.c'})-[:READ_BY]->(:Agent {name: 'me'});
+BEGIN;
+CREATE (:Scratch);
+ROLLBACK;
+MATCH (f:File)-[r]->(a) RETURN f.path, type(r), a;
+:schema
+";
+    let out = batho_ql_new(&graph, input, tmp.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let expected = "\
+2 nodes created, 1 relationship created, 2 labels added, 2 properties set
+1 node created, 1 label added
+f.path | type(r) | a
+-------+---------+------------------------
+a.c    | READ_BY | (#1:Agent {name: 'me'})
+(1 row)
+kind  | name  | count
+------+-------+------
+label | Agent | 1
+label | File  | 1
+(2 rows)
+kind         | name    | count
+-------------+---------+------
+relationship | READ_BY | 1
+(1 row)
+";
+    assert_eq!(stdout, expected);
+
+    // The graph survives the process, and `batho query` reads and writes it.
+    let out = run_ok(&[
+        "query",
+        "--repo",
+        arg(&graph),
+        "MATCH (n) SET n.seen = true",
+    ]);
+    assert_eq!(out, "2 properties set\n");
+    let out = run_ok(&[
+        "query",
+        "--repo",
+        arg(&graph),
+        "--format",
+        "csv",
+        "MATCH (n) WHERE n.seen RETURN count(n) AS n",
+    ]);
+    assert_eq!(out.replace("\r\n", "\n"), "n\n2\n");
+
+    // --new refuses a folder that already holds a graph, and says how to open it.
+    let out = batho_ql_new(&graph, "", tmp.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("already holds a graph") && stderr.contains("batho-ql "),
+        "{stderr}"
+    );
+}

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use batho_engine::query::render::Format;
-use batho_engine::query::{Database, QueryError, QueryOptions};
+use batho_engine::query::{OpenGraph, QueryError, QueryOptions};
 use clap::Args;
 
 use crate::{Failure, no_artifact, repo_path};
@@ -26,7 +26,8 @@ pub(crate) struct QueryArgs {
     /// Read the statements from FILE (`-` for standard input).
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     file: Option<PathBuf>,
-    /// Repository root or `.batho` directory (default: the current directory).
+    /// Repository root, `.batho` directory or writable-graph folder (default: the current
+    /// directory).
     #[arg(long)]
     repo: Option<PathBuf>,
     /// Output format: table, json, jsonl or csv.
@@ -78,7 +79,7 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
         return Err(usage("the query is empty".into()));
     }
     let root = repo_path(args.repo);
-    let db = Database::open(&root).map_err(|e| match e {
+    let mut db = OpenGraph::open(&root).map_err(|e| match e {
         QueryError::NoArtifact { .. } => no_artifact(&root),
         e => Failure {
             message: e.to_string(),
@@ -107,7 +108,7 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
     let mut worst = 1u8;
     let mut printed = 0usize;
     for stmt in &statements {
-        match script::run_statement(&db, stmt, &params, &opts) {
+        match script::run_statement(&mut db, stmt, &params, &opts) {
             Ok(res) => {
                 // Tables and CSV of successive statements would run together: a blank
                 // line ends each one (every CSV result brings its own header).

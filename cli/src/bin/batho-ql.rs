@@ -17,12 +17,14 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: batho-ql [PATH]\n\nPATH is a repository root with a .batho artifact (default: the current directory).";
+const USAGE: &str = "usage: batho-ql [PATH]\n       batho-ql --new PATH\n\nPATH is a repository root with a .batho artifact or a writable graph's folder (default:\nthe current directory). --new creates an empty writable graph in PATH and opens it.";
 
 fn main() -> ExitCode {
     let mut path = None;
+    let mut create = false;
     for arg in std::env::args_os().skip(1) {
         match arg.to_str() {
+            Some("--new") if !create => create = true,
             Some("-h" | "--help") => {
                 outln!("{USAGE}\n\n{}", repl::session::HELP);
                 return ExitCode::SUCCESS;
@@ -42,14 +44,19 @@ fn main() -> ExitCode {
             _ => path = Some(PathBuf::from(arg)),
         }
     }
+    if create && path.is_none() {
+        eprintln!("error: --new needs the PATH of the graph to create\n{USAGE}");
+        return ExitCode::from(2);
+    }
     let path = path.unwrap_or_else(|| PathBuf::from("."));
     let code = if std::io::stdin().is_terminal() {
-        repl::interactive(&path)
+        repl::interactive(&path, create)
     } else {
         let stdin = std::io::stdin();
         let stderr = std::io::stderr();
         repl::script(
             &path,
+            create,
             &mut stdin.lock(),
             &mut stdout::ClosedPipeExits::new(),
             &mut stderr.lock(),

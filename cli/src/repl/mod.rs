@@ -86,8 +86,8 @@ impl Validator for QlHelper {
 impl Helper for QlHelper {}
 
 /// Runs the interactive shell; returns the process exit code.
-pub fn interactive(path: &Path) -> u8 {
-    let (mut session, open_error) = Session::new(path);
+pub fn interactive(path: &Path, create: bool) -> u8 {
+    let (mut session, open_error) = Session::new(path, create);
     outln!(
         "batho-ql {} — BQL shell. Statements end with ';'. :help for commands.",
         env!("CARGO_PKG_VERSION")
@@ -162,11 +162,12 @@ pub fn interactive(path: &Path) -> u8 {
 /// returns 0 when all worked, 1 when any failed, 2 when no artifact could be opened.
 pub fn script(
     path: &Path,
+    create: bool,
     input: &mut dyn BufRead,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
-    let (mut session, open_error) = Session::new(path);
+    let (mut session, open_error) = Session::new(path, create);
     if let Some(e) = open_error {
         let _ = writeln!(err, "{e}");
         return 2;

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 
-use batho_engine::query::render::{self, Format};
-use batho_engine::query::{Bound, Database, QueryError, QueryResult, Value};
+use batho_engine::query::render::Format;
+use batho_engine::query::{Bound, OpenGraph, QueryError, QueryResult, Value};
 
 /// A lexical class, enough for splitting and highlighting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -276,13 +276,22 @@ pub fn truncation_notice(bound: &Bound) -> String {
 /// With a machine format (JSON, JSON Lines, CSV) the profiled plan and a truncation
 /// notice go to `err` so that `out` stays parseable.
 pub fn print_result(
-    db: &Database,
+    db: &OpenGraph,
     res: &QueryResult,
     format: Format,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
     let machine = format != Format::Table;
+    if res.columns.is_empty() && res.plan.is_none() {
+        // An update statement without RETURN (or BEGIN / COMMIT): what it changed, on
+        // the error stream for machine formats so their output stays parseable.
+        if !res.updates.is_empty() {
+            let target: &mut dyn Write = if machine { err } else { out };
+            writeln!(target, "{}", res.updates)?;
+        }
+        return Ok(());
+    }
     match (&res.plan, &res.profile) {
         // PROFILE: the plan annotated with rows and time per operator, then the rows.
         (Some(plan), Some(_)) => {
@@ -296,7 +305,7 @@ pub fn print_result(
         }
         _ => {}
     }
-    let text = render::render(res, &db.graph(), format);
+    let text = db.render(res, format);
     out.write_all(text.as_bytes())?;
     if !text.is_empty() && !text.ends_with('\n') {
         writeln!(out)?;
@@ -310,7 +319,7 @@ pub fn print_result(
 
 /// Runs `stmt` on `db`.
 pub fn run_statement(
-    db: &Database,
+    db: &mut OpenGraph,
     stmt: &Statement,
     params: &BTreeMap<String, Value>,
     opts: &batho_engine::query::QueryOptions,

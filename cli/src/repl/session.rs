@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use batho_engine::query::render::Format;
-use batho_engine::query::{Database, QueryError, QueryOptions, Value};
+use batho_engine::query::{OpenGraph, QueryError, QueryOptions, Value};
 
 use super::script::{self, Statement};
 
@@ -23,7 +23,11 @@ Commands:
   :param NAME=VALUE        set $NAME (VALUE is JSON when it parses, else text)
   :params                  list the parameters that are set
   :timing                  toggle printing the elapsed time of each statement
-  :open PATH               open another repository's artifact
+  :open PATH               open another repository's artifact or a writable graph
+  :new PATH                create a writable graph in PATH and open it
+  :checkpoint              fold a writable graph's log into a checkpoint
+Writable graphs take CREATE, MERGE, SET, REMOVE, DELETE; BEGIN; ... COMMIT; (or ROLLBACK;)
+group statements into one transaction.
   :quit                    leave (also Ctrl-D)";
 
 /// What the caller should do after an input.
@@ -39,7 +43,7 @@ pub enum Outcome {
 
 /// One REPL session.
 pub struct Session {
-    db: Option<Database>,
+    db: Option<OpenGraph>,
     path: PathBuf,
     /// Output format of results.
     pub format: Format,
@@ -51,9 +55,10 @@ pub struct Session {
 }
 
 impl Session {
-    /// A session on the artifact at `path`; the error says why it could not be opened
-    /// (the session still works, with `:open` to try another path).
-    pub fn new(path: &Path) -> (Session, Option<String>) {
+    /// A session on the graph at `path` (created first as an empty writable graph when
+    /// `create`); the error says why it could not be opened (the session still works,
+    /// with `:open` to try another path).
+    pub fn new(path: &Path, create: bool) -> (Session, Option<String>) {
         let mut s = Session {
             db: None,
             path: path.to_path_buf(),
@@ -62,7 +67,7 @@ impl Session {
             timing: false,
             opts: QueryOptions::default(),
         };
-        let err = s.open(path).err();
+        let err = if create { s.create(path) } else { s.open(path) }.err();
         (s, err)
     }
 
@@ -77,12 +82,25 @@ impl Session {
     }
 
     fn open(&mut self, path: &Path) -> Result<(), String> {
-        match Database::open(path) {
+        self.adopt(path, OpenGraph::open(path))
+    }
+
+    /// Creates a writable graph in `path` and opens it.
+    pub fn create(&mut self, path: &Path) -> Result<(), String> {
+        self.adopt(path, OpenGraph::create(path))
+    }
+
+    fn adopt(&mut self, path: &Path, opened: Result<OpenGraph, QueryError>) -> Result<(), String> {
+        match opened {
             Ok(db) => {
                 self.db = Some(db);
                 self.path = path.to_path_buf();
                 Ok(())
             }
+            Err(e @ QueryError::GraphExists { .. }) => Err(format!(
+                "error: {e}\nhint: open it with 'batho-ql {}'",
+                path.display()
+            )),
             Err(QueryError::NoArtifact { .. }) => {
                 let (message, hint) = crate::advice::no_artifact_advice(path);
                 Err(format!("error: {message}\nhint: {hint}"))
@@ -126,12 +144,48 @@ impl Session {
                 Outcome::Ok
             }
             "quit" | "q" | "exit" => Outcome::Quit,
-            "schema" => ok(self.run_text(
-                "CALL db.schema() YIELD kind, name, count WITH kind, name, count WHERE count > 0 \
-                 RETURN kind, name, count",
-                out,
-                err,
-            )),
+            "schema" => {
+                let queries = self.db.as_ref().map_or(&[][..], OpenGraph::schema_queries);
+                let mut worked = true;
+                for query in queries {
+                    worked &= self.run_text(query, out, err);
+                }
+                ok(worked && !queries.is_empty())
+            }
+            "checkpoint" => match &mut self.db {
+                Some(OpenGraph::Writable(db)) => match db.checkpoint() {
+                    Ok(info) => {
+                        writeln!(
+                            out,
+                            "checkpoint {} written ({} bytes)",
+                            info.generation, info.bytes
+                        )?;
+                        Outcome::Ok
+                    }
+                    Err(e) => {
+                        writeln!(err, "error: {e}")?;
+                        Outcome::Failed
+                    }
+                },
+                _ => {
+                    writeln!(err, "error: :checkpoint needs an open writable graph")?;
+                    Outcome::Failed
+                }
+            },
+            "new" if arg.is_empty() => {
+                writeln!(err, "error: usage: :new PATH")?;
+                Outcome::Failed
+            }
+            "new" => match self.create(Path::new(arg)) {
+                Ok(()) => {
+                    writeln!(out, "created {}", self.path.display())?;
+                    Outcome::Ok
+                }
+                Err(e) => {
+                    writeln!(err, "{e}")?;
+                    Outcome::Failed
+                }
+            },
             "explain" | "profile" if arg.is_empty() => {
                 writeln!(err, "error: usage: :{name} QUERY")?;
                 Outcome::Failed
@@ -185,12 +239,12 @@ impl Session {
             }
             "open" => match self.open(Path::new(arg)) {
                 Ok(()) => {
-                    let generation = self.db.as_ref().map_or(0, Database::generation);
-                    writeln!(
-                        out,
-                        "opened {} (generation {generation})",
-                        self.path.display()
-                    )?;
+                    let what = self
+                        .db
+                        .as_ref()
+                        .map(OpenGraph::describe)
+                        .unwrap_or_default();
+                    writeln!(out, "opened {} ({what})", self.path.display())?;
                     Outcome::Ok
                 }
                 Err(e) => {
@@ -211,7 +265,7 @@ impl Session {
 
     /// Runs one statement and prints its result or error; `true` when it worked.
     fn run(&mut self, stmt: &Statement, out: &mut dyn Write, err: &mut dyn Write) -> bool {
-        let Some(db) = &self.db else {
+        let Some(db) = &mut self.db else {
             let _ = writeln!(
                 err,
                 "error: no artifact is open at {}\nhint: run 'batho build' there, or ':open PATH'",

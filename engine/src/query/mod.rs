@@ -31,6 +31,7 @@ mod expand;
 pub mod graph;
 mod health;
 mod merge;
+mod open_graph;
 mod physical;
 mod proc_args;
 mod procs;
@@ -59,6 +60,7 @@ pub use graph::ArtifactGraph;
 
 pub use batho_storage::session::{CheckpointInfo, Durability, OpenReport, TornTail};
 use exec::ExecError;
+pub use open_graph::OpenGraph;
 use topology::Topology;
 pub use writable::WritableDatabase;
 pub use writable_access::UpdateCounts;
@@ -258,6 +260,12 @@ pub enum QueryError {
     /// The store could not be read.
     #[error("cannot read the artifact: {0}")]
     Storage(#[from] StorageError),
+    /// A new writable graph was asked for where a graph already is.
+    #[error("{} already holds a graph; open it instead of creating one", .path.display())]
+    GraphExists {
+        /// The folder.
+        path: PathBuf,
+    },
     /// BEGIN, COMMIT or ROLLBACK out of order.
     #[error("{message}")]
     Transaction {
@@ -285,7 +293,10 @@ impl QueryError {
     /// Whether the query itself is at fault (CLI exit code 1) rather than the artifact or
     /// the environment (exit code 2).
     pub fn is_query_error(&self) -> bool {
-        !matches!(self, QueryError::NoArtifact { .. } | QueryError::Storage(_))
+        !matches!(
+            self,
+            QueryError::NoArtifact { .. } | QueryError::Storage(_) | QueryError::GraphExists { .. }
+        )
     }
 
     /// The diagnostics of a compile or evaluation error.

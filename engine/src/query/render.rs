@@ -128,6 +128,26 @@ fn json_lines(res: &QueryResult, graph: &dyn PropertyAccess) -> String {
     s
 }
 
+/// A node without a string `id` (on writable graphs): its index, labels and properties,
+/// as openCypher writes a node.
+fn node_cell(n: u32, graph: &dyn PropertyAccess) -> String {
+    let labels: String = graph
+        .node_labels(n)
+        .iter()
+        .map(|l| format!(":{l}"))
+        .collect();
+    let properties = graph.node_properties(n);
+    if properties.is_empty() {
+        return format!("(#{n}{labels})");
+    }
+    let properties = properties
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("(#{n}{labels} {{{properties}}})")
+}
+
 /// A value as one table or CSV cell: strings bare, nodes by id, the rest as BQL literals.
 pub fn cell(v: &Value, graph: &dyn PropertyAccess) -> String {
     match v {
@@ -135,7 +155,7 @@ pub fn cell(v: &Value, graph: &dyn PropertyAccess) -> String {
         Value::String(s) => s.clone(),
         Value::Node(n) => match graph.node_prop(*n, "id") {
             Value::String(id) => format!("({id})"),
-            _ => v.to_string(),
+            _ => node_cell(*n, graph),
         },
         Value::Rel(r) => {
             let (s, e) = graph.rel_endpoints(*r);

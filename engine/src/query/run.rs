@@ -51,8 +51,13 @@ pub(crate) fn execute(
         statement.opts.limits,
         statement.opts.cancel.clone(),
     );
-    let (rows, truncated) = pull_rows(&ctx, built.op, &picks, statement.opts.limits.max_rows)
+    let (mut rows, truncated) = pull_rows(&ctx, built.op, &picks, statement.opts.limits.max_rows)
         .map_err(|e| QueryError::from_exec(statement.text, e))?;
+    if plan.columns.is_empty() {
+        // A statement ending in an update clause returns nothing: its rows were pulled
+        // only to make the writes happen.
+        rows.clear();
+    }
     let (profile_out, plan_out) = if profile {
         let (ops, text) = profile_report(statement, &builder);
         (Some(ops), Some(text))

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use batho_lang::{Compiled, PropertyAccess, Schema, Value};
+use batho_storage::StorageError;
 use batho_storage::session::{
     CheckpointInfo, Durability, OpenReport, WritableGraph, WritableStore, is_writable_graph,
     read_writable_graph,
@@ -109,7 +110,10 @@ impl WritableDatabase {
 
     /// Creates an empty writable graph in the folder `path` (made if missing).
     pub fn create(path: &Path) -> Result<WritableDatabase, QueryError> {
-        let (store, graph) = WritableStore::create(path)?;
+        let (store, graph) = WritableStore::create(path).map_err(|e| match e {
+            StorageError::GraphExists { path } => QueryError::GraphExists { path },
+            e => QueryError::Storage(e),
+        })?;
         Ok(Self::with_state(
             path,
             Some(store),

@@ -36,6 +36,38 @@ impl UpdateCounts {
     }
 }
 
+impl std::fmt::Display for UpdateCounts {
+    /// `2 nodes created, 1 label added`, or `no changes`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = [
+            (self.nodes_created, "node", "created"),
+            (self.nodes_deleted, "node", "deleted"),
+            (self.relationships_created, "relationship", "created"),
+            (self.relationships_deleted, "relationship", "deleted"),
+            (self.labels_added, "label", "added"),
+            (self.labels_removed, "label", "removed"),
+            (self.properties_set, "property", "set"),
+            (self.properties_removed, "property", "removed"),
+        ]
+        .into_iter()
+        .filter(|(count, _, _)| *count > 0)
+        .map(|(count, noun, verb)| {
+            let noun = match (count, noun) {
+                (1, _) => noun.to_string(),
+                (_, "property") => "properties".to_string(),
+                _ => format!("{noun}s"),
+            };
+            format!("{count} {noun} {verb}")
+        })
+        .collect();
+        if parts.is_empty() {
+            f.write_str("no changes")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
+    }
+}
+
 /// A writable graph with the changes of the running transaction.
 #[derive(Debug, Default)]
 pub(crate) struct WritableState {
