@@ -421,3 +421,10 @@ pub fn open_and_exercise(dir: &Path) -> Result<Vec<Issue>> {
     exercise(&a);
     Ok(issues)
 }
+
+/// Reads `bytes` as a writable graph's log records, change batches and checkpoint, and
+/// checks that rollback and checkpoint round trips hold for whatever decodes (the
+/// `writable_log` fuzz target). `Err` for bytes that are not a valid checkpoint.
+pub fn exercise_writable_graph_bytes(bytes: &[u8]) -> std::result::Result<(), String> {
+    crate::session::exercise_bytes(bytes)
+}

@@ -11,6 +11,9 @@ use super::prop::{DecodeError, Decoded, Reader, put_string, put_varint};
 pub(crate) const CHECKPOINT_MAGIC: &[u8; 8] = b"BATHOCKP";
 /// Version of the checkpoint layout.
 pub(crate) const CHECKPOINT_VERSION: u64 = 1;
+/// Ids a checkpoint may declare per byte of its changes: deleted ids take no bytes, so
+/// this allows a graph where most of what was created was deleted again.
+const MAX_IDS_PER_BYTE: u64 = 64;
 
 /// The bytes of a checkpoint of `graph`.
 pub(crate) fn encode(graph: &WritableGraph) -> Vec<u8> {
@@ -74,20 +77,32 @@ pub(crate) fn decode(bytes: &[u8]) -> Decoded<WritableGraph> {
     let node_bound = reader.u32_varint()?;
     let relationship_bound = reader.u32_varint()?;
     let rest = reader.rest();
+    // Each id below a bound costs a slot in memory, live or not; a bound far beyond what
+    // the file could describe is damage, refused before it allocates.
+    let plausible = (rest.len() as u64).saturating_mul(MAX_IDS_PER_BYTE) + 1024;
+    if u64::from(node_bound) > plausible || u64::from(relationship_bound) > plausible {
+        return Err(DecodeError(
+            "the checkpoint's id bounds are not plausible for its size".into(),
+        ));
+    }
     for change in decode_batch(rest)? {
+        // Ids of entities deleted before the checkpoint are gaps: skip to the next live one.
+        match &change {
+            Change::CreateNode { id, .. } if *id < node_bound => graph.skip_ids(*id, 0),
+            Change::CreateRelationship { id, .. } if *id < relationship_bound => {
+                graph.skip_ids(0, *id)
+            }
+            _ => {
+                return Err(DecodeError(
+                    "a checkpoint entry lies past its id bounds".into(),
+                ));
+            }
+        }
         graph
             .apply(&change)
             .map_err(|e| DecodeError(format!("the checkpoint does not apply: {e}")))?;
     }
-    if graph.node_id_bound() > node_bound || graph.relationship_id_bound() > relationship_bound {
-        return Err(DecodeError(
-            "an id lies past the checkpoint's id bounds".into(),
-        ));
-    }
-    graph.nodes.resize(node_bound as usize, None);
-    graph
-        .relationships
-        .resize(relationship_bound as usize, None);
+    graph.skip_ids(node_bound, relationship_bound);
     Ok(graph)
 }
 

@@ -145,9 +145,15 @@ pub enum ChangeError {
     /// The relationship does not exist.
     #[error("relationship {0} does not exist")]
     NoSuchRelationship(u32),
-    /// The id is already taken.
-    #[error("id {0} is already in use")]
-    IdInUse(u32),
+    /// A created entity's id is not the next one: ids are given in order, so a log that
+    /// says otherwise is damaged.
+    #[error("id {id} was created out of order (the next id is {next})")]
+    IdOutOfOrder {
+        /// The id in the change.
+        id: u32,
+        /// The id the graph gives next.
+        next: u32,
+    },
     /// A node still has relationships.
     #[error(
         "node {id} still has {relationships} relationship(s); delete them first (DETACH DELETE)"
@@ -374,6 +380,17 @@ impl WritableGraph {
             .ok_or(ChangeError::NoSuchRelationship(id))
     }
 
+    /// Leaves the ids below `nodes` and `relationships` unused (deleted before a
+    /// checkpoint), so the next created entities get those ids.
+    pub(crate) fn skip_ids(&mut self, nodes: u32, relationships: u32) {
+        if self.nodes.len() < nodes as usize {
+            self.nodes.resize(nodes as usize, None);
+        }
+        if self.relationships.len() < relationships as usize {
+            self.relationships.resize(relationships as usize, None);
+        }
+    }
+
     /// Applies `change` and returns what undoes it. A failed change leaves the graph as it was.
     pub(crate) fn apply(&mut self, change: &Change) -> Result<Undo, ChangeError> {
         match change {
@@ -422,8 +439,11 @@ impl WritableGraph {
         labels: &[String],
         properties: &[(String, PropValue)],
     ) -> Result<Undo, ChangeError> {
-        if self.nodes.get(id as usize).is_some_and(Option::is_some) {
-            return Err(ChangeError::IdInUse(id));
+        if id != self.node_id_bound() {
+            return Err(ChangeError::IdOutOfOrder {
+                id,
+                next: self.node_id_bound(),
+            });
         }
         let mut label_ids: Vec<u32> = labels.iter().map(|l| self.labels.intern(l)).collect();
         label_ids.sort_unstable();
@@ -432,15 +452,12 @@ impl WritableGraph {
             self.label_bitmap(label).insert(id);
         }
         let properties = self.intern_properties(properties);
-        if self.nodes.len() <= id as usize {
-            self.nodes.resize(id as usize + 1, None);
-        }
-        self.nodes[id as usize] = Some(NodeRecord {
+        self.nodes.push(Some(NodeRecord {
             labels: label_ids,
             properties,
             outgoing: Vec::new(),
             incoming: Vec::new(),
-        });
+        }));
         self.live_nodes.insert(id);
         Ok(Undo::RemoveCreatedNode(id))
     }
@@ -453,12 +470,11 @@ impl WritableGraph {
         end: u32,
         properties: &[(String, PropValue)],
     ) -> Result<Undo, ChangeError> {
-        if self
-            .relationships
-            .get(id as usize)
-            .is_some_and(Option::is_some)
-        {
-            return Err(ChangeError::IdInUse(id));
+        if id != self.relationship_id_bound() {
+            return Err(ChangeError::IdOutOfOrder {
+                id,
+                next: self.relationship_id_bound(),
+            });
         }
         self.node_mut(start)?;
         self.node_mut(end)?;
@@ -466,15 +482,12 @@ impl WritableGraph {
         let properties = self.intern_properties(properties);
         insert_sorted(&mut self.node_mut(start)?.outgoing, id);
         insert_sorted(&mut self.node_mut(end)?.incoming, id);
-        if self.relationships.len() <= id as usize {
-            self.relationships.resize(id as usize + 1, None);
-        }
-        self.relationships[id as usize] = Some(RelRecord {
+        self.relationships.push(Some(RelRecord {
             rel_type,
             start,
             end,
             properties,
-        });
+        }));
         self.live_relationships.insert(id);
         Ok(Undo::RemoveCreatedRelationship(id))
     }

@@ -29,3 +29,43 @@ pub use wal::TornTail;
 
 #[cfg(test)]
 mod store_tests;
+
+/// Reads arbitrary bytes as a log (behind a valid header), as a bare change batch (no
+/// checksum in the way) and as a checkpoint, applying whatever decodes; then rolls every
+/// applied change back and checks the graph is empty again. Returns `Err` for bytes that
+/// do not decode; panics only on a bug (for the `writable_log` fuzz target).
+pub(crate) fn exercise_bytes(bytes: &[u8]) -> Result<(), String> {
+    let mut log = wal::header(0).to_vec();
+    log.extend_from_slice(bytes);
+    let mut decoded = Vec::new();
+    if let Ok(contents) = wal::parse(&log, 0, std::path::Path::new("fuzz-input")) {
+        decoded.extend(contents.batches.into_iter().flatten());
+    }
+    if let Ok(changes) = change::decode_batch(bytes) {
+        decoded.extend(changes);
+    }
+    let mut graph = WritableGraph::new();
+    let mut journal = Journal::new();
+    for change in decoded {
+        let _ = graph.apply_logged(change, &mut journal);
+    }
+    graph.roll_back_to(&mut journal, 0);
+    assert_eq!(graph.node_count(), 0, "a rollback left nodes");
+    assert_eq!(
+        graph.relationship_count(),
+        0,
+        "a rollback left relationships"
+    );
+    assert_eq!(graph.node_id_bound(), 0, "a rollback left node ids taken");
+    let graph = checkpoint::decode(bytes).map_err(|e| e.0)?;
+    // What decodes must encode and decode to the same graph (compared as bytes: a NaN
+    // property is not equal to itself).
+    let bytes = checkpoint::encode(&graph);
+    let again = checkpoint::decode(&bytes).map_err(|e| e.0)?;
+    assert_eq!(
+        checkpoint::encode(&again),
+        bytes,
+        "a checkpoint does not round-trip"
+    );
+    Ok(())
+}
