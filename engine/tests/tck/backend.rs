@@ -2,7 +2,8 @@
 //! with rows in TCK shape, side-effect counts, or an error classified by phase.
 //!
 //! Everything else in the runner works on [`Outcome`]s, so it can be tested with a fake
-//! backend that returns canned outcomes.
+//! backend that returns canned outcomes. The adapter for `batho_engine::WritableDatabase`
+//! sits at the bottom of this file behind the switch described at [`ENGINE_SWITCH`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -230,13 +231,116 @@ pub fn engine_failure_from_error(error: &QueryError) -> EngineFailure {
     }
 }
 
-/// Why the TCK test reads the scenarios but runs none yet; it prints this.
-pub const ENGINE_SWITCH: &str = "no engine adapter yet: it needs batho_engine::WritableDatabase";
+// THE SWITCH. The adapter below needs `batho_engine::WritableDatabase` and
+// `QueryResult::updates`, which do not exist on this branch yet, so it is compiled out with
+// `#[cfg(any())]` (an empty `any` is always false). To switch it on, delete the two
+// `#[cfg(any())]` lines and the switched-off `engine_backend_factory` below (clippy rejects
+// the `cfg(all())` spelling, so deleting is the flip).
 
-/// No engine backend yet, so the TCK test only reads and checks the feature files, the
-/// skip list and the floors.
+/// How to switch the adapter on; the TCK test prints it while the adapter is off.
+pub const ENGINE_SWITCH: &str = "the engine adapter is switched off; to switch it on, delete the two `#[cfg(any())]` lines and the switched-off `engine_backend_factory` in engine/tests/tck/backend.rs";
+
+#[cfg(any())]
+pub use writable_database_adapter::engine_backend_factory;
+
+/// Switched off: no engine backend, so the TCK test only reads and checks the feature
+/// files, the skip list and the floors.
+#[cfg(not(any()))]
 pub fn engine_backend_factory() -> Option<Box<BackendFactory>> {
     None
+}
+
+#[cfg(any())]
+mod writable_database_adapter {
+    use super::*;
+    use batho_engine::WritableDatabase;
+    use batho_engine::query::{Limits, QueryOptions};
+    use std::time::Duration;
+
+    /// Longest a single statement may run, so one scenario cannot hang the suite.
+    const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// The backend over the real engine: a `WritableDatabase` per scenario.
+    pub fn engine_backend_factory() -> Option<Box<BackendFactory>> {
+        Some(Box::new(|folder: &Path| {
+            WritableDatabaseBackend::create(folder)
+                .map(|backend| Box::new(backend) as Box<dyn Backend>)
+        }))
+    }
+
+    /// A fresh writable graph per scenario.
+    pub struct WritableDatabaseBackend {
+        database: WritableDatabase,
+        options: QueryOptions,
+    }
+
+    impl WritableDatabaseBackend {
+        /// Creates the empty graph in `folder`.
+        pub fn create(folder: &Path) -> Result<Self, String> {
+            let database = WritableDatabase::create(folder)
+                .map_err(|error| format!("cannot create a writable graph: {error}"))?;
+            let options = QueryOptions {
+                limits: Limits {
+                    timeout: Some(STATEMENT_TIMEOUT),
+                    ..Limits::default()
+                },
+                ..QueryOptions::default()
+            };
+            Ok(WritableDatabaseBackend { database, options })
+        }
+    }
+
+    impl Backend for WritableDatabaseBackend {
+        fn execute(&mut self, query: &str, parameters: &BTreeMap<String, TckValue>) -> Outcome {
+            let parameters = match engine_parameters_from_tck(parameters) {
+                Ok(parameters) => parameters,
+                Err(message) => {
+                    return Outcome::Failure(EngineFailure {
+                        phase: FailurePhase::Harness,
+                        message,
+                    });
+                }
+            };
+            let result = match self
+                .database
+                .execute_with(query, &parameters, &self.options)
+            {
+                Ok(result) => result,
+                Err(error) => return Outcome::Failure(engine_failure_from_error(&error)),
+            };
+            if let Some(bound) = result.truncated {
+                return Outcome::Failure(EngineFailure {
+                    phase: FailurePhase::LimitExceeded,
+                    message: bound.to_string(),
+                });
+            }
+            let graph = self.database.graph();
+            let rows = result
+                .rows
+                .iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|value| tck_value_from_engine(value, &graph))
+                        .collect()
+                })
+                .collect();
+            let updates = result.updates;
+            Outcome::Rows(QueryRows {
+                columns: result.columns.clone(),
+                rows,
+                side_effects: SideEffects {
+                    nodes_created: updates.nodes_created,
+                    nodes_deleted: updates.nodes_deleted,
+                    relationships_created: updates.relationships_created,
+                    relationships_deleted: updates.relationships_deleted,
+                    labels_added: updates.labels_added,
+                    labels_removed: updates.labels_removed,
+                    properties_set: updates.properties_set,
+                    properties_removed: updates.properties_removed,
+                },
+            })
+        }
+    }
 }
 
 #[cfg(test)]
