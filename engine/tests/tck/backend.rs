@@ -253,8 +253,7 @@ pub fn engine_backend_factory() -> Option<Box<BackendFactory>> {
 #[cfg(any())]
 mod writable_database_adapter {
     use super::*;
-    use batho_engine::WritableDatabase;
-    use batho_engine::query::{Limits, QueryOptions};
+    use batho_engine::query::{Limits, QueryOptions, WritableDatabase};
     use std::time::Duration;
 
     /// Longest a single statement may run, so one scenario cannot hang the suite.
