@@ -3,7 +3,7 @@
 //!
 //! Everything else in the runner works on [`Outcome`]s, so it can be tested with a fake
 //! backend that returns canned outcomes. The adapter for `batho_engine::WritableDatabase`
-//! sits at the bottom of this file behind the switch described at [`ENGINE_SWITCH`].
+//! sits at the bottom of this file.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -231,26 +231,8 @@ pub fn engine_failure_from_error(error: &QueryError) -> EngineFailure {
     }
 }
 
-// THE SWITCH. The adapter below needs `batho_engine::WritableDatabase` and
-// `QueryResult::updates`, which do not exist on this branch yet, so it is compiled out with
-// `#[cfg(any())]` (an empty `any` is always false). To switch it on, delete the two
-// `#[cfg(any())]` lines and the switched-off `engine_backend_factory` below (clippy rejects
-// the `cfg(all())` spelling, so deleting is the flip).
-
-/// How to switch the adapter on; the TCK test prints it while the adapter is off.
-pub const ENGINE_SWITCH: &str = "the engine adapter is switched off; to switch it on, delete the two `#[cfg(any())]` lines and the switched-off `engine_backend_factory` in engine/tests/tck/backend.rs";
-
-#[cfg(any())]
 pub use writable_database_adapter::engine_backend_factory;
 
-/// Switched off: no engine backend, so the TCK test only reads and checks the feature
-/// files, the skip list and the floors.
-#[cfg(not(any()))]
-pub fn engine_backend_factory() -> Option<Box<BackendFactory>> {
-    None
-}
-
-#[cfg(any())]
 mod writable_database_adapter {
     use super::*;
     use batho_engine::query::{Limits, QueryOptions, WritableDatabase};
@@ -260,11 +242,11 @@ mod writable_database_adapter {
     const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 
     /// The backend over the real engine: a `WritableDatabase` per scenario.
-    pub fn engine_backend_factory() -> Option<Box<BackendFactory>> {
-        Some(Box::new(|folder: &Path| {
+    pub fn engine_backend_factory() -> Box<BackendFactory> {
+        Box::new(|folder: &Path| {
             WritableDatabaseBackend::create(folder)
                 .map(|backend| Box::new(backend) as Box<dyn Backend>)
-        }))
+        })
     }
 
     /// A fresh writable graph per scenario.
