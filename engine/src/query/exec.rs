@@ -177,6 +177,30 @@ pub(crate) trait Operator<'a> {
 
 pub(crate) type BoxOp<'a> = Box<dyn Operator<'a> + 'a>;
 
+/// Stack left below which a [`StackGuard`] moves on to a fresh stack segment.
+pub(crate) const STACK_RED_ZONE: usize = 128 << 10;
+/// Size of each new stack segment.
+pub(crate) const STACK_SEGMENT: usize = 2 << 20;
+/// Operators nest one call frame per level, in `open` and `next`; every this many levels
+/// the planner puts a [`StackGuard`], so a statement of hundreds of clauses runs on any
+/// thread's stack while shallow plans pay nothing.
+pub(crate) const STACK_GUARD_EVERY: usize = 16;
+
+/// Runs its operator on a fresh stack segment when the current one runs low.
+pub(crate) struct StackGuard<'a> {
+    pub(crate) inner: BoxOp<'a>,
+}
+
+impl<'a> Operator<'a> for StackGuard<'a> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.inner.open(ctx, arg))
+    }
+
+    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.inner.next(ctx))
+    }
+}
+
 /// Rows produced and inclusive time spent, per operator, for PROFILE.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Counter {
@@ -550,16 +574,25 @@ pub(crate) struct Limit<'a> {
     pub(crate) input: BoxOp<'a>,
     pub(crate) count: Expr,
     pub(crate) left: usize,
+    /// An update clause is below: once the limit is reached the input is still pulled to
+    /// its end, because openCypher applies every write whatever a later LIMIT keeps.
+    pub(crate) drain: bool,
+    pub(crate) drained: bool,
 }
 
 impl<'a> Operator<'a> for Limit<'a> {
     fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
         self.left = ctx.count(&self.count)?;
+        self.drained = false;
         self.input.open(ctx, arg)
     }
 
     fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
         if self.left == 0 {
+            if self.drain && !self.drained {
+                while self.input.next(ctx)?.is_some() {}
+                self.drained = true;
+            }
             return Ok(None);
         }
         self.left -= 1;

@@ -37,6 +37,8 @@ pub(crate) struct Builder<'a> {
     /// PROFILE counters, same order.
     pub(crate) counters: Vec<Rc<Counter>>,
     endpoint_only: HashSet<usize>,
+    /// How deep the operator being built is nested.
+    depth: usize,
 }
 
 pub(crate) struct Built<'a> {
@@ -195,6 +197,7 @@ impl<'a> Builder<'a> {
             notes: Vec::new(),
             counters: Vec::new(),
             endpoint_only,
+            depth: 0,
         }
     }
 
@@ -204,6 +207,25 @@ impl<'a> Builder<'a> {
     }
 
     fn build_with(
+        &mut self,
+        lp: &LogicalPlan,
+        arg_cols: &[String],
+        roles: Vec<Roles>,
+    ) -> R<Built<'a>> {
+        // Building recurses once per operator, as running it will (see `StackGuard`).
+        self.depth += 1;
+        let built = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.build_at_depth(lp, arg_cols, roles)
+        });
+        self.depth -= 1;
+        let mut built = built?;
+        if self.depth % STACK_GUARD_EVERY == 0 {
+            built.op = Box::new(StackGuard { inner: built.op });
+        }
+        Ok(built)
+    }
+
+    fn build_at_depth(
         &mut self,
         lp: &LogicalPlan,
         arg_cols: &[String],
@@ -543,6 +565,8 @@ impl<'a> Builder<'a> {
                         input: Box::new(sort),
                         count: limit.clone(),
                         left: 0,
+                        drain: false,
+                        drained: false,
                     };
                     (
                         Box::new(op),
@@ -566,6 +590,8 @@ impl<'a> Builder<'a> {
                     input: b.op,
                     count: count.clone(),
                     left: 0,
+                    drain: super::write_clause(input).is_some(),
+                    drained: false,
                 };
                 (Box::new(op), b.cols, "stops its input early".to_string())
             }

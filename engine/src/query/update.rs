@@ -5,7 +5,7 @@
 //! then applies its clause row by row, in order. So a clause's reads never see its own
 //! writes, and the next clause sees all of them: the order openCypher defines. Every
 //! change goes through [`apply`], which logs it in the statement's journal (so a failing
-//! statement is undone whole) and counts it.
+//! statement is undone whole).
 
 use std::cell::RefCell;
 
@@ -29,63 +29,15 @@ pub(crate) fn state<'a>(ctx: &Ctx<'a>) -> R<&'a RefCell<WritableState>> {
     }
 }
 
-/// Applies one change, logged for commit or rollback, and counts it.
+/// Applies one change, logged for commit or rollback (what a statement changed in all is
+/// counted from the journal when it ends).
 pub(crate) fn apply(ctx: &Ctx<'_>, change: Change) -> R<()> {
     let state = state(ctx)?;
     let mut guard = state.borrow_mut();
-    let WritableState {
-        graph,
-        journal,
-        counts,
-    } = &mut *guard;
-    match &change {
-        Change::CreateNode { properties, .. } => {
-            counts.nodes_created += 1;
-            counts.properties_set += properties.len() as u64;
-        }
-        Change::CreateRelationship { properties, .. } => {
-            counts.relationships_created += 1;
-            counts.properties_set += properties.len() as u64;
-        }
-        Change::SetNodeProperty { id, key, value } => {
-            count_property(counts, graph.node_property(*id, key), value.as_ref())
-        }
-        Change::SetRelationshipProperty { id, key, value } => count_property(
-            counts,
-            graph.relationship_property(*id, key),
-            value.as_ref(),
-        ),
-        Change::DeleteNode { id } => {
-            counts.nodes_deleted += 1;
-            counts.properties_removed += graph.node_properties(*id).count() as u64;
-        }
-        Change::DeleteRelationship { id } => {
-            counts.relationships_deleted += 1;
-            counts.properties_removed += graph.relationship_properties(*id).count() as u64;
-        }
-        Change::AddLabel { .. } | Change::RemoveLabel { .. } => {}
-    }
+    let WritableState { graph, journal } = &mut *guard;
     graph
         .apply_logged(change, journal)
         .map_err(|e| ExecError::Unsupported(format!("internal update error: {e}")))
-}
-
-/// Counts a property change as a difference of (entity, key, value) triples, as the
-/// openCypher TCK does: a new value adds one, a replaced or removed one removes one.
-fn count_property(
-    counts: &mut super::writable_access::UpdateCounts,
-    before: Option<&PropValue>,
-    after: Option<&PropValue>,
-) {
-    if before == after {
-        return;
-    }
-    if before.is_some() {
-        counts.properties_removed += 1;
-    }
-    if after.is_some() {
-        counts.properties_set += 1;
-    }
 }
 
 fn update_error(message: String, span: Span) -> ExecError {

@@ -273,34 +273,50 @@ impl WritableDatabase {
         }
         let mark = self.state.borrow().journal.len();
         let labels_before = labels_in_use(&self.state.borrow().graph);
-        self.state.borrow_mut().counts = UpdateCounts::default();
-        let outcome = self.run_statements(text, &compiled, params, opts, start);
-        let outcome = outcome.and_then(|result| {
-            if !self.in_transaction {
-                self.commit_journal()?;
-            }
-            Ok(result)
-        });
-        match outcome {
-            Ok(mut result) => {
-                let state = self.state.borrow();
-                result.updates = state.counts;
-                let labels_after = labels_in_use(&state.graph);
-                result.updates.labels_added = labels_after
-                    .iter()
-                    .filter(|l| !labels_before.contains(l))
-                    .count() as u64;
-                result.updates.labels_removed = labels_before
-                    .iter()
-                    .filter(|l| !labels_after.contains(l))
-                    .count() as u64;
+        // Counted before the commit, which empties the journal.
+        let outcome = self
+            .run_statements(text, &compiled, params, opts, start)
+            .map(|mut result| {
+                result.updates = self.updates_since(mark, &labels_before);
+                result
+            })
+            .and_then(|result| {
+                if !self.in_transaction {
+                    self.commit_journal()?;
+                }
                 Ok(result)
-            }
+            });
+        match outcome {
+            Ok(result) => Ok(result),
             Err(error) => {
                 let state = &mut *self.state.borrow_mut();
                 state.graph.roll_back_to(&mut state.journal, mark);
                 Err(error)
             }
+        }
+    }
+
+    /// What the changes past `mark` did, counted as openCypher counts side effects: net
+    /// differences, labels as names that came into or went out of use.
+    fn updates_since(&self, mark: usize, labels_before: &[String]) -> UpdateCounts {
+        let state = self.state.borrow();
+        let net = state.graph.net_changes_since(&state.journal, mark);
+        let labels_after = labels_in_use(&state.graph);
+        UpdateCounts {
+            nodes_created: net.nodes_created,
+            nodes_deleted: net.nodes_deleted,
+            relationships_created: net.relationships_created,
+            relationships_deleted: net.relationships_deleted,
+            labels_added: labels_after
+                .iter()
+                .filter(|l| !labels_before.contains(l))
+                .count() as u64,
+            labels_removed: labels_before
+                .iter()
+                .filter(|l| !labels_after.contains(l))
+                .count() as u64,
+            properties_set: net.properties_set,
+            properties_removed: net.properties_removed,
         }
     }
 

@@ -1,5 +1,4 @@
-//! A writable graph as BQL sees it: the state a statement changes (graph, journal, update
-//! counts), its [`PropertyAccess`], and the conversions between BQL values and stored
+//! A writable graph as BQL sees it: the state a statement changes (graph and journal), its [`PropertyAccess`], and the conversions between BQL values and stored
 //! property values.
 
 use std::cell::RefCell;
@@ -73,7 +72,6 @@ impl std::fmt::Display for UpdateCounts {
 pub(crate) struct WritableState {
     pub(crate) graph: WritableGraph,
     pub(crate) journal: Journal,
-    pub(crate) counts: UpdateCounts,
 }
 
 /// [`PropertyAccess`] over a writable graph being changed.

@@ -127,6 +127,11 @@ impl Journal {
         self.changes.is_empty()
     }
 
+    /// The undos of the changes past the first `mark`, oldest first.
+    pub(crate) fn undos_since(&self, mark: usize) -> &[Undo] {
+        &self.undos[mark.min(self.undos.len())..]
+    }
+
     /// Forgets every change (after they were committed).
     pub fn clear(&mut self) {
         self.changes.clear();

@@ -7,19 +7,22 @@
 //! are in `docs/format.md` §16.
 //!
 //! Module map: `prop` (property values and the byte codec), `change` (the elementary
-//! changes a log record holds), `graph` (the in-memory graph: apply and undo), `wal` (log
+//! changes a log record holds), `graph` (the in-memory graph: apply and undo), `net` (what
+//! a run of changes did in the end, for side-effect counts), `wal` (log
 //! records and their checksums), `checkpoint` (the whole-graph file), `store` (the folder,
 //! the lock, commit and checkpoint protocol).
 
 mod change;
 mod checkpoint;
 mod graph;
+mod net;
 mod prop;
 mod store;
 mod wal;
 
 pub use change::Change;
 pub use graph::{ChangeError, Journal, WritableGraph};
+pub use net::NetChanges;
 pub use prop::{MAX_NESTING, PropValue};
 pub use store::{
     CheckpointInfo, Durability, GRAPH_MANIFEST, OpenReport, WritableStore, is_writable_graph,
