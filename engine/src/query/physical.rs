@@ -219,7 +219,7 @@ impl<'a> Builder<'a> {
         });
         self.depth -= 1;
         let mut built = built?;
-        if self.depth % STACK_GUARD_EVERY == 0 {
+        if self.depth.is_multiple_of(STACK_GUARD_EVERY) {
             built.op = Box::new(StackGuard { inner: built.op });
         }
         Ok(built)
