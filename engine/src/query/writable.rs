@@ -364,7 +364,7 @@ impl WritableDatabase {
         if state.journal.is_empty() {
             return Ok(());
         }
-        if let Err(error) = store.commit(state.journal.changes()) {
+        if let Err(error) = store.commit(&state.journal) {
             state.graph.roll_back_to(&mut state.journal, 0);
             return Err(error.into());
         }

@@ -236,7 +236,8 @@ fn read_optional(reader: &mut Reader<'_>) -> Decoded<Option<PropValue>> {
     }
 }
 
-/// Encodes a batch of changes (one committed transaction).
+/// Encodes a batch of changes (the tests' way to make one; writers encode as they go).
+#[cfg(test)]
 pub(crate) fn encode_batch(changes: &[Change]) -> Vec<u8> {
     let mut out = Vec::new();
     put_varint(&mut out, changes.len() as u64);
@@ -246,7 +247,8 @@ pub(crate) fn encode_batch(changes: &[Change]) -> Vec<u8> {
     out
 }
 
-/// Decodes a batch written by [`encode_batch`]; trailing bytes are an error.
+/// Decodes a batch, a count and that many changes (a log record's payload, a checkpoint's
+/// body); trailing bytes are an error.
 pub(crate) fn decode_batch(bytes: &[u8]) -> Decoded<Vec<Change>> {
     let mut reader = Reader::new(bytes);
     let count = reader.count()?;

@@ -3,7 +3,7 @@
 //! their order across a reopen), the id bounds (so ids of deleted entities are never
 //! given again), and the changes that recreate every live node and relationship.
 
-use super::change::{Change, decode_batch, encode_batch};
+use super::change::Change;
 use super::graph::WritableGraph;
 use super::prop::{DecodeError, Decoded, Reader, put_string, put_varint};
 
@@ -27,20 +27,22 @@ pub(crate) fn encode(graph: &WritableGraph) -> Vec<u8> {
     }
     put_varint(&mut out, u64::from(graph.node_id_bound()));
     put_varint(&mut out, u64::from(graph.relationship_id_bound()));
-    let mut changes = Vec::with_capacity(graph.node_count() as usize);
+    // Written change by change, so a checkpoint never holds a second copy of the graph.
+    put_varint(&mut out, graph.node_count() + graph.relationship_count());
     for id in graph.nodes() {
-        changes.push(Change::CreateNode {
+        Change::CreateNode {
             id,
             labels: graph.node_labels(id).map(str::to_string).collect(),
             properties: graph
                 .node_properties(id)
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
-        });
+        }
+        .encode(&mut out);
     }
     for id in graph.relationships() {
         let (rel_type, start, end) = graph.relationship_ends(id).expect("live relationship");
-        changes.push(Change::CreateRelationship {
+        Change::CreateRelationship {
             id,
             rel_type: rel_type.to_string(),
             start,
@@ -49,9 +51,9 @@ pub(crate) fn encode(graph: &WritableGraph) -> Vec<u8> {
                 .relationship_properties(id)
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
-        });
+        }
+        .encode(&mut out);
     }
-    out.extend_from_slice(&encode_batch(&changes));
     out
 }
 
@@ -85,7 +87,11 @@ pub(crate) fn decode(bytes: &[u8]) -> Decoded<WritableGraph> {
             "the checkpoint's id bounds are not plausible for its size".into(),
         ));
     }
-    for change in decode_batch(rest)? {
+    // Decoded and applied one at a time: a checkpoint never sits in memory twice.
+    let mut changes = Reader::new(rest);
+    let count = changes.count()?;
+    for _ in 0..count {
+        let change = Change::decode(&mut changes)?;
         // Ids of entities deleted before the checkpoint are gaps: skip to the next live one.
         match &change {
             Change::CreateNode { id, .. } if *id < node_bound => graph.skip_ids(*id, 0),
@@ -99,8 +105,11 @@ pub(crate) fn decode(bytes: &[u8]) -> Decoded<WritableGraph> {
             }
         }
         graph
-            .apply(&change)
+            .apply(change)
             .map_err(|e| DecodeError(format!("the checkpoint does not apply: {e}")))?;
+    }
+    if !changes.is_empty() {
+        return Err(DecodeError("bytes after the last entry".into()));
     }
     graph.skip_ids(node_bound, relationship_bound);
     Ok(graph)
@@ -147,7 +156,7 @@ mod tests {
             Change::DeleteRelationship { id: 1 },
             Change::DeleteNode { id: 2 },
         ];
-        for change in &changes {
+        for change in changes {
             graph.apply(change).unwrap();
         }
         let back = decode(&encode(&graph)).unwrap();

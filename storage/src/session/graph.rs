@@ -102,7 +102,11 @@ pub(crate) enum Undo {
 /// record, or rolled back newest first.
 #[derive(Debug, Default)]
 pub struct Journal {
-    changes: Vec<Change>,
+    /// The changes, encoded as a log record holds them: the values move into the graph,
+    /// so nothing is kept twice.
+    encoded: Vec<u8>,
+    /// Where each change's encoding ends in `encoded`.
+    ends: Vec<usize>,
     undos: Vec<Undo>,
 }
 
@@ -112,19 +116,19 @@ impl Journal {
         Journal::default()
     }
 
-    /// The changes, in the order they applied.
-    pub fn changes(&self) -> &[Change] {
-        &self.changes
+    /// The changes, in the order they applied: their count and their encodings.
+    pub(crate) fn encoded(&self) -> (usize, &[u8]) {
+        (self.ends.len(), &self.encoded)
     }
 
     /// How many changes it holds: a mark to roll back to.
     pub fn len(&self) -> usize {
-        self.changes.len()
+        self.ends.len()
     }
 
     /// Whether it holds no change.
     pub fn is_empty(&self) -> bool {
-        self.changes.is_empty()
+        self.ends.is_empty()
     }
 
     /// The undos of the changes past the first `mark`, oldest first.
@@ -134,7 +138,8 @@ impl Journal {
 
     /// Forgets every change (after they were committed).
     pub fn clear(&mut self) {
-        self.changes.clear();
+        self.encoded.clear();
+        self.ends.clear();
         self.undos.clear();
     }
 }
@@ -354,11 +359,11 @@ impl WritableGraph {
         self.node(id).map_or(&[], |n| &n.incoming)
     }
 
-    fn intern_properties(&mut self, properties: &[(String, PropValue)]) -> Vec<(u32, PropValue)> {
+    fn intern_properties(&mut self, properties: Vec<(String, PropValue)>) -> Vec<(u32, PropValue)> {
         let mut out: Vec<(u32, PropValue)> = Vec::with_capacity(properties.len());
         for (key, value) in properties {
-            let key = self.keys.intern(key);
-            put_property(&mut out, key, Some(value.clone()));
+            let key = self.keys.intern(&key);
+            put_property(&mut out, key, Some(value));
         }
         out
     }
@@ -397,44 +402,37 @@ impl WritableGraph {
     }
 
     /// Applies `change` and returns what undoes it. A failed change leaves the graph as it was.
-    pub(crate) fn apply(&mut self, change: &Change) -> Result<Undo, ChangeError> {
+    pub(crate) fn apply(&mut self, change: Change) -> Result<Undo, ChangeError> {
         match change {
             Change::CreateNode {
                 id,
                 labels,
                 properties,
-            } => self.create_node(*id, labels, properties),
+            } => self.create_node(id, &labels, properties),
             Change::CreateRelationship {
                 id,
                 rel_type,
                 start,
                 end,
                 properties,
-            } => self.create_relationship(*id, rel_type, *start, *end, properties),
+            } => self.create_relationship(id, &rel_type, (start, end), properties),
             Change::SetNodeProperty { id, key, value } => {
-                let key = self.keys.intern(key);
-                let previous =
-                    put_property(&mut self.node_mut(*id)?.properties, key, value.clone());
-                Ok(Undo::RestoreNodeProperty {
-                    id: *id,
-                    key,
-                    previous,
-                })
+                self.node_mut(id)?;
+                let key = self.keys.intern(&key);
+                let previous = put_property(&mut self.node_mut(id)?.properties, key, value);
+                Ok(Undo::RestoreNodeProperty { id, key, previous })
             }
             Change::SetRelationshipProperty { id, key, value } => {
-                let key = self.keys.intern(key);
-                let record = self.relationship_mut(*id)?;
-                let previous = put_property(&mut record.properties, key, value.clone());
-                Ok(Undo::RestoreRelationshipProperty {
-                    id: *id,
-                    key,
-                    previous,
-                })
+                self.relationship_mut(id)?;
+                let key = self.keys.intern(&key);
+                let record = self.relationship_mut(id)?;
+                let previous = put_property(&mut record.properties, key, value);
+                Ok(Undo::RestoreRelationshipProperty { id, key, previous })
             }
-            Change::AddLabel { id, label } => self.add_label(*id, label),
-            Change::RemoveLabel { id, label } => self.remove_label(*id, label),
-            Change::DeleteRelationship { id } => self.delete_relationship(*id),
-            Change::DeleteNode { id } => self.delete_node(*id),
+            Change::AddLabel { id, label } => self.add_label(id, &label),
+            Change::RemoveLabel { id, label } => self.remove_label(id, &label),
+            Change::DeleteRelationship { id } => self.delete_relationship(id),
+            Change::DeleteNode { id } => self.delete_node(id),
         }
     }
 
@@ -442,7 +440,7 @@ impl WritableGraph {
         &mut self,
         id: u32,
         labels: &[String],
-        properties: &[(String, PropValue)],
+        properties: Vec<(String, PropValue)>,
     ) -> Result<Undo, ChangeError> {
         if id != self.node_id_bound() {
             return Err(ChangeError::IdOutOfOrder {
@@ -471,9 +469,8 @@ impl WritableGraph {
         &mut self,
         id: u32,
         rel_type: &str,
-        start: u32,
-        end: u32,
-        properties: &[(String, PropValue)],
+        (start, end): (u32, u32),
+        properties: Vec<(String, PropValue)>,
     ) -> Result<Undo, ChangeError> {
         if id != self.relationship_id_bound() {
             return Err(ChangeError::IdOutOfOrder {
@@ -552,19 +549,31 @@ impl WritableGraph {
         change: Change,
         journal: &mut Journal,
     ) -> Result<(), ChangeError> {
-        let undo = self.apply(&change)?;
-        journal.changes.push(change);
-        journal.undos.push(undo);
-        Ok(())
+        let start = journal.encoded.len();
+        change.encode(&mut journal.encoded);
+        match self.apply(change) {
+            Ok(undo) => {
+                journal.ends.push(journal.encoded.len());
+                journal.undos.push(undo);
+                Ok(())
+            }
+            Err(error) => {
+                journal.encoded.truncate(start);
+                Err(error)
+            }
+        }
     }
 
     /// Undoes the changes of `journal` past its first `mark`, newest first, and drops them.
     pub fn roll_back_to(&mut self, journal: &mut Journal, mark: usize) {
         while journal.undos.len() > mark {
             let undo = journal.undos.pop().expect("longer than mark");
-            journal.changes.pop();
             self.undo(undo);
         }
+        journal.ends.truncate(mark);
+        journal
+            .encoded
+            .truncate(journal.ends.last().copied().unwrap_or(0));
     }
 
     /// Reverts one applied change (undos are applied newest first).

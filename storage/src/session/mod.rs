@@ -52,6 +52,17 @@ pub(crate) fn exercise_bytes(bytes: &[u8]) -> Result<(), String> {
     for change in decoded {
         let _ = graph.apply_logged(change, &mut journal);
     }
+    // The journal's encoding is what a commit writes: it must decode to what applied.
+    let (count, encoded) = journal.encoded();
+    let record = wal::record(count, encoded);
+    let mut log = wal::header(0).to_vec();
+    log.extend_from_slice(&record);
+    let parsed = wal::parse(&log, 0, std::path::Path::new("journal"))
+        .expect("a journal's record has a valid header");
+    assert!(
+        parsed.torn.is_none(),
+        "a journal's record does not read back"
+    );
     graph.roll_back_to(&mut journal, 0);
     assert_eq!(graph.node_count(), 0, "a rollback left nodes");
     assert_eq!(

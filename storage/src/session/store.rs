@@ -13,9 +13,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::change::Change;
 use super::checkpoint;
-use super::graph::WritableGraph;
+use super::graph::{Journal, WritableGraph};
 use super::wal::{self, TornTail};
 use crate::error::{Result, StorageError};
 use crate::store::{io_err, sync_dir};
@@ -204,7 +203,8 @@ fn load(dir: &Path, manifest: &Manifest) -> Result<(WritableGraph, OpenReport, u
         Err(e) => return Err(StorageError::io(wal_path, e)),
     };
     let contents = wal::parse(&bytes, manifest.generation, &wal_path)?;
-    for (index, batch) in contents.batches.iter().enumerate() {
+    let replayed = contents.batches.len() as u64;
+    for (index, batch) in contents.batches.into_iter().enumerate() {
         for change in batch {
             graph.apply(change).map_err(|e| {
                 corrupt(
@@ -216,7 +216,7 @@ fn load(dir: &Path, manifest: &Manifest) -> Result<(WritableGraph, OpenReport, u
     }
     let report = OpenReport {
         generation: manifest.generation,
-        replayed: contents.batches.len() as u64,
+        replayed,
         torn_tail: contents.torn,
     };
     Ok((graph, report, contents.good_len))
@@ -313,14 +313,15 @@ impl WritableStore {
         Ok(self.wal.metadata().map_err(io_err(&self.wal_path))?.len())
     }
 
-    /// Appends one committed transaction. When this returns under [`Durability::Fsync`],
-    /// the changes survive a crash; an error leaves the log without a whole record of them
-    /// (a partial record is cut at the next open).
-    pub fn commit(&mut self, changes: &[Change]) -> Result<()> {
-        if changes.is_empty() {
+    /// Appends the changes of `journal` as one committed transaction. When this returns
+    /// under [`Durability::Fsync`], the changes survive a crash; an error leaves the log
+    /// without a whole record of them (a partial record is cut at the next open).
+    pub fn commit(&mut self, journal: &Journal) -> Result<()> {
+        let (count, encoded) = journal.encoded();
+        if count == 0 {
             return Ok(());
         }
-        let bytes = wal::record(changes);
+        let bytes = wal::record(count, encoded);
         wal::append(
             &mut self.wal,
             &self.wal_path,

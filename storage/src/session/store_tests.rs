@@ -19,7 +19,7 @@ fn commit(store: &mut WritableStore, graph: &mut WritableGraph, changes: Vec<Cha
     for change in changes {
         graph.apply_logged(change, &mut journal).unwrap();
     }
-    store.commit(journal.changes()).unwrap();
+    store.commit(&journal).unwrap();
 }
 
 #[test]

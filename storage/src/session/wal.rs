@@ -8,7 +8,8 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-use super::change::{Change, decode_batch, encode_batch};
+use super::change::{Change, decode_batch};
+use super::prop::put_varint;
 use crate::error::{Result, StorageError};
 use crate::store::io_err;
 
@@ -31,9 +32,11 @@ pub(crate) fn header(generation: u64) -> [u8; WAL_HEADER_LEN] {
     bytes
 }
 
-/// The bytes of one record holding `changes`.
-pub(crate) fn record(changes: &[Change]) -> Vec<u8> {
-    let payload = encode_batch(changes);
+/// The bytes of one record holding `count` changes, already encoded one after another.
+pub(crate) fn record(count: usize, encoded_changes: &[u8]) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(encoded_changes.len() + 5);
+    put_varint(&mut payload, count as u64);
+    payload.extend_from_slice(encoded_changes);
     let mut out = Vec::with_capacity(payload.len() + 8);
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
@@ -162,10 +165,18 @@ mod tests {
         }
     }
 
+    fn record_of(batch: &[Change]) -> Vec<u8> {
+        let mut encoded = Vec::new();
+        for change in batch {
+            change.encode(&mut encoded);
+        }
+        record(batch.len(), &encoded)
+    }
+
     fn log_of(batches: &[Vec<Change>]) -> Vec<u8> {
         let mut bytes = header(3).to_vec();
         for batch in batches {
-            bytes.extend_from_slice(&record(batch));
+            bytes.extend_from_slice(&record_of(batch));
         }
         bytes
     }
@@ -189,7 +200,7 @@ mod tests {
             batches
                 .iter()
                 .map(|b| {
-                    end += record(b).len();
+                    end += record_of(b).len();
                     end
                 })
                 .collect()
@@ -211,7 +222,7 @@ mod tests {
     fn a_flipped_byte_ends_the_log_at_the_record_before_it() {
         let batches = vec![vec![node(0)], vec![node(1)], vec![node(2)]];
         let bytes = log_of(&batches);
-        let first_end = WAL_HEADER_LEN + record(&batches[0]).len();
+        let first_end = WAL_HEADER_LEN + record_of(&batches[0]).len();
         for position in first_end..bytes.len() {
             let mut damaged = bytes.clone();
             damaged[position] ^= 0x20;

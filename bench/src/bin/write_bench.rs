@@ -1,0 +1,158 @@
+//! Writes to a writable graph through the embedding API (`WritableDatabase`), the
+//! workloads of issue 25's targets; `bench/writes/run.sh` runs them beside Kùzu.
+//!
+//! Usage: `write_bench WORKLOAD DIR [COUNT]`, DIR a folder that must not exist yet.
+//! Workloads (each prints one line of `key=value`):
+//! - `single`: COUNT statements (default 10,000) `MATCH (h:Hub) CREATE (n:Item {id, name,
+//!   score})-[:IN]->(h)`, each committed alone without fsync: `p50_us p90_us p99_us`.
+//! - `single-fsync`: the same with an fsync per commit (COUNT default 300).
+//! - `transaction`: COUNT such statements (default 10,000) between BEGIN and COMMIT, one
+//!   fsync: `total_ms`.
+//! - `bulk`: COUNT nodes (default 1,000,000) by `UNWIND $rows AS r CREATE (:Node {...})` in
+//!   batches of 10,000, then a checkpoint and a reopen: `load_s checkpoint_s reopen_s
+//!   peak_rss_mb`, and a read of every node on the reopened graph (`read_ms`).
+//! Every workload ends with `nodes=N relationships=R` of the final graph.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use batho_engine::query::{Durability, Value, WritableDatabase};
+
+const STATEMENT: &str =
+    "MATCH (h:Hub) CREATE (n:Item {id: $id, name: $name, score: $score})-[:IN]->(h)";
+const BULK: &str = "UNWIND $rows AS r CREATE (:Node {id: r.id, name: r.name, score: r.score})";
+const BULK_BATCH: usize = 10_000;
+
+fn item_params(i: usize) -> BTreeMap<String, Value> {
+    BTreeMap::from([
+        ("id".to_string(), Value::Int(i as i64)),
+        ("name".to_string(), Value::String(format!("item {i}"))),
+        ("score".to_string(), Value::Float(i as f64 * 0.5)),
+    ])
+}
+
+fn with_hub(dir: &Path) -> WritableDatabase {
+    let mut db = WritableDatabase::create(dir).expect("create the graph");
+    db.execute("CREATE (:Hub {id: 0})", &BTreeMap::new())
+        .expect("create the hub");
+    db
+}
+
+fn percentile(sorted: &[Duration], share: f64) -> f64 {
+    let index = ((sorted.len() as f64 * share) as usize).min(sorted.len() - 1);
+    sorted[index].as_secs_f64() * 1e6
+}
+
+fn single(dir: &Path, count: usize, durability: Durability) {
+    let mut db = with_hub(dir);
+    db.set_durability(durability);
+    let mut times = Vec::with_capacity(count);
+    for i in 0..count {
+        let params = item_params(i);
+        let start = Instant::now();
+        db.execute(STATEMENT, &params).expect("statement");
+        times.push(start.elapsed());
+    }
+    times.sort();
+    println!(
+        "p50_us={:.1} p90_us={:.1} p99_us={:.1}",
+        percentile(&times, 0.5),
+        percentile(&times, 0.9),
+        percentile(&times, 0.99)
+    );
+    final_counts(&db);
+}
+
+fn transaction(dir: &Path, count: usize) {
+    let mut db = with_hub(dir);
+    let params: Vec<_> = (0..count).map(item_params).collect();
+    let start = Instant::now();
+    db.begin().expect("begin");
+    for p in &params {
+        db.execute(STATEMENT, p).expect("statement");
+    }
+    db.commit().expect("commit");
+    println!("total_ms={:.1}", start.elapsed().as_secs_f64() * 1e3);
+    final_counts(&db);
+}
+
+fn bulk(dir: &Path, count: usize) {
+    let mut db = WritableDatabase::create(dir).expect("create the graph");
+    let start = Instant::now();
+    for batch_start in (0..count).step_by(BULK_BATCH) {
+        let rows = (batch_start..(batch_start + BULK_BATCH).min(count))
+            .map(|i| {
+                Value::Map(BTreeMap::from([
+                    ("id".to_string(), Value::Int(i as i64)),
+                    ("name".to_string(), Value::String(format!("node {i}"))),
+                    ("score".to_string(), Value::Float(i as f64)),
+                ]))
+            })
+            .collect();
+        let params = BTreeMap::from([("rows".to_string(), Value::List(rows))]);
+        db.execute(BULK, &params).expect("bulk batch");
+    }
+    let load = start.elapsed();
+    let start = Instant::now();
+    db.checkpoint().expect("checkpoint");
+    let checkpoint = start.elapsed();
+    drop(db);
+    let start = Instant::now();
+    let mut db = WritableDatabase::open(dir).expect("reopen");
+    let reopen = start.elapsed();
+    let start = Instant::now();
+    let read = db
+        .execute(
+            "MATCH (n:Node) RETURN sum(n.score) AS total",
+            &BTreeMap::new(),
+        )
+        .expect("read");
+    let read_ms = start.elapsed().as_secs_f64() * 1e3;
+    println!(
+        "load_s={:.2} checkpoint_s={:.2} reopen_s={:.2} read_ms={read_ms:.1} sum={} peak_rss_mb={}",
+        load.as_secs_f64(),
+        checkpoint.as_secs_f64(),
+        reopen.as_secs_f64(),
+        read.rows[0][0],
+        peak_rss_mb()
+    );
+    final_counts(&db);
+}
+
+fn final_counts(db: &WritableDatabase) {
+    let (nodes, relationships) = db.counts();
+    println!("nodes={nodes} relationships={relationships}");
+}
+
+/// The process's peak resident set, from /proc (0 where there is none).
+fn peak_rss_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb / 1024)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(workload), Some(dir)) = (args.first(), args.get(1)) else {
+        eprintln!("usage: write_bench single|single-fsync|transaction|bulk DIR [COUNT]");
+        std::process::exit(2);
+    };
+    let count = |default: usize| args.get(2).and_then(|c| c.parse().ok()).unwrap_or(default);
+    let dir = Path::new(dir);
+    match workload.as_str() {
+        "single" => single(dir, count(10_000), Durability::NoFsync),
+        "single-fsync" => single(dir, count(300), Durability::Fsync),
+        "transaction" => transaction(dir, count(10_000)),
+        "bulk" => bulk(dir, count(1_000_000)),
+        other => {
+            eprintln!("unknown workload {other}");
+            std::process::exit(2);
+        }
+    }
+}
