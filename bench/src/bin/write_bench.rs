@@ -11,6 +11,7 @@
 //! - `bulk`: COUNT nodes (default 1,000,000) by `UNWIND $rows AS r CREATE (:Node {...})` in
 //!   batches of 10,000, then a checkpoint and a reopen: `load_s checkpoint_s reopen_s
 //!   peak_rss_mb`, and a read of every node on the reopened graph (`read_ms`).
+//!
 //! Every workload ends with `nodes=N relationships=R` of the final graph.
 
 use std::collections::BTreeMap;
