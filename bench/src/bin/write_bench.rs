@@ -4,7 +4,7 @@
 //! Usage: `write_bench WORKLOAD DIR [COUNT]`, DIR a folder that must not exist yet.
 //! Workloads (each prints one line of `key=value`):
 //! - `single`: COUNT statements (default 10,000) `MATCH (h:Hub) CREATE (n:Item {id, name,
-//!   score})-[:IN]->(h)`, each committed alone without fsync: `p50_us p90_us p99_us`.
+//!   score})-[:BELONGS]->(h)`, each committed alone without fsync: `p50_us p90_us p99_us`.
 //! - `single-fsync`: the same with an fsync per commit (COUNT default 300).
 //! - `transaction`: COUNT such statements (default 10,000) between BEGIN and COMMIT, one
 //!   fsync: `total_ms`.
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use batho_engine::query::{Durability, Value, WritableDatabase};
 
 const STATEMENT: &str =
-    "MATCH (h:Hub) CREATE (n:Item {id: $id, name: $name, score: $score})-[:IN]->(h)";
+    "MATCH (h:Hub) CREATE (n:Item {id: $id, name: $name, score: $score})-[:BELONGS]->(h)";
 const BULK: &str = "UNWIND $rows AS r CREATE (:Node {id: r.id, name: r.name, score: r.score})";
 const BULK_BATCH: usize = 10_000;
 
