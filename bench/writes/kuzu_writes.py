@@ -9,6 +9,8 @@ import kuzu
 
 STATEMENT = "MATCH (h:Hub) CREATE (n:Item {id: $id, name: $name, score: $score})-[:BELONGS]->(h)"
 BULK = "UNWIND $rows AS r CREATE (:Node {id: r.id, name: r.name, score: r.score})"
+BULK_EDGES = ("UNWIND $rows AS r MATCH (a:Node {id: r.a}), (b:Node {id: r.b}) "
+              "CREATE (a)-[:E]->(b)")
 BULK_BATCH = 10_000
 
 
@@ -69,12 +71,19 @@ def transaction(path, count):
 def bulk(path, count):
     db, conn = connect(path)
     conn.execute("CREATE NODE TABLE Node(id INT64, name STRING, score DOUBLE, PRIMARY KEY (id))")
+    conn.execute("CREATE REL TABLE E(FROM Node TO Node)")
     start = time.perf_counter()
     for first in range(0, count, BULK_BATCH):
         rows = [{"id": i, "name": f"node {i}", "score": float(i)}
                 for i in range(first, min(first + BULK_BATCH, count))]
         conn.execute(BULK, {"rows": rows})
     load = time.perf_counter() - start
+    start = time.perf_counter()
+    for first in range(0, 2 * count, BULK_BATCH):
+        rows = [{"a": i // 2, "b": (i * 7919 + 13) % count}
+                for i in range(first, min(first + BULK_BATCH, 2 * count))]
+        conn.execute(BULK_EDGES, {"rows": rows})
+    edges = time.perf_counter() - start
     start = time.perf_counter()
     conn.execute("CHECKPOINT")
     checkpoint = time.perf_counter() - start
@@ -86,7 +95,7 @@ def bulk(path, count):
     start = time.perf_counter()
     total = conn.execute("MATCH (n:Node) RETURN sum(n.score) AS total").get_next()[0]
     read_ms = (time.perf_counter() - start) * 1e3
-    print(f"load_s={load:.2f} checkpoint_s={checkpoint:.2f} reopen_s={reopen:.2f} "
+    print(f"load_s={load:.2f} edges_s={edges:.2f} checkpoint_s={checkpoint:.2f} reopen_s={reopen:.2f} "
           f"read_ms={read_ms:.1f} sum={total}")
     counts(conn, ["Node"])
 

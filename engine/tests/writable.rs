@@ -193,3 +193,57 @@ fn reopen_after_checkpoint_keeps_ids_and_a_reader_cannot_write() {
     assert!(error.to_string().contains("read-only"), "{error}");
     assert!(reader.graph().node_labels(0).contains(&"P".to_string()));
 }
+
+#[test]
+fn a_property_index_answers_like_a_scan_and_survives_checkpoint_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    run(
+        &mut db,
+        "UNWIND range(0, 199) AS i CREATE (:File {path: 'f' + toString(i % 50), n: i, size: i * 1.0})",
+    );
+    let queries = [
+        "MATCH (f:File {path: 'f7'}) RETURN f.n ORDER BY f.n",
+        "MATCH (f:File) WHERE f.path = 'f7' AND f.n > 100 RETURN f.n ORDER BY f.n",
+        "MATCH (f:File) WHERE f.size = 8 RETURN f.n ORDER BY f.n",
+        "UNWIND ['f1', 'f2', 'nope'] AS p MATCH (f:File {path: p}) RETURN p, count(f) ORDER BY p",
+    ];
+    let scanned: Vec<_> = queries.iter().map(|q| run(&mut db, q)).collect();
+    run(&mut db, "CREATE INDEX ON :File(path)");
+    run(&mut db, "CREATE INDEX ON :File(size)");
+    assert_eq!(db.indexes().len(), 2);
+    let plan = run(&mut db, &format!("EXPLAIN {}", queries[1]));
+    assert!(
+        plan.iter()
+            .any(|r| r[0].to_string().contains("index :File(path)")),
+        "{plan:?}"
+    );
+    for (query, expected) in queries.iter().zip(&scanned) {
+        assert_eq!(&run(&mut db, query), expected, "{query}");
+    }
+    // The index follows writes, and MERGE finds through it.
+    run(&mut db, "MATCH (f:File {path: 'f7'}) SET f.path = 'g7'");
+    assert!(run(&mut db, queries[0]).is_empty());
+    let counts = updates(
+        &mut db,
+        "UNWIND ['g7', 'h1', 'h1'] AS p MERGE (:File {path: p})",
+    );
+    assert_eq!(counts.nodes_created, 1);
+    db.checkpoint().unwrap();
+    drop(db);
+    let mut db = WritableDatabase::open(dir.path()).unwrap();
+    assert_eq!(db.indexes().len(), 2);
+    assert_eq!(
+        ints(&run(&mut db, "MATCH (f:File {path: 'g7'}) RETURN count(f)")),
+        vec![4]
+    );
+    run(&mut db, "DROP INDEX ON :File(path)");
+    assert_eq!(db.indexes(), vec![("File".to_string(), "size".to_string())]);
+    let error = db
+        .execute("CREATE INDEX ON File(path)", &BTreeMap::new())
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("CREATE INDEX ON :Label(key)"),
+        "{error}"
+    );
+}

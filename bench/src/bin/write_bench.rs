@@ -9,8 +9,10 @@
 //! - `transaction`: COUNT such statements (default 10,000) between BEGIN and COMMIT, one
 //!   fsync: `total_ms`.
 //! - `bulk`: COUNT nodes (default 1,000,000) by `UNWIND $rows AS r CREATE (:Node {...})` in
-//!   batches of 10,000, then a checkpoint and a reopen: `load_s checkpoint_s reopen_s
-//!   peak_rss_mb`, and a read of every node on the reopened graph (`read_ms`).
+//!   batches of 10,000 (`load_s`), an index on `:Node(id)` and 2 × COUNT relationships by
+//!   `UNWIND $rows AS r MATCH (a:Node {id: r.a}), (b:Node {id: r.b}) CREATE (a)-[:E]->(b)`
+//!   (`edges_s`), then a checkpoint and a reopen: `checkpoint_s reopen_s peak_rss_mb`, and
+//!   a read of every node on the reopened graph (`read_ms`).
 //!
 //! Every workload ends with `nodes=N relationships=R` of the final graph.
 
@@ -23,6 +25,8 @@ use batho_engine::query::{Durability, Value, WritableDatabase};
 const STATEMENT: &str =
     "MATCH (h:Hub) CREATE (n:Item {id: $id, name: $name, score: $score})-[:BELONGS]->(h)";
 const BULK: &str = "UNWIND $rows AS r CREATE (:Node {id: r.id, name: r.name, score: r.score})";
+const BULK_EDGES: &str =
+    "UNWIND $rows AS r MATCH (a:Node {id: r.a}), (b:Node {id: r.b}) CREATE (a)-[:E]->(b)";
 const BULK_BATCH: usize = 10_000;
 
 fn item_params(i: usize) -> BTreeMap<String, Value> {
@@ -96,6 +100,17 @@ fn bulk(dir: &Path, count: usize) {
     }
     let load = start.elapsed();
     let start = Instant::now();
+    db.execute("CREATE INDEX ON :Node(id)", &BTreeMap::new())
+        .expect("index");
+    for batch_start in (0..2 * count).step_by(BULK_BATCH) {
+        let rows = (batch_start..(batch_start + BULK_BATCH).min(2 * count))
+            .map(|i| edge_row(i, count))
+            .collect();
+        let params = BTreeMap::from([("rows".to_string(), Value::List(rows))]);
+        db.execute(BULK_EDGES, &params).expect("bulk edges");
+    }
+    let edges = start.elapsed();
+    let start = Instant::now();
     db.checkpoint().expect("checkpoint");
     let checkpoint = start.elapsed();
     drop(db);
@@ -111,14 +126,26 @@ fn bulk(dir: &Path, count: usize) {
         .expect("read");
     let read_ms = start.elapsed().as_secs_f64() * 1e3;
     println!(
-        "load_s={:.2} checkpoint_s={:.2} reopen_s={:.2} read_ms={read_ms:.1} sum={} peak_rss_mb={}",
+        "load_s={:.2} edges_s={:.2} checkpoint_s={:.2} reopen_s={:.2} read_ms={read_ms:.1} sum={} peak_rss_mb={}",
         load.as_secs_f64(),
+        edges.as_secs_f64(),
         checkpoint.as_secs_f64(),
         reopen.as_secs_f64(),
         read.rows[0][0],
         peak_rss_mb()
     );
     final_counts(&db);
+}
+
+/// Relationship `i` of the bulk load: from node `i / 2` to a node spread over the graph
+/// (the same pairs as `kuzu_writes.py`).
+fn edge_row(i: usize, nodes: usize) -> Value {
+    let a = i / 2;
+    let b = (i * 7919 + 13) % nodes;
+    Value::Map(BTreeMap::from([
+        ("a".to_string(), Value::Int(a as i64)),
+        ("b".to_string(), Value::Int(b as i64)),
+    ]))
 }
 
 fn final_counts(db: &WritableDatabase) {

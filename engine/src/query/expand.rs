@@ -148,9 +148,17 @@ impl NodeSeek<'_> {
         Ok(found)
     }
 
-    /// On a writable graph, where `id` and `name` are properties like any other: every
-    /// node of the labels whose property compares as the seek asks.
+    /// On a writable graph, where `id` and `name` are properties like any other: the
+    /// index on the label and key when there is one, else every node of the labels whose
+    /// property compares as the seek asks.
     fn compare_all(&self, ctx: &Ctx<'_>, wanted: &Value) -> R<Vec<u32>> {
+        if let (SeekKey::Id | SeekKey::Name, [label]) = (self.key, self.labels.as_slice())
+            && let Some(found) =
+                super::index_seek::lookup(&ctx.topology, label, self.key.property(), wanted)
+        {
+            ctx.tick(1 + found.len() as u64)?;
+            return Ok(found);
+        }
         let graph = ctx.eval.graph();
         let mut found = Vec::new();
         for n in ctx.topology.scan(&self.labels) {

@@ -153,14 +153,26 @@ fn node_matches(ctx: &Ctx<'_>, n: u32, want: &NodeWant) -> bool {
         && properties_match(|k| graph.node_prop(n, k), &want.properties)
 }
 
+/// The nodes the first node of the pattern may be: from a property index on one of its
+/// labels and keys when there is one, else its first label's nodes (or all).
+fn start_candidates(ctx: &Ctx<'_>, want: &NodeWant) -> Vec<u32> {
+    for label in &want.labels {
+        for (key, value) in &want.properties {
+            if let Some(found) = super::index_seek::lookup(&ctx.topology, label, key, value) {
+                return found;
+            }
+        }
+    }
+    ctx.topology
+        .scan(&want.labels[..want.labels.len().min(1)])
+        .collect()
+}
+
 /// Every match of the pattern, by depth-first search from the first node.
 fn find_matches(ctx: &Ctx<'_>, nodes: &[NodeWant], rels: &[RelWant]) -> R<Vec<Match>> {
     let starts: Vec<u32> = match nodes[0].bound {
         Some(n) => vec![n],
-        None => ctx
-            .topology
-            .scan(&nodes[0].labels[..nodes[0].labels.len().min(1)])
-            .collect(),
+        None => start_candidates(ctx, &nodes[0]),
     };
     let mut out = Vec::new();
     for start in starts {

@@ -30,6 +30,7 @@ mod exec;
 mod expand;
 pub mod graph;
 mod health;
+mod index_seek;
 mod merge;
 mod open_graph;
 mod physical;

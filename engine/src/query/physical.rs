@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use super::exec::*;
 use super::expand::*;
+use super::index_seek::{IndexSeek, indexed_equality};
 use super::merge::MergeClause;
 use super::topology::Topology;
 use super::update::{CreateClause, DeleteClause, Eager, RemoveClause, SetClause, pattern_columns};
@@ -462,6 +463,17 @@ impl<'a> Builder<'a> {
                 };
                 (Box::new(op), cols, note.to_string())
             }
+            LogicalPlan::Filter { input, predicate }
+                if let Some(seek) = self.index_seek(input, predicate, arg_cols)? =>
+            {
+                let (seek, cols, note) = seek;
+                let op = Filter {
+                    input: seek,
+                    cols: cols.clone(),
+                    predicate: predicate.clone(),
+                };
+                (Box::new(op), cols, note)
+            }
             LogicalPlan::Filter { input, predicate } => {
                 let (push, note) = match input.as_ref() {
                     LogicalPlan::Expand {
@@ -719,6 +731,46 @@ impl<'a> Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
+    /// A writable graph's `Filter` over a one-label `NodeScan` whose predicate compares an
+    /// indexed key: the scan becomes an index seek (the filter stays above it).
+    #[allow(clippy::type_complexity)]
+    fn index_seek(
+        &mut self,
+        input: &LogicalPlan,
+        predicate: &Expr,
+        arg_cols: &[String],
+    ) -> R<Option<(BoxOp<'a>, Vec<String>, String)>> {
+        let LogicalPlan::NodeScan {
+            input: below,
+            var,
+            labels,
+        } = input
+        else {
+            return Ok(None);
+        };
+        let [label] = labels.as_slice() else {
+            return Ok(None);
+        };
+        let Some((key, value)) = indexed_equality(&self.topology, predicate, var, label) else {
+            return Ok(None);
+        };
+        // The scan's own line in EXPLAIN describes the seek that replaces it.
+        self.notes.push(format!("index :{label}({key})"));
+        self.counters.push(Rc::new(Counter::default()));
+        let b = self.build(below, arg_cols)?;
+        let mut cols = b.cols.clone();
+        cols.push(var.clone());
+        let seek = IndexSeek {
+            input: b.op,
+            cols: b.cols,
+            label: label.clone(),
+            key,
+            value: value.clone(),
+            cur: None,
+        };
+        Ok(Some((Box::new(seek), cols, String::new())))
+    }
+
     /// The eager operator of an update clause.
     #[allow(clippy::type_complexity)]
     fn make_update(

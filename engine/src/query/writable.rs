@@ -13,8 +13,8 @@ use std::time::Instant;
 use batho_lang::{Compiled, PropertyAccess, Schema, Value};
 use batho_storage::StorageError;
 use batho_storage::session::{
-    CheckpointInfo, Durability, OpenReport, WritableGraph, WritableStore, is_writable_graph,
-    read_writable_graph,
+    Change, CheckpointInfo, Durability, OpenReport, WritableGraph, WritableStore,
+    is_writable_graph, read_writable_graph,
 };
 
 use super::run;
@@ -48,6 +48,51 @@ impl std::fmt::Debug for WritableDatabase {
             .field("in_transaction", &self.in_transaction)
             .finish_non_exhaustive()
     }
+}
+
+/// `CREATE INDEX ON :Label(key)` or `DROP INDEX ON :Label(key)`, recognised before
+/// parsing: `Some(Ok((create, label, key)))`, `Some(Err(why))` when it starts like one but
+/// is malformed, `None` for anything else.
+fn index_command(text: &str) -> Option<Result<(bool, String, String), String>> {
+    let text = text.trim().trim_end_matches(';').trim();
+    let words: Vec<&str> = text.splitn(4, char::is_whitespace).collect();
+    let create = match words.as_slice() {
+        [verb, index, on, _]
+            if index.eq_ignore_ascii_case("INDEX") && on.eq_ignore_ascii_case("ON") =>
+        {
+            if verb.eq_ignore_ascii_case("CREATE") {
+                true
+            } else if verb.eq_ignore_ascii_case("DROP") {
+                false
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    };
+    let target = words[3].trim();
+    let usage = || {
+        format!(
+            "expected `{} INDEX ON :Label(key)`",
+            if create { "CREATE" } else { "DROP" }
+        )
+    };
+    let parsed = target
+        .strip_prefix(':')
+        .and_then(|rest| rest.strip_suffix(')'))
+        .and_then(|rest| rest.split_once('('))
+        .map(|(label, key)| (label.trim(), key.trim()))
+        .filter(|(label, key)| is_plain_name(label) && is_plain_name(key));
+    Some(match parsed {
+        Some((label, key)) => Ok((create, label.to_string(), key.to_string())),
+        None => Err(usage()),
+    })
+}
+
+fn is_plain_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// The transaction statements, recognised before parsing.
@@ -203,6 +248,42 @@ impl WritableDatabase {
         Ok(store.checkpoint(&self.state.borrow().graph)?)
     }
 
+    /// Creates (`create`) or drops the property index on `:label(key)`, committed like a
+    /// statement (inside an open transaction, with it).
+    pub fn change_index(&mut self, create: bool, label: &str, key: &str) -> Result<(), QueryError> {
+        if self.store.is_none() {
+            return Err(self_read_only(if create {
+                "CREATE INDEX"
+            } else {
+                "DROP INDEX"
+            }));
+        }
+        let (label, key) = (label.to_string(), key.to_string());
+        let change = if create {
+            Change::CreateIndex { label, key }
+        } else {
+            Change::DropIndex { label, key }
+        };
+        {
+            let state = &mut *self.state.borrow_mut();
+            state
+                .graph
+                .apply_logged(change, &mut state.journal)
+                .map_err(|e| QueryError::Unsupported {
+                    message: e.to_string(),
+                })?;
+        }
+        if !self.in_transaction {
+            self.commit_journal()?;
+        }
+        Ok(())
+    }
+
+    /// The property indexes, as `(label, key)`.
+    pub fn indexes(&self) -> Vec<(String, String)> {
+        self.state.borrow().graph.indexes()
+    }
+
     /// Starts an explicit transaction: later statements commit together at
     /// [`WritableDatabase::commit`].
     pub fn begin(&mut self) -> Result<(), QueryError> {
@@ -255,6 +336,12 @@ impl WritableDatabase {
         opts: &QueryOptions,
     ) -> Result<QueryResult, QueryError> {
         let start = Instant::now();
+        if let Some(command) = index_command(text) {
+            let (create, label, key) =
+                command.map_err(|message| QueryError::Unsupported { message })?;
+            self.change_index(create, &label, &key)?;
+            return Ok(QueryResult::empty(start.elapsed()));
+        }
         if let Some(control) = transaction_control(text) {
             match control {
                 TransactionControl::Begin => self.begin()?,

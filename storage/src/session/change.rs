@@ -73,6 +73,34 @@ pub enum Change {
         /// The node.
         id: u32,
     },
+    /// Creates a property index on the nodes of `label` by `key`.
+    CreateIndex {
+        /// The label.
+        label: String,
+        /// The property key.
+        key: String,
+    },
+    /// Drops a property index.
+    DropIndex {
+        /// The label.
+        label: String,
+        /// The property key.
+        key: String,
+    },
+}
+
+impl Change {
+    /// The node whose index entries this change may move.
+    pub(crate) fn node_touched(&self) -> Option<u32> {
+        match self {
+            Change::CreateNode { id, .. }
+            | Change::SetNodeProperty { id, .. }
+            | Change::AddLabel { id, .. }
+            | Change::RemoveLabel { id, .. }
+            | Change::DeleteNode { id } => Some(*id),
+            _ => None,
+        }
+    }
 }
 
 const CREATE_NODE: u8 = 1;
@@ -83,6 +111,8 @@ const ADD_LABEL: u8 = 5;
 const REMOVE_LABEL: u8 = 6;
 const DELETE_RELATIONSHIP: u8 = 7;
 const DELETE_NODE: u8 = 8;
+const CREATE_INDEX: u8 = 9;
+const DROP_INDEX: u8 = 10;
 
 fn put_properties(out: &mut Vec<u8>, properties: &[(String, PropValue)]) {
     put_varint(out, properties.len() as u64);
@@ -163,6 +193,16 @@ impl Change {
                 out.push(DELETE_NODE);
                 put_varint(out, u64::from(*id));
             }
+            Change::CreateIndex { label, key } | Change::DropIndex { label, key } => {
+                let tag = if matches!(self, Change::CreateIndex { .. }) {
+                    CREATE_INDEX
+                } else {
+                    DROP_INDEX
+                };
+                out.push(tag);
+                put_string(out, label);
+                put_string(out, key);
+            }
         }
     }
 
@@ -209,6 +249,14 @@ impl Change {
             },
             DELETE_RELATIONSHIP => Change::DeleteRelationship {
                 id: reader.u32_varint()?,
+            },
+            CREATE_INDEX => Change::CreateIndex {
+                label: reader.string()?,
+                key: reader.string()?,
+            },
+            DROP_INDEX => Change::DropIndex {
+                label: reader.string()?,
+                key: reader.string()?,
             },
             DELETE_NODE => Change::DeleteNode {
                 id: reader.u32_varint()?,
@@ -306,6 +354,14 @@ mod tests {
             },
             Change::DeleteRelationship { id: 3 },
             Change::DeleteNode { id: 7 },
+            Change::CreateIndex {
+                label: "File".into(),
+                key: "path".into(),
+            },
+            Change::DropIndex {
+                label: "File".into(),
+                key: "path".into(),
+            },
         ];
         let bytes = encode_batch(&changes);
         assert_eq!(decode_batch(&bytes).unwrap(), changes);

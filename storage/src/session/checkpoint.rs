@@ -28,7 +28,11 @@ pub(crate) fn encode(graph: &WritableGraph) -> Vec<u8> {
     put_varint(&mut out, u64::from(graph.node_id_bound()));
     put_varint(&mut out, u64::from(graph.relationship_id_bound()));
     // Written change by change, so a checkpoint never holds a second copy of the graph.
-    put_varint(&mut out, graph.node_count() + graph.relationship_count());
+    let indexes = graph.indexes();
+    put_varint(
+        &mut out,
+        graph.node_count() + graph.relationship_count() + indexes.len() as u64,
+    );
     for id in graph.nodes() {
         Change::CreateNode {
             id,
@@ -53,6 +57,10 @@ pub(crate) fn encode(graph: &WritableGraph) -> Vec<u8> {
                 .collect(),
         }
         .encode(&mut out);
+    }
+    // Indexes last: each is built once, over every node.
+    for (label, key) in indexes {
+        Change::CreateIndex { label, key }.encode(&mut out);
     }
     out
 }
@@ -98,6 +106,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Decoded<WritableGraph> {
             Change::CreateRelationship { id, .. } if *id < relationship_bound => {
                 graph.skip_ids(0, *id)
             }
+            Change::CreateIndex { .. } => {}
             _ => {
                 return Err(DecodeError(
                     "a checkpoint entry lies past its id bounds".into(),

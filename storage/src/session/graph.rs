@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use roaring::RoaringBitmap;
 
 use super::change::Change;
+use super::index::PropertyIndex;
 use super::prop::PropValue;
 
 /// Interned names of one kind (labels, types or keys).
@@ -94,8 +95,32 @@ pub(crate) enum Undo {
         id: u32,
         record: NodeRecord,
     },
+    /// Drops an index the change created.
+    DropCreatedIndex {
+        label: u32,
+        key: u32,
+    },
+    /// Rebuilds an index the change dropped.
+    RestoreIndex {
+        label: u32,
+        key: u32,
+    },
     /// The change did nothing (a label already there, a property already absent).
     Nothing,
+}
+
+impl Undo {
+    /// The node whose index entries undoing this may move.
+    fn node_touched(&self) -> Option<u32> {
+        match self {
+            Undo::RemoveCreatedNode(id)
+            | Undo::RestoreNodeProperty { id, .. }
+            | Undo::RemoveAddedLabel { id, .. }
+            | Undo::RestoreRemovedLabel { id, .. }
+            | Undo::RestoreNode { id, .. } => Some(*id),
+            _ => None,
+        }
+    }
 }
 
 /// The changes a transaction made so far, with what undoes them: committed as one log
@@ -188,6 +213,8 @@ pub struct WritableGraph {
     pub(crate) live_relationships: RoaringBitmap,
     /// Per label id, the nodes carrying it.
     pub(crate) label_index: Vec<RoaringBitmap>,
+    /// Property indexes.
+    pub(crate) indexes: Vec<PropertyIndex>,
 }
 
 fn property(properties: &[(u32, PropValue)], key: u32) -> Option<&PropValue> {
@@ -403,6 +430,18 @@ impl WritableGraph {
 
     /// Applies `change` and returns what undoes it. A failed change leaves the graph as it was.
     pub(crate) fn apply(&mut self, change: Change) -> Result<Undo, ChangeError> {
+        let touched = change.node_touched();
+        if let Some(id) = touched {
+            self.unindex_node(id);
+        }
+        let result = self.apply_unindexed(change);
+        if let Some(id) = touched {
+            self.index_node(id);
+        }
+        result
+    }
+
+    fn apply_unindexed(&mut self, change: Change) -> Result<Undo, ChangeError> {
         match change {
             Change::CreateNode {
                 id,
@@ -433,6 +472,26 @@ impl WritableGraph {
             Change::RemoveLabel { id, label } => self.remove_label(id, &label),
             Change::DeleteRelationship { id } => self.delete_relationship(id),
             Change::DeleteNode { id } => self.delete_node(id),
+            Change::CreateIndex { label, key } => {
+                if self.has_index(&label, &key) {
+                    return Ok(Undo::Nothing);
+                }
+                let (label, key) = (self.labels.intern(&label), self.keys.intern(&key));
+                self.add_index(label, key);
+                Ok(Undo::DropCreatedIndex { label, key })
+            }
+            Change::DropIndex { label, key } => {
+                let (Some(label), Some(key)) = (self.labels.id(&label), self.keys.id(&key)) else {
+                    return Ok(Undo::Nothing);
+                };
+                let before = self.indexes.len();
+                self.indexes.retain(|i| !(i.label == label && i.key == key));
+                Ok(if self.indexes.len() < before {
+                    Undo::RestoreIndex { label, key }
+                } else {
+                    Undo::Nothing
+                })
+            }
         }
     }
 
@@ -578,6 +637,17 @@ impl WritableGraph {
 
     /// Reverts one applied change (undos are applied newest first).
     pub(crate) fn undo(&mut self, undo: Undo) {
+        let touched = undo.node_touched();
+        if let Some(id) = touched {
+            self.unindex_node(id);
+        }
+        self.undo_unindexed(undo);
+        if let Some(id) = touched {
+            self.index_node(id);
+        }
+    }
+
+    fn undo_unindexed(&mut self, undo: Undo) {
         match undo {
             Undo::RemoveCreatedNode(id) => {
                 if let Some(record) = self.nodes.get_mut(id as usize).and_then(Option::take) {
@@ -640,7 +710,16 @@ impl WritableGraph {
                 self.nodes[id as usize] = Some(record);
                 self.live_nodes.insert(id);
             }
+            Undo::DropCreatedIndex { label, key } => {
+                self.indexes.retain(|i| !(i.label == label && i.key == key));
+            }
+            Undo::RestoreIndex { label, key } => self.add_index(label, key),
             Undo::Nothing => {}
         }
+    }
+
+    /// A node property by key id.
+    pub(crate) fn node_property_by_id(&self, id: u32, key: u32) -> Option<&PropValue> {
+        property(&self.node(id)?.properties, key)
     }
 }

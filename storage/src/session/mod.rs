@@ -7,7 +7,8 @@
 //! are in `docs/format.md` §16.
 //!
 //! Module map: `prop` (property values and the byte codec), `change` (the elementary
-//! changes a log record holds), `graph` (the in-memory graph: apply and undo), `net` (what
+//! changes a log record holds), `graph` (the in-memory graph: apply and undo), `index`
+//! (property indexes, kept exact through every change and undo), `net` (what
 //! a run of changes did in the end, for side-effect counts), `wal` (log
 //! records and their checksums), `checkpoint` (the whole-graph file), `store` (the folder,
 //! the lock, commit and checkpoint protocol).
@@ -15,6 +16,7 @@
 mod change;
 mod checkpoint;
 mod graph;
+mod index;
 mod net;
 mod prop;
 mod store;
