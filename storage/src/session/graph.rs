@@ -291,9 +291,10 @@ impl WritableGraph {
 
     /// The nodes carrying `label` (`None` when no node ever had it).
     pub fn nodes_with_label(&self, label: &str) -> Option<&RoaringBitmap> {
+        // A label named by an index alone has no bitmap yet.
         self.labels
             .id(label)
-            .map(|id| &self.label_index[id as usize])
+            .and_then(|id| self.label_index.get(id as usize))
     }
 
     /// Every label, relationship type and property key ever used.
