@@ -1,6 +1,8 @@
 //! `batho fix`: verify the artifact in phases and repair what can be derived.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use batho_engine::query::WritableDatabase;
 
 use batho_storage::fix::{self, FixOptions, FixOutcome, FixReport, FixTarget, phase_name};
 use clap::{Args, ValueEnum};
@@ -26,7 +28,8 @@ enum Format {
 
 #[derive(Args, Debug)]
 pub(crate) struct FixArgs {
-    /// Repository root or its `.batho` folder (default: the current directory).
+    /// Repository root, its `.batho` folder or a writable graph's folder (default: the
+    /// current directory).
     path: Option<PathBuf>,
     /// Also re-hash every segment and re-derive every index and bitmap (reads everything).
     #[arg(long)]
@@ -49,6 +52,11 @@ pub(crate) struct FixArgs {
 }
 
 pub(crate) fn run(args: FixArgs) -> Result<(), Failure> {
+    if let Some(path) = &args.path
+        && WritableDatabase::exists(path)
+    {
+        return fix_writable_graph(path, &args);
+    }
     let dir = batho_dir(args.path);
     // Without the folder there is nothing to repair; a folder whose MANIFEST is damaged
     // or gone is what fix is for.
@@ -77,6 +85,58 @@ pub(crate) fn run(args: FixArgs) -> Result<(), Failure> {
         Format::Csv => print_csv(&report),
     }
     verdict(&report)
+}
+
+/// `batho fix` on a writable graph's folder: checks it and cuts a torn log tail.
+fn fix_writable_graph(path: &Path, args: &FixArgs) -> Result<(), Failure> {
+    let report = WritableDatabase::check(path, args.dry_run).map_err(|e| Failure {
+        message: e.to_string(),
+        hint: None,
+        code: 2,
+    })?;
+    match args.format {
+        Format::Json | Format::Csv => outln!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
+        Format::Text => {
+            outln!(
+                "writable graph {}: generation {}, {} transactions in the log",
+                path.display(),
+                report.generation,
+                report.transactions
+            );
+            if let Some(torn) = &report.torn_tail {
+                let action = if report.cut {
+                    "cut"
+                } else {
+                    "would be cut (dry run)"
+                };
+                outln!(
+                    "log: {} bytes after offset {} are not a whole record ({}): {action}",
+                    torn.bytes,
+                    torn.offset,
+                    torn.reason
+                );
+            }
+            for line in &report.damage {
+                outln!("damaged: {line}");
+            }
+            if report.damage.is_empty() && report.torn_tail.is_none() {
+                outln!("clean");
+            }
+        }
+    }
+    if report.damage.is_empty() {
+        return Ok(());
+    }
+    Err(Failure {
+        message: format!("{} problems cannot be repaired here", report.damage.len()),
+        hint: Some(
+            "restore the folder from a copy; a writable graph cannot be rebuilt from source".into(),
+        ),
+        code: 1,
+    })
 }
 
 fn verdict(report: &FixReport) -> Result<(), Failure> {

@@ -13,8 +13,8 @@ use std::time::Instant;
 use batho_lang::{Compiled, PropertyAccess, Schema, Value};
 use batho_storage::StorageError;
 use batho_storage::session::{
-    Change, CheckpointInfo, Durability, OpenReport, WritableGraph, WritableStore,
-    is_writable_graph, read_writable_graph,
+    Change, CheckReport, CheckpointInfo, Durability, OpenReport, WritableGraph, WritableStore,
+    check_writable_graph, is_writable_graph, read_writable_graph,
 };
 
 use super::run;
@@ -189,6 +189,12 @@ impl WritableDatabase {
         }
         let (graph, report) = read_writable_graph(path)?;
         Ok(Self::with_state(path, None, graph, report))
+    }
+
+    /// Checks the writable graph in `path` without opening it for queries: manifest,
+    /// checkpoint hash, log checksums, replay. A torn log tail is cut unless `dry_run`.
+    pub fn check(path: &Path, dry_run: bool) -> Result<CheckReport, QueryError> {
+        Ok(check_writable_graph(path, dry_run)?)
     }
 
     /// Whether `path` holds a writable graph.

@@ -45,7 +45,7 @@ pub(crate) fn record(count: usize, encoded_changes: &[u8]) -> Vec<u8> {
 }
 
 /// The end of a log that does not form a whole, checksummed record.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TornTail {
     /// Byte offset where the last good record ends.
     pub offset: u64,
