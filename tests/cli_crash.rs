@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{arg, batho, run_json, run_ok};
+use common::{Rng, arg, batho, run_json, run_ok};
 
 /// A synthetic C repository large enough that a build takes a noticeable time.
 fn synthetic_repo(root: &Path, files: usize) {
@@ -32,17 +32,6 @@ fn synthetic_repo(root: &Path, files: usize) {
         "int shared(int x) { return x; }\n",
     )
     .unwrap();
-}
-
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use batho_storage::format::{SegmentKind, bitmaps_col, edges_col, names, nodes_col, strings_col};
 use batho_storage::manifest::{self, ManifestBody};
-use common::{arg, copy_repo, run, run_ok};
+use common::{arg, batho_ql, copy_repo, run, run_ok};
 use serde_json::Value;
 
 /// The demo built twice, the second time with one more function, so the two generations
@@ -362,20 +362,9 @@ fn runs_lists_the_history_newest_first() {
 fn fix_cuts_a_torn_log_tail_of_a_writable_graph_and_reports_a_damaged_checkpoint() {
     let tmp = tempfile::tempdir().unwrap();
     let graph = tmp.path().join("notes");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_batho-ql"))
-        .args(["--new", arg(&graph)])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"CREATE (:Note {text: 'a'});\nCREATE (:Note {text: 'b'});\n")
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    let input = "CREATE (:Note {text: 'a'});\nCREATE (:Note {text: 'b'});\n";
+    let out = batho_ql(&["--new".as_ref(), graph.as_os_str()], input, tmp.path());
+    assert!(out.status.success());
     // A crash during an append leaves half a record.
     let log = graph.join("wal-0.log");
     let mut bytes = std::fs::read(&log).unwrap();
@@ -406,19 +395,8 @@ fn fix_cuts_a_torn_log_tail_of_a_writable_graph_and_reports_a_damaged_checkpoint
         arg(&graph),
         "CREATE INDEX ON :Note(text)",
     ]);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_batho-ql"))
-        .arg(&graph)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b":checkpoint\n")
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    let out = batho_ql(&[graph.as_os_str()], ":checkpoint\n", tmp.path());
+    assert!(out.status.success());
     let checkpoint = std::fs::read_dir(&graph)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -102,3 +102,34 @@ pub fn query_csv_rows(repo: &Path, params: &[String], query: &str) -> Vec<String
     args.push(query);
     run_ok(&args).lines().skip(1).map(str::to_owned).collect()
 }
+
+/// Runs `batho-ql ARGS` with `input` on its standard input (and `BATHO_HOME` set to
+/// `home`, so no history lands in the real one); returns its output.
+pub fn batho_ql(args: &[&std::ffi::OsStr], input: &str, home: &Path) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_batho-ql"))
+        .args(args)
+        .env("BATHO_HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("failed to start batho-ql");
+    // batho-ql may exit before reading everything (no artifact, :quit): a closed pipe is fine.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}

@@ -3,24 +3,13 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use common::{arg, copy_repo, run_ok};
 
 fn batho_ql(path: &Path, input: &str, home: &Path) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_batho-ql"))
-        .arg(path)
-        .env("BATHO_HOME", home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("failed to start batho-ql");
-    // batho-ql may exit before reading everything (no artifact, :quit): a closed pipe is fine.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().unwrap()
+    common::batho_ql(&[path.as_os_str()], input, home)
 }
 
 #[test]
@@ -129,17 +118,7 @@ fn unknown_commands_and_missing_artifacts_fail() {
 }
 
 fn batho_ql_new(path: &Path, input: &str, home: &Path) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_batho-ql"))
-        .arg("--new")
-        .arg(path)
-        .env("BATHO_HOME", home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("failed to start batho-ql");
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().unwrap()
+    common::batho_ql(&["--new".as_ref(), path.as_os_str()], input, home)
 }
 
 #[test]

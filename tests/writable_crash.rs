@@ -4,6 +4,8 @@
 //! no statement in part: each one creates a pair of nodes joined by a relationship, all
 //! three or none. `BATHO_CRASH_KILLS` sets the number of kills (default 40).
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -11,18 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use batho_engine::query::{Value, WritableDatabase};
-
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use common::Rng;
 
 fn pair(seq: u64) -> String {
     format!(

@@ -79,6 +79,26 @@ pub(crate) fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// Opens (creating it if need be) and locks the file at `path`, failing with
+/// [`StorageError::Locked`] when another process holds it; the lock lasts as long as the
+/// returned file. Every store kind takes its one writer's lock here.
+pub(crate) fn lock_file(path: &Path) -> Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io_err(path))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StorageError::Locked {
+            path: path.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(StorageError::io(path, e)),
+    }
+}
+
 /// Makes the creations and renames in `dir` durable. Only Unix lets a directory be opened
 /// and fsynced; elsewhere the rename itself is what the platform offers.
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
@@ -222,23 +242,11 @@ impl Store {
 
     /// Takes the writer lock, failing with [`StorageError::Locked`] if another writer holds it.
     pub fn lock_writer(&self) -> Result<WriterLock<'_>> {
-        let path = self.dir.join(names::LOCK);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io_err(&path))?;
-        match file.try_lock() {
-            Ok(()) => Ok(WriterLock {
-                store: self,
-                delta_limit_percent: DEFAULT_DELTA_LIMIT_PERCENT,
-                _file: file,
-            }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(StorageError::Locked { path }),
-            Err(std::fs::TryLockError::Error(e)) => Err(StorageError::io(path, e)),
-        }
+        Ok(WriterLock {
+            store: self,
+            delta_limit_percent: DEFAULT_DELTA_LIMIT_PERCENT,
+            _file: lock_file(&self.dir.join(names::LOCK))?,
+        })
     }
 
     /// Opens the current generation.

@@ -354,6 +354,36 @@ impl QueryError {
 
 /// Most distinct query texts kept compiled.
 const PLAN_CACHE_CAPACITY: usize = 512;
+
+/// Compiled statements by query text, for both kinds of database; emptied when full
+/// (cheaper than tracking use, and a workload rarely has 512 distinct texts).
+#[derive(Debug, Default)]
+pub(crate) struct PlanCache(Mutex<HashMap<String, Arc<Vec<Compiled>>>>);
+
+impl PlanCache {
+    /// `text` compiled against `schema`, from the cache when it was compiled before.
+    pub(crate) fn compile(
+        &self,
+        text: &str,
+        schema: &Schema,
+    ) -> Result<Arc<Vec<Compiled>>, QueryError> {
+        if let Ok(cache) = self.0.lock()
+            && let Some(c) = cache.get(text)
+        {
+            return Ok(c.clone());
+        }
+        let compiled = Arc::new(
+            batho_lang::compile(text, schema).map_err(|e| QueryError::from_compile(text, e))?,
+        );
+        if let Ok(mut cache) = self.0.lock() {
+            if cache.len() >= PLAN_CACHE_CAPACITY {
+                cache.clear();
+            }
+            cache.insert(text.to_string(), compiled.clone());
+        }
+        Ok(compiled)
+    }
+}
 /// Most older generations kept open for `AT` statements.
 const PAST_CAPACITY: usize = 4;
 
@@ -364,7 +394,7 @@ pub struct Database {
     dir: PathBuf,
     artifact: Artifact,
     schema: Schema,
-    cache: Mutex<HashMap<String, Arc<Vec<Compiled>>>>,
+    cache: PlanCache,
     /// Older generations opened by `AT` statements, each mapped once (generations are
     /// immutable, so they stay valid across [`Database::refresh`]).
     past: Mutex<Vec<Arc<Artifact>>>,
@@ -403,7 +433,7 @@ impl Database {
             dir,
             artifact,
             schema: Schema::code_graph(),
-            cache: Mutex::new(HashMap::new()),
+            cache: PlanCache::default(),
             past: Mutex::new(Vec::new()),
         })
     }
@@ -468,22 +498,7 @@ impl Database {
     }
 
     fn compile(&self, text: &str) -> Result<Arc<Vec<Compiled>>, QueryError> {
-        if let Ok(cache) = self.cache.lock()
-            && let Some(c) = cache.get(text)
-        {
-            return Ok(c.clone());
-        }
-        let compiled = Arc::new(
-            batho_lang::compile(text, &self.schema)
-                .map_err(|e| QueryError::from_compile(text, e))?,
-        );
-        if let Ok(mut cache) = self.cache.lock() {
-            if cache.len() >= PLAN_CACHE_CAPACITY {
-                cache.clear();
-            }
-            cache.insert(text.to_string(), compiled.clone());
-        }
-        Ok(compiled)
+        self.cache.compile(text, &self.schema)
     }
 
     /// Runs `text` with default options.

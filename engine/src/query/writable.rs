@@ -5,7 +5,7 @@
 //! commits as one log record; `BEGIN` … `COMMIT` groups several into one.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,10 +20,8 @@ use batho_storage::session::{
 use super::run;
 use super::topology::Topology;
 use super::writable_access::{UpdateCounts, WritableAccess, WritableState};
-use super::{QueryError, QueryOptions, QueryResult, write_clause};
+use super::{PlanCache, QueryError, QueryOptions, QueryResult, write_clause};
 
-/// Most distinct query texts kept compiled.
-const PLAN_CACHE_CAPACITY: usize = 512;
 /// A commit that leaves the log longer than this folds it into a checkpoint, so that
 /// opening never replays more than about this much.
 const CHECKPOINT_LOG_BYTES: u64 = 64 << 20;
@@ -35,7 +33,7 @@ pub struct WritableDatabase {
     store: Option<WritableStore>,
     state: RefCell<WritableState>,
     schema: Schema,
-    cache: HashMap<String, Arc<Vec<Compiled>>>,
+    cache: PlanCache,
     in_transaction: bool,
     report: OpenReport,
 }
@@ -147,7 +145,7 @@ impl WritableDatabase {
                 ..WritableState::default()
             }),
             schema: Schema::open(),
-            cache: HashMap::new(),
+            cache: PlanCache::default(),
             in_transaction: false,
             report,
         }
@@ -469,18 +467,7 @@ impl WritableDatabase {
     }
 
     fn compile(&mut self, text: &str) -> Result<Arc<Vec<Compiled>>, QueryError> {
-        if let Some(compiled) = self.cache.get(text) {
-            return Ok(compiled.clone());
-        }
-        let compiled = Arc::new(
-            batho_lang::compile(text, &self.schema)
-                .map_err(|e| QueryError::from_compile(text, e))?,
-        );
-        if self.cache.len() >= PLAN_CACHE_CAPACITY {
-            self.cache.clear();
-        }
-        self.cache.insert(text.to_string(), compiled.clone());
-        Ok(compiled)
+        self.cache.compile(text, &self.schema)
     }
 }
 

@@ -17,7 +17,7 @@ use super::checkpoint;
 use super::graph::{Journal, WritableGraph};
 use super::wal::{self, TornTail};
 use crate::error::{Result, StorageError};
-use crate::store::{io_err, sync_dir};
+use crate::store::{io_err, lock_file, sync_dir};
 
 /// The manifest file of a writable graph.
 pub const GRAPH_MANIFEST: &str = "GRAPH";
@@ -148,19 +148,7 @@ pub struct WritableStore {
 }
 
 fn take_lock(dir: &Path) -> Result<File> {
-    let path = dir.join(LOCK);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(io_err(&path))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(StorageError::Locked { path }),
-        Err(std::fs::TryLockError::Error(e)) => Err(StorageError::io(path, e)),
-    }
+    lock_file(&dir.join(LOCK))
 }
 
 fn read_manifest(dir: &Path) -> Result<Manifest> {
