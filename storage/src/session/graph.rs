@@ -3,7 +3,6 @@
 //! which checks it, applies it and returns what undoes it, so that replaying the log,
 //! running a statement and rolling one back share one code path.
 
-use std::collections::HashMap;
 
 use roaring::RoaringBitmap;
 
@@ -15,7 +14,9 @@ use super::prop::PropValue;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Names {
     names: Vec<String>,
-    ids: HashMap<String, u32>,
+    /// foldhash: names are looked up per property of every change, and SipHash's
+    /// resistance to chosen keys buys nothing for an embedded graph's own names.
+    ids: foldhash::HashMap<String, u32>,
 }
 
 impl Names {

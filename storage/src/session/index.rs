@@ -8,7 +8,7 @@
 //! out of every index before a change touches it and putting it back after
 //! ([`WritableGraph::apply`] and its undo do this).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
@@ -20,7 +20,7 @@ use super::prop::{PropValue, put_value};
 pub(crate) struct PropertyIndex {
     pub(crate) label: u32,
     pub(crate) key: u32,
-    entries: HashMap<Vec<u8>, RoaringBitmap>,
+    entries: foldhash::HashMap<Vec<u8>, RoaringBitmap>,
 }
 
 /// The key a value is indexed under, or `None` when it can equal nothing.
@@ -55,7 +55,7 @@ impl PropertyIndex {
         PropertyIndex {
             label,
             key,
-            entries: HashMap::new(),
+            entries: foldhash::HashMap::default(),
         }
     }
 
