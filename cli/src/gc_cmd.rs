@@ -1,6 +1,8 @@
 //! `batho gc`: space use, pruning the run history, reclaiming unneeded files.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use batho_engine::query::{QueryError, WritableDatabase};
 
 use batho_storage::gc::{self, PruneOptions};
 use clap::{Args, Subcommand};
@@ -45,7 +47,8 @@ enum GcAction {
     },
     /// Fold the current generation's delta layer (written by patches) into a new base.
     Compact {
-        /// Repository root or its `.batho` folder (default: the current directory).
+        /// Repository root, its `.batho` folder or a writable graph's folder (default: the
+        /// current directory).
         path: Option<PathBuf>,
         /// Show what would be folded; change nothing.
         #[arg(long)]
@@ -56,7 +59,8 @@ enum GcAction {
     },
     /// Delete manifests and segments no retained run or the current generation needs.
     Reclaim {
-        /// Repository root or its `.batho` folder (default: the current directory).
+        /// Repository root, its `.batho` folder or a writable graph's folder (default: the
+        /// current directory).
         path: Option<PathBuf>,
         /// Show what would be deleted; change nothing.
         #[arg(long)]
@@ -65,6 +69,65 @@ enum GcAction {
         #[arg(long)]
         json: bool,
     },
+}
+
+fn writable_failure(e: QueryError) -> Failure {
+    Failure {
+        message: e.to_string(),
+        hint: None,
+        code: 2,
+    }
+}
+
+/// `batho gc compact` on a writable graph: folds its log into a new checkpoint.
+fn compact_writable_graph(path: &Path, dry_run: bool, json: bool) -> Result<(), Failure> {
+    let mut db = WritableDatabase::open(path).map_err(writable_failure)?;
+    let (nodes, relationships) = db.counts();
+    let info = if dry_run {
+        None
+    } else {
+        Some(db.checkpoint().map_err(writable_failure)?)
+    };
+    if json {
+        print_json(&json!({
+            "dry_run": dry_run,
+            "nodes": nodes,
+            "relationships": relationships,
+            "generation": info.as_ref().map(|i| i.generation),
+            "bytes_written": info.as_ref().map(|i| i.bytes),
+        }));
+        return Ok(());
+    }
+    match info {
+        None => outln!(
+            "would fold the log into a checkpoint of {nodes} nodes and {relationships} relationships"
+        ),
+        Some(info) => outln!(
+            "folded the log into checkpoint {} ({} written, {nodes} nodes, {relationships} relationships); 'batho gc reclaim' frees the older ones",
+            info.generation,
+            human_bytes(info.bytes)
+        ),
+    }
+    Ok(())
+}
+
+/// `batho gc reclaim` on a writable graph: deletes older checkpoints and logs.
+fn reclaim_writable_graph(path: &Path, dry_run: bool, json: bool) -> Result<(), Failure> {
+    let report = WritableDatabase::reclaim(path, dry_run).map_err(writable_failure)?;
+    if json {
+        print_json(&serde_json::to_value(&report).unwrap_or_default());
+        return Ok(());
+    }
+    let verb = if dry_run { "would free" } else { "freed" };
+    outln!(
+        "{verb} {}: {} files",
+        human_bytes(report.bytes),
+        report.files.len()
+    );
+    for file in &report.files {
+        outln!("  {file}");
+    }
+    Ok(())
 }
 
 fn print_json(v: &serde_json::Value) {
@@ -148,6 +211,16 @@ pub(crate) fn run(args: GcArgs) -> Result<(), Failure> {
             }
             Ok(())
         }
+        GcAction::Compact {
+            path: Some(path),
+            dry_run,
+            json,
+        } if WritableDatabase::exists(&path) => compact_writable_graph(&path, dry_run, json),
+        GcAction::Reclaim {
+            path: Some(path),
+            dry_run,
+            json,
+        } if WritableDatabase::exists(&path) => reclaim_writable_graph(&path, dry_run, json),
         GcAction::Compact {
             path,
             dry_run,

@@ -59,7 +59,9 @@ use batho_storage::{Artifact, StorageError};
 pub use batho_lang::Value;
 pub use graph::ArtifactGraph;
 
-pub use batho_storage::session::{CheckReport, CheckpointInfo, Durability, OpenReport, TornTail};
+pub use batho_storage::session::{
+    CheckReport, CheckpointInfo, Durability, OpenReport, ReclaimReport, TornTail,
+};
 use exec::ExecError;
 pub use open_graph::OpenGraph;
 use topology::Topology;

@@ -13,8 +13,9 @@ use std::time::Instant;
 use batho_lang::{Compiled, PropertyAccess, Schema, Value};
 use batho_storage::StorageError;
 use batho_storage::session::{
-    Change, CheckReport, CheckpointInfo, Durability, OpenReport, WritableGraph, WritableStore,
-    check_writable_graph, is_writable_graph, read_writable_graph,
+    Change, CheckReport, CheckpointInfo, Durability, OpenReport, ReclaimReport, WritableGraph,
+    WritableStore, check_writable_graph, is_writable_graph, read_writable_graph,
+    reclaim_writable_graph,
 };
 
 use super::run;
@@ -193,6 +194,12 @@ impl WritableDatabase {
     /// checkpoint hash, log checksums, replay. A torn log tail is cut unless `dry_run`.
     pub fn check(path: &Path, dry_run: bool) -> Result<CheckReport, QueryError> {
         Ok(check_writable_graph(path, dry_run)?)
+    }
+
+    /// Deletes the checkpoints and logs of generations before the current one (and
+    /// leftover temporary files) from the writable graph in `path`.
+    pub fn reclaim(path: &Path, dry_run: bool) -> Result<ReclaimReport, QueryError> {
+        Ok(reclaim_writable_graph(path, dry_run)?)
     }
 
     /// Whether `path` holds a writable graph.

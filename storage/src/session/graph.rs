@@ -3,7 +3,6 @@
 //! which checks it, applies it and returns what undoes it, so that replaying the log,
 //! running a statement and rolling one back share one code path.
 
-
 use roaring::RoaringBitmap;
 
 use super::change::Change;

@@ -27,8 +27,9 @@ pub use graph::{ChangeError, Journal, WritableGraph};
 pub use net::NetChanges;
 pub use prop::{MAX_NESTING, PropValue};
 pub use store::{
-    CheckReport, CheckpointInfo, Durability, GRAPH_MANIFEST, OpenReport, WritableStore,
-    check_writable_graph, is_writable_graph, read_writable_graph,
+    CheckReport, CheckpointInfo, Durability, GRAPH_MANIFEST, OpenReport, ReclaimReport,
+    WritableStore, check_writable_graph, is_writable_graph, read_writable_graph,
+    reclaim_writable_graph,
 };
 pub use wal::TornTail;
 

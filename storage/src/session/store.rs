@@ -423,3 +423,57 @@ pub fn check_writable_graph(dir: &Path, dry_run: bool) -> Result<CheckReport> {
         damage: Vec::new(),
     })
 }
+
+/// What reclaiming a writable graph's older generations freed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReclaimReport {
+    /// Whether nothing was deleted (a dry run).
+    pub dry_run: bool,
+    /// The files deleted (or that would be).
+    pub files: Vec<String>,
+    /// Their total size.
+    pub bytes: u64,
+}
+
+/// The generation a checkpoint or log file name belongs to, if it is one.
+fn generation_of(name: &str) -> Option<u64> {
+    let number = if let Some(rest) = name.strip_prefix("wal-") {
+        rest.strip_suffix(".log")?
+    } else {
+        name.strip_prefix("checkpoint-")?.split('-').next()?
+    };
+    number.parse().ok()
+}
+
+/// Deletes the checkpoints and logs of generations before the current one, and leftover
+/// temporary files (what a crash during a write left): they are only needed to read the
+/// graph as it was before its last checkpoint. Takes the writer lock.
+pub fn reclaim_writable_graph(dir: &Path, dry_run: bool) -> Result<ReclaimReport> {
+    let _lock = take_lock(dir)?;
+    let manifest = read_manifest(dir)?;
+    let mut report = ReclaimReport {
+        dry_run,
+        ..ReclaimReport::default()
+    };
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .map_err(io_err(dir))?
+        .filter_map(|e| e.ok())
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let old = generation_of(&name).is_some_and(|g| g < manifest.generation);
+        if !(old || name.contains(".tmp-")) || !entry.path().is_file() {
+            continue;
+        }
+        report.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+        if !dry_run {
+            fs::remove_file(entry.path()).map_err(io_err(&entry.path()))?;
+        }
+        report.files.push(name);
+    }
+    if !dry_run && !report.files.is_empty() {
+        sync_dir(dir)?;
+    }
+    Ok(report)
+}
