@@ -70,6 +70,10 @@ mod tests {
         ok("RETURN [1, 2][0..1], [1,2][..1], [1,2][1..]");
         bad("MATCH (n RETURN n");
         bad("RETURN 'unclosed");
+        ok("RETURN [x IN [1] WHERE x > 0 | x], any(y IN [1] WHERE y = 1)");
+        ok("RETURN CASE WHEN true THEN 1 ELSE 2 END, CASE 1 WHEN 1 THEN 'a' END");
+        bad("RETURN [x IN | x]");
+        bad("RETURN CASE ELSE 1 END");
         bad("RETURN 1 < 2 < 3");
         bad("MATCH (match) RETURN match");
     }

@@ -415,3 +415,55 @@ fn schemas_are_values() {
         .all(|e| e.kind == CheckErrorKind::UndefinedVariable)
     );
 }
+
+#[test]
+fn iteration_variables_are_local() {
+    ok("MATCH (n) RETURN [x IN [1, 2] WHERE x > 1 | x * 2], all(y IN [n] WHERE y.name = 'a')");
+    ok("MATCH (n) WITH [1] AS x RETURN [x IN x | x], x");
+    ok("RETURN count(*), [x IN [1, 2] | x]");
+    check_err(
+        "RETURN [x IN [1] | x], x",
+        expect![[r#"
+        error: variable `x` is not defined
+         --> line 1, column 24
+          |
+        1 | RETURN [x IN [1] | x], x
+          |                        ^"#]],
+    );
+    check_err(
+        "RETURN any(x IN [1] WHERE y)",
+        expect![[r#"
+        error: variable `y` is not defined
+         --> line 1, column 27
+          |
+        1 | RETURN any(x IN [1] WHERE y)
+          |                           ^
+          = help: did you mean x?"#]],
+    );
+}
+
+#[test]
+fn comprehensions_and_aggregates() {
+    ok("MATCH (n) RETURN [x IN collect(n.name) WHERE x <> 'a' | toUpper(x)] AS names");
+    ok("MATCH (n) RETURN n.file, size([x IN collect(n) WHERE x.name = n.file]) AS k");
+    check_err(
+        "MATCH (n) RETURN [x IN [1] | count(x)]",
+        expect![[r#"
+        error: aggregate `count(x)` is not allowed here
+         --> line 1, column 30
+          |
+        1 | MATCH (n) RETURN [x IN [1] | count(x)]
+          |                              ^^^^^^^^
+          = help: aggregate in a WITH or RETURN item, then filter with WITH ... WHERE"#]],
+    );
+    check_err(
+        "MATCH (n) RETURN n.file, [x IN collect(n) | n.name]",
+        expect![[r#"
+            error: this expression mixes an aggregate with values that are not grouping keys
+             --> line 1, column 26
+              |
+            1 | MATCH (n) RETURN n.file, [x IN collect(n) | n.name]
+              |                          ^^^^^^^^^^^^^^^^^^^^^^^^^^
+              = help: return the non-aggregated part as its own column, e.g. `RETURN n.file, count(*)`"#]],
+    );
+}

@@ -375,3 +375,44 @@ fn time_travel_prefix() {
         assert!(e.to_string().contains(msg), "{bad}: {e}");
     }
 }
+
+#[test]
+fn comprehensions_quantifiers_and_case() {
+    check(
+        "RETURN [x IN list WHERE x > 1 | x.name], [y in list], ANY(z IN list WHERE z), single(w IN [1] WHERE w = 1)",
+        expect![
+            "RETURN [x IN list WHERE (x > 1) | x.name], [y IN list], any(z IN list WHERE z), single(w IN [1] WHERE (w = 1))"
+        ],
+    );
+    check(
+        "RETURN case when a then 1 when b then 2 else 3 end, CASE n.kind WHEN 'x' THEN 1 END.key",
+        expect![
+            "RETURN CASE WHEN a THEN 1 WHEN b THEN 2 ELSE 3 END, CASE n.kind WHEN 'x' THEN 1 END.key"
+        ],
+    );
+    // A one-element list whose element is an IN test needs parentheses to stay a list.
+    check("RETURN [(x IN list)]", expect!["RETURN [(x IN list)]"]);
+}
+
+#[test]
+fn iteration_variables_are_not_free() {
+    let st = &parse("RETURN [x IN xs WHERE x > y | x + z], all(y IN x WHERE y)")
+        .unwrap_or_else(|e| panic!("{e}"))[0];
+    let Clause::Return(p) = &st.clauses[0] else {
+        panic!("no return")
+    };
+    let free: Vec<Vec<String>> = p.items.iter().map(|it| it.expr.variables()).collect();
+    expect![[r#"
+        [
+            [
+                "xs",
+                "y",
+                "z",
+            ],
+            [
+                "x",
+            ],
+        ]
+    "#]]
+    .assert_debug_eq(&free);
+}

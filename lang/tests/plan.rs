@@ -378,3 +378,16 @@ fn name_prefix_seeks() {
                   Argument"#]],
     );
 }
+
+#[test]
+fn comprehension_variables_are_not_columns() {
+    // `x` is local to the comprehension: the projection reads only `n` from its input.
+    check(
+        "MATCH (n:Function) RETURN [x IN [1, 2] WHERE x > n.start_line | x] AS xs, any(y IN [n] WHERE y.name = 'main') AS m",
+        expect![[r#"
+            columns: xs, m
+            Project [x IN [1, 2] WHERE (x > n.start_line) | x] AS xs, any(y IN [n] WHERE (y.name = 'main')) AS m
+              NodeScan (n:Function)
+                Argument"#]],
+    );
+}

@@ -23,14 +23,36 @@ pub(crate) fn contains_aggregate(e: &Expr) -> bool {
 
 /// Whether every variable of `e` outside aggregate calls is inside a grouping key.
 fn grouping_ok(e: &Expr, keys: &[String]) -> bool {
+    grouping_ok_within(e, keys, &[])
+}
+
+/// [`grouping_ok`] where `locals` are iteration variables in scope, which are not row
+/// variables and so need no grouping key.
+fn grouping_ok_within(e: &Expr, keys: &[String], locals: &[&str]) -> bool {
     if keys.contains(&expr_to_string(e)) {
         return true;
     }
     match &e.kind {
         ExprKind::CountStar => true,
         ExprKind::Call { name, .. } if crate::functions::is_aggregate(&name.name) => true,
-        ExprKind::Variable(_) => false,
-        _ => e.children().into_iter().all(|c| grouping_ok(c, keys)),
+        ExprKind::Variable(v) => locals.contains(&v.as_str()),
+        _ => {
+            let iteration = e.iteration_variable();
+            e.children()
+                .into_iter()
+                .enumerate()
+                .all(|(position, child)| {
+                    match iteration {
+                        // Every child but the list sees the iteration variable.
+                        Some(name) if position > 0 => {
+                            let mut inner = locals.to_vec();
+                            inner.push(name);
+                            grouping_ok_within(child, keys, &inner)
+                        }
+                        _ => grouping_ok_within(child, keys, locals),
+                    }
+                })
+        }
     }
 }
 

@@ -150,6 +150,24 @@ impl Checker<'_> {
                 }
                 self.function_args(f.name, args);
             }
+            ExprKind::ListComprehension { variable, .. }
+            | ExprKind::Quantifier { variable, .. } => {
+                let children = e.children();
+                let Some((list, scoped)) = children.split_first() else {
+                    return;
+                };
+                self.expr_in(list, ctx, in_agg);
+                // The iteration variable exists only inside; an outer one of the same name
+                // is shadowed there and visible again afterwards.
+                let outer = self.scope.clone();
+                self.scope.bind(&variable.name, ValueKind::Any);
+                // An aggregate per element means nothing: the predicate and projection are
+                // checked as plain expressions.
+                for c in scoped {
+                    self.expr_in(c, Ctx::Plain, in_agg);
+                }
+                self.scope = outer;
+            }
             _ => {
                 for c in e.children() {
                     self.expr_in(c, ctx, in_agg);

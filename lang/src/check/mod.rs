@@ -102,7 +102,7 @@ impl Scope {
         self.vars.iter().find(|(n, _)| n == name).map(|(_, k)| *k)
     }
 
-    fn bind(&mut self, name: &str, kind: ValueKind) {
+    pub(crate) fn bind(&mut self, name: &str, kind: ValueKind) {
         match self.vars.iter_mut().find(|(n, _)| n == name) {
             Some(v) => v.1 = kind,
             None => self.vars.push((name.to_string(), kind)),

@@ -428,8 +428,136 @@ impl<'t> Builder<'t> {
                 let id = self.ident(p)?;
                 Ok((Expr::new(ExprKind::Variable(id.name), sp), 0))
             }
+            Rule::list_comprehension => self.list_comprehension(p),
+            Rule::quantifier => self.quantifier(p),
+            Rule::case_expr => self.case_expr(p),
             _ => Err(self.internal(sp)),
         }
+    }
+
+    /// `[x IN list WHERE predicate | projection]`.
+    fn list_comprehension(&self, p: Pair<'t, Rule>) -> R<Built> {
+        let sp = span(&p);
+        let mut variable = None;
+        let mut list = None;
+        let mut predicate = None;
+        let mut projection = None;
+        let mut depth = 0;
+        for c in p.into_inner() {
+            match c.as_rule() {
+                Rule::variable => variable = Some(self.ident(c)?),
+                Rule::IN => {}
+                Rule::comprehension_where | Rule::comprehension_map => {
+                    let is_where = c.as_rule() == Rule::comprehension_where;
+                    let csp = span(&c);
+                    let inner = c
+                        .into_inner()
+                        .find(|x| x.as_rule() == Rule::expr)
+                        .ok_or_else(|| self.internal(csp))?;
+                    let (e, d) = self.expr_at(inner, 0)?;
+                    depth = depth.max(d);
+                    if is_where {
+                        predicate = Some(Box::new(e));
+                    } else {
+                        projection = Some(Box::new(e));
+                    }
+                }
+                _ => {
+                    let (e, d) = self.expr_at(c, 0)?;
+                    depth = depth.max(d);
+                    list = Some(Box::new(e));
+                }
+            }
+        }
+        let (Some(variable), Some(list)) = (variable, list) else {
+            return Err(self.internal(sp));
+        };
+        let depth = self.deeper(depth + 1, sp)?;
+        let kind = ExprKind::ListComprehension {
+            variable,
+            list,
+            predicate,
+            projection,
+        };
+        Ok((Expr::new(kind, sp), depth))
+    }
+
+    /// `all(x IN list WHERE predicate)`, `any(...)`, `none(...)`, `single(...)`.
+    fn quantifier(&self, p: Pair<'t, Rule>) -> R<Built> {
+        let sp = span(&p);
+        let mut quantifier = None;
+        let mut variable = None;
+        let mut operands = Vec::new();
+        let mut depth = 0;
+        for c in p.into_inner() {
+            match c.as_rule() {
+                Rule::quantifier_name => {
+                    quantifier = Some(match c.as_str().to_ascii_lowercase().as_str() {
+                        "all" => Quantifier::All,
+                        "any" => Quantifier::Any,
+                        "none" => Quantifier::None,
+                        _ => Quantifier::Single,
+                    })
+                }
+                Rule::variable => variable = Some(self.ident(c)?),
+                Rule::IN | Rule::WHERE => {}
+                _ => {
+                    let (e, d) = self.expr_at(c, 0)?;
+                    depth = depth.max(d);
+                    operands.push(e);
+                }
+            }
+        }
+        let mut operands = operands.into_iter();
+        let (Some(quantifier), Some(variable), Some(list), Some(predicate)) =
+            (quantifier, variable, operands.next(), operands.next())
+        else {
+            return Err(self.internal(sp));
+        };
+        let depth = self.deeper(depth + 1, sp)?;
+        let kind = ExprKind::Quantifier {
+            quantifier,
+            variable,
+            list: Box::new(list),
+            predicate: Box::new(predicate),
+        };
+        Ok((Expr::new(kind, sp), depth))
+    }
+
+    /// `CASE [operand] WHEN a THEN b ... [ELSE c] END`.
+    fn case_expr(&self, p: Pair<'t, Rule>) -> R<Built> {
+        let sp = span(&p);
+        let mut operand = None;
+        let mut branches = Vec::new();
+        let mut otherwise = None;
+        let mut depth = 0;
+        for c in p.into_inner() {
+            let csp = span(&c);
+            let rule = c.as_rule();
+            if matches!(rule, Rule::CASE | Rule::END) {
+                continue;
+            }
+            let mut parts = Vec::new();
+            for x in c.into_inner().filter(|x| x.as_rule() == Rule::expr) {
+                let (e, d) = self.expr_at(x, 0)?;
+                depth = depth.max(d);
+                parts.push(e);
+            }
+            let mut parts = parts.into_iter();
+            match (rule, parts.next(), parts.next()) {
+                (Rule::case_operand, Some(e), None) => operand = Some(Box::new(e)),
+                (Rule::case_default, Some(e), None) => otherwise = Some(Box::new(e)),
+                (Rule::case_branch, Some(when), Some(then)) => branches.push((when, then)),
+                _ => return Err(self.internal(csp)),
+            }
+        }
+        let depth = self.deeper(depth + 1, sp)?;
+        let kind = ExprKind::Case {
+            operand,
+            branches,
+            otherwise,
+        };
+        Ok((Expr::new(kind, sp), depth))
     }
 
     /// Resolves escapes of a string body that starts at byte `offset` of the source.

@@ -336,6 +336,40 @@ pub(super) fn rewrite(e: &Expr, map: &[(String, String)]) -> Expr {
             distinct: *distinct,
             args: args.iter().map(|x| rewrite(x, map)).collect(),
         },
+        ExprKind::ListComprehension {
+            variable,
+            list,
+            predicate,
+            projection,
+        } => ExprKind::ListComprehension {
+            variable: variable.clone(),
+            list: r(list),
+            predicate: predicate.as_deref().map(r),
+            projection: projection.as_deref().map(r),
+        },
+        ExprKind::Quantifier {
+            quantifier,
+            variable,
+            list,
+            predicate,
+        } => ExprKind::Quantifier {
+            quantifier: *quantifier,
+            variable: variable.clone(),
+            list: r(list),
+            predicate: r(predicate),
+        },
+        ExprKind::Case {
+            operand,
+            branches,
+            otherwise,
+        } => ExprKind::Case {
+            operand: operand.as_deref().map(r),
+            branches: branches
+                .iter()
+                .map(|(when, then)| (rewrite(when, map), rewrite(then, map)))
+                .collect(),
+            otherwise: otherwise.as_deref().map(r),
+        },
         other => other.clone(),
     };
     Expr::new(kind, e.span)
