@@ -416,3 +416,22 @@ fn iteration_variables_are_not_free() {
     "#]]
     .assert_debug_eq(&free);
 }
+
+#[test]
+fn column_names_keep_parentheses() {
+    let text = "RETURN (list[1]).x, 12 / 4 * (3 - 2 * 4), (n:Foo), (1)";
+    let st = &parse(text).unwrap_or_else(|e| panic!("{e}"))[0];
+    let Clause::Return(p) = &st.clauses[0] else {
+        panic!("no return")
+    };
+    let names: Vec<String> = p.items.iter().map(|it| it.column_name(text)).collect();
+    expect![[r#"
+        [
+            "(list[1]).x",
+            "12 / 4 * (3 - 2 * 4)",
+            "(n:Foo)",
+            "(1)",
+        ]
+    "#]]
+    .assert_debug_eq(&names);
+}

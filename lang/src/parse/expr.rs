@@ -31,8 +31,16 @@ impl<'t> Builder<'t> {
             let sp = span(&p);
             let rule = p.as_rule();
             match rule {
-                Rule::expr | Rule::paren_expr => {
+                Rule::expr => {
                     p = p.into_inner().next().ok_or_else(|| self.internal(sp))?;
+                }
+                Rule::paren_expr => {
+                    let inner = p.into_inner().next().ok_or_else(|| self.internal(sp))?;
+                    let (mut e, d) = self.expr_at(inner, 0)?;
+                    // The parentheses are part of the expression's text: a result column
+                    // is named by its source text exactly as written, `(a).x` included.
+                    e.span = sp;
+                    return Ok((e, d));
                 }
                 Rule::or_expr
                 | Rule::xor_expr
