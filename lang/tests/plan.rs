@@ -380,6 +380,25 @@ fn name_prefix_seeks() {
 }
 
 #[test]
+fn relationship_carried_by_with_constrains_the_next_match() {
+    // `r2` comes from the WITH: the second MATCH must expand on top of those rows and keep
+    // only the same relationship, not bind `r2` afresh in a separate product.
+    check(
+        "MATCH ()-[r1:CALLS]->() WITH r1 AS r2 MATCH ()-[r2]->() RETURN r2 AS rel",
+        expect![[r#"
+            columns: rel
+            Project r2 AS rel
+              Filter (`#r4` = r2)
+                Expand (`#n2`)-[`#r4`]->(`#n3`)
+                  NodeScan (`#n2`)
+                    Project r1 AS r2
+                      Expand (`#n0`)-[r1:CALLS]->(`#n1`)
+                        NodeScan (`#n0`)
+                          Argument"#]],
+    );
+}
+
+#[test]
 fn comprehension_variables_are_not_columns() {
     // `x` is local to the comprehension: the projection reads only `n` from its input.
     check(

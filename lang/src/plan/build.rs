@@ -606,10 +606,12 @@ impl Planner<'_> {
         for part in &parts {
             // A part is planned on top of the current rows when it shares a node with them
             // or can seek a node by a value computed from them (`UNWIND $ids AS id MATCH
-            // (n {id: id})` seeks per row instead of joining against a full scan).
+            // (n {id: id})` seeks per row instead of joining against a full scan). A
+            // relationship bound earlier (`WITH r MATCH ()-[r]->()`) connects it too: planned
+            // apart, the part would bind `r` afresh and multiply the rows.
             let connected = part.nodes.iter().any(|n| {
                 bound.contains(&n.name) || Self::find_seek(&n.name, bound, &pending).is_some()
-            });
+            }) || part.rels.iter().any(|r| bound.contains(&r.name));
             if connected || bound.is_empty() {
                 cur = self.chain(cur, part, bound, &mut pending, &mut match_rels)?;
             } else {
