@@ -420,3 +420,21 @@ fn comprehensions_quantifiers_and_case() {
     "#]]
     .assert_eq(&got);
 }
+
+#[test]
+fn range_with_a_step_away_from_the_end_is_empty() {
+    let cases = [
+        "range(0, 1, -2)",
+        "range(0, -3, 2)",
+        "range(3, 0, -2)",
+        "range(2, 2, -1)",
+    ];
+    let got: String = cases.iter().map(|q| format!("{q} => {}\n", v(q))).collect();
+    expect![[r#"
+        range(0, 1, -2) => []
+        range(0, -3, 2) => []
+        range(3, 0, -2) => [3, 1]
+        range(2, 2, -1) => [2]
+    "#]]
+    .assert_eq(&got);
+}

@@ -258,7 +258,14 @@ impl Evaluator<'_> {
                 if step == 0 {
                     return Err(type_err(sp, "range() step must not be zero".into()));
                 }
-                let n = (i128::from(end) - i128::from(start)) / i128::from(step) + 1;
+                let distance = i128::from(end) - i128::from(start);
+                // A step pointing away from the end reaches nothing; division alone would
+                // truncate `1 / -2` to 0 and yield the start.
+                let n = if distance != 0 && (distance < 0) != (step < 0) {
+                    0
+                } else {
+                    distance / i128::from(step) + 1
+                };
                 if n > i128::from(MAX_RANGE_LEN) {
                     return Err(EvalError::TooLarge {
                         message: format!(
