@@ -168,6 +168,12 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     scalar("ceil", 1, 1, "smallest integer-valued float not below"),
     scalar("sqrt", 1, 1, "square root"),
     scalar(
+        "rand",
+        0,
+        0,
+        "random float in [0, 1), a new one at each call (not for cryptography)",
+    ),
+    scalar(
         "exists",
         1,
         1,

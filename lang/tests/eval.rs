@@ -438,3 +438,18 @@ fn range_with_a_step_away_from_the_end_is_empty() {
     "#]]
     .assert_eq(&got);
 }
+
+#[test]
+fn rand_and_nan_comparisons() {
+    let cases = [
+        "rand() >= 0.0 AND rand() < 1.0",
+        "rand() <> rand()",
+        "[0.0 / 0.0 > 1, 0.0 / 0.0 <= 1.0, 0.0 / 0.0 >= 0.0 / 0.0, 0.0 / 0.0 < 'a']",
+    ];
+    let got: String = cases.iter().map(|q| format!("{q} => {}\n", v(q))).collect();
+    expect![[r#"
+        rand() >= 0.0 AND rand() < 1.0 => true
+        rand() <> rand() => true
+        [0.0 / 0.0 > 1, 0.0 / 0.0 <= 1.0, 0.0 / 0.0 >= 0.0 / 0.0, 0.0 / 0.0 < 'a'] => [false, false, false, null]
+    "#]].assert_eq(&got);
+}

@@ -528,7 +528,14 @@ impl<'a> Evaluator<'a> {
     /// Applies a non-boolean binary operator to two values.
     pub fn apply(&self, op: BinaryOp, l: Value, r: Value, sp: Span) -> E {
         use std::cmp::Ordering::*;
+        let is_nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
+        let both_numbers = as_f64(&l).is_some() && as_f64(&r).is_some();
         let cmp = |want: &[std::cmp::Ordering]| -> Value {
+            // NaN is a number but unordered: every ordering comparison with a number is
+            // false (not null, which is for values of incomparable types).
+            if both_numbers && (is_nan(&l) || is_nan(&r)) {
+                return Value::Bool(false);
+            }
             match (l.is_null() || r.is_null(), l.compare(&r)) {
                 (true, _) | (_, None) => Value::Null,
                 (false, Some(o)) => Value::Bool(want.contains(&o)),
