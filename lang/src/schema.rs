@@ -18,6 +18,9 @@ pub enum ValueKind {
     RelList,
     /// A path.
     Path,
+    /// A value written as a literal (number, string, boolean, list or map): never a
+    /// node, relationship or path.
+    Literal,
     /// Anything else, or unknown.
     Any,
 }
@@ -30,6 +33,7 @@ impl ValueKind {
             ValueKind::Rel => "a relationship",
             ValueKind::RelList => "a list of relationships",
             ValueKind::Path => "a path",
+            ValueKind::Literal => "a literal value",
             ValueKind::Any => "a value",
         }
     }

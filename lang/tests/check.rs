@@ -443,6 +443,41 @@ fn iteration_variables_are_local() {
 }
 
 #[test]
+fn boolean_operators_refuse_literals_of_other_types() {
+    check_err(
+        "RETURN 123 AND true",
+        expect![[r#"
+        error: AND expects boolean operands, but `123` is an integer
+         --> line 1, column 8
+          |
+        1 | RETURN 123 AND true
+          |        ^^^"#]],
+    );
+    check_err(
+        "RETURN NOT 'foo', [true] XOR {x: 1}",
+        expect![[r#"
+        error: NOT expects boolean operands, but `'foo'` is a string
+         --> line 1, column 12
+          |
+        1 | RETURN NOT 'foo', [true] XOR {x: 1}
+          |            ^^^^^
+
+        error: XOR expects boolean operands, but `[true]` is a list
+         --> line 1, column 19
+          |
+        1 | RETURN NOT 'foo', [true] XOR {x: 1}
+          |                   ^^^^^^
+
+        error: XOR expects boolean operands, but `{x: 1}` is a map
+         --> line 1, column 30
+          |
+        1 | RETURN NOT 'foo', [true] XOR {x: 1}
+          |                              ^^^^^^"#]],
+    );
+    ok("UNWIND [true, null] AS b RETURN b AND NOT b, null OR false");
+}
+
+#[test]
 fn comprehensions_and_aggregates() {
     ok("MATCH (n) RETURN [x IN collect(n.name) WHERE x <> 'a' | toUpper(x)] AS names");
     ok("MATCH (n) RETURN n.file, size([x IN collect(n) WHERE x.name = n.file]) AS k");
@@ -466,4 +501,69 @@ fn comprehensions_and_aggregates() {
               |                          ^^^^^^^^^^^^^^^^^^^^^^^^^^
               = help: return the non-aggregated part as its own column, e.g. `RETURN n.file, count(*)`"#]],
     );
+}
+
+#[test]
+fn literal_values_are_not_graph_elements() {
+    check_err(
+        "WITH 123 AS n MATCH (n) RETURN n",
+        expect![[r#"
+        error: `n` is a literal value, not a node
+         --> line 1, column 22
+          |
+        1 | WITH 123 AS n MATCH (n) RETURN n
+          |                      ^
+          = help: use a different variable name for the node"#]],
+    );
+    check_err(
+        "WITH [10] AS n MATCH (n)-->() RETURN n",
+        expect![[r#"
+        error: `n` is a literal value, not a node
+         --> line 1, column 23
+          |
+        1 | WITH [10] AS n MATCH (n)-->() RETURN n
+          |                       ^
+          = help: use a different variable name for the node"#]],
+    );
+    ok("WITH null AS n, [1, 2] AS l MATCH (m) RETURN length(l), size(l), l[0]");
+    check_err(
+        "RETURN count(rand()), sum(1 + rand())",
+        expect![[r#"
+        error: `count(rand())` aggregates rand(), which is not deterministic
+         --> line 1, column 14
+          |
+        1 | RETURN count(rand()), sum(1 + rand())
+          |              ^^^^^^
+          = help: compute the random values in a WITH first
+
+        error: `sum((1 + rand()))` aggregates rand(), which is not deterministic
+         --> line 1, column 31
+          |
+        1 | RETURN count(rand()), sum(1 + rand())
+          |                               ^^^^^^
+          = help: compute the random values in a WITH first"#]],
+    );
+    ok("WITH rand() AS r RETURN count(r)");
+}
+
+#[test]
+fn row_counts_must_be_integers() {
+    check_err(
+        "MATCH (n) RETURN n SKIP 1.5 LIMIT 'x'",
+        expect![[r#"
+        error: SKIP must be a non-negative integer, got `1.5`
+         --> line 1, column 25
+          |
+        1 | MATCH (n) RETURN n SKIP 1.5 LIMIT 'x'
+          |                         ^^^
+          = help: write e.g. `SKIP 10` or `SKIP $n`
+
+        error: LIMIT must be a non-negative integer, got `'x'`
+         --> line 1, column 35
+          |
+        1 | MATCH (n) RETURN n SKIP 1.5 LIMIT 'x'
+          |                                   ^^^
+          = help: write e.g. `LIMIT 10` or `LIMIT $n`"#]],
+    );
+    ok("MATCH (n) RETURN n SKIP 1 LIMIT toInteger(rand() * 10)");
 }

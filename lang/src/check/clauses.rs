@@ -280,6 +280,9 @@ impl Checker<'_> {
             let name = it.column_name(self.source);
             let kind = match &it.expr.kind {
                 ExprKind::Variable(v) => old.get(v).unwrap_or(ValueKind::Any),
+                // `WITH 123 AS n MATCH (n)` can never match: the pattern check needs to know.
+                ExprKind::Literal(Literal::Null) => ValueKind::Any,
+                ExprKind::Literal(_) | ExprKind::List(_) | ExprKind::Map(_) => ValueKind::Literal,
                 _ => ValueKind::Any,
             };
             if seen.contains(&name) {
@@ -352,6 +355,18 @@ impl Checker<'_> {
                 e.span,
                 format!("{what} must not be negative, got {n}"),
                 None,
+            ),
+            // A row count is whole: `LIMIT 1.5` is refused before the query runs.
+            ExprKind::Literal(Literal::Float(_) | Literal::String(_) | Literal::Bool(_))
+            | ExprKind::List(_)
+            | ExprKind::Map(_) => self.error(
+                CheckErrorKind::Invalid,
+                e.span,
+                format!(
+                    "{what} must be a non-negative integer, got `{}`",
+                    expr_to_string(e)
+                ),
+                Some(format!("write e.g. `{what} 10` or `{what} $n`")),
             ),
             _ if e.variables().is_empty() && !contains_aggregate(e) => {
                 let saved = std::mem::take(&mut self.scope);

@@ -28,7 +28,8 @@ impl Checker<'_> {
 
     fn expect_kind(&mut self, e: &Expr, func: &str, allowed: &[ValueKind]) {
         let k = self.kind_of(e);
-        if k != ValueKind::Any && !allowed.contains(&k) {
+        // Literal values are left to the functions themselves (`length([1])` is fine).
+        if !matches!(k, ValueKind::Any | ValueKind::Literal) && !allowed.contains(&k) {
             let want: Vec<&str> = allowed.iter().map(|k| k.noun()).collect();
             self.error(
                 CheckErrorKind::WrongKind,
@@ -134,6 +135,7 @@ impl Checker<'_> {
                 let is_agg = f.kind == FunctionKind::Aggregate;
                 if is_agg {
                     self.aggregate_here(e, ctx, in_agg);
+                    self.deterministic_aggregate_args(e, args);
                 } else if *distinct {
                     self.error(
                         CheckErrorKind::Invalid,
@@ -149,6 +151,16 @@ impl Checker<'_> {
                     self.expr_in(a, ctx, in_agg || is_agg);
                 }
                 self.function_args(f.name, args);
+            }
+            ExprKind::Binary(op @ (BinaryOp::And | BinaryOp::Or | BinaryOp::Xor), a, b) => {
+                self.boolean_operand(op.symbol(), a);
+                self.boolean_operand(op.symbol(), b);
+                self.expr_in(a, ctx, in_agg);
+                self.expr_in(b, ctx, in_agg);
+            }
+            ExprKind::Unary(UnaryOp::Not, x) => {
+                self.boolean_operand("NOT", x);
+                self.expr_in(x, ctx, in_agg);
             }
             ExprKind::ListComprehension { variable, .. }
             | ExprKind::Quantifier { variable, .. } => {
@@ -176,6 +188,51 @@ impl Checker<'_> {
         }
     }
 
+    /// A literal operand of a boolean operator that can never be a boolean (`123 AND
+    /// true`) is refused before the query runs; other operands are checked at run time.
+    fn boolean_operand(&mut self, operator: &str, operand: &Expr) {
+        let noun = match &operand.kind {
+            ExprKind::Literal(Literal::Int(_)) => "an integer",
+            ExprKind::Literal(Literal::Float(_)) => "a float",
+            ExprKind::Literal(Literal::String(_)) => "a string",
+            ExprKind::List(_) | ExprKind::ListComprehension { .. } => "a list",
+            ExprKind::Map(_) => "a map",
+            _ => return,
+        };
+        self.error(
+            CheckErrorKind::WrongKind,
+            operand.span,
+            format!(
+                "{operator} expects boolean operands, but `{}` is {noun}",
+                expr_to_string(operand)
+            ),
+            None,
+        );
+    }
+
+    /// An aggregate over `rand()` would aggregate values no one can see or reproduce, so
+    /// openCypher refuses it (`count(rand())`).
+    fn deterministic_aggregate_args(&mut self, call: &Expr, args: &[Expr]) {
+        let mut stack: Vec<&Expr> = args.iter().collect();
+        while let Some(x) = stack.pop() {
+            if let ExprKind::Call { name, .. } = &x.kind
+                && name.name.eq_ignore_ascii_case("rand")
+            {
+                self.error(
+                    CheckErrorKind::Invalid,
+                    x.span,
+                    format!(
+                        "`{}` aggregates rand(), which is not deterministic",
+                        expr_to_string(call)
+                    ),
+                    Some("compute the random values in a WITH first".into()),
+                );
+                return;
+            }
+            stack.extend(x.children());
+        }
+    }
+
     fn aggregate_here(&mut self, e: &Expr, ctx: Ctx, in_agg: bool) {
         if in_agg {
             self.error(
@@ -196,7 +253,7 @@ impl Checker<'_> {
 
     /// Argument checks specific to one function.
     fn function_args(&mut self, name: &str, args: &[Expr]) {
-        use ValueKind::*;
+        use ValueKind::{Node, Path, Rel, RelList};
         let Some(first) = args.first() else { return };
         match name {
             "has_role" => {

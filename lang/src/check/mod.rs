@@ -302,7 +302,7 @@ impl<'a> Checker<'a> {
                 );
                 return;
             }
-            ValueKind::Any => return,
+            ValueKind::Any | ValueKind::Literal => return,
         };
         if !known {
             let hint = did_you_mean(&key.name, names.iter().copied())
