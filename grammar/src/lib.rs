@@ -74,7 +74,9 @@ mod tests {
         ok("RETURN CASE WHEN true THEN 1 ELSE 2 END, CASE 1 WHEN 1 THEN 'a' END");
         bad("RETURN [x IN | x]");
         bad("RETURN CASE ELSE 1 END");
-        bad("RETURN 1 < 2 < 3");
+        ok("RETURN 1 < 2 <= 3, 0o17");
+        bad("RETURN 1 < < 3");
+        bad("RETURN 0o8");
         bad("MATCH (match) RETURN match");
     }
 

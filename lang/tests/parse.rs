@@ -435,3 +435,13 @@ fn column_names_keep_parentheses() {
     "#]]
     .assert_debug_eq(&names);
 }
+
+#[test]
+fn chained_comparisons_and_octal_literals() {
+    check(
+        "RETURN 1 < n.x <= 3, a = b <> c, 0o17, -0o17, -0x8000000000000000",
+        expect![
+            "RETURN ((1 < n.x) AND (n.x <= 3)), ((a = b) AND (b <> c)), 15, -15, -9223372036854775808"
+        ],
+    );
+}

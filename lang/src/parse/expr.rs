@@ -141,23 +141,32 @@ impl<'t> Builder<'t> {
         Ok((e, d))
     }
 
+    /// `a < b` or a chain `a < b <= c`, which means `a < b AND b <= c` (the middle operand
+    /// is evaluated once per comparison it takes part in).
     fn comparison(&self, children: Vec<Pair<'t, Rule>>, sp: Span) -> R<Built> {
         let mut it = children.into_iter();
-        let (Some(l), Some(op), Some(r)) = (it.next(), it.next(), it.next()) else {
-            return Err(self.internal(sp));
-        };
-        let op = match op.as_str() {
-            "=" => BinaryOp::Eq,
-            "<>" | "!=" => BinaryOp::Ne,
-            "<" => BinaryOp::Lt,
-            "<=" => BinaryOp::Le,
-            ">" => BinaryOp::Gt,
-            ">=" => BinaryOp::Ge,
-            _ => BinaryOp::Regex,
-        };
-        let l = self.expr_at(l, 0)?;
-        let r = self.expr_at(r, 0)?;
-        self.binary(op, l, r)
+        let first = it.next().ok_or_else(|| self.internal(sp))?;
+        let mut left = self.expr_at(first, 0)?;
+        let mut chain: Option<Built> = None;
+        while let (Some(op), Some(right)) = (it.next(), it.next()) {
+            let op = match op.as_str() {
+                "=" => BinaryOp::Eq,
+                "<>" | "!=" => BinaryOp::Ne,
+                "<" => BinaryOp::Lt,
+                "<=" => BinaryOp::Le,
+                ">" => BinaryOp::Gt,
+                ">=" => BinaryOp::Ge,
+                _ => BinaryOp::Regex,
+            };
+            let right = self.expr_at(right, 0)?;
+            let link = self.binary(op, left, right.clone())?;
+            chain = Some(match chain {
+                None => link,
+                Some(earlier) => self.binary(BinaryOp::And, earlier, link)?,
+            });
+            left = right;
+        }
+        chain.ok_or_else(|| self.internal(sp))
     }
 
     fn predicates(&self, children: Vec<Pair<'t, Rule>>) -> R<Built> {
@@ -251,7 +260,7 @@ impl<'t> Builder<'t> {
                 return None;
             }
             match first.as_rule() {
-                Rule::dec_int => return Some(first.as_str()),
+                Rule::dec_int | Rule::hex_int | Rule::octal_int => return Some(first.as_str()),
                 Rule::integer_lit | Rule::postfix_expr => cur = first,
                 _ => return None,
             }
@@ -311,9 +320,10 @@ impl<'t> Builder<'t> {
             Some(b) => (true, b),
             None => (false, text),
         };
-        let parsed = match body.strip_prefix("0x") {
-            Some(hex) => i128::from_str_radix(hex, 16),
-            None => body.parse::<i128>(),
+        let parsed = match (body.strip_prefix("0x"), body.strip_prefix("0o")) {
+            (Some(hex), _) => i128::from_str_radix(hex, 16),
+            (_, Some(octal)) => i128::from_str_radix(octal, 8),
+            _ => body.parse::<i128>(),
         };
         let v = parsed
             .ok()
