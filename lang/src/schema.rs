@@ -21,6 +21,8 @@ pub enum ValueKind {
     /// A value written as a literal (number, string, boolean, list or map): never a
     /// node, relationship or path.
     Literal,
+    /// A value written as a map literal: properties may be read from it.
+    Map,
     /// Anything else, or unknown.
     Any,
 }
@@ -34,6 +36,7 @@ impl ValueKind {
             ValueKind::RelList => "a list of relationships",
             ValueKind::Path => "a path",
             ValueKind::Literal => "a literal value",
+            ValueKind::Map => "a map",
             ValueKind::Any => "a value",
         }
     }

@@ -567,3 +567,60 @@ fn row_counts_must_be_integers() {
     );
     ok("MATCH (n) RETURN n SKIP 1 LIMIT toInteger(rand() * 10)");
 }
+
+#[test]
+fn properties_and_in_on_literals() {
+    check_err(
+        "WITH 123 AS x, [1] AS l RETURN x.num, l.num, 'a'.b",
+        expect![[r#"
+        error: cannot read property `num` of a literal value
+         --> line 1, column 34
+          |
+        1 | WITH 123 AS x, [1] AS l RETURN x.num, l.num, 'a'.b
+          |                                  ^^^
+          = help: only nodes, relationships and maps have properties
+
+        error: cannot read property `num` of a literal value
+         --> line 1, column 41
+          |
+        1 | WITH 123 AS x, [1] AS l RETURN x.num, l.num, 'a'.b
+          |                                         ^^^
+          = help: only nodes, relationships and maps have properties
+
+        error: cannot read property `b` of a literal value
+         --> line 1, column 50
+          |
+        1 | WITH 123 AS x, [1] AS l RETURN x.num, l.num, 'a'.b
+          |                                                  ^
+          = help: only nodes, relationships and maps have properties"#]],
+    );
+    ok("WITH {num: 1} AS m, [1, 2] AS l RETURN m.num, {a: 1}.a, 1 IN l, 1 IN [1], null.x");
+    check_err(
+        "RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'",
+        expect![[r#"
+        error: properties() expects a node, relationship or map, but `1` is a literal value
+         --> line 1, column 19
+          |
+        1 | RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'
+          |                   ^
+
+        error: IN expects a list on the right, but `true` is not one
+         --> line 1, column 28
+          |
+        1 | RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'
+          |                            ^^^^
+
+        error: IN expects a list on the right, but `{x: []}` is not one
+         --> line 1, column 39
+          |
+        1 | RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'
+          |                                       ^^^^^^^
+
+        error: IN expects a list on the right, but `'foo'` is not one
+         --> line 1, column 53
+          |
+        1 | RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'
+          |                                                     ^^^^^"#]],
+    );
+    ok("MATCH (n) RETURN properties(n), properties({a: 1}), 1 IN null");
+}

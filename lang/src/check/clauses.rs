@@ -282,7 +282,8 @@ impl Checker<'_> {
                 ExprKind::Variable(v) => old.get(v).unwrap_or(ValueKind::Any),
                 // `WITH 123 AS n MATCH (n)` can never match: the pattern check needs to know.
                 ExprKind::Literal(Literal::Null) => ValueKind::Any,
-                ExprKind::Literal(_) | ExprKind::List(_) | ExprKind::Map(_) => ValueKind::Literal,
+                ExprKind::Literal(_) | ExprKind::List(_) => ValueKind::Literal,
+                ExprKind::Map(_) => ValueKind::Map,
                 _ => ValueKind::Any,
             };
             if seen.contains(&name) {

@@ -22,6 +22,9 @@ impl Checker<'_> {
                 Some("startNode" | "endNode") => ValueKind::Node,
                 _ => ValueKind::Any,
             },
+            ExprKind::Literal(Literal::Null) => ValueKind::Any,
+            ExprKind::Literal(_) | ExprKind::List(_) => ValueKind::Literal,
+            ExprKind::Map(_) => ValueKind::Map,
             _ => ValueKind::Any,
         }
     }
@@ -29,7 +32,9 @@ impl Checker<'_> {
     fn expect_kind(&mut self, e: &Expr, func: &str, allowed: &[ValueKind]) {
         let k = self.kind_of(e);
         // Literal values are left to the functions themselves (`length([1])` is fine).
-        if !matches!(k, ValueKind::Any | ValueKind::Literal) && !allowed.contains(&k) {
+        if !matches!(k, ValueKind::Any | ValueKind::Literal | ValueKind::Map)
+            && !allowed.contains(&k)
+        {
             let want: Vec<&str> = allowed.iter().map(|k| k.noun()).collect();
             self.error(
                 CheckErrorKind::WrongKind,
@@ -158,6 +163,29 @@ impl Checker<'_> {
                 self.expr_in(a, ctx, in_agg);
                 self.expr_in(b, ctx, in_agg);
             }
+            ExprKind::Binary(BinaryOp::In, a, b) => {
+                // Judged on the written expression only: a variable bound to a literal may
+                // well be a list.
+                let not_a_list = matches!(
+                    b.kind,
+                    ExprKind::Literal(
+                        Literal::Bool(_) | Literal::Int(_) | Literal::Float(_) | Literal::String(_)
+                    ) | ExprKind::Map(_)
+                );
+                if not_a_list {
+                    self.error(
+                        CheckErrorKind::WrongKind,
+                        b.span,
+                        format!(
+                            "IN expects a list on the right, but `{}` is not one",
+                            expr_to_string(b)
+                        ),
+                        None,
+                    );
+                }
+                self.expr_in(a, ctx, in_agg);
+                self.expr_in(b, ctx, in_agg);
+            }
             ExprKind::Unary(UnaryOp::Not, x) => {
                 self.boolean_operand("NOT", x);
                 self.expr_in(x, ctx, in_agg);
@@ -280,6 +308,15 @@ impl Checker<'_> {
             "nodes" => self.expect_kind(first, name, &[Path]),
             "relationships" => self.expect_kind(first, name, &[Path, RelList]),
             "length" => self.expect_kind(first, name, &[Path, RelList]),
+            "properties" if self.kind_of(first) == ValueKind::Literal => self.error(
+                CheckErrorKind::WrongKind,
+                first.span,
+                format!(
+                    "properties() expects a node, relationship or map, but `{}` is a literal value",
+                    expr_to_string(first)
+                ),
+                None,
+            ),
             _ => {}
         }
     }

@@ -302,7 +302,16 @@ impl<'a> Checker<'a> {
                 );
                 return;
             }
-            ValueKind::Any | ValueKind::Literal => return,
+            ValueKind::Literal => {
+                self.error(
+                    CheckErrorKind::WrongKind,
+                    key.span,
+                    format!("cannot read property `{}` of {}", key.name, kind.noun()),
+                    Some("only nodes, relationships and maps have properties".into()),
+                );
+                return;
+            }
+            ValueKind::Any | ValueKind::Map => return,
         };
         if !known {
             let hint = did_you_mean(&key.name, names.iter().copied())
