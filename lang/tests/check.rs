@@ -624,3 +624,28 @@ fn properties_and_in_on_literals() {
     );
     ok("MATCH (n) RETURN properties(n), properties({a: 1}), 1 IN null");
 }
+
+#[test]
+fn with_where_sees_the_variables_before_the_with() {
+    ok("MATCH (a) WITH a.name AS name WHERE a.file = 'x' AND name <> 'y' RETURN name");
+    check_err(
+        "MATCH (a) WITH count(*) AS c WHERE a.name = 'x' RETURN c",
+        expect![[r#"
+            error: variable `a` is not defined
+             --> line 1, column 36
+              |
+            1 | MATCH (a) WITH count(*) AS c WHERE a.name = 'x' RETURN c
+              |                                    ^
+              = help: `a` is not carried over by the preceding WITH; add it there, e.g. `WITH a, ...`"#]],
+    );
+    check_err(
+        "MATCH (a) WITH a.name AS name WHERE true RETURN a",
+        expect![[r#"
+        error: variable `a` is not defined
+         --> line 1, column 49
+          |
+        1 | MATCH (a) WITH a.name AS name WHERE true RETURN a
+          |                                                 ^
+          = help: `a` is not carried over by the preceding WITH; add it there, e.g. `WITH a, ...`"#]],
+    );
+}

@@ -410,3 +410,51 @@ fn comprehension_variables_are_not_columns() {
                 Argument"#]],
     );
 }
+
+#[test]
+fn with_where_reads_a_variable_the_with_drops() {
+    // `a` rides along as a hidden column until the filter has used it.
+    check(
+        "MATCH (a:Function) WITH a.name AS name ORDER BY name LIMIT 3 WHERE a.file = 'x' RETURN name",
+        expect![[r#"
+            columns: name
+            Project name
+              Project name
+                Filter (a.file = 'x')
+                  TopK 3 by name ASC
+                    Project a.name AS name, a
+                      NodeScan (a:Function)
+                        Argument"#]],
+    );
+}
+
+#[test]
+fn with_distinct_where_repeats_a_projected_expression() {
+    check(
+        "MATCH (a:Function) WITH DISTINCT a.name AS name WHERE a.name = 'x' RETURN name",
+        expect![[r#"
+            columns: name
+            Project name
+              Filter (name = 'x')
+                Distinct
+                  Project a.name AS name
+                    NodeScan (a:Function)
+                      Argument"#]],
+    );
+}
+
+#[test]
+fn with_where_names_mean_the_new_columns() {
+    // After the swap `n` is the old `m`: the filter must read the new column `n`.
+    check(
+        "MATCH (m:Function)-[:CALLS]->(n) WITH m AS n, n AS m WHERE n.name = 'x' RETURN m",
+        expect![[r#"
+            columns: m
+            Project m
+              Filter (n.name = 'x')
+                Project m AS n, n AS m
+                  Expand (m)-[`#r0`:CALLS]->(n)
+                    NodeScan (m:Function)
+                      Argument"#]],
+    );
+}

@@ -341,10 +341,26 @@ impl Checker<'_> {
                 self.count_expr(e, name);
             }
         }
-        self.scope = new;
         if let Some(w) = &p.where_ {
+            // Like ORDER BY, the WHERE of a WITH without aggregation or DISTINCT also sees
+            // the variables before it (`WITH a.x AS x WHERE a.y > 0`).
+            let mut where_scope = if restricted {
+                Scope::default()
+            } else {
+                old.clone()
+            };
+            for (n, k) in new.vars.iter() {
+                where_scope.bind(n, *k);
+            }
+            self.scope = where_scope;
+            // After aggregation or DISTINCT it may still repeat a projected expression.
+            if restricted {
+                self.projected = p.items.iter().map(|it| expr_to_string(&it.expr)).collect();
+            }
             self.expr(w, Ctx::Plain);
+            self.projected.clear();
         }
+        self.scope = new;
     }
 
     fn count_expr(&mut self, e: &Expr, what: &str) {
