@@ -58,6 +58,20 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     agg("max", "largest value (by ORDER BY order)"),
     agg("sum", "sum of numbers"),
     agg("avg", "average of numbers, as a float"),
+    FunctionDef {
+        name: "percentileDisc",
+        min_args: 2,
+        max_args: 2,
+        kind: FunctionKind::Aggregate,
+        doc: "percentileDisc(x, p): the smallest value with a fraction p (0 to 1) at or below it",
+    },
+    FunctionDef {
+        name: "percentileCont",
+        min_args: 2,
+        max_args: 2,
+        kind: FunctionKind::Aggregate,
+        doc: "percentileCont(x, p): the value at fraction p (0 to 1), interpolated, as a float",
+    },
     scalar(
         "id",
         1,

@@ -453,3 +453,47 @@ fn rand_and_nan_comparisons() {
         [0.0 / 0.0 > 1, 0.0 / 0.0 <= 1.0, 0.0 / 0.0 >= 0.0 / 0.0, 0.0 / 0.0 < 'a'] => [false, false, false, null]
     "#]].assert_eq(&got);
 }
+
+#[test]
+fn percentiles() {
+    let prices = [
+        Value::Float(30.0),
+        Value::Null,
+        Value::Float(10.0),
+        Value::Float(20.0),
+    ];
+    let mut got = String::new();
+    for func in [AggregateFunc::PercentileDisc, AggregateFunc::PercentileCont] {
+        for fraction in [
+            Value::Float(0.0),
+            Value::Float(0.5),
+            Value::Int(1),
+            Value::Float(0.25),
+        ] {
+            let mut acc = Accumulator::new(func, false, Span::default());
+            let result = prices
+                .iter()
+                .try_for_each(|p| acc.update(Value::List(vec![p.clone(), fraction.clone()])))
+                .map(|()| acc.finish());
+            got.push_str(&format!("{}({fraction}) => {result:?}\n", func.name()));
+        }
+    }
+    for fraction in [Value::Float(1.1), Value::Int(-1), Value::from("half")] {
+        let mut acc = Accumulator::new(AggregateFunc::PercentileCont, false, Span::default());
+        let result = acc.update(Value::List(vec![Value::Int(1), fraction.clone()]));
+        got.push_str(&format!("percentileCont({fraction}) => {result:?}\n"));
+    }
+    expect![[r#"
+        percentileDisc(0.0) => Ok(Float(10.0))
+        percentileDisc(0.5) => Ok(Float(20.0))
+        percentileDisc(1) => Ok(Float(30.0))
+        percentileDisc(0.25) => Ok(Float(10.0))
+        percentileCont(0.0) => Ok(Float(10.0))
+        percentileCont(0.5) => Ok(Float(20.0))
+        percentileCont(1) => Ok(Float(30.0))
+        percentileCont(0.25) => Ok(Float(15.0))
+        percentileCont(1.1) => Err(Function { message: "percentileCont() fraction must be between 0.0 and 1.0, got 1.1", span: Span { start: 0, end: 0 } })
+        percentileCont(-1) => Err(Function { message: "percentileCont() fraction must be between 0.0 and 1.0, got -1", span: Span { start: 0, end: 0 } })
+        percentileCont('half') => Err(Type { message: "percentileCont() expects a number as fraction, got string", span: Span { start: 0, end: 0 } })
+    "#]].assert_eq(&got);
+}

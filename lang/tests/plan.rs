@@ -458,3 +458,15 @@ fn with_where_names_mean_the_new_columns() {
                       Argument"#]],
     );
 }
+
+#[test]
+fn percentiles_carry_their_fraction() {
+    check(
+        "MATCH (f:Function) RETURN f.file, percentileCont(f.start_line, 0.5) AS median",
+        expect![[r#"
+            columns: f.file, median
+            Aggregate keys [f.file AS `f.file`] aggregates [percentileCont(f.start_line, 0.5) AS median]
+              NodeScan (f:Function)
+                Argument"#]],
+    );
+}

@@ -71,7 +71,12 @@ impl Planner<'_> {
                                     message: format!("`{}` is not an aggregate", name.name),
                                     span: a.span,
                                 })?;
-                            (f, *distinct, args.first().cloned())
+                            let arg = if f.takes_fraction() {
+                                Some(Expr::new(ExprKind::List(args.clone()), a.span))
+                            } else {
+                                args.first().cloned()
+                            };
+                            (f, *distinct, arg)
                         }
                         _ => continue,
                     };
