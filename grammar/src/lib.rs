@@ -70,7 +70,13 @@ mod tests {
         ok("RETURN [1, 2][0..1], [1,2][..1], [1,2][1..]");
         bad("MATCH (n RETURN n");
         bad("RETURN 'unclosed");
-        bad("RETURN 1 < 2 < 3");
+        ok("RETURN [x IN [1] WHERE x > 0 | x], any(y IN [1] WHERE y = 1)");
+        ok("RETURN CASE WHEN true THEN 1 ELSE 2 END, CASE 1 WHEN 1 THEN 'a' END");
+        bad("RETURN [x IN | x]");
+        bad("RETURN CASE ELSE 1 END");
+        ok("RETURN 1 < 2 <= 3, 0o17");
+        bad("RETURN 1 < < 3");
+        bad("RETURN 0o8");
         bad("MATCH (match) RETURN match");
     }
 

@@ -643,6 +643,64 @@ pub enum ExprKind {
     },
     /// `count(*)`.
     CountStar,
+    /// `[variable IN list WHERE predicate | projection]`; `variable` is local to the
+    /// predicate and the projection.
+    ListComprehension {
+        /// The iteration variable.
+        variable: Ident,
+        /// The list iterated over (outside the variable's scope).
+        list: Box<Expr>,
+        /// Keeps only the elements for which it is true.
+        predicate: Option<Box<Expr>>,
+        /// What each kept element becomes; the element itself when absent.
+        projection: Option<Box<Expr>>,
+    },
+    /// `all(variable IN list WHERE predicate)` and its siblings.
+    Quantifier {
+        /// Which quantifier.
+        quantifier: Quantifier,
+        /// The iteration variable, local to the predicate.
+        variable: Ident,
+        /// The list iterated over (outside the variable's scope).
+        list: Box<Expr>,
+        /// The condition tested on each element.
+        predicate: Box<Expr>,
+    },
+    /// `CASE [operand] WHEN a THEN b ... [ELSE c] END`.
+    Case {
+        /// The simple form's tested value; `None` in the generic form, where each `WHEN`
+        /// is a predicate.
+        operand: Option<Box<Expr>>,
+        /// `(when, then)` pairs, tried in order.
+        branches: Vec<(Expr, Expr)>,
+        /// The `ELSE` value; null when absent.
+        otherwise: Option<Box<Expr>>,
+    },
+}
+
+/// The list quantifiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Quantifier {
+    /// `all`: the predicate holds for every element.
+    All,
+    /// `any`: for at least one element.
+    Any,
+    /// `none`: for no element.
+    None,
+    /// `single`: for exactly one element.
+    Single,
+}
+
+impl Quantifier {
+    /// The quantifier's name as written in canonical BQL.
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantifier::All => "all",
+            Quantifier::Any => "any",
+            Quantifier::None => "none",
+            Quantifier::Single => "single",
+        }
+    }
 }
 
 impl Expr {
@@ -674,22 +732,72 @@ impl Expr {
             ExprKind::List(items) => items.iter().collect(),
             ExprKind::Map(entries) => entries.iter().map(|(_, e)| e).collect(),
             ExprKind::Call { args, .. } => args.iter().collect(),
+            // The list comes first: `iteration_variable` relies on it.
+            ExprKind::ListComprehension {
+                list,
+                predicate,
+                projection,
+                ..
+            } => {
+                let mut v = vec![list.as_ref()];
+                v.extend(predicate.as_deref());
+                v.extend(projection.as_deref());
+                v
+            }
+            ExprKind::Quantifier {
+                list, predicate, ..
+            } => vec![list, predicate],
+            ExprKind::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                let mut v: Vec<&Expr> = operand.as_deref().into_iter().collect();
+                for (when, then) in branches {
+                    v.push(when);
+                    v.push(then);
+                }
+                v.extend(otherwise.as_deref());
+                v
+            }
         }
     }
 
-    /// Every variable referenced anywhere in the expression, in first-use order, deduplicated.
+    /// The variable a comprehension or quantifier binds. It is in scope in every child
+    /// except the first (the list).
+    pub fn iteration_variable(&self) -> Option<&str> {
+        match &self.kind {
+            ExprKind::ListComprehension { variable, .. }
+            | ExprKind::Quantifier { variable, .. } => Some(&variable.name),
+            _ => None,
+        }
+    }
+
+    /// Every free variable of the expression (those the row must bind), in first-use
+    /// order, deduplicated. Iteration variables of comprehensions and quantifiers are
+    /// local, so their uses inside are not reported.
     pub fn variables(&self) -> Vec<String> {
         let mut out = Vec::new();
-        let mut stack = vec![self];
-        while let Some(e) = stack.pop() {
+        // Each entry carries the iteration variables in scope at that sub-expression.
+        let mut stack: Vec<(&Expr, Vec<&str>)> = vec![(self, Vec::new())];
+        while let Some((e, locals)) = stack.pop() {
             if let ExprKind::Variable(v) = &e.kind
+                && !locals.contains(&v.as_str())
                 && !out.contains(v)
             {
                 out.push(v.clone());
             }
-            let mut ch = e.children();
-            ch.reverse();
-            stack.extend(ch);
+            let iteration = e.iteration_variable();
+            let children = e.children();
+            for (position, child) in children.into_iter().enumerate().rev() {
+                let mut child_locals = locals.clone();
+                if let Some(name) = iteration
+                    && position > 0
+                {
+                    child_locals.push(name);
+                }
+                stack.push((child, child_locals));
+            }
         }
         out
     }

@@ -58,6 +58,20 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     agg("max", "largest value (by ORDER BY order)"),
     agg("sum", "sum of numbers"),
     agg("avg", "average of numbers, as a float"),
+    FunctionDef {
+        name: "percentileDisc",
+        min_args: 2,
+        max_args: 2,
+        kind: FunctionKind::Aggregate,
+        doc: "percentileDisc(x, p): the smallest value with a fraction p (0 to 1) at or below it",
+    },
+    FunctionDef {
+        name: "percentileCont",
+        min_args: 2,
+        max_args: 2,
+        kind: FunctionKind::Aggregate,
+        doc: "percentileCont(x, p): the value at fraction p (0 to 1), interpolated, as a float",
+    },
     scalar(
         "id",
         1,
@@ -167,6 +181,12 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     scalar("floor", 1, 1, "largest integer-valued float not above"),
     scalar("ceil", 1, 1, "smallest integer-valued float not below"),
     scalar("sqrt", 1, 1, "square root"),
+    scalar(
+        "rand",
+        0,
+        0,
+        "random float in [0, 1), a new one at each call (not for cryptography)",
+    ),
     scalar(
         "exists",
         1,

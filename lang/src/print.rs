@@ -424,6 +424,9 @@ fn is_postfix_safe(e: &Expr) -> bool {
             | ExprKind::CountStar
             | ExprKind::List(_)
             | ExprKind::Map(_)
+            | ExprKind::ListComprehension { .. }
+            | ExprKind::Quantifier { .. }
+            | ExprKind::Case { .. }
     ) || matches!(
         &e.kind,
         ExprKind::Literal(Literal::String(_) | Literal::Bool(_) | Literal::Null)
@@ -557,5 +560,70 @@ fn expr(s: &mut String, e: &Expr) {
             s.push(')');
         }
         ExprKind::CountStar => s.push_str("count(*)"),
+        ExprKind::ListComprehension {
+            variable,
+            list,
+            predicate,
+            projection,
+        } => {
+            s.push('[');
+            iteration(s, &variable.name, list, predicate.as_deref());
+            if let Some(projection) = projection {
+                s.push_str(" | ");
+                expr(s, projection);
+            }
+            s.push(']');
+        }
+        ExprKind::Quantifier {
+            quantifier,
+            variable,
+            list,
+            predicate,
+        } => {
+            s.push_str(quantifier.name());
+            s.push('(');
+            iteration(s, &variable.name, list, Some(predicate));
+            s.push(')');
+        }
+        ExprKind::Case {
+            operand,
+            branches,
+            otherwise,
+        } => case(s, operand.as_deref(), branches, otherwise.as_deref()),
     }
+}
+
+/// `x IN list [WHERE predicate]`, shared by comprehensions and quantifiers.
+fn iteration(s: &mut String, variable: &str, list: &Expr, predicate: Option<&Expr>) {
+    push_var(s, variable);
+    s.push_str(" IN ");
+    expr(s, list);
+    if let Some(predicate) = predicate {
+        s.push_str(" WHERE ");
+        expr(s, predicate);
+    }
+}
+
+fn case(
+    s: &mut String,
+    operand: Option<&Expr>,
+    branches: &[(Expr, Expr)],
+    otherwise: Option<&Expr>,
+) {
+    s.push_str("CASE");
+    if let Some(operand) = operand {
+        s.push(' ');
+        expr(s, operand);
+    }
+    for (when, then) in branches {
+        s.push_str(" WHEN ");
+        expr(s, when);
+        s.push_str(" THEN ");
+        expr(s, then);
+    }
+    if let Some(otherwise) = otherwise {
+        s.push_str(" ELSE ");
+        expr(s, otherwise);
+    }
+    s.push_str(" END");
 }

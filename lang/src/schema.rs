@@ -18,6 +18,11 @@ pub enum ValueKind {
     RelList,
     /// A path.
     Path,
+    /// A value written as a literal (number, string, boolean, list or map): never a
+    /// node, relationship or path.
+    Literal,
+    /// A value written as a map literal: properties may be read from it.
+    Map,
     /// Anything else, or unknown.
     Any,
 }
@@ -30,6 +35,8 @@ impl ValueKind {
             ValueKind::Rel => "a relationship",
             ValueKind::RelList => "a list of relationships",
             ValueKind::Path => "a path",
+            ValueKind::Literal => "a literal value",
+            ValueKind::Map => "a map",
             ValueKind::Any => "a value",
         }
     }

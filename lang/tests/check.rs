@@ -415,3 +415,237 @@ fn schemas_are_values() {
         .all(|e| e.kind == CheckErrorKind::UndefinedVariable)
     );
 }
+
+#[test]
+fn iteration_variables_are_local() {
+    ok("MATCH (n) RETURN [x IN [1, 2] WHERE x > 1 | x * 2], all(y IN [n] WHERE y.name = 'a')");
+    ok("MATCH (n) WITH [1] AS x RETURN [x IN x | x], x");
+    ok("RETURN count(*), [x IN [1, 2] | x]");
+    check_err(
+        "RETURN [x IN [1] | x], x",
+        expect![[r#"
+        error: variable `x` is not defined
+         --> line 1, column 24
+          |
+        1 | RETURN [x IN [1] | x], x
+          |                        ^"#]],
+    );
+    check_err(
+        "RETURN any(x IN [1] WHERE y)",
+        expect![[r#"
+        error: variable `y` is not defined
+         --> line 1, column 27
+          |
+        1 | RETURN any(x IN [1] WHERE y)
+          |                           ^
+          = help: did you mean x?"#]],
+    );
+}
+
+#[test]
+fn boolean_operators_refuse_literals_of_other_types() {
+    check_err(
+        "RETURN 123 AND true",
+        expect![[r#"
+        error: AND expects boolean operands, but `123` is an integer
+         --> line 1, column 8
+          |
+        1 | RETURN 123 AND true
+          |        ^^^"#]],
+    );
+    check_err(
+        "RETURN NOT 'foo', [true] XOR {x: 1}",
+        expect![[r#"
+        error: NOT expects boolean operands, but `'foo'` is a string
+         --> line 1, column 12
+          |
+        1 | RETURN NOT 'foo', [true] XOR {x: 1}
+          |            ^^^^^
+
+        error: XOR expects boolean operands, but `[true]` is a list
+         --> line 1, column 19
+          |
+        1 | RETURN NOT 'foo', [true] XOR {x: 1}
+          |                   ^^^^^^
+
+        error: XOR expects boolean operands, but `{x: 1}` is a map
+         --> line 1, column 30
+          |
+        1 | RETURN NOT 'foo', [true] XOR {x: 1}
+          |                              ^^^^^^"#]],
+    );
+    ok("UNWIND [true, null] AS b RETURN b AND NOT b, null OR false");
+}
+
+#[test]
+fn comprehensions_and_aggregates() {
+    ok("MATCH (n) RETURN [x IN collect(n.name) WHERE x <> 'a' | toUpper(x)] AS names");
+    ok("MATCH (n) RETURN n.file, size([x IN collect(n) WHERE x.name = n.file]) AS k");
+    check_err(
+        "MATCH (n) RETURN [x IN [1] | count(x)]",
+        expect![[r#"
+        error: aggregate `count(x)` is not allowed here
+         --> line 1, column 30
+          |
+        1 | MATCH (n) RETURN [x IN [1] | count(x)]
+          |                              ^^^^^^^^
+          = help: aggregate in a WITH or RETURN item, then filter with WITH ... WHERE"#]],
+    );
+    check_err(
+        "MATCH (n) RETURN n.file, [x IN collect(n) | n.name]",
+        expect![[r#"
+            error: this expression mixes an aggregate with values that are not grouping keys
+             --> line 1, column 26
+              |
+            1 | MATCH (n) RETURN n.file, [x IN collect(n) | n.name]
+              |                          ^^^^^^^^^^^^^^^^^^^^^^^^^^
+              = help: return the non-aggregated part as its own column, e.g. `RETURN n.file, count(*)`"#]],
+    );
+}
+
+#[test]
+fn literal_values_are_not_graph_elements() {
+    check_err(
+        "WITH 123 AS n MATCH (n) RETURN n",
+        expect![[r#"
+        error: `n` is a literal value, not a node
+         --> line 1, column 22
+          |
+        1 | WITH 123 AS n MATCH (n) RETURN n
+          |                      ^
+          = help: use a different variable name for the node"#]],
+    );
+    check_err(
+        "WITH [10] AS n MATCH (n)-->() RETURN n",
+        expect![[r#"
+        error: `n` is a literal value, not a node
+         --> line 1, column 23
+          |
+        1 | WITH [10] AS n MATCH (n)-->() RETURN n
+          |                       ^
+          = help: use a different variable name for the node"#]],
+    );
+    ok("WITH null AS n, [1, 2] AS l MATCH (m) RETURN length(l), size(l), l[0]");
+    check_err(
+        "RETURN count(rand()), sum(1 + rand())",
+        expect![[r#"
+        error: `count(rand())` aggregates rand(), which is not deterministic
+         --> line 1, column 14
+          |
+        1 | RETURN count(rand()), sum(1 + rand())
+          |              ^^^^^^
+          = help: compute the random values in a WITH first
+
+        error: `sum((1 + rand()))` aggregates rand(), which is not deterministic
+         --> line 1, column 31
+          |
+        1 | RETURN count(rand()), sum(1 + rand())
+          |                               ^^^^^^
+          = help: compute the random values in a WITH first"#]],
+    );
+    ok("WITH rand() AS r RETURN count(r)");
+}
+
+#[test]
+fn row_counts_must_be_integers() {
+    check_err(
+        "MATCH (n) RETURN n SKIP 1.5 LIMIT 'x'",
+        expect![[r#"
+        error: SKIP must be a non-negative integer, got `1.5`
+         --> line 1, column 25
+          |
+        1 | MATCH (n) RETURN n SKIP 1.5 LIMIT 'x'
+          |                         ^^^
+          = help: write e.g. `SKIP 10` or `SKIP $n`
+
+        error: LIMIT must be a non-negative integer, got `'x'`
+         --> line 1, column 35
+          |
+        1 | MATCH (n) RETURN n SKIP 1.5 LIMIT 'x'
+          |                                   ^^^
+          = help: write e.g. `LIMIT 10` or `LIMIT $n`"#]],
+    );
+    ok("MATCH (n) RETURN n SKIP 1 LIMIT toInteger(rand() * 10)");
+}
+
+#[test]
+fn properties_and_in_on_literals() {
+    check_err(
+        "WITH 123 AS x, [1] AS l RETURN x.num, l.num, 'a'.b",
+        expect![[r#"
+        error: cannot read property `num` of a literal value
+         --> line 1, column 34
+          |
+        1 | WITH 123 AS x, [1] AS l RETURN x.num, l.num, 'a'.b
+          |                                  ^^^
+          = help: only nodes, relationships and maps have properties
+
+        error: cannot read property `num` of a literal value
+         --> line 1, column 41
+          |
+        1 | WITH 123 AS x, [1] AS l RETURN x.num, l.num, 'a'.b
+          |                                         ^^^
+          = help: only nodes, relationships and maps have properties
+
+        error: cannot read property `b` of a literal value
+         --> line 1, column 50
+          |
+        1 | WITH 123 AS x, [1] AS l RETURN x.num, l.num, 'a'.b
+          |                                                  ^
+          = help: only nodes, relationships and maps have properties"#]],
+    );
+    ok("WITH {num: 1} AS m, [1, 2] AS l RETURN m.num, {a: 1}.a, 1 IN l, 1 IN [1], null.x");
+    check_err(
+        "RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'",
+        expect![[r#"
+        error: properties() expects a node, relationship or map, but `1` is a literal value
+         --> line 1, column 19
+          |
+        1 | RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'
+          |                   ^
+
+        error: IN expects a list on the right, but `true` is not one
+         --> line 1, column 28
+          |
+        1 | RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'
+          |                            ^^^^
+
+        error: IN expects a list on the right, but `{x: []}` is not one
+         --> line 1, column 39
+          |
+        1 | RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'
+          |                                       ^^^^^^^
+
+        error: IN expects a list on the right, but `'foo'` is not one
+         --> line 1, column 53
+          |
+        1 | RETURN properties(1), 1 IN true, 1 IN {x: []}, 1 IN 'foo'
+          |                                                     ^^^^^"#]],
+    );
+    ok("MATCH (n) RETURN properties(n), properties({a: 1}), 1 IN null");
+}
+
+#[test]
+fn with_where_sees_the_variables_before_the_with() {
+    ok("MATCH (a) WITH a.name AS name WHERE a.file = 'x' AND name <> 'y' RETURN name");
+    check_err(
+        "MATCH (a) WITH count(*) AS c WHERE a.name = 'x' RETURN c",
+        expect![[r#"
+            error: variable `a` is not defined
+             --> line 1, column 36
+              |
+            1 | MATCH (a) WITH count(*) AS c WHERE a.name = 'x' RETURN c
+              |                                    ^
+              = help: `a` is not carried over by the preceding WITH; add it there, e.g. `WITH a, ...`"#]],
+    );
+    check_err(
+        "MATCH (a) WITH a.name AS name WHERE true RETURN a",
+        expect![[r#"
+        error: variable `a` is not defined
+         --> line 1, column 49
+          |
+        1 | MATCH (a) WITH a.name AS name WHERE true RETURN a
+          |                                                 ^
+          = help: `a` is not carried over by the preceding WITH; add it there, e.g. `WITH a, ...`"#]],
+    );
+}

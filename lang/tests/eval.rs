@@ -8,6 +8,7 @@ use batho_lang::ast::{ExprKind, Span};
 use batho_lang::eval::{Accumulator, AggregateFunc};
 use batho_lang::value::GroupKey;
 use batho_lang::{EvalError, Evaluator, PropertyAccess, Value, parse_statement};
+use expect_test::expect;
 
 /// Node 0 `main` (Function, file a.c), node 1 `helper` (Function, file b.c);
 /// relationship 0: main -CALLS-> helper with roles ReadAccess|Dynamic, confidence 0.9.
@@ -352,4 +353,147 @@ fn aggregates_are_not_evaluated_row_by_row() {
         .expect_err("missing");
     let d = err.diagnostic("RETURN 1 +\n  $missing");
     assert_eq!((d.line, d.column), (2, 3));
+}
+
+#[test]
+fn comprehensions_quantifiers_and_case() {
+    let cases = [
+        "[x IN xs WHERE x > 1 | x * 10]",
+        "[x IN xs WHERE x <> 2]",
+        "[x IN xs | x + 1]",
+        "[x IN xs]",
+        "[x IN null | x]",
+        "[a IN xs | a]",
+        "[x IN [[1, 2], [3]] | [y IN x | y * 2]]",
+        "[x IN xs WHERE x > 5]",
+        "[x IN 1 | x]",
+        "all(x IN xs WHERE x > 0)",
+        "all(x IN xs WHERE x > 1)",
+        "all(x IN [1, null] WHERE x > 0)",
+        "all(x IN [] WHERE x > 0)",
+        "any(x IN xs WHERE x = 2)",
+        "any(x IN [1, null] WHERE x = 2)",
+        "any(x IN [] WHERE true)",
+        "none(x IN xs WHERE x > 3)",
+        "none(x IN [null, 4] WHERE x > 3)",
+        "single(x IN xs WHERE x = 2)",
+        "single(x IN xs WHERE x > 1)",
+        "single(x IN [2, null] WHERE x = 2)",
+        "all(x IN null WHERE x)",
+        "any(x IN xs WHERE x)",
+        "CASE WHEN 1 > 2 THEN 'a' WHEN 2 > 1 THEN 'b' ELSE 'c' END",
+        "CASE WHEN null THEN 'a' END",
+        "CASE a.name WHEN 'helper' THEN 1 WHEN 'main' THEN 2 ELSE 3 END",
+        "CASE n WHEN null THEN 'null matched' ELSE 'no match' END",
+        "CASE 2 WHEN 1 THEN 'one' END",
+    ];
+    let got: String = cases.iter().map(|q| format!("{q} => {}\n", v(q))).collect();
+    expect![[r#"
+        [x IN xs WHERE x > 1 | x * 10] => [20, 30]
+        [x IN xs WHERE x <> 2] => [1, 3]
+        [x IN xs | x + 1] => [2, 3, 4]
+        [x IN xs] => [1, 2, 3]
+        [x IN null | x] => null
+        [a IN xs | a] => [1, 2, 3]
+        [x IN [[1, 2], [3]] | [y IN x | y * 2]] => [[2, 4], [6]]
+        [x IN xs WHERE x > 5] => []
+        [x IN 1 | x] => error: type error: expected a list to iterate over, got integer
+        all(x IN xs WHERE x > 0) => true
+        all(x IN xs WHERE x > 1) => false
+        all(x IN [1, null] WHERE x > 0) => null
+        all(x IN [] WHERE x > 0) => true
+        any(x IN xs WHERE x = 2) => true
+        any(x IN [1, null] WHERE x = 2) => null
+        any(x IN [] WHERE true) => false
+        none(x IN xs WHERE x > 3) => true
+        none(x IN [null, 4] WHERE x > 3) => false
+        single(x IN xs WHERE x = 2) => true
+        single(x IN xs WHERE x > 1) => false
+        single(x IN [2, null] WHERE x = 2) => null
+        all(x IN null WHERE x) => null
+        any(x IN xs WHERE x) => error: type error: expected a boolean, got integer
+        CASE WHEN 1 > 2 THEN 'a' WHEN 2 > 1 THEN 'b' ELSE 'c' END => 'b'
+        CASE WHEN null THEN 'a' END => null
+        CASE a.name WHEN 'helper' THEN 1 WHEN 'main' THEN 2 ELSE 3 END => 2
+        CASE n WHEN null THEN 'null matched' ELSE 'no match' END => 'no match'
+        CASE 2 WHEN 1 THEN 'one' END => null
+    "#]]
+    .assert_eq(&got);
+}
+
+#[test]
+fn range_with_a_step_away_from_the_end_is_empty() {
+    let cases = [
+        "range(0, 1, -2)",
+        "range(0, -3, 2)",
+        "range(3, 0, -2)",
+        "range(2, 2, -1)",
+    ];
+    let got: String = cases.iter().map(|q| format!("{q} => {}\n", v(q))).collect();
+    expect![[r#"
+        range(0, 1, -2) => []
+        range(0, -3, 2) => []
+        range(3, 0, -2) => [3, 1]
+        range(2, 2, -1) => [2]
+    "#]]
+    .assert_eq(&got);
+}
+
+#[test]
+fn rand_and_nan_comparisons() {
+    let cases = [
+        "rand() >= 0.0 AND rand() < 1.0",
+        "rand() <> rand()",
+        "[0.0 / 0.0 > 1, 0.0 / 0.0 <= 1.0, 0.0 / 0.0 >= 0.0 / 0.0, 0.0 / 0.0 < 'a']",
+    ];
+    let got: String = cases.iter().map(|q| format!("{q} => {}\n", v(q))).collect();
+    expect![[r#"
+        rand() >= 0.0 AND rand() < 1.0 => true
+        rand() <> rand() => true
+        [0.0 / 0.0 > 1, 0.0 / 0.0 <= 1.0, 0.0 / 0.0 >= 0.0 / 0.0, 0.0 / 0.0 < 'a'] => [false, false, false, null]
+    "#]].assert_eq(&got);
+}
+
+#[test]
+fn percentiles() {
+    let prices = [
+        Value::Float(30.0),
+        Value::Null,
+        Value::Float(10.0),
+        Value::Float(20.0),
+    ];
+    let mut got = String::new();
+    for func in [AggregateFunc::PercentileDisc, AggregateFunc::PercentileCont] {
+        for fraction in [
+            Value::Float(0.0),
+            Value::Float(0.5),
+            Value::Int(1),
+            Value::Float(0.25),
+        ] {
+            let mut acc = Accumulator::new(func, false, Span::default());
+            let result = prices
+                .iter()
+                .try_for_each(|p| acc.update(Value::List(vec![p.clone(), fraction.clone()])))
+                .map(|()| acc.finish());
+            got.push_str(&format!("{}({fraction}) => {result:?}\n", func.name()));
+        }
+    }
+    for fraction in [Value::Float(1.1), Value::Int(-1), Value::from("half")] {
+        let mut acc = Accumulator::new(AggregateFunc::PercentileCont, false, Span::default());
+        let result = acc.update(Value::List(vec![Value::Int(1), fraction.clone()]));
+        got.push_str(&format!("percentileCont({fraction}) => {result:?}\n"));
+    }
+    expect![[r#"
+        percentileDisc(0.0) => Ok(Float(10.0))
+        percentileDisc(0.5) => Ok(Float(20.0))
+        percentileDisc(1) => Ok(Float(30.0))
+        percentileDisc(0.25) => Ok(Float(10.0))
+        percentileCont(0.0) => Ok(Float(10.0))
+        percentileCont(0.5) => Ok(Float(20.0))
+        percentileCont(1) => Ok(Float(30.0))
+        percentileCont(0.25) => Ok(Float(15.0))
+        percentileCont(1.1) => Err(Function { message: "percentileCont() fraction must be between 0.0 and 1.0, got 1.1", span: Span { start: 0, end: 0 } })
+        percentileCont(-1) => Err(Function { message: "percentileCont() fraction must be between 0.0 and 1.0, got -1", span: Span { start: 0, end: 0 } })
+        percentileCont('half') => Err(Type { message: "percentileCont() expects a number as fraction, got string", span: Span { start: 0, end: 0 } })
+    "#]].assert_eq(&got);
 }

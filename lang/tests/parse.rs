@@ -375,3 +375,73 @@ fn time_travel_prefix() {
         assert!(e.to_string().contains(msg), "{bad}: {e}");
     }
 }
+
+#[test]
+fn comprehensions_quantifiers_and_case() {
+    check(
+        "RETURN [x IN list WHERE x > 1 | x.name], [y in list], ANY(z IN list WHERE z), single(w IN [1] WHERE w = 1)",
+        expect![
+            "RETURN [x IN list WHERE (x > 1) | x.name], [y IN list], any(z IN list WHERE z), single(w IN [1] WHERE (w = 1))"
+        ],
+    );
+    check(
+        "RETURN case when a then 1 when b then 2 else 3 end, CASE n.kind WHEN 'x' THEN 1 END.key",
+        expect![
+            "RETURN CASE WHEN a THEN 1 WHEN b THEN 2 ELSE 3 END, CASE n.kind WHEN 'x' THEN 1 END.key"
+        ],
+    );
+    // A one-element list whose element is an IN test needs parentheses to stay a list.
+    check("RETURN [(x IN list)]", expect!["RETURN [(x IN list)]"]);
+}
+
+#[test]
+fn iteration_variables_are_not_free() {
+    let st = &parse("RETURN [x IN xs WHERE x > y | x + z], all(y IN x WHERE y)")
+        .unwrap_or_else(|e| panic!("{e}"))[0];
+    let Clause::Return(p) = &st.clauses[0] else {
+        panic!("no return")
+    };
+    let free: Vec<Vec<String>> = p.items.iter().map(|it| it.expr.variables()).collect();
+    expect![[r#"
+        [
+            [
+                "xs",
+                "y",
+                "z",
+            ],
+            [
+                "x",
+            ],
+        ]
+    "#]]
+    .assert_debug_eq(&free);
+}
+
+#[test]
+fn column_names_keep_parentheses() {
+    let text = "RETURN (list[1]).x, 12 / 4 * (3 - 2 * 4), (n:Foo), (1)";
+    let st = &parse(text).unwrap_or_else(|e| panic!("{e}"))[0];
+    let Clause::Return(p) = &st.clauses[0] else {
+        panic!("no return")
+    };
+    let names: Vec<String> = p.items.iter().map(|it| it.column_name(text)).collect();
+    expect![[r#"
+        [
+            "(list[1]).x",
+            "12 / 4 * (3 - 2 * 4)",
+            "(n:Foo)",
+            "(1)",
+        ]
+    "#]]
+    .assert_debug_eq(&names);
+}
+
+#[test]
+fn chained_comparisons_and_octal_literals() {
+    check(
+        "RETURN 1 < n.x <= 3, a = b <> c, 0o17, -0o17, -0x8000000000000000",
+        expect![
+            "RETURN ((1 < n.x) AND (n.x <= 3)), ((a = b) AND (b <> c)), 15, -15, -9223372036854775808"
+        ],
+    );
+}

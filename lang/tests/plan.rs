@@ -378,3 +378,95 @@ fn name_prefix_seeks() {
                   Argument"#]],
     );
 }
+
+#[test]
+fn relationship_carried_by_with_constrains_the_next_match() {
+    // `r2` comes from the WITH: the second MATCH must expand on top of those rows and keep
+    // only the same relationship, not bind `r2` afresh in a separate product.
+    check(
+        "MATCH ()-[r1:CALLS]->() WITH r1 AS r2 MATCH ()-[r2]->() RETURN r2 AS rel",
+        expect![[r#"
+            columns: rel
+            Project r2 AS rel
+              Filter (`#r4` = r2)
+                Expand (`#n2`)-[`#r4`]->(`#n3`)
+                  NodeScan (`#n2`)
+                    Project r1 AS r2
+                      Expand (`#n0`)-[r1:CALLS]->(`#n1`)
+                        NodeScan (`#n0`)
+                          Argument"#]],
+    );
+}
+
+#[test]
+fn comprehension_variables_are_not_columns() {
+    // `x` is local to the comprehension: the projection reads only `n` from its input.
+    check(
+        "MATCH (n:Function) RETURN [x IN [1, 2] WHERE x > n.start_line | x] AS xs, any(y IN [n] WHERE y.name = 'main') AS m",
+        expect![[r#"
+            columns: xs, m
+            Project [x IN [1, 2] WHERE (x > n.start_line) | x] AS xs, any(y IN [n] WHERE (y.name = 'main')) AS m
+              NodeScan (n:Function)
+                Argument"#]],
+    );
+}
+
+#[test]
+fn with_where_reads_a_variable_the_with_drops() {
+    // `a` rides along as a hidden column until the filter has used it.
+    check(
+        "MATCH (a:Function) WITH a.name AS name ORDER BY name LIMIT 3 WHERE a.file = 'x' RETURN name",
+        expect![[r#"
+            columns: name
+            Project name
+              Project name
+                Filter (a.file = 'x')
+                  TopK 3 by name ASC
+                    Project a.name AS name, a
+                      NodeScan (a:Function)
+                        Argument"#]],
+    );
+}
+
+#[test]
+fn with_distinct_where_repeats_a_projected_expression() {
+    check(
+        "MATCH (a:Function) WITH DISTINCT a.name AS name WHERE a.name = 'x' RETURN name",
+        expect![[r#"
+            columns: name
+            Project name
+              Filter (name = 'x')
+                Distinct
+                  Project a.name AS name
+                    NodeScan (a:Function)
+                      Argument"#]],
+    );
+}
+
+#[test]
+fn with_where_names_mean_the_new_columns() {
+    // After the swap `n` is the old `m`: the filter must read the new column `n`.
+    check(
+        "MATCH (m:Function)-[:CALLS]->(n) WITH m AS n, n AS m WHERE n.name = 'x' RETURN m",
+        expect![[r#"
+            columns: m
+            Project m
+              Filter (n.name = 'x')
+                Project m AS n, n AS m
+                  Expand (m)-[`#r0`:CALLS]->(n)
+                    NodeScan (m:Function)
+                      Argument"#]],
+    );
+}
+
+#[test]
+fn percentiles_carry_their_fraction() {
+    check(
+        "MATCH (f:Function) RETURN f.file, percentileCont(f.start_line, 0.5) AS median",
+        expect![[r#"
+            columns: f.file, median
+            Aggregate keys [f.file AS `f.file`] aggregates [percentileCont(f.start_line, 0.5) AS median]
+              NodeScan (f:Function)
+                Argument"#]],
+    );
+}

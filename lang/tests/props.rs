@@ -152,17 +152,20 @@ fn expr() -> impl Strategy<Value = String> {
             "<>",
             "<",
             ">=",
-            "AND",
-            "OR",
-            "XOR",
             "STARTS WITH",
             "CONTAINS",
-            "IN",
             "=~",
         ]);
+        // A literal that can never be a boolean is a compile error as an operand of AND,
+        // OR, XOR or NOT, so those get their operands through a comparison; likewise a
+        // literal that is not a list on the right of IN.
+        let boolean_op = prop::sample::select(vec!["AND", "OR", "XOR"]);
         prop_oneof![
             (inner.clone(), op, inner.clone()).prop_map(|(a, o, b)| format!("({a} {o} {b})")),
-            inner.clone().prop_map(|a| format!("(NOT ({a}))")),
+            (inner.clone(), boolean_op, inner.clone())
+                .prop_map(|(a, o, b)| format!("(({a} = 1) {o} ({b} < 2))")),
+            inner.clone().prop_map(|a| format!("(NOT ({a} = 1))")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} IN [{b}])")),
             inner.clone().prop_map(|a| format!("-({a})")),
             inner.clone().prop_map(|a| format!("(({a}) IS NULL)")),
             inner.clone().prop_map(|a| format!("toLower({a})")),

@@ -23,14 +23,36 @@ pub(crate) fn contains_aggregate(e: &Expr) -> bool {
 
 /// Whether every variable of `e` outside aggregate calls is inside a grouping key.
 fn grouping_ok(e: &Expr, keys: &[String]) -> bool {
+    grouping_ok_within(e, keys, &[])
+}
+
+/// [`grouping_ok`] where `locals` are iteration variables in scope, which are not row
+/// variables and so need no grouping key.
+fn grouping_ok_within(e: &Expr, keys: &[String], locals: &[&str]) -> bool {
     if keys.contains(&expr_to_string(e)) {
         return true;
     }
     match &e.kind {
         ExprKind::CountStar => true,
         ExprKind::Call { name, .. } if crate::functions::is_aggregate(&name.name) => true,
-        ExprKind::Variable(_) => false,
-        _ => e.children().into_iter().all(|c| grouping_ok(c, keys)),
+        ExprKind::Variable(v) => locals.contains(&v.as_str()),
+        _ => {
+            let iteration = e.iteration_variable();
+            e.children()
+                .into_iter()
+                .enumerate()
+                .all(|(position, child)| {
+                    match iteration {
+                        // Every child but the list sees the iteration variable.
+                        Some(name) if position > 0 => {
+                            let mut inner = locals.to_vec();
+                            inner.push(name);
+                            grouping_ok_within(child, keys, &inner)
+                        }
+                        _ => grouping_ok_within(child, keys, locals),
+                    }
+                })
+        }
     }
 }
 
@@ -258,6 +280,10 @@ impl Checker<'_> {
             let name = it.column_name(self.source);
             let kind = match &it.expr.kind {
                 ExprKind::Variable(v) => old.get(v).unwrap_or(ValueKind::Any),
+                // `WITH 123 AS n MATCH (n)` can never match: the pattern check needs to know.
+                ExprKind::Literal(Literal::Null) => ValueKind::Any,
+                ExprKind::Literal(_) | ExprKind::List(_) => ValueKind::Literal,
+                ExprKind::Map(_) => ValueKind::Map,
                 _ => ValueKind::Any,
             };
             if seen.contains(&name) {
@@ -315,10 +341,26 @@ impl Checker<'_> {
                 self.count_expr(e, name);
             }
         }
-        self.scope = new;
         if let Some(w) = &p.where_ {
+            // Like ORDER BY, the WHERE of a WITH without aggregation or DISTINCT also sees
+            // the variables before it (`WITH a.x AS x WHERE a.y > 0`).
+            let mut where_scope = if restricted {
+                Scope::default()
+            } else {
+                old.clone()
+            };
+            for (n, k) in new.vars.iter() {
+                where_scope.bind(n, *k);
+            }
+            self.scope = where_scope;
+            // After aggregation or DISTINCT it may still repeat a projected expression.
+            if restricted {
+                self.projected = p.items.iter().map(|it| expr_to_string(&it.expr)).collect();
+            }
             self.expr(w, Ctx::Plain);
+            self.projected.clear();
         }
+        self.scope = new;
     }
 
     fn count_expr(&mut self, e: &Expr, what: &str) {
@@ -330,6 +372,18 @@ impl Checker<'_> {
                 e.span,
                 format!("{what} must not be negative, got {n}"),
                 None,
+            ),
+            // A row count is whole: `LIMIT 1.5` is refused before the query runs.
+            ExprKind::Literal(Literal::Float(_) | Literal::String(_) | Literal::Bool(_))
+            | ExprKind::List(_)
+            | ExprKind::Map(_) => self.error(
+                CheckErrorKind::Invalid,
+                e.span,
+                format!(
+                    "{what} must be a non-negative integer, got `{}`",
+                    expr_to_string(e)
+                ),
+                Some(format!("write e.g. `{what} 10` or `{what} $n`")),
             ),
             _ if e.variables().is_empty() && !contains_aggregate(e) => {
                 let saved = std::mem::take(&mut self.scope);

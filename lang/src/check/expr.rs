@@ -22,13 +22,19 @@ impl Checker<'_> {
                 Some("startNode" | "endNode") => ValueKind::Node,
                 _ => ValueKind::Any,
             },
+            ExprKind::Literal(Literal::Null) => ValueKind::Any,
+            ExprKind::Literal(_) | ExprKind::List(_) => ValueKind::Literal,
+            ExprKind::Map(_) => ValueKind::Map,
             _ => ValueKind::Any,
         }
     }
 
     fn expect_kind(&mut self, e: &Expr, func: &str, allowed: &[ValueKind]) {
         let k = self.kind_of(e);
-        if k != ValueKind::Any && !allowed.contains(&k) {
+        // Literal values are left to the functions themselves (`length([1])` is fine).
+        if !matches!(k, ValueKind::Any | ValueKind::Literal | ValueKind::Map)
+            && !allowed.contains(&k)
+        {
             let want: Vec<&str> = allowed.iter().map(|k| k.noun()).collect();
             self.error(
                 CheckErrorKind::WrongKind,
@@ -134,6 +140,7 @@ impl Checker<'_> {
                 let is_agg = f.kind == FunctionKind::Aggregate;
                 if is_agg {
                     self.aggregate_here(e, ctx, in_agg);
+                    self.deterministic_aggregate_args(e, args);
                 } else if *distinct {
                     self.error(
                         CheckErrorKind::Invalid,
@@ -150,11 +157,107 @@ impl Checker<'_> {
                 }
                 self.function_args(f.name, args);
             }
+            ExprKind::Binary(op @ (BinaryOp::And | BinaryOp::Or | BinaryOp::Xor), a, b) => {
+                self.boolean_operand(op.symbol(), a);
+                self.boolean_operand(op.symbol(), b);
+                self.expr_in(a, ctx, in_agg);
+                self.expr_in(b, ctx, in_agg);
+            }
+            ExprKind::Binary(BinaryOp::In, a, b) => {
+                // Judged on the written expression only: a variable bound to a literal may
+                // well be a list.
+                let not_a_list = matches!(
+                    b.kind,
+                    ExprKind::Literal(
+                        Literal::Bool(_) | Literal::Int(_) | Literal::Float(_) | Literal::String(_)
+                    ) | ExprKind::Map(_)
+                );
+                if not_a_list {
+                    self.error(
+                        CheckErrorKind::WrongKind,
+                        b.span,
+                        format!(
+                            "IN expects a list on the right, but `{}` is not one",
+                            expr_to_string(b)
+                        ),
+                        None,
+                    );
+                }
+                self.expr_in(a, ctx, in_agg);
+                self.expr_in(b, ctx, in_agg);
+            }
+            ExprKind::Unary(UnaryOp::Not, x) => {
+                self.boolean_operand("NOT", x);
+                self.expr_in(x, ctx, in_agg);
+            }
+            ExprKind::ListComprehension { variable, .. }
+            | ExprKind::Quantifier { variable, .. } => {
+                let children = e.children();
+                let Some((list, scoped)) = children.split_first() else {
+                    return;
+                };
+                self.expr_in(list, ctx, in_agg);
+                // The iteration variable exists only inside; an outer one of the same name
+                // is shadowed there and visible again afterwards.
+                let outer = self.scope.clone();
+                self.scope.bind(&variable.name, ValueKind::Any);
+                // An aggregate per element means nothing: the predicate and projection are
+                // checked as plain expressions.
+                for c in scoped {
+                    self.expr_in(c, Ctx::Plain, in_agg);
+                }
+                self.scope = outer;
+            }
             _ => {
                 for c in e.children() {
                     self.expr_in(c, ctx, in_agg);
                 }
             }
+        }
+    }
+
+    /// A literal operand of a boolean operator that can never be a boolean (`123 AND
+    /// true`) is refused before the query runs; other operands are checked at run time.
+    fn boolean_operand(&mut self, operator: &str, operand: &Expr) {
+        let noun = match &operand.kind {
+            ExprKind::Literal(Literal::Int(_)) => "an integer",
+            ExprKind::Literal(Literal::Float(_)) => "a float",
+            ExprKind::Literal(Literal::String(_)) => "a string",
+            ExprKind::List(_) | ExprKind::ListComprehension { .. } => "a list",
+            ExprKind::Map(_) => "a map",
+            _ => return,
+        };
+        self.error(
+            CheckErrorKind::WrongKind,
+            operand.span,
+            format!(
+                "{operator} expects boolean operands, but `{}` is {noun}",
+                expr_to_string(operand)
+            ),
+            None,
+        );
+    }
+
+    /// An aggregate over `rand()` would aggregate values no one can see or reproduce, so
+    /// openCypher refuses it (`count(rand())`).
+    fn deterministic_aggregate_args(&mut self, call: &Expr, args: &[Expr]) {
+        let mut stack: Vec<&Expr> = args.iter().collect();
+        while let Some(x) = stack.pop() {
+            if let ExprKind::Call { name, .. } = &x.kind
+                && name.name.eq_ignore_ascii_case("rand")
+            {
+                self.error(
+                    CheckErrorKind::Invalid,
+                    x.span,
+                    format!(
+                        "`{}` aggregates rand(), which is not deterministic",
+                        expr_to_string(call)
+                    ),
+                    Some("compute the random values in a WITH first".into()),
+                );
+                return;
+            }
+            stack.extend(x.children());
         }
     }
 
@@ -178,7 +281,7 @@ impl Checker<'_> {
 
     /// Argument checks specific to one function.
     fn function_args(&mut self, name: &str, args: &[Expr]) {
-        use ValueKind::*;
+        use ValueKind::{Node, Path, Rel, RelList};
         let Some(first) = args.first() else { return };
         match name {
             "has_role" => {
@@ -205,6 +308,15 @@ impl Checker<'_> {
             "nodes" => self.expect_kind(first, name, &[Path]),
             "relationships" => self.expect_kind(first, name, &[Path, RelList]),
             "length" => self.expect_kind(first, name, &[Path, RelList]),
+            "properties" if self.kind_of(first) == ValueKind::Literal => self.error(
+                CheckErrorKind::WrongKind,
+                first.span,
+                format!(
+                    "properties() expects a node, relationship or map, but `{}` is a literal value",
+                    expr_to_string(first)
+                ),
+                None,
+            ),
             _ => {}
         }
     }

@@ -102,7 +102,7 @@ impl Scope {
         self.vars.iter().find(|(n, _)| n == name).map(|(_, k)| *k)
     }
 
-    fn bind(&mut self, name: &str, kind: ValueKind) {
+    pub(crate) fn bind(&mut self, name: &str, kind: ValueKind) {
         match self.vars.iter_mut().find(|(n, _)| n == name) {
             Some(v) => v.1 = kind,
             None => self.vars.push((name.to_string(), kind)),
@@ -302,7 +302,16 @@ impl<'a> Checker<'a> {
                 );
                 return;
             }
-            ValueKind::Any => return,
+            ValueKind::Literal => {
+                self.error(
+                    CheckErrorKind::WrongKind,
+                    key.span,
+                    format!("cannot read property `{}` of {}", key.name, kind.noun()),
+                    Some("only nodes, relationships and maps have properties".into()),
+                );
+                return;
+            }
+            ValueKind::Any | ValueKind::Map => return,
         };
         if !known {
             let hint = did_you_mean(&key.name, names.iter().copied())

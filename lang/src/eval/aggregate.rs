@@ -25,6 +25,23 @@ pub enum AggregateFunc {
     Sum,
     /// `avg(x)`: float; null for no rows.
     Avg,
+    /// `percentileDisc(x, p)`: the smallest value with at least a fraction `p` of the
+    /// values at or below it.
+    PercentileDisc,
+    /// `percentileCont(x, p)`: the value at fraction `p`, interpolated linearly between
+    /// neighbours; a float.
+    PercentileCont,
+}
+
+impl AggregateFunc {
+    /// Percentiles take the fraction as a second argument. The planner passes both as one
+    /// `[value, fraction]` list per row, so the engine's one-argument plumbing serves them.
+    pub fn takes_fraction(self) -> bool {
+        matches!(
+            self,
+            AggregateFunc::PercentileDisc | AggregateFunc::PercentileCont
+        )
+    }
 }
 
 impl AggregateFunc {
@@ -37,6 +54,8 @@ impl AggregateFunc {
             "max" => AggregateFunc::Max,
             "sum" => AggregateFunc::Sum,
             "avg" => AggregateFunc::Avg,
+            "percentileDisc" => AggregateFunc::PercentileDisc,
+            "percentileCont" => AggregateFunc::PercentileCont,
             _ => return None,
         })
     }
@@ -50,6 +69,8 @@ impl AggregateFunc {
             AggregateFunc::Max => "max",
             AggregateFunc::Sum => "sum",
             AggregateFunc::Avg => "avg",
+            AggregateFunc::PercentileDisc => "percentileDisc",
+            AggregateFunc::PercentileCont => "percentileCont",
         }
     }
 }
@@ -62,6 +83,7 @@ enum State {
     SumInt(i64),
     SumFloat(f64),
     Avg { sum: f64, n: u64 },
+    Percentile { values: Vec<Value>, fraction: f64 },
 }
 
 /// The running state of one aggregate over one group.
@@ -82,6 +104,10 @@ impl Accumulator {
             AggregateFunc::Min | AggregateFunc::Max => State::Extreme(None),
             AggregateFunc::Sum => State::SumInt(0),
             AggregateFunc::Avg => State::Avg { sum: 0.0, n: 0 },
+            AggregateFunc::PercentileDisc | AggregateFunc::PercentileCont => State::Percentile {
+                values: Vec::new(),
+                fraction: 0.0,
+            },
         };
         Accumulator {
             func,
@@ -99,6 +125,14 @@ impl Accumulator {
             }
             return Ok(());
         }
+        let v = if self.func.takes_fraction() {
+            match self.fraction_pair(v)? {
+                Some(value) => value,
+                None => return Ok(()),
+            }
+        } else {
+            v
+        };
         if v.is_null() {
             return Ok(());
         }
@@ -158,8 +192,54 @@ impl Accumulator {
                 }
                 v => return Err(not_number(&v)),
             },
+            State::Percentile { values, .. } => match v {
+                Value::Int(_) | Value::Float(_) => values.push(v),
+                v => return Err(not_number(&v)),
+            },
         }
         Ok(())
+    }
+
+    /// Splits a percentile's `[value, fraction]` row, checking the fraction is a number in
+    /// [0, 1] and remembering it; `None` when the value is null (skipped like any null).
+    fn fraction_pair(&mut self, pair: Value) -> Result<Option<Value>, EvalError> {
+        let sp = self.span;
+        let name = self.func.name();
+        let Value::List(mut items) = pair else {
+            return Err(EvalError::Function {
+                message: format!("{name}() takes a value and a fraction"),
+                span: sp,
+            });
+        };
+        let (Some(fraction), Some(value)) = (items.pop(), items.pop()) else {
+            return Err(EvalError::Function {
+                message: format!("{name}() takes a value and a fraction"),
+                span: sp,
+            });
+        };
+        let fraction = match fraction {
+            Value::Int(i) => i as f64,
+            Value::Float(f) => f,
+            other => {
+                return Err(EvalError::Type {
+                    message: format!(
+                        "{name}() expects a number as fraction, got {}",
+                        other.type_name()
+                    ),
+                    span: sp,
+                });
+            }
+        };
+        if !(0.0..=1.0).contains(&fraction) {
+            return Err(EvalError::Function {
+                message: format!("{name}() fraction must be between 0.0 and 1.0, got {fraction}"),
+                span: sp,
+            });
+        }
+        if let State::Percentile { fraction: kept, .. } = &mut self.state {
+            *kept = fraction;
+        }
+        Ok((!value.is_null()).then_some(value))
     }
 
     /// The aggregate's value for the group.
@@ -172,6 +252,33 @@ impl Accumulator {
             State::SumFloat(s) => Value::Float(s),
             State::Avg { n: 0, .. } => Value::Null,
             State::Avg { sum, n } => Value::Float(sum / n as f64),
+            State::Percentile { values, fraction } => percentile(self.func, values, fraction),
         }
     }
+}
+
+/// The percentile of numbers (already checked to be numbers) at `fraction` in [0, 1].
+fn percentile(func: AggregateFunc, mut values: Vec<Value>, fraction: f64) -> Value {
+    if values.is_empty() {
+        return Value::Null;
+    }
+    values.sort_by(|a, b| a.order(b));
+    let last = values.len() - 1;
+    let number = |v: &Value| match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => f64::NAN,
+    };
+    if func == AggregateFunc::PercentileDisc {
+        // The first value whose rank reaches the fraction of the count.
+        let rank = (fraction * values.len() as f64).ceil() as usize;
+        return values.swap_remove(rank.saturating_sub(1).min(last));
+    }
+    let position = fraction * last as f64;
+    let (below, above) = (position.floor() as usize, position.ceil() as usize);
+    let (low, high) = (
+        number(&values[below.min(last)]),
+        number(&values[above.min(last)]),
+    );
+    Value::Float(low + (high - low) * (position - below as f64))
 }

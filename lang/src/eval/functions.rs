@@ -50,6 +50,7 @@ impl Evaluator<'_> {
                     .unwrap_or(Value::Null));
             }
             "exists" => return Ok(Value::Bool(args.first().is_some_and(|v| !v.is_null()))),
+            "rand" => return Ok(Value::Float(random_unit_float())),
             _ => {}
         }
         let Some(a) = args.first() else {
@@ -258,7 +259,14 @@ impl Evaluator<'_> {
                 if step == 0 {
                     return Err(type_err(sp, "range() step must not be zero".into()));
                 }
-                let n = (i128::from(end) - i128::from(start)) / i128::from(step) + 1;
+                let distance = i128::from(end) - i128::from(start);
+                // A step pointing away from the end reaches nothing; division alone would
+                // truncate `1 / -2` to 0 and yield the start.
+                let n = if distance != 0 && (distance < 0) != (step < 0) {
+                    0
+                } else {
+                    distance / i128::from(step) + 1
+                };
                 if n > i128::from(MAX_RANGE_LEN) {
                     return Err(EvalError::TooLarge {
                         message: format!(
@@ -349,4 +357,16 @@ fn float_to_int(f: f64) -> Value {
     } else {
         Value::Null
     }
+}
+
+/// A random float in [0, 1). Each `RandomState` gets fresh SipHash keys (randomly seeded
+/// per thread, then stepped), so hashing nothing yields a new pseudo-random word per call
+/// without a random-number crate; `rand()` needs no more than that.
+fn random_unit_float() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let bits = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    // The top 53 bits fill a double's mantissa exactly, so the result is below 1.
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }

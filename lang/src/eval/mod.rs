@@ -74,6 +74,30 @@ impl Bindings for Vec<(String, Value)> {
     }
 }
 
+/// The row seen inside a comprehension or quantifier: the iteration variable bound to
+/// the current element, shadowing any outer variable of the same name.
+struct ScopedBindings<'r> {
+    outer: &'r dyn Bindings,
+    name: &'r str,
+    value: Value,
+}
+
+impl<'r> ScopedBindings<'r> {
+    fn new(outer: &'r dyn Bindings, name: &'r str, value: Value) -> Self {
+        ScopedBindings { outer, name, value }
+    }
+}
+
+impl Bindings for ScopedBindings<'_> {
+    fn get(&self, name: &str) -> Option<&Value> {
+        if name == self.name {
+            Some(&self.value)
+        } else {
+            self.outer.get(name)
+        }
+    }
+}
+
 /// A failure while evaluating an expression.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -320,6 +344,118 @@ impl<'a> Evaluator<'a> {
                 message: "count(*) cannot be evaluated row by row".into(),
                 span: sp,
             }),
+            ExprKind::ListComprehension {
+                variable,
+                list,
+                predicate,
+                projection,
+            } => {
+                let mut out = Vec::new();
+                let Some(items) = self.iterated_list(list, row)? else {
+                    return Ok(Value::Null);
+                };
+                for item in items {
+                    let scoped = ScopedBindings::new(row, &variable.name, item);
+                    if let Some(predicate) = predicate
+                        && !self.eval(predicate, &scoped)?.is_true()
+                    {
+                        continue;
+                    }
+                    out.push(match projection {
+                        Some(projection) => self.eval(projection, &scoped)?,
+                        None => scoped.value,
+                    });
+                }
+                Ok(Value::List(out))
+            }
+            ExprKind::Quantifier {
+                quantifier,
+                variable,
+                list,
+                predicate,
+            } => self.quantifier(*quantifier, &variable.name, list, predicate, row),
+            ExprKind::Case {
+                operand,
+                branches,
+                otherwise,
+            } => self.case(operand.as_deref(), branches, otherwise.as_deref(), row),
+        }
+    }
+
+    /// The list a comprehension or quantifier iterates over; `None` when it is null.
+    fn iterated_list(
+        &self,
+        list: &Expr,
+        row: &dyn Bindings,
+    ) -> Result<Option<Vec<Value>>, EvalError> {
+        match self.eval(list, row)? {
+            Value::Null => Ok(None),
+            Value::List(items) => Ok(Some(items)),
+            v => Err(type_err(
+                list.span,
+                format!("expected a list to iterate over, got {}", v.type_name()),
+            )),
+        }
+    }
+
+    /// `all`, `any`, `none`, `single` with three-valued logic: a null predicate result
+    /// makes the answer null unless the true/false results alone already decide it.
+    fn quantifier(
+        &self,
+        quantifier: Quantifier,
+        variable: &str,
+        list: &Expr,
+        predicate: &Expr,
+        row: &dyn Bindings,
+    ) -> E {
+        let Some(items) = self.iterated_list(list, row)? else {
+            return Ok(Value::Null);
+        };
+        let (mut trues, mut falses, mut nulls) = (0usize, 0usize, 0usize);
+        for item in items {
+            let scoped = ScopedBindings::new(row, variable, item);
+            match truth(self.eval(predicate, &scoped)?, predicate.span)? {
+                Some(true) => trues += 1,
+                Some(false) => falses += 1,
+                None => nulls += 1,
+            }
+        }
+        let decided = match quantifier {
+            Quantifier::All if falses > 0 => Some(false),
+            Quantifier::Any if trues > 0 => Some(true),
+            Quantifier::None if trues > 0 => Some(false),
+            Quantifier::Single if trues > 1 => Some(false),
+            _ if nulls > 0 => None,
+            Quantifier::All | Quantifier::None => Some(true),
+            Quantifier::Any => Some(false),
+            Quantifier::Single => Some(trues == 1),
+        };
+        Ok(decided.map_or(Value::Null, Value::Bool))
+    }
+
+    /// `CASE`: the simple form compares the operand with each `WHEN` value by equality;
+    /// the generic form takes the first `WHEN` predicate that is true.
+    fn case(
+        &self,
+        operand: Option<&Expr>,
+        branches: &[(Expr, Expr)],
+        otherwise: Option<&Expr>,
+        row: &dyn Bindings,
+    ) -> E {
+        let tested = operand.map(|o| self.eval(o, row)).transpose()?;
+        for (when, then) in branches {
+            let candidate = self.eval(when, row)?;
+            let taken = match &tested {
+                Some(value) => value.equals(&candidate) == Some(true),
+                None => candidate.is_true(),
+            };
+            if taken {
+                return self.eval(then, row);
+            }
+        }
+        match otherwise {
+            Some(otherwise) => self.eval(otherwise, row),
+            None => Ok(Value::Null),
         }
     }
 
@@ -392,7 +528,14 @@ impl<'a> Evaluator<'a> {
     /// Applies a non-boolean binary operator to two values.
     pub fn apply(&self, op: BinaryOp, l: Value, r: Value, sp: Span) -> E {
         use std::cmp::Ordering::*;
+        let is_nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
+        let both_numbers = as_f64(&l).is_some() && as_f64(&r).is_some();
         let cmp = |want: &[std::cmp::Ordering]| -> Value {
+            // NaN is a number but unordered: every ordering comparison with a number is
+            // false (not null, which is for values of incomparable types).
+            if both_numbers && (is_nan(&l) || is_nan(&r)) {
+                return Value::Bool(false);
+            }
             match (l.is_null() || r.is_null(), l.compare(&r)) {
                 (true, _) | (_, None) => Value::Null,
                 (false, Some(o)) => Value::Bool(want.contains(&o)),

@@ -200,7 +200,7 @@ pub(super) fn from_pest(text: &str, err: &pest::error::Error<Rule>) -> ParseErro
     }
     .min(text.len());
     // In `a == b` the first `=` parses as a comparison and pest stops at the second one;
-    // pointing at the whole `==` gives the advice for it, not the one for chained `=`.
+    // pointing at the whole `==` gives the advice for it.
     let pos = if pos > 0 && text.as_bytes()[pos - 1..].starts_with(b"==") {
         pos - 1
     } else {
@@ -244,9 +244,6 @@ pub(super) fn from_pest(text: &str, err: &pest::error::Error<Rule>) -> ParseErro
         "&&" => Some("use AND".to_string()),
         "||" => Some("use OR".to_string()),
         "=>" => Some("use `>=` for greater-or-equal".to_string()),
-        "<=" | ">=" | "<>" | "<" | ">" | "=" => {
-            Some("comparisons do not chain: write `a < b AND b < c`".to_string())
-        }
         w if KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(w)) => {
             if !expected.contains(&"a variable") {
                 return None;

@@ -31,8 +31,16 @@ impl<'t> Builder<'t> {
             let sp = span(&p);
             let rule = p.as_rule();
             match rule {
-                Rule::expr | Rule::paren_expr => {
+                Rule::expr => {
                     p = p.into_inner().next().ok_or_else(|| self.internal(sp))?;
+                }
+                Rule::paren_expr => {
+                    let inner = p.into_inner().next().ok_or_else(|| self.internal(sp))?;
+                    let (mut e, d) = self.expr_at(inner, 0)?;
+                    // The parentheses are part of the expression's text: a result column
+                    // is named by its source text exactly as written, `(a).x` included.
+                    e.span = sp;
+                    return Ok((e, d));
                 }
                 Rule::or_expr
                 | Rule::xor_expr
@@ -133,23 +141,32 @@ impl<'t> Builder<'t> {
         Ok((e, d))
     }
 
+    /// `a < b` or a chain `a < b <= c`, which means `a < b AND b <= c` (the middle operand
+    /// is evaluated once per comparison it takes part in).
     fn comparison(&self, children: Vec<Pair<'t, Rule>>, sp: Span) -> R<Built> {
         let mut it = children.into_iter();
-        let (Some(l), Some(op), Some(r)) = (it.next(), it.next(), it.next()) else {
-            return Err(self.internal(sp));
-        };
-        let op = match op.as_str() {
-            "=" => BinaryOp::Eq,
-            "<>" | "!=" => BinaryOp::Ne,
-            "<" => BinaryOp::Lt,
-            "<=" => BinaryOp::Le,
-            ">" => BinaryOp::Gt,
-            ">=" => BinaryOp::Ge,
-            _ => BinaryOp::Regex,
-        };
-        let l = self.expr_at(l, 0)?;
-        let r = self.expr_at(r, 0)?;
-        self.binary(op, l, r)
+        let first = it.next().ok_or_else(|| self.internal(sp))?;
+        let mut left = self.expr_at(first, 0)?;
+        let mut chain: Option<Built> = None;
+        while let (Some(op), Some(right)) = (it.next(), it.next()) {
+            let op = match op.as_str() {
+                "=" => BinaryOp::Eq,
+                "<>" | "!=" => BinaryOp::Ne,
+                "<" => BinaryOp::Lt,
+                "<=" => BinaryOp::Le,
+                ">" => BinaryOp::Gt,
+                ">=" => BinaryOp::Ge,
+                _ => BinaryOp::Regex,
+            };
+            let right = self.expr_at(right, 0)?;
+            let link = self.binary(op, left, right.clone())?;
+            chain = Some(match chain {
+                None => link,
+                Some(earlier) => self.binary(BinaryOp::And, earlier, link)?,
+            });
+            left = right;
+        }
+        chain.ok_or_else(|| self.internal(sp))
     }
 
     fn predicates(&self, children: Vec<Pair<'t, Rule>>) -> R<Built> {
@@ -243,7 +260,7 @@ impl<'t> Builder<'t> {
                 return None;
             }
             match first.as_rule() {
-                Rule::dec_int => return Some(first.as_str()),
+                Rule::dec_int | Rule::hex_int | Rule::octal_int => return Some(first.as_str()),
                 Rule::integer_lit | Rule::postfix_expr => cur = first,
                 _ => return None,
             }
@@ -303,9 +320,10 @@ impl<'t> Builder<'t> {
             Some(b) => (true, b),
             None => (false, text),
         };
-        let parsed = match body.strip_prefix("0x") {
-            Some(hex) => i128::from_str_radix(hex, 16),
-            None => body.parse::<i128>(),
+        let parsed = match (body.strip_prefix("0x"), body.strip_prefix("0o")) {
+            (Some(hex), _) => i128::from_str_radix(hex, 16),
+            (_, Some(octal)) => i128::from_str_radix(octal, 8),
+            _ => body.parse::<i128>(),
         };
         let v = parsed
             .ok()
@@ -428,8 +446,136 @@ impl<'t> Builder<'t> {
                 let id = self.ident(p)?;
                 Ok((Expr::new(ExprKind::Variable(id.name), sp), 0))
             }
+            Rule::list_comprehension => self.list_comprehension(p),
+            Rule::quantifier => self.quantifier(p),
+            Rule::case_expr => self.case_expr(p),
             _ => Err(self.internal(sp)),
         }
+    }
+
+    /// `[x IN list WHERE predicate | projection]`.
+    fn list_comprehension(&self, p: Pair<'t, Rule>) -> R<Built> {
+        let sp = span(&p);
+        let mut variable = None;
+        let mut list = None;
+        let mut predicate = None;
+        let mut projection = None;
+        let mut depth = 0;
+        for c in p.into_inner() {
+            match c.as_rule() {
+                Rule::variable => variable = Some(self.ident(c)?),
+                Rule::IN => {}
+                Rule::comprehension_where | Rule::comprehension_map => {
+                    let is_where = c.as_rule() == Rule::comprehension_where;
+                    let csp = span(&c);
+                    let inner = c
+                        .into_inner()
+                        .find(|x| x.as_rule() == Rule::expr)
+                        .ok_or_else(|| self.internal(csp))?;
+                    let (e, d) = self.expr_at(inner, 0)?;
+                    depth = depth.max(d);
+                    if is_where {
+                        predicate = Some(Box::new(e));
+                    } else {
+                        projection = Some(Box::new(e));
+                    }
+                }
+                _ => {
+                    let (e, d) = self.expr_at(c, 0)?;
+                    depth = depth.max(d);
+                    list = Some(Box::new(e));
+                }
+            }
+        }
+        let (Some(variable), Some(list)) = (variable, list) else {
+            return Err(self.internal(sp));
+        };
+        let depth = self.deeper(depth + 1, sp)?;
+        let kind = ExprKind::ListComprehension {
+            variable,
+            list,
+            predicate,
+            projection,
+        };
+        Ok((Expr::new(kind, sp), depth))
+    }
+
+    /// `all(x IN list WHERE predicate)`, `any(...)`, `none(...)`, `single(...)`.
+    fn quantifier(&self, p: Pair<'t, Rule>) -> R<Built> {
+        let sp = span(&p);
+        let mut quantifier = None;
+        let mut variable = None;
+        let mut operands = Vec::new();
+        let mut depth = 0;
+        for c in p.into_inner() {
+            match c.as_rule() {
+                Rule::quantifier_name => {
+                    quantifier = Some(match c.as_str().to_ascii_lowercase().as_str() {
+                        "all" => Quantifier::All,
+                        "any" => Quantifier::Any,
+                        "none" => Quantifier::None,
+                        _ => Quantifier::Single,
+                    })
+                }
+                Rule::variable => variable = Some(self.ident(c)?),
+                Rule::IN | Rule::WHERE => {}
+                _ => {
+                    let (e, d) = self.expr_at(c, 0)?;
+                    depth = depth.max(d);
+                    operands.push(e);
+                }
+            }
+        }
+        let mut operands = operands.into_iter();
+        let (Some(quantifier), Some(variable), Some(list), Some(predicate)) =
+            (quantifier, variable, operands.next(), operands.next())
+        else {
+            return Err(self.internal(sp));
+        };
+        let depth = self.deeper(depth + 1, sp)?;
+        let kind = ExprKind::Quantifier {
+            quantifier,
+            variable,
+            list: Box::new(list),
+            predicate: Box::new(predicate),
+        };
+        Ok((Expr::new(kind, sp), depth))
+    }
+
+    /// `CASE [operand] WHEN a THEN b ... [ELSE c] END`.
+    fn case_expr(&self, p: Pair<'t, Rule>) -> R<Built> {
+        let sp = span(&p);
+        let mut operand = None;
+        let mut branches = Vec::new();
+        let mut otherwise = None;
+        let mut depth = 0;
+        for c in p.into_inner() {
+            let csp = span(&c);
+            let rule = c.as_rule();
+            if matches!(rule, Rule::CASE | Rule::END) {
+                continue;
+            }
+            let mut parts = Vec::new();
+            for x in c.into_inner().filter(|x| x.as_rule() == Rule::expr) {
+                let (e, d) = self.expr_at(x, 0)?;
+                depth = depth.max(d);
+                parts.push(e);
+            }
+            let mut parts = parts.into_iter();
+            match (rule, parts.next(), parts.next()) {
+                (Rule::case_operand, Some(e), None) => operand = Some(Box::new(e)),
+                (Rule::case_default, Some(e), None) => otherwise = Some(Box::new(e)),
+                (Rule::case_branch, Some(when), Some(then)) => branches.push((when, then)),
+                _ => return Err(self.internal(csp)),
+            }
+        }
+        let depth = self.deeper(depth + 1, sp)?;
+        let kind = ExprKind::Case {
+            operand,
+            branches,
+            otherwise,
+        };
+        Ok((Expr::new(kind, sp), depth))
     }
 
     /// Resolves escapes of a string body that starts at byte `offset` of the source.

@@ -336,6 +336,40 @@ pub(super) fn rewrite(e: &Expr, map: &[(String, String)]) -> Expr {
             distinct: *distinct,
             args: args.iter().map(|x| rewrite(x, map)).collect(),
         },
+        ExprKind::ListComprehension {
+            variable,
+            list,
+            predicate,
+            projection,
+        } => ExprKind::ListComprehension {
+            variable: variable.clone(),
+            list: r(list),
+            predicate: predicate.as_deref().map(r),
+            projection: projection.as_deref().map(r),
+        },
+        ExprKind::Quantifier {
+            quantifier,
+            variable,
+            list,
+            predicate,
+        } => ExprKind::Quantifier {
+            quantifier: *quantifier,
+            variable: variable.clone(),
+            list: r(list),
+            predicate: r(predicate),
+        },
+        ExprKind::Case {
+            operand,
+            branches,
+            otherwise,
+        } => ExprKind::Case {
+            operand: operand.as_deref().map(r),
+            branches: branches
+                .iter()
+                .map(|(when, then)| (rewrite(when, map), rewrite(then, map)))
+                .collect(),
+            otherwise: otherwise.as_deref().map(r),
+        },
         other => other.clone(),
     };
     Expr::new(kind, e.span)
@@ -572,10 +606,12 @@ impl Planner<'_> {
         for part in &parts {
             // A part is planned on top of the current rows when it shares a node with them
             // or can seek a node by a value computed from them (`UNWIND $ids AS id MATCH
-            // (n {id: id})` seeks per row instead of joining against a full scan).
+            // (n {id: id})` seeks per row instead of joining against a full scan). A
+            // relationship bound earlier (`WITH r MATCH ()-[r]->()`) connects it too: planned
+            // apart, the part would bind `r` afresh and multiply the rows.
             let connected = part.nodes.iter().any(|n| {
                 bound.contains(&n.name) || Self::find_seek(&n.name, bound, &pending).is_some()
-            });
+            }) || part.rels.iter().any(|r| bound.contains(&r.name));
             if connected || bound.is_empty() {
                 cur = self.chain(cur, part, bound, &mut pending, &mut match_rels)?;
             } else {

@@ -163,6 +163,15 @@ pub(crate) fn describe(p: &LogicalPlan) -> String {
                 }
                 let arg = match &a.arg {
                     None => "*".to_string(),
+                    // A percentile's `[value, fraction]` pair is shown as its two arguments.
+                    Some(crate::ast::Expr {
+                        kind: crate::ast::ExprKind::List(args),
+                        ..
+                    }) if a.func.takes_fraction() => args
+                        .iter()
+                        .map(expr_to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     Some(e) => expr_to_string(e),
                 };
                 let d = if a.distinct { "DISTINCT " } else { "" };

@@ -29,6 +29,13 @@ impl Planner<'_> {
             .iter()
             .map(|(e, c)| (expr_to_string(e), c.clone()))
             .collect();
+        // WHERE reads the new columns by name: an old variable's text that is also the name
+        // of a new column (`WITH m AS n, n AS m WHERE n.x = 1`) means the new column.
+        let where_map: Vec<(String, String)> = item_map
+            .iter()
+            .filter(|(text, _)| !items.iter().any(|(_, column)| column == text))
+            .cloned()
+            .collect();
         let aggregating = items.iter().any(|(e, _)| contains_aggregate(e));
         let mut hidden: Vec<(Expr, String)> = Vec::new();
         if aggregating {
@@ -64,7 +71,12 @@ impl Planner<'_> {
                                     message: format!("`{}` is not an aggregate", name.name),
                                     span: a.span,
                                 })?;
-                            (f, *distinct, args.first().cloned())
+                            let arg = if f.takes_fraction() {
+                                Some(Expr::new(ExprKind::List(args.clone()), a.span))
+                            } else {
+                                args.first().cloned()
+                            };
+                            (f, *distinct, arg)
                         }
                         _ => continue,
                     };
@@ -109,15 +121,21 @@ impl Planner<'_> {
             }
             item_map.extend(map);
         } else {
-            // Variables ORDER BY needs from before the projection ride along as hidden columns.
+            // Variables ORDER BY and WHERE need from before the projection ride along as
+            // hidden columns.
             let names: Vec<&String> = items.iter().map(|(_, c)| c).collect();
-            for s in &p.order_by {
-                for v in rewrite(&s.expr, &item_map).variables() {
+            let sort_and_filter = p
+                .order_by
+                .iter()
+                .map(|s| (rewrite(&s.expr, &item_map), s.span))
+                .chain(p.where_.iter().map(|w| (rewrite(w, &where_map), w.span)));
+            for (expr, span) in sort_and_filter {
+                for v in expr.variables() {
                     if !names.contains(&&v)
                         && bound.contains(&v)
                         && !hidden.iter().any(|(_, h)| *h == v)
                     {
-                        hidden.push((var_expr(&v, s.span), v));
+                        hidden.push((var_expr(&v, span), v));
                     }
                 }
             }
@@ -190,6 +208,16 @@ impl Planner<'_> {
                 }
             }
         }
+        // WHERE filters after SKIP and LIMIT, but before the hidden columns it may read
+        // are dropped.
+        // A projected expression repeated in WHERE reads its column (`WITH DISTINCT a.x AS x
+        // WHERE a.x > 1`).
+        if let Some(w) = &p.where_ {
+            cur = LogicalPlan::Filter {
+                input: Box::new(cur),
+                predicate: rewrite(w, &where_map),
+            };
+        }
         if !hidden.is_empty() {
             let keep = items
                 .iter()
@@ -204,12 +232,6 @@ impl Planner<'_> {
         scope.clear();
         for (_, c) in &items {
             bind(bound, scope, c);
-        }
-        if let Some(w) = &p.where_ {
-            cur = LogicalPlan::Filter {
-                input: Box::new(cur),
-                predicate: w.clone(),
-            };
         }
         Ok(cur)
     }
