@@ -17,7 +17,7 @@ use batho_storage::session::{Change, PropValue};
 
 use super::exec::{BoxOp, Ctx, ExecError, Operator, R, Row};
 use super::topology::Topology;
-use super::writable_access::{WritableState, to_stored};
+use super::writable_access::{WritableState, into_stored, to_stored};
 
 /// The writable graph a statement changes.
 pub(crate) fn state<'a>(ctx: &Ctx<'a>) -> R<&'a RefCell<WritableState>> {
@@ -137,14 +137,9 @@ pub(crate) fn pattern_properties(
     };
     match ctx.eval(expr, cols, row)? {
         Value::Map(entries) => entries
-            .iter()
+            .into_iter()
             .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| {
-                Ok((
-                    k.clone(),
-                    to_stored(v).map_err(|m| update_error(m, expr.span))?,
-                ))
-            })
+            .map(|(k, v)| Ok((k, into_stored(v).map_err(|m| update_error(m, expr.span))?)))
             .collect(),
         Value::Null => Ok(Vec::new()),
         other => Err(update_error(

@@ -99,34 +99,43 @@ pub(crate) fn to_value(stored: &PropValue) -> Value {
 /// A BQL value as a storable property value, or why it cannot be one (nodes,
 /// relationships and paths are not property values; nesting is bounded).
 pub(crate) fn to_stored(value: &Value) -> Result<PropValue, String> {
-    let stored = match value {
-        Value::Null => PropValue::Null,
-        Value::Bool(b) => PropValue::Bool(*b),
-        Value::Int(i) => PropValue::Int(*i),
-        Value::Float(f) => PropValue::Float(*f),
-        Value::String(s) => PropValue::String(s.clone()),
-        Value::List(items) => {
-            PropValue::List(items.iter().map(to_stored).collect::<Result<_, _>>()?)
-        }
-        Value::Map(entries) => PropValue::Map(
-            entries
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), to_stored(v)?)))
-                .collect::<Result<_, String>>()?,
-        ),
-        Value::Node(_) | Value::Rel(_) | Value::Path { .. } => {
-            return Err(format!(
-                "{} cannot be stored as a property value",
-                value.type_name()
-            ));
-        }
-    };
+    into_stored(value.clone())
+}
+
+/// [`to_stored`] for a value that is not needed afterwards: its strings move.
+pub(crate) fn into_stored(value: Value) -> Result<PropValue, String> {
+    let stored = convert(value)?;
     if stored.depth() > MAX_NESTING {
         return Err(format!(
             "a property value may nest lists and maps at most {MAX_NESTING} deep"
         ));
     }
     Ok(stored)
+}
+
+fn convert(value: Value) -> Result<PropValue, String> {
+    Ok(match value {
+        Value::Null => PropValue::Null,
+        Value::Bool(b) => PropValue::Bool(b),
+        Value::Int(i) => PropValue::Int(i),
+        Value::Float(f) => PropValue::Float(f),
+        Value::String(s) => PropValue::String(s),
+        Value::List(items) => {
+            PropValue::List(items.into_iter().map(convert).collect::<Result<_, _>>()?)
+        }
+        Value::Map(entries) => PropValue::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| Ok((k, convert(v)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other @ (Value::Node(_) | Value::Rel(_) | Value::Path { .. }) => {
+            return Err(format!(
+                "{} cannot be stored as a property value",
+                other.type_name()
+            ));
+        }
+    })
 }
 
 fn to_map<'v>(entries: impl Iterator<Item = (&'v str, &'v PropValue)>) -> BTreeMap<String, Value> {
