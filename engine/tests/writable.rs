@@ -247,3 +247,42 @@ fn a_property_index_answers_like_a_scan_and_survives_checkpoint_and_reopen() {
         "{error}"
     );
 }
+
+#[test]
+fn a_variable_length_list_keeps_the_written_order_when_planned_from_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    run(
+        &mut db,
+        "CREATE (:Start)-[:REL {num: 1}]->()-[:REL {num: 2}]->()-[:REL {num: 3}]->(:End)",
+    );
+    // The labelled end is the cheaper start, so the planner walks the pattern backwards.
+    let expected = vec![vec![Value::List(vec![
+        Value::Int(1),
+        Value::Int(2),
+        Value::Int(3),
+    ])]];
+    for query in [
+        "MATCH (a)-[r:REL*3]->(b:End) RETURN [x IN r | x.num]",
+        "MATCH p = (a)-[:REL*3]->(b:End) RETURN [x IN relationships(p) | x.num]",
+        "MATCH (b:End)<-[r:REL*3]-(a) RETURN [x IN r | x.num]",
+    ] {
+        let rows = run(&mut db, query);
+        let rows = if query.starts_with("MATCH (b:End)") {
+            // Written from the end: the list runs from b, so 3, 2, 1.
+            assert_eq!(
+                rows,
+                vec![vec![Value::List(vec![
+                    Value::Int(3),
+                    Value::Int(2),
+                    Value::Int(1)
+                ])]],
+                "{query}"
+            );
+            continue;
+        } else {
+            rows
+        };
+        assert_eq!(rows, expected, "{query}");
+    }
+}

@@ -376,6 +376,38 @@ pub(super) fn rewrite(e: &Expr, map: &[(String, String)]) -> Expr {
 }
 
 impl Planner<'_> {
+    /// `cur` with its list column `column` reversed (every other column passed on).
+    fn reverse_column(cur: LogicalPlan, column: &str, span: Span) -> LogicalPlan {
+        let items = cur
+            .columns()
+            .into_iter()
+            .map(|c| {
+                let value = var_expr(&c, span);
+                let value = if c == column {
+                    let name = Ident {
+                        name: "reverse".into(),
+                        span,
+                    };
+                    Expr::new(
+                        ExprKind::Call {
+                            name,
+                            distinct: false,
+                            args: vec![value],
+                        },
+                        span,
+                    )
+                } else {
+                    value
+                };
+                (value, c)
+            })
+            .collect();
+        LogicalPlan::Project {
+            input: Box::new(cur),
+            items,
+        }
+    }
+
     pub(super) fn fresh(&mut self, prefix: &str) -> String {
         loop {
             let name = format!("#{prefix}{}", self.next);
@@ -829,6 +861,12 @@ impl Planner<'_> {
                 into,
                 unique_with: match_rels.clone(),
             };
+            // Walked from its end, a variable-length hop lists its relationships end first;
+            // whoever reads the list (a named variable, the path) expects them in the order
+            // the pattern is written.
+            if reversed && r.length.is_some() && (part.path.is_some() || !r.name.starts_with('#')) {
+                cur = Self::reverse_column(cur, &rel_col, sp);
+            }
             match_rels.push(rel_col.clone());
             bound.push(rel_col);
             if !into {
