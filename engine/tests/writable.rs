@@ -286,3 +286,117 @@ fn a_variable_length_list_keeps_the_written_order_when_planned_from_its_end() {
         assert_eq!(rows, expected, "{query}");
     }
 }
+
+#[test]
+fn text_indexes_search_their_words_and_survive_reopen_and_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    let search = "CALL text.search($q) YIELD node, score RETURN node.n ORDER BY node.n";
+    let found = |db: &mut WritableDatabase, q: &str| -> Vec<i64> {
+        let params = BTreeMap::from([("q".to_string(), Value::from(q))]);
+        let rows = db
+            .execute(search, &params)
+            .unwrap_or_else(|e| panic!("{q}: {e}"))
+            .rows;
+        ints(&rows)
+    };
+    let no_index = db
+        .execute(
+            search,
+            &BTreeMap::from([("q".to_string(), Value::from("x"))]),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(no_index.contains("CREATE TEXT INDEX"), "{no_index}");
+    run(
+        &mut db,
+        "CREATE (:Doc {n: 1, text: 'The parser reads headers'}), \
+         (:Doc {n: 2, text: 'parseHeader fails on Déjà vu'}), \
+         (:Other {n: 3, text: 'the parser, unindexed'})",
+    );
+    db.execute("CREATE TEXT INDEX ON :Doc(text)", &BTreeMap::new())
+        .unwrap();
+    assert_eq!(db.text_indexes(), [("Doc".to_string(), "text".to_string())]);
+    assert_eq!(found(&mut db, "parser"), [1]);
+    assert_eq!(found(&mut db, "pars*"), [1, 2]);
+    assert_eq!(found(&mut db, "deja"), [2]);
+    assert_eq!(found(&mut db, "\"reads headers\""), [1]);
+    assert!(found(&mut db, "\"headers reads\"").is_empty());
+    // A statement sees its own writes, and a failed one leaves the index as it was.
+    run(&mut db, "CREATE (:Doc {n: 4, text: 'another parser'})");
+    assert_eq!(found(&mut db, "parser"), [1, 4]);
+    assert!(
+        db.execute(
+            "MATCH (d:Doc {n: 1}) SET d.text = 'gone' CREATE (d)-[:r]->(:E) WITH d DELETE d",
+            &BTreeMap::new()
+        )
+        .is_err()
+    );
+    assert_eq!(found(&mut db, "parser"), [1, 4]);
+    drop(db);
+    let mut db = WritableDatabase::open(dir.path()).unwrap();
+    assert_eq!(found(&mut db, "parser"), [1, 4]);
+    db.checkpoint().unwrap();
+    drop(db);
+    let mut db = WritableDatabase::open(dir.path()).unwrap();
+    assert_eq!(found(&mut db, "parser"), [1, 4]);
+    db.execute("DROP TEXT INDEX ON :Doc(text)", &BTreeMap::new())
+        .unwrap();
+    assert!(db.text_indexes().is_empty());
+    let bad = db
+        .execute("CREATE TEXT INDEX ON Doc", &BTreeMap::new())
+        .unwrap_err()
+        .to_string();
+    assert!(bad.contains("CREATE TEXT INDEX ON :Label(key)"), "{bad}");
+}
+
+#[test]
+fn breadth_first_walks_visit_each_node_once_at_its_distance() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    // A root with many children: a variable-length pattern would see each child by as
+    // many paths as the root has children.
+    run(
+        &mut db,
+        "CREATE (root:N {n: 0}) WITH root UNWIND range(1, 50) AS i \
+         CREATE (root)<-[:child]-(:N {n: i})",
+    );
+    run(
+        &mut db,
+        "MATCH (a:N {n: 1}), (b:N {n: 2}) CREATE (a)-[:next]->(b)",
+    );
+    let rows = run(
+        &mut db,
+        "MATCH (s:N {n: 1}) CALL algo.bfs(s, 2) YIELD node, distance \
+         RETURN distance, count(*) ORDER BY distance",
+    );
+    assert_eq!(
+        rows,
+        vec![
+            vec![Value::Int(1), Value::Int(2)],
+            vec![Value::Int(2), Value::Int(48)]
+        ]
+    );
+    let rows = run(
+        &mut db,
+        "MATCH (s:N {n: 1}) CALL algo.bfs(s, 5, ['next'], 'out') YIELD node, distance, relationship \
+         RETURN node.n, distance, type(relationship)",
+    );
+    assert_eq!(
+        rows,
+        vec![vec![Value::Int(2), Value::Int(1), Value::from("next")]]
+    );
+    let rows = run(
+        &mut db,
+        "MATCH (s:N {n: 2}) CALL algo.bfs(s, 5, ['next'], 'out') YIELD node RETURN count(node)",
+    );
+    assert_eq!(ints(&rows), [0]);
+    let error = db
+        .execute(
+            "MATCH (s:N {n: 2}) CALL algo.bfs(s, 99) YIELD node RETURN node",
+            &BTreeMap::new(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("at most 10"), "{error}");
+}

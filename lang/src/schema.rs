@@ -421,6 +421,11 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
             ],
         ),
         ProcedureSig::new(
+            "algo.bfs",
+            (1, 4),
+            &[("node", Node), ("distance", Any), ("relationship", Rel)],
+        ),
+        ProcedureSig::new(
             "algo.neighbors",
             (1, 4),
             &[("node", Node), ("relationship", Rel), ("direction", Any)],

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod algo_procs;
+mod bfs_proc;
 mod degree;
 mod exec;
 mod expand;
@@ -65,7 +66,7 @@ pub use batho_storage::session::{
 use exec::ExecError;
 pub use open_graph::OpenGraph;
 use topology::Topology;
-pub use writable::WritableDatabase;
+pub use writable::{IndexKind, WritableDatabase};
 pub use writable_access::UpdateCounts;
 
 /// The resource bounds of one query.

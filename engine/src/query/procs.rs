@@ -20,9 +20,28 @@ fn count(n: u64) -> Value {
 
 /// Runs `name` and returns its records, each holding the `fields` asked for, in order.
 pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String]) -> R<Vec<Row>> {
-    let art = ctx.artifact()?;
     let lower = name.to_ascii_lowercase();
+    // Procedures that read any graph through the topology come first: the rest read a
+    // code graph's artifact.
     let records: Vec<Vec<(&str, Value)>> = match lower.as_str() {
+        "algo.bfs" => super::bfs_proc::bfs(ctx, args)?,
+        "text.search" if ctx.topology.artifact().is_none() => {
+            super::text_procs::search_writable(ctx, args)?
+        }
+        _ => code_graph_procedure(ctx, &lower, name, args)?,
+    };
+    Ok(project_fields(records, fields))
+}
+
+/// The procedures of code graphs.
+fn code_graph_procedure<'r>(
+    ctx: &Ctx<'_>,
+    lower: &str,
+    name: &str,
+    args: &[Value],
+) -> R<Vec<Vec<(&'r str, Value)>>> {
+    let art = ctx.artifact()?;
+    let records: Vec<Vec<(&str, Value)>> = match lower {
         "db.labels" => NodeKind::ALL
             .iter()
             .map(|k| {
@@ -137,7 +156,12 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
             )));
         }
     };
-    Ok(records
+    Ok(records)
+}
+
+/// Each record's values in the order of the yielded `fields` (null for a field it lacks).
+fn project_fields(records: Vec<Vec<(&str, Value)>>, fields: &[String]) -> Vec<Row> {
+    records
         .into_iter()
         .map(|rec| {
             fields
@@ -149,7 +173,7 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
                 })
                 .collect()
         })
-        .collect())
+        .collect()
 }
 
 /// The community summary of the artifact the query reads: the one stored beside it

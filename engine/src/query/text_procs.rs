@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 
 use batho_lang::Value;
 use batho_schema::NodeKind;
+use batho_storage::text::query::parse_text_query;
 use batho_storage::{EdgeRef, NodeIdx, RoaringBitmap};
 
 use super::exec::{Ctx, ExecError, R};
@@ -50,6 +51,32 @@ pub(crate) fn search(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     Ok(ranked(ctx, P, &question, limit)?
         .into_iter()
         .map(|(v, score)| vec![("node", Value::Node(v.0)), ("score", Value::Float(score))])
+        .collect())
+}
+
+/// `text.search(query, [limit])` on a writable graph: the nodes matching the keyword
+/// query in any of its text indexes (`CREATE TEXT INDEX ON :Label(key)`), best first by
+/// BM25; every match when `limit` is absent or null. The query is FTS5's basic syntax:
+/// words ANDed, `"a phrase"`, `prefix*` (`batho_storage::text::query`).
+pub(crate) fn search_writable(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+    const P: &str = "text.search";
+    let question = string_arg(P, args, 0, "query")?;
+    let limit = int_arg(P, args, 1, "limit", i64::MAX)?;
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let query = parse_text_query(&question)
+        .map_err(|error| ExecError::Unsupported(format!("{P}(): {error}")))?;
+    let Some(hits) = ctx.topology.text_search(&query) else {
+        return Err(ExecError::Unsupported(format!(
+            "{P}(): this graph has no text index; create one with CREATE TEXT INDEX ON :Label(key)"
+        )));
+    };
+    ctx.tick(hits.len() as u64 + 1)?;
+    let kept = hits.len().min(limit);
+    ctx.hold(kept)?;
+    Ok(hits
+        .into_iter()
+        .take(limit)
+        .map(|(node, score)| vec![("node", Value::Node(node)), ("score", Value::Float(score))])
         .collect())
 }
 

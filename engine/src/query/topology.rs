@@ -11,6 +11,7 @@ use std::cell::{Ref, RefCell};
 use batho_lang::ast::Direction;
 use batho_schema::NodeKind;
 use batho_storage::session::WritableGraph;
+use batho_storage::text::query::TextQuery;
 use batho_storage::{Artifact, EdgeIdx, NodeIdx, RoaringBitmap};
 
 use super::expand::EdgeFilter;
@@ -86,6 +87,14 @@ impl<'a> Topology<'a> {
             Topology::Writable(state) => {
                 writable_neighbors(&Self::writable(state), n, dir, filter, f)
             }
+        }
+    }
+
+    /// A writable graph's text search (`None` on a code graph, or without a text index).
+    pub(crate) fn text_search(&self, query: &TextQuery) -> Option<Vec<(u32, f64)>> {
+        match self {
+            Topology::Code(_) => None,
+            Topology::Writable(state) => Self::writable(state).text_search(query),
         }
     }
 

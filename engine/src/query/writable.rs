@@ -49,31 +49,54 @@ impl std::fmt::Debug for WritableDatabase {
     }
 }
 
-/// `CREATE INDEX ON :Label(key)` or `DROP INDEX ON :Label(key)`, recognised before
-/// parsing: `Some(Ok((create, label, key)))`, `Some(Err(why))` when it starts like one but
+/// An index statement: `CREATE [TEXT] INDEX ON :Label(key)` or `DROP [TEXT] INDEX ON
+/// :Label(key)`, recognised before parsing (BQL's grammar has no DDL).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct IndexCommand {
+    create: bool,
+    kind: IndexKind,
+    label: String,
+    key: String,
+}
+
+/// What an index holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    /// Nodes by property value: equality seeks and `MERGE`.
+    Property,
+    /// The words of a text property: `CALL text.search(...)`.
+    Text,
+}
+
+/// `Some(Ok(command))`, `Some(Err(why))` when the text starts like an index statement but
 /// is malformed, `None` for anything else.
-fn index_command(text: &str) -> Option<Result<(bool, String, String), String>> {
+fn index_command(text: &str) -> Option<Result<IndexCommand, String>> {
     let text = text.trim().trim_end_matches(';').trim();
-    let words: Vec<&str> = text.splitn(4, char::is_whitespace).collect();
-    let create = match words.as_slice() {
-        [verb, index, on, _]
-            if index.eq_ignore_ascii_case("INDEX") && on.eq_ignore_ascii_case("ON") =>
-        {
-            if verb.eq_ignore_ascii_case("CREATE") {
-                true
-            } else if verb.eq_ignore_ascii_case("DROP") {
-                false
-            } else {
-                return None;
-            }
-        }
-        _ => return None,
+    let mut words = text.split_whitespace();
+    let verb = words.next()?;
+    let create = if verb.eq_ignore_ascii_case("CREATE") {
+        true
+    } else if verb.eq_ignore_ascii_case("DROP") {
+        false
+    } else {
+        return None;
     };
-    let target = words[3].trim();
+    let mut next = words.next()?;
+    let kind = if next.eq_ignore_ascii_case("TEXT") {
+        next = words.next()?;
+        IndexKind::Text
+    } else {
+        IndexKind::Property
+    };
+    if !next.eq_ignore_ascii_case("INDEX") || !words.next()?.eq_ignore_ascii_case("ON") {
+        return None;
+    }
+    let target: String = words.collect();
     let usage = || {
         format!(
-            "expected `{} INDEX ON :Label(key)`",
-            if create { "CREATE" } else { "DROP" }
+            "expected `{} {}INDEX ON :Label(key)`",
+            if create { "CREATE" } else { "DROP" },
+            if kind == IndexKind::Text { "TEXT " } else { "" }
         )
     };
     let parsed = target
@@ -83,7 +106,12 @@ fn index_command(text: &str) -> Option<Result<(bool, String, String), String>> {
         .map(|(label, key)| (label.trim(), key.trim()))
         .filter(|(label, key)| is_plain_name(label) && is_plain_name(key));
     Some(match parsed {
-        Some((label, key)) => Ok((create, label.to_string(), key.to_string())),
+        Some((label, key)) => Ok(IndexCommand {
+            create,
+            kind,
+            label: label.to_string(),
+            key: key.to_string(),
+        }),
         None => Err(usage()),
     })
 }
@@ -262,6 +290,18 @@ impl WritableDatabase {
     /// Creates (`create`) or drops the property index on `:label(key)`, committed like a
     /// statement (inside an open transaction, with it).
     pub fn change_index(&mut self, create: bool, label: &str, key: &str) -> Result<(), QueryError> {
+        self.change_index_of_kind(IndexKind::Property, create, label, key)
+    }
+
+    /// Creates (`create`) or drops the index of `kind` on `:label(key)`, committed like a
+    /// statement (inside an open transaction, with it).
+    pub fn change_index_of_kind(
+        &mut self,
+        kind: IndexKind,
+        create: bool,
+        label: &str,
+        key: &str,
+    ) -> Result<(), QueryError> {
         if self.store.is_none() {
             return Err(self_read_only(if create {
                 "CREATE INDEX"
@@ -270,10 +310,11 @@ impl WritableDatabase {
             }));
         }
         let (label, key) = (label.to_string(), key.to_string());
-        let change = if create {
-            Change::CreateIndex { label, key }
-        } else {
-            Change::DropIndex { label, key }
+        let change = match (kind, create) {
+            (IndexKind::Property, true) => Change::CreateIndex { label, key },
+            (IndexKind::Property, false) => Change::DropIndex { label, key },
+            (IndexKind::Text, true) => Change::CreateTextIndex { label, key },
+            (IndexKind::Text, false) => Change::DropTextIndex { label, key },
         };
         {
             let state = &mut *self.state.borrow_mut();
@@ -288,6 +329,11 @@ impl WritableDatabase {
             self.commit_journal()?;
         }
         Ok(())
+    }
+
+    /// The text indexes, as `(label, key)`.
+    pub fn text_indexes(&self) -> Vec<(String, String)> {
+        self.state.borrow().graph.text_indexes()
     }
 
     /// The property indexes, as `(label, key)`.
@@ -348,9 +394,8 @@ impl WritableDatabase {
     ) -> Result<QueryResult, QueryError> {
         let start = Instant::now();
         if let Some(command) = index_command(text) {
-            let (create, label, key) =
-                command.map_err(|message| QueryError::Unsupported { message })?;
-            self.change_index(create, &label, &key)?;
+            let command = command.map_err(|message| QueryError::Unsupported { message })?;
+            self.change_index_of_kind(command.kind, command.create, &command.label, &command.key)?;
             return Ok(QueryResult::empty(start.elapsed()));
         }
         if let Some(control) = transaction_control(text) {

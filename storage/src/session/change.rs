@@ -87,6 +87,20 @@ pub enum Change {
         /// The property key.
         key: String,
     },
+    /// Creates a text index on the words of `key` of the nodes of `label`.
+    CreateTextIndex {
+        /// The label.
+        label: String,
+        /// The property key.
+        key: String,
+    },
+    /// Drops a text index.
+    DropTextIndex {
+        /// The label.
+        label: String,
+        /// The property key.
+        key: String,
+    },
 }
 
 impl Change {
@@ -113,6 +127,8 @@ const DELETE_RELATIONSHIP: u8 = 7;
 const DELETE_NODE: u8 = 8;
 const CREATE_INDEX: u8 = 9;
 const DROP_INDEX: u8 = 10;
+const CREATE_TEXT_INDEX: u8 = 11;
+const DROP_TEXT_INDEX: u8 = 12;
 
 fn put_properties(out: &mut Vec<u8>, properties: &[(String, PropValue)]) {
     put_varint(out, properties.len() as u64);
@@ -193,13 +209,16 @@ impl Change {
                 out.push(DELETE_NODE);
                 put_varint(out, u64::from(*id));
             }
-            Change::CreateIndex { label, key } | Change::DropIndex { label, key } => {
-                let tag = if matches!(self, Change::CreateIndex { .. }) {
-                    CREATE_INDEX
-                } else {
-                    DROP_INDEX
-                };
-                out.push(tag);
+            Change::CreateIndex { label, key }
+            | Change::DropIndex { label, key }
+            | Change::CreateTextIndex { label, key }
+            | Change::DropTextIndex { label, key } => {
+                out.push(match self {
+                    Change::CreateIndex { .. } => CREATE_INDEX,
+                    Change::DropIndex { .. } => DROP_INDEX,
+                    Change::CreateTextIndex { .. } => CREATE_TEXT_INDEX,
+                    _ => DROP_TEXT_INDEX,
+                });
                 put_string(out, label);
                 put_string(out, key);
             }
@@ -255,6 +274,14 @@ impl Change {
                 key: reader.string()?,
             },
             DROP_INDEX => Change::DropIndex {
+                label: reader.string()?,
+                key: reader.string()?,
+            },
+            CREATE_TEXT_INDEX => Change::CreateTextIndex {
+                label: reader.string()?,
+                key: reader.string()?,
+            },
+            DROP_TEXT_INDEX => Change::DropTextIndex {
                 label: reader.string()?,
                 key: reader.string()?,
             },
@@ -361,6 +388,14 @@ mod tests {
             Change::DropIndex {
                 label: "File".into(),
                 key: "path".into(),
+            },
+            Change::CreateTextIndex {
+                label: "Note".into(),
+                key: "text".into(),
+            },
+            Change::DropTextIndex {
+                label: "Note".into(),
+                key: "text".into(),
             },
         ];
         let bytes = encode_batch(&changes);

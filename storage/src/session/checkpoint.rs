@@ -29,9 +29,13 @@ pub(crate) fn encode(graph: &WritableGraph) -> Vec<u8> {
     put_varint(&mut out, u64::from(graph.relationship_id_bound()));
     // Written change by change, so a checkpoint never holds a second copy of the graph.
     let indexes = graph.indexes();
+    let text_indexes = graph.text_indexes();
     put_varint(
         &mut out,
-        graph.node_count() + graph.relationship_count() + indexes.len() as u64,
+        graph.node_count()
+            + graph.relationship_count()
+            + indexes.len() as u64
+            + text_indexes.len() as u64,
     );
     for id in graph.nodes() {
         Change::CreateNode {
@@ -61,6 +65,9 @@ pub(crate) fn encode(graph: &WritableGraph) -> Vec<u8> {
     // Indexes last: each is built once, over every node.
     for (label, key) in indexes {
         Change::CreateIndex { label, key }.encode(&mut out);
+    }
+    for (label, key) in text_indexes {
+        Change::CreateTextIndex { label, key }.encode(&mut out);
     }
     out
 }
@@ -106,7 +113,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Decoded<WritableGraph> {
             Change::CreateRelationship { id, .. } if *id < relationship_bound => {
                 graph.skip_ids(0, *id)
             }
-            Change::CreateIndex { .. } => {}
+            Change::CreateIndex { .. } | Change::CreateTextIndex { .. } => {}
             _ => {
                 return Err(DecodeError(
                     "a checkpoint entry lies past its id bounds".into(),

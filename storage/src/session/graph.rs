@@ -8,6 +8,7 @@ use roaring::RoaringBitmap;
 use super::change::Change;
 use super::index::PropertyIndex;
 use super::prop::PropValue;
+use super::text_index::TextIndex;
 
 /// Interned names of one kind (labels, types or keys).
 #[derive(Clone, Debug, Default)]
@@ -105,6 +106,16 @@ pub(crate) enum Undo {
         label: u32,
         key: u32,
     },
+    /// Drops a text index the change created.
+    DropCreatedTextIndex {
+        label: u32,
+        key: u32,
+    },
+    /// Rebuilds a text index the change dropped.
+    RestoreTextIndex {
+        label: u32,
+        key: u32,
+    },
     /// The change did nothing (a label already there, a property already absent).
     Nothing,
 }
@@ -119,6 +130,15 @@ impl Undo {
             | Undo::RestoreRemovedLabel { id, .. }
             | Undo::RestoreNode { id, .. } => Some(*id),
             _ => None,
+        }
+    }
+
+    /// The node whose text index entries undoing this may move, and the one key it
+    /// touches (`None`: any).
+    fn text_touched(&self) -> Option<(u32, Option<u32>)> {
+        match self {
+            Undo::RestoreNodeProperty { id, key, .. } => Some((*id, Some(*key))),
+            other => other.node_touched().map(|id| (id, None)),
         }
     }
 }
@@ -215,6 +235,8 @@ pub struct WritableGraph {
     pub(crate) label_index: Vec<RoaringBitmap>,
     /// Property indexes.
     pub(crate) indexes: Vec<PropertyIndex>,
+    /// Text indexes.
+    pub(crate) text_indexes: Vec<TextIndex>,
 }
 
 fn property(properties: &[(u32, PropValue)], key: u32) -> Option<&PropValue> {
@@ -432,14 +454,30 @@ impl WritableGraph {
     /// Applies `change` and returns what undoes it. A failed change leaves the graph as it was.
     pub(crate) fn apply(&mut self, change: Change) -> Result<Undo, ChangeError> {
         let touched = change.node_touched();
+        let text_touched = self.text_touched(&change);
         if let Some(id) = touched {
             self.unindex_node(id);
+        }
+        if let Some((id, key)) = text_touched {
+            self.retext_node(id, key, false);
         }
         let result = self.apply_unindexed(change);
         if let Some(id) = touched {
             self.index_node(id);
         }
+        if let Some((id, key)) = text_touched {
+            self.retext_node(id, key, true);
+        }
         result
+    }
+
+    /// The node whose text index entries `change` may move, and the one key it touches
+    /// (`None`: any); a property key no index can name yet touches none.
+    fn text_touched(&self, change: &Change) -> Option<(u32, Option<u32>)> {
+        match change {
+            Change::SetNodeProperty { id, key, .. } => Some((*id, Some(self.keys.id(key)?))),
+            other => other.node_touched().map(|id| (id, None)),
+        }
     }
 
     fn apply_unindexed(&mut self, change: Change) -> Result<Undo, ChangeError> {
@@ -480,6 +518,24 @@ impl WritableGraph {
                 let (label, key) = (self.labels.intern(&label), self.keys.intern(&key));
                 self.add_index(label, key);
                 Ok(Undo::DropCreatedIndex { label, key })
+            }
+            Change::CreateTextIndex { label, key } => {
+                if self.has_text_index(&label, &key) {
+                    return Ok(Undo::Nothing);
+                }
+                let (label, key) = (self.labels.intern(&label), self.keys.intern(&key));
+                self.add_text_index(label, key);
+                Ok(Undo::DropCreatedTextIndex { label, key })
+            }
+            Change::DropTextIndex { label, key } => {
+                let (Some(label), Some(key)) = (self.labels.id(&label), self.keys.id(&key)) else {
+                    return Ok(Undo::Nothing);
+                };
+                Ok(if self.drop_text_index(label, key) {
+                    Undo::RestoreTextIndex { label, key }
+                } else {
+                    Undo::Nothing
+                })
             }
             Change::DropIndex { label, key } => {
                 let (Some(label), Some(key)) = (self.labels.id(&label), self.keys.id(&key)) else {
@@ -639,12 +695,19 @@ impl WritableGraph {
     /// Reverts one applied change (undos are applied newest first).
     pub(crate) fn undo(&mut self, undo: Undo) {
         let touched = undo.node_touched();
+        let text_touched = undo.text_touched();
         if let Some(id) = touched {
             self.unindex_node(id);
+        }
+        if let Some((id, key)) = text_touched {
+            self.retext_node(id, key, false);
         }
         self.undo_unindexed(undo);
         if let Some(id) = touched {
             self.index_node(id);
+        }
+        if let Some((id, key)) = text_touched {
+            self.retext_node(id, key, true);
         }
     }
 
@@ -715,6 +778,10 @@ impl WritableGraph {
                 self.indexes.retain(|i| !(i.label == label && i.key == key));
             }
             Undo::RestoreIndex { label, key } => self.add_index(label, key),
+            Undo::DropCreatedTextIndex { label, key } => {
+                self.drop_text_index(label, key);
+            }
+            Undo::RestoreTextIndex { label, key } => self.add_text_index(label, key),
             Undo::Nothing => {}
         }
     }

@@ -8,7 +8,8 @@
 //!
 //! Module map: `prop` (property values and the byte codec), `change` (the elementary
 //! changes a log record holds), `graph` (the in-memory graph: apply and undo), `index`
-//! (property indexes, kept exact through every change and undo), `net` (what
+//! (property indexes, kept exact through every change and undo), `text_index` (text
+//! indexes: words scored by BM25, kept exact the same way), `net` (what
 //! a run of changes did in the end, for side-effect counts), `wal` (log
 //! records and their checksums), `checkpoint` (the whole-graph file), `store` (the folder,
 //! the lock, commit and checkpoint protocol).
@@ -20,6 +21,7 @@ mod index;
 mod net;
 mod prop;
 mod store;
+mod text_index;
 mod wal;
 
 pub use change::Change;

@@ -133,6 +133,8 @@ impl WritableGraph {
                     .property_changed(*key, previous),
                 Undo::RemoveAddedLabel { .. }
                 | Undo::RestoreRemovedLabel { .. }
+                | Undo::DropCreatedTextIndex { .. }
+                | Undo::RestoreTextIndex { .. }
                 | Undo::DropCreatedIndex { .. }
                 | Undo::RestoreIndex { .. }
                 | Undo::Nothing => {}

@@ -5,9 +5,11 @@
 
 pub(crate) mod build;
 pub(crate) mod postings;
+pub mod query;
 pub(crate) mod read;
 pub mod search;
 pub mod tokenize;
+pub mod words;
 
 #[cfg(test)]
 mod tests;
