@@ -17,7 +17,8 @@ pub mod gating;
 pub mod registry;
 mod server;
 mod state;
-pub mod tokens;
+/// Exact o200k_base token counts (kept in `batho-ctx`, which the ctx-tree tools share).
+pub use batho_ctx::tokens;
 mod tools;
 
 pub use error::{ServeError, ToolError};

@@ -8,7 +8,7 @@ tiktoken against the published hash). Strings: lines and blocks of this reposito
 sources and docs (code and prose), Unicode samples, and random mixes from a fixed seed.
 
     pip install tiktoken
-    python3 mcp/tests/data/make_o200k_reference.py
+    python3 ctx/tests/data/make_o200k_reference.py
 """
 import glob
 import json

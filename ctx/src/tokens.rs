@@ -1,6 +1,6 @@
 //! Exact token counts in OpenAI's o200k_base encoding, the budget unit of the Astria and
 //! ctx-tree tools (the Batho tools keep the spec's estimate, characters / 4:
-//! [`crate::tools::tokens`]). `bpe-openai` bundles the vocabulary, serialized at its
+//! `batho_mcp::tools::tokens`). `bpe-openai` bundles the vocabulary, serialized at its
 //! build, so counting never needs the network and the first use loads the encoder in
 //! about 55 ms; `tiktoken-rs`, used before, parsed its vocabulary on every process start
 //! (about 200 ms), which kept `batho ask` on the kernel at 210 ms (now 93 ms).

@@ -1,0 +1,23 @@
+//! Session context graphs for coding agents: the ctx-tree tools' engine
+//! (`../shared/seeds/ctx-tree-mcp-tools.txt`). What a session read, searched, fetched, ran
+//! and noted is kept as typed nodes and edges of a Batho writable graph, one per project
+//! under `$BATHO_HOME/ctx/`, and handed back within a token budget. Everything here reads
+//! and writes that graph through BQL statements; the MCP server (`batho-mcp`) and the CLI
+//! (`batho ctx`) are thin layers over these functions.
+//!
+//! Module map: `kinds` (the seed's node kinds, edge kinds and statuses), `graph` (opening
+//! a project's graph, sessions, making nodes and edges), `chunk` (cutting files at
+//! definitions), `read`, `grep`, `lookup` (note, recent, search, neighbors, path to root),
+//! `compose` (packing a context block into a budget), `tokens` (exact o200k counts).
+
+#![warn(missing_docs)]
+
+pub mod chunk;
+pub mod graph;
+pub mod grep;
+pub mod kinds;
+pub mod lookup;
+pub mod read;
+pub mod tokens;
+
+pub use graph::{ContextGraph, CtxError, SessionChoice};

@@ -1,0 +1,231 @@
+//! The session graph end to end through the library: every statement the tools run is
+//! executed against a real writable graph in a temporary home.
+
+use batho_ctx::graph::{ContextGraph, SessionChoice};
+use batho_ctx::grep::{GrepRequest, grep};
+use batho_ctx::kinds::{EdgeKind, NodeKind, NodeStatus};
+use batho_ctx::lookup::{Filters, neighbors, note, path_to_root, recent, search};
+use batho_ctx::read::{ReadRequest, read_file};
+
+fn project() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("src")).unwrap();
+    std::fs::write(
+        root.path().join("src/lock.c"),
+        "/* Takes the lock. */\nvoid take_lock(int *l) {\n    *l = 1;\n}\n\nvoid drop_lock(int *l) {\n    *l = 0;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.path().join("README.md"),
+        "# Demo\nThe lock is simple.\n",
+    )
+    .unwrap();
+    std::fs::write(root.path().join("blob.bin"), b"\x00\x01lock\x02").unwrap();
+    root
+}
+
+#[test]
+fn notes_are_listed_newest_first_and_found_by_words() {
+    let home = tempfile::tempdir().unwrap();
+    let root = project();
+    let mut graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
+    let first = note(&mut graph, "The parser drops headers\nsecond line", None).unwrap();
+    assert_eq!(first.title, "The parser drops headers");
+    let second = note(
+        &mut graph,
+        "Lock order: take_lock before drop_lock",
+        Some("locks"),
+    )
+    .unwrap();
+    let listed = recent(&mut graph, &Filters::default(), None).unwrap();
+    let ids: Vec<&str> = listed.iter().map(|n| n.id.as_str()).collect();
+    assert_eq!(ids, [second.node_id.as_str(), first.node_id.as_str()]);
+    let hits = search(&mut graph, "parser", &Filters::default(), None).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].id, first.node_id);
+    assert!(hits[0].score.unwrap() > 0.0);
+    let phrase = search(&mut graph, "\"take lock\"", &Filters::default(), None).unwrap();
+    assert_eq!(phrase.len(), 1, "{phrase:?}");
+    let prefix = search(&mut graph, "pars*", &Filters::default(), None).unwrap();
+    assert_eq!(prefix.len(), 1);
+    let only_notes = Filters {
+        kind: Some(vec![NodeKind::FileChunk]),
+        ..Filters::default()
+    };
+    assert!(
+        search(&mut graph, "parser", &only_notes, None)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(search(&mut graph, "  ", &Filters::default(), None).is_err());
+}
+
+#[test]
+fn reads_are_cached_superseded_and_chained_to_the_root() {
+    let home = tempfile::tempdir().unwrap();
+    let root = project();
+    let mut graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
+    let request = ReadRequest {
+        path: "src/lock.c".into(),
+        ..ReadRequest::default()
+    };
+    let read = read_file(&mut graph, &request).unwrap();
+    assert!(!read.cached);
+    assert!(read.chunks >= 1);
+    let again = read_file(&mut graph, &request).unwrap();
+    assert!(again.cached);
+    assert_eq!(again.node_id, read.node_id);
+    let absolute = ReadRequest {
+        path: root
+            .path()
+            .join("src/lock.c")
+            .to_string_lossy()
+            .into_owned(),
+        ..ReadRequest::default()
+    };
+    assert!(read_file(&mut graph, &absolute).unwrap().cached);
+    std::fs::write(root.path().join("src/lock.c"), "int changed;\n").unwrap();
+    let changed = read_file(&mut graph, &request).unwrap();
+    assert!(!changed.cached);
+    assert_ne!(changed.node_id, read.node_id);
+    let old = graph.node(&read.node_id).unwrap();
+    assert_eq!(
+        old.get("status"),
+        Some(&batho_engine::query::Value::from(
+            NodeStatus::Superseded.name()
+        ))
+    );
+    let around = neighbors(
+        &mut graph,
+        &changed.node_id,
+        Some(1),
+        Some(&[EdgeKind::Supersedes]),
+        &Filters {
+            status: Some(NodeStatus::ALL.to_vec()),
+            ..Filters::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(around.len(), 1);
+    assert_eq!(around[0].id, read.node_id);
+    assert_eq!(around[0].edge_kind, "supersedes");
+    let chunk = neighbors(
+        &mut graph,
+        &changed.node_id,
+        Some(1),
+        Some(&[EdgeKind::DerivedFrom]),
+        &Filters::default(),
+    )
+    .unwrap();
+    let chunk = chunk
+        .iter()
+        .find(|n| n.kind == "file_chunk")
+        .expect("the chunk of the new read");
+    let chain = path_to_root(&mut graph, &chunk.id).unwrap();
+    let kinds: Vec<&str> = chain.iter().map(|n| n.kind.as_str()).collect();
+    assert_eq!(kinds, ["file_chunk", "file_chunk", "session"]);
+    assert_eq!(chain[2].id, graph.session_id());
+    assert!(path_to_root(&mut graph, "n999999").is_err());
+}
+
+#[test]
+fn bad_reads_get_clear_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let root = project();
+    let mut graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
+    for (path, expected) in [
+        ("blob.bin", "binary"),
+        ("/etc/passwd", "outside the project root"),
+        ("../x", "not a path inside"),
+        ("missing.c", "missing.c"),
+    ] {
+        let error = read_file(
+            &mut graph,
+            &ReadRequest {
+                path: path.into(),
+                ..ReadRequest::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains(expected), "{path}: {error}");
+    }
+}
+
+#[test]
+fn grep_stores_hits_with_globs_and_case() {
+    let home = tempfile::tempdir().unwrap();
+    let root = project();
+    let mut graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
+    let all = grep(
+        &mut graph,
+        &GrepRequest {
+            pattern: "lock".into(),
+            ..GrepRequest::default()
+        },
+    )
+    .unwrap();
+    // The binary file is skipped, as rg skips it.
+    assert!(
+        all.matches.iter().all(|m| !m.contains("blob.bin")),
+        "{all:?}"
+    );
+    assert!(
+        all.matches.iter().any(|m| m.ends_with("README.md:2")),
+        "{all:?}"
+    );
+    let c_only = grep(
+        &mut graph,
+        &GrepRequest {
+            pattern: "LOCK".into(),
+            case_insensitive: true,
+            file_glob: Some("*.c".into()),
+            ..GrepRequest::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(c_only.count, 3, "{c_only:?}");
+    assert!(
+        c_only.matches.iter().all(|m| m.contains("src/lock.c:")),
+        "{c_only:?}"
+    );
+    let none = grep(
+        &mut graph,
+        &GrepRequest {
+            pattern: "LOCK".into(),
+            ..GrepRequest::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(none.count, 0);
+    assert!(
+        grep(
+            &mut graph,
+            &GrepRequest {
+                pattern: "(".into(),
+                ..GrepRequest::default()
+            }
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn a_second_session_follows_on_and_the_latest_is_reopened() {
+    let home = tempfile::tempdir().unwrap();
+    let root = project();
+    let first_session;
+    {
+        let mut graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
+        first_session = graph.session_id().to_string();
+        note(&mut graph, "one", None).unwrap();
+    }
+    let mut graph = ContextGraph::open(home.path(), root.path(), SessionChoice::Latest).unwrap();
+    assert_eq!(graph.session_id(), first_session);
+    let two = note(&mut graph, "two", None).unwrap();
+    let chain = path_to_root(&mut graph, &two.node_id).unwrap();
+    assert_eq!(chain.last().unwrap().id, first_session);
+    drop(graph);
+    let graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
+    assert_ne!(graph.session_id(), first_session);
+}
