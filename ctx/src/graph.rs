@@ -3,7 +3,8 @@
 //! write is a BQL statement; the statements a call ran are kept so a tool can show them
 //! (`meta.query`).
 //!
-//! Shape: every node carries the label `Ctx`, a string `id` (`n` and its graph id, stable
+//! Shape: every node carries the label `Ctx` (a session root also `CtxSession`, so walks
+//! can avoid it), a string `id` (`n` and its graph id, stable
 //! for the graph's life), `kind`, `status`, `created_at` (epoch ms) and `session`. A
 //! top-level node has a `derived_from` edge to its session root and a `follows` edge from
 //! the node made before it (the root for the first); a chunk has a `derived_from` edge to
@@ -188,7 +189,7 @@ impl ContextGraph {
     fn choose_session(&mut self, choice: SessionChoice) -> Result<(), CtxError> {
         if choice == SessionChoice::Latest {
             let latest = self.run(
-                "MATCH (session:Ctx {kind: 'session'}) RETURN session.id \
+                "MATCH (session:CtxSession) RETURN session.id \
                  ORDER BY id(session) DESC LIMIT 1",
                 BTreeMap::new(),
             )?;
@@ -207,7 +208,7 @@ impl ContextGraph {
             }
         }
         let created = self.run(
-            "CREATE (session:Ctx) SET session += $properties, \
+            "CREATE (session:Ctx:CtxSession) SET session += $properties, \
              session.id = 'n' + toString(id(session)), session.session = session.id \
              RETURN session.id",
             parameters([(

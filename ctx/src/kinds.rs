@@ -5,6 +5,9 @@
 
 /// The label every session graph node carries.
 pub const NODE_LABEL: &str = "Ctx";
+/// The second label of session roots: walks pass around them (every top-level node hangs
+/// from its root, so two hops through one reach the whole session).
+pub const SESSION_LABEL: &str = "CtxSession";
 
 macro_rules! vocabulary {
     ($(#[$doc:meta])* $name:ident { $($(#[$variant_doc:meta])* $variant:ident = $text:literal,)* }) => {

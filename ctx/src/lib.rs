@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod chunk;
+pub mod compose;
 pub mod graph;
 pub mod grep;
 pub mod kinds;

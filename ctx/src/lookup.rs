@@ -212,7 +212,9 @@ pub struct ReachedNode {
     pub distance: i64,
 }
 
-/// The nodes within `depth` hops (either direction) of `node_id`, nearest first.
+/// The nodes within `depth` hops (either direction) of `node_id`, nearest first. Walks
+/// pass around session roots: every top-level node hangs from its root, so a walk through
+/// one would return the whole session (`path_to_root` names a node's session).
 pub fn neighbors(
     graph: &mut ContextGraph,
     node_id: &str,
@@ -235,9 +237,10 @@ pub fn neighbors(
     params.insert("edge_kinds".into(), kinds);
     require_node(graph, node_id)?;
     let statement = format!(
-        "MATCH (start:Ctx {{id: $id}}) \
-         CALL algo.bfs(start, $depth, $edge_kinds, 'both') YIELD node, distance, relationship \
-         WITH node, distance, relationship WHERE {condition} \
+        "MATCH (start:Ctx {{id: $id}}) OPTIONAL MATCH (root:CtxSession) \
+         WITH start, collect(root) AS roots \
+         CALL algo.bfs(start, $depth, $edge_kinds, 'both', roots) YIELD node, distance, relationship \
+         WITH node, distance, relationship WHERE distance > 0 AND {condition} \
          RETURN node.id, node.kind, type(relationship), distance"
     );
     let result = graph.query(&statement, params)?;
@@ -266,24 +269,22 @@ pub struct ChainNode {
 
 /// The start node, then its parents up the `derived_from` chain to the session root.
 pub fn path_to_root(graph: &mut ContextGraph, node_id: &str) -> Result<Vec<ChainNode>, CtxError> {
-    let start_kind = require_node(graph, node_id)?;
+    require_node(graph, node_id)?;
     let result = graph.query(
         "MATCH (start:Ctx {id: $id}) \
          CALL algo.bfs(start, 10, ['derived_from'], 'out') YIELD node, distance \
          RETURN node.id, node.kind, distance ORDER BY distance",
         parameters([("id", Value::from(node_id))]),
     )?;
-    let mut chain = vec![ChainNode {
-        id: node_id.to_string(),
-        kind: start_kind,
-        depth: 0,
-    }];
-    chain.extend(result.rows.iter().map(|row| ChainNode {
-        id: text_of(&row[0]),
-        kind: text_of(&row[1]),
-        depth: int_of(&row[2]),
-    }));
-    Ok(chain)
+    Ok(result
+        .rows
+        .iter()
+        .map(|row| ChainNode {
+            id: text_of(&row[0]),
+            kind: text_of(&row[1]),
+            depth: int_of(&row[2]),
+        })
+        .collect())
 }
 
 /// The kind of node `node_id`, or `node not found`.

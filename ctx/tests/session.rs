@@ -229,3 +229,130 @@ fn a_second_session_follows_on_and_the_latest_is_reopened() {
     let graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
     assert_ne!(graph.session_id(), first_session);
 }
+
+mod compose {
+    use super::*;
+    use batho_ctx::compose::{ComposeFormat, ComposeRequest, compose};
+    use batho_ctx::tokens;
+
+    fn session_with_reads() -> (
+        tempfile::TempDir,
+        tempfile::TempDir,
+        ContextGraph,
+        String,
+        String,
+    ) {
+        let home = tempfile::tempdir().unwrap();
+        let root = project();
+        let mut body = String::new();
+        for i in 0..40 {
+            body.push_str(&format!(
+                "int step_{i}(int x) {{\n    return x * {i} + {i};\n}}\n\n"
+            ));
+        }
+        std::fs::write(root.path().join("src/steps.c"), body).unwrap();
+        let mut graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
+        let read = read_file(
+            &mut graph,
+            &ReadRequest {
+                path: "src/steps.c".into(),
+                budget_tokens: Some(40),
+                ..ReadRequest::default()
+            },
+        )
+        .unwrap();
+        let remark = note(&mut graph, "step_7 multiplies by seven", None).unwrap();
+        (home, root, graph, read.node_id, remark.node_id)
+    }
+
+    #[test]
+    fn the_block_never_exceeds_the_budget_and_the_manifest_accounts_for_every_candidate() {
+        let (_home, _root, mut graph, read, remark) = session_with_reads();
+        for budget in [0, 10, 33, 60, 200, 1000, 100_000] {
+            for format in [ComposeFormat::Raw, ComposeFormat::Outline] {
+                let outcome = compose(
+                    &mut graph,
+                    &ComposeRequest {
+                        node_ids: vec![read.clone(), remark.clone()],
+                        budget_tokens: budget,
+                        format,
+                        query: Some("step_7".into()),
+                        depth: Some(1),
+                    },
+                )
+                .unwrap();
+                assert!(
+                    outcome.tokens <= budget,
+                    "{budget} {format:?}: {}",
+                    outcome.tokens
+                );
+                assert_eq!(outcome.tokens, tokens::count(&outcome.content));
+                let manifest = &outcome.manifest;
+                for id in &manifest.truncated {
+                    assert!(manifest.included.contains(id));
+                }
+                for dropped in &manifest.dropped {
+                    assert!(!manifest.included.contains(&dropped.id), "{dropped:?}");
+                    assert!(!dropped.reason.is_empty());
+                }
+                if budget >= 100_000 && format == ComposeFormat::Raw {
+                    assert!(
+                        outcome.content.contains("return x * 39 + 39;"),
+                        "{}\n{manifest:?}",
+                        outcome.content
+                    );
+                    assert!(manifest.truncated.is_empty());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_query_ranks_the_relevant_chunk_first() {
+        let (_home, _root, mut graph, read, _remark) = session_with_reads();
+        let outcome = compose(
+            &mut graph,
+            &ComposeRequest {
+                node_ids: vec![read],
+                budget_tokens: 60,
+                format: ComposeFormat::Raw,
+                query: Some("step_23".into()),
+                depth: None,
+            },
+        )
+        .unwrap();
+        assert!(
+            outcome.content.contains("int step_23("),
+            "{}",
+            outcome.content
+        );
+        assert!(!outcome.manifest.dropped.is_empty());
+    }
+
+    #[test]
+    fn unknown_seeds_are_reported() {
+        let (_home, _root, mut graph, _read, remark) = session_with_reads();
+        let outcome = compose(
+            &mut graph,
+            &ComposeRequest {
+                node_ids: vec!["n424242".into(), remark.clone()],
+                budget_tokens: 500,
+                ..ComposeRequest::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(outcome.manifest.included, [remark]);
+        assert_eq!(outcome.manifest.dropped[0].reason, "node not found");
+        assert!(
+            compose(
+                &mut graph,
+                &ComposeRequest {
+                    node_ids: vec!["n424242".into()],
+                    budget_tokens: 500,
+                    ..ComposeRequest::default()
+                },
+            )
+            .is_err()
+        );
+    }
+}

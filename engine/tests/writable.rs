@@ -373,6 +373,7 @@ fn breadth_first_walks_visit_each_node_once_at_its_distance() {
     assert_eq!(
         rows,
         vec![
+            vec![Value::Int(0), Value::Int(1)],
             vec![Value::Int(1), Value::Int(2)],
             vec![Value::Int(2), Value::Int(48)]
         ]
@@ -384,13 +385,23 @@ fn breadth_first_walks_visit_each_node_once_at_its_distance() {
     );
     assert_eq!(
         rows,
-        vec![vec![Value::Int(2), Value::Int(1), Value::from("next")]]
+        vec![
+            vec![Value::Int(1), Value::Int(0), Value::Null],
+            vec![Value::Int(2), Value::Int(1), Value::from("next")]
+        ]
     );
     let rows = run(
         &mut db,
         "MATCH (s:N {n: 2}) CALL algo.bfs(s, 5, ['next'], 'out') YIELD node RETURN count(node)",
     );
-    assert_eq!(ints(&rows), [0]);
+    assert_eq!(ints(&rows), [1], "the start alone");
+    // The root avoided: node 1 reaches only node 2.
+    let rows = run(
+        &mut db,
+        "MATCH (root:N {n: 0}) MATCH (s:N {n: 1}) CALL algo.bfs(s, 3, null, 'both', [root]) \
+         YIELD node RETURN node.n",
+    );
+    assert_eq!(ints(&rows), [1, 2]);
     let error = db
         .execute(
             "MATCH (s:N {n: 2}) CALL algo.bfs(s, 99) YIELD node RETURN node",

@@ -422,7 +422,7 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
         ),
         ProcedureSig::new(
             "algo.bfs",
-            (1, 4),
+            (1, 5),
             &[("node", Node), ("distance", Any), ("relationship", Rel)],
         ),
         ProcedureSig::new(

@@ -1,6 +1,8 @@
-//! `algo.bfs(start, depth, types, direction)`: the nodes within `depth` hops of a start
-//! node, each once, at its shortest distance, with the relationship it was first reached
-//! by. It reads the graph only through [`Topology`], so it answers on code graphs and on
+//! `algo.bfs(start, depth, types, direction, avoid)`: the start node (distance 0, no
+//! relationship) and the nodes within `depth` hops of it, each once, at its shortest
+//! distance, with the relationship it was first reached by; the nodes of `avoid` are
+//! never entered (not reported, not walked through). The start always comes back, so a
+//! query that goes on from the walk keeps its row even when nothing is reached. It reads the graph only through [`Topology`], so it answers on code graphs and on
 //! writable graphs alike; the ctx-tree tools walk session graphs with it.
 //!
 //! A variable-length pattern (`-[*1..5]-`) enumerates every path, and a session graph has a
@@ -36,10 +38,14 @@ pub(crate) fn bfs(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     }
     let filter = type_filter(args)?;
     let direction = direction_arg(args)?;
-    let mut seen = RoaringBitmap::new();
+    let mut seen = avoided_nodes(args)?;
     seen.insert(start);
     let mut frontier = VecDeque::from([(start, 0i64)]);
-    let mut records = Vec::new();
+    let mut records = vec![vec![
+        ("node", Value::Node(start)),
+        ("distance", Value::Int(0)),
+        ("relationship", Value::Null),
+    ]];
     while let Some((node, distance)) = frontier.pop_front() {
         if distance == depth {
             continue;
@@ -102,6 +108,27 @@ fn type_filter(args: &[Value]) -> R<EdgeFilter<'static>> {
         type_names: names,
         roles: Vec::new(),
     })
+}
+
+/// Argument 4: nodes never to enter (`null`: none).
+fn avoided_nodes(args: &[Value]) -> R<RoaringBitmap> {
+    let mut avoided = RoaringBitmap::new();
+    match args.get(4) {
+        None | Some(Value::Null) => {}
+        Some(Value::List(items)) => {
+            for item in items {
+                match item {
+                    Value::Node(node) => {
+                        avoided.insert(*node);
+                    }
+                    Value::Null => {}
+                    other => return Err(bad(PROCEDURE, "avoid", "a list of nodes", other)),
+                }
+            }
+        }
+        Some(other) => return Err(bad(PROCEDURE, "avoid", "a list of nodes", other)),
+    }
+    Ok(avoided)
 }
 
 /// Argument 3: `'out'`, `'in'` or `'both'` (the default).
