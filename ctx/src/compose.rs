@@ -322,13 +322,14 @@ fn pack(candidates: Vec<Candidate>, request: &ComposeRequest, manifest: &mut Man
             continue;
         }
         let left = budget - used;
-        if left >= MIN_CUT_TOKENS && request.format == ComposeFormat::Raw {
-            if let Some(cut) = cut_to_fit(&candidate, left) {
-                used += tokens::count(&cut);
-                manifest.truncated.push(candidate.id.clone());
-                sections.push((candidate.id, cut));
-                continue;
-            }
+        if left >= MIN_CUT_TOKENS
+            && request.format == ComposeFormat::Raw
+            && let Some(cut) = cut_to_fit(&candidate, left)
+        {
+            used += tokens::count(&cut);
+            manifest.truncated.push(candidate.id.clone());
+            sections.push((candidate.id, cut));
+            continue;
         }
         manifest.dropped.push(Dropped {
             id: candidate.id,
