@@ -46,7 +46,16 @@ fn tools_list_matches_the_spec_and_gating() {
             "list_communities",
             "god_nodes",
             "graph_stats",
-            "health"
+            "health",
+            "ctx_tree_read",
+            "ctx_tree_grep",
+            "ctx_tree_browse",
+            "ctx_tree_compose",
+            "ctx_tree_search",
+            "ctx_tree_neighbors",
+            "ctx_tree_path_to_root",
+            "ctx_tree_recent",
+            "ctx_tree_note"
         ]
     );
     let delta = tool_of(tools, "get_delta");

@@ -241,6 +241,17 @@ fn run_tool(output: Output, tool: &str, arguments: Value) -> Result<(), Failure>
         hint: Some("check $BATHO_HOME/registry.json and batho.yaml".into()),
         code: 2,
     })?;
+    print_tool_answer(&server, tool, arguments, output.json)
+}
+
+/// Runs `tool` on `server` and prints its text (or, with `json`, its structured answer);
+/// a tool error is a failure with the tool's message and hint (exit 1).
+pub(crate) fn print_tool_answer(
+    server: &batho_mcp::BathoServer,
+    tool: &str,
+    arguments: Value,
+    json: bool,
+) -> Result<(), Failure> {
     let arguments: Map<String, Value> = match arguments {
         Value::Object(map) => map,
         _ => Map::new(),
@@ -257,7 +268,7 @@ fn run_tool(output: Output, tool: &str, arguments: Value) -> Result<(), Failure>
             code: 1,
         });
     }
-    if output.json {
+    if json {
         outln!(
             "{}",
             serde_json::to_string_pretty(structured).unwrap_or_default()

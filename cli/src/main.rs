@@ -9,6 +9,7 @@ mod stdout;
 mod advice;
 mod astria_cmd;
 mod build_cmd;
+mod ctx_cmd;
 mod delta_cmd;
 mod diff_cmd;
 mod export_cmd;
@@ -78,6 +79,8 @@ enum Command {
     Communities(astria_cmd::CommunitiesArgs),
     /// A 0-100 health score from named parts, each with its evidence (Astria `health`).
     Health(astria_cmd::HealthArgs),
+    /// The session context graph: notes, reads, searches and composed context (ctx-tree).
+    Ctx(ctx_cmd::CtxArgs),
 }
 
 /// An error for people: a message, an optional hint, and the exit code to leave with.
@@ -139,6 +142,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export_cmd::run(args),
         Command::Load(args) => load_cmd::run(args),
         Command::Map(args) => astria_cmd::map(args),
+        Command::Ctx(args) => ctx_cmd::run(args),
         Command::Ask(args) => astria_cmd::ask(args),
         Command::Affected(args) => astria_cmd::affected(args),
         Command::Explain(args) => astria_cmd::explain(args),

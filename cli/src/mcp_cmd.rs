@@ -15,12 +15,16 @@ pub struct McpArgs {
     /// Enable a gated tool (e.g. batho_build); repeatable.
     #[arg(long = "enable-tool", value_name = "NAME")]
     pub enable_tool: Vec<String>,
-    /// Serve only these tool families (batho, astria), comma-separated; default: all.
+    /// Serve only these tool families (batho, astria, ctx), comma-separated; default: all.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub toolsets: Vec<String>,
     /// Do not watch repositories for changes.
     #[arg(long)]
     pub no_watch: bool,
+    /// Let ctx_tree_browse fetch loopback, private and link-local addresses (refused by
+    /// default, after DNS resolution, to keep the server from reaching internal services).
+    #[arg(long)]
+    pub allow_private_urls: bool,
 }
 
 pub fn run(args: McpArgs) -> Result<(), Failure> {
@@ -30,6 +34,8 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         toolsets: args.toolsets,
         no_watch: args.no_watch,
         home: None,
+        allow_private_urls: args.allow_private_urls,
+        ctx_continue_session: false,
     };
     batho_mcp::serve_stdio_blocking(opts).map_err(|e| {
         let (hint, code) = match e {

@@ -10,9 +10,9 @@
 //!    the candidate's creation time scaled between the oldest and newest candidate. With a
 //!    query, `score = 0.6·relevance + 0.3·closeness + 0.1·recency`; without one,
 //!    `score = 0.75·closeness + 0.25·recency`. Ties keep file order (path, then line).
-//! 3. **Pack** greedily by score: a section that fits whole is included; the first that
-//!    does not fit is cut to what is left when at least [`MIN_CUT_TOKENS`] are left
-//!    (listed as truncated); the rest are dropped with the reason. The whole block is
+//! 3. **Pack** greedily by score: every section that fits whole is included; then the
+//!    best section left out is cut to what is left when at least [`MIN_CUT_TOKENS`] are
+//!    left (listed as truncated); the rest are dropped with the reason. The whole block is
 //!    counted again at the end and sections come off the end until it fits: the block
 //!    never exceeds the budget.
 
@@ -301,10 +301,14 @@ fn section(candidate: &Candidate, format: ComposeFormat, text: &str) -> String {
     }
 }
 
-/// Packs sections by score; see the module documentation.
+/// Packs sections by score; see the module documentation. Whole sections go first, so a
+/// long section that does not fit never crowds out shorter ones that do; then the best
+/// section left out is cut to what remains.
 fn pack(candidates: Vec<Candidate>, request: &ComposeRequest, manifest: &mut Manifest) -> String {
     let budget = request.budget_tokens;
-    let mut sections: Vec<(String, String)> = Vec::new();
+    // Per candidate, in score order: its section when included.
+    let mut placed: Vec<(Candidate, Option<String>)> = Vec::new();
+    let mut left_out: Vec<(usize, usize)> = Vec::new();
     let mut used = 0;
     for candidate in candidates {
         if candidate.text.trim().is_empty() {
@@ -318,24 +322,33 @@ fn pack(candidates: Vec<Candidate>, request: &ComposeRequest, manifest: &mut Man
         let cost = tokens::count(&whole);
         if used + cost <= budget {
             used += cost;
-            sections.push((candidate.id, whole));
-            continue;
+            placed.push((candidate, Some(whole)));
+        } else {
+            left_out.push((placed.len(), cost));
+            placed.push((candidate, None));
         }
-        let left = budget - used;
-        if left >= MIN_CUT_TOKENS
-            && request.format == ComposeFormat::Raw
-            && let Some(cut) = cut_to_fit(&candidate, left)
-        {
-            used += tokens::count(&cut);
-            manifest.truncated.push(candidate.id.clone());
-            sections.push((candidate.id, cut));
-            continue;
-        }
-        manifest.dropped.push(Dropped {
-            id: candidate.id,
-            reason: format!("over budget: needs {cost} tokens, {left} left"),
-        });
     }
+    let left = budget - used;
+    if let Some(&(best, _)) = left_out.first()
+        && left >= MIN_CUT_TOKENS
+        && request.format == ComposeFormat::Raw
+        && let Some(cut) = cut_to_fit(&placed[best].0, left)
+    {
+        manifest.truncated.push(placed[best].0.id.clone());
+        placed[best].1 = Some(cut);
+    }
+    for (position, cost) in left_out {
+        if placed[position].1.is_none() {
+            manifest.dropped.push(Dropped {
+                id: placed[position].0.id.clone(),
+                reason: format!("over budget: needs {cost} tokens, {left} left"),
+            });
+        }
+    }
+    let sections = placed
+        .into_iter()
+        .filter_map(|(candidate, text)| text.map(|text| (candidate.id, text)))
+        .collect();
     fit_whole_block(sections, budget, manifest)
 }
 

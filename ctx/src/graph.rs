@@ -358,6 +358,24 @@ impl ContextGraph {
         }
     }
 
+    /// Every property of node `id`, as JSON.
+    pub fn node_json(
+        &mut self,
+        id: &str,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, CtxError> {
+        let properties = self.node(id)?;
+        let graph = self.database.graph();
+        Ok(properties
+            .iter()
+            .map(|(key, value)| {
+                (
+                    key.clone(),
+                    batho_engine::query::render::to_json(value, &graph),
+                )
+            })
+            .collect())
+    }
+
     /// Runs a read statement for a tool (`meta.query` shows it).
     pub fn query(
         &mut self,

@@ -299,3 +299,40 @@ fn require_node(graph: &mut ContextGraph, node_id: &str) -> Result<String, CtxEr
         .map(|row| text_of(&row[0]))
         .ok_or_else(|| CtxError::NodeNotFound(node_id.to_string()))
 }
+
+/// What a prune did.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct PruneOutcome {
+    /// Nodes marked `pruned`.
+    pub pruned: i64,
+    /// Bytes of text dropped from them.
+    pub text_bytes: i64,
+}
+
+/// Marks every node made before `cutoff_ms` (session roots aside) `pruned` and drops its
+/// text; id, kind, title, path, URL and command stay, so the record of what the session
+/// did survives and answers can say a node was pruned rather than lose it silently.
+pub fn prune_older_than(
+    graph: &mut ContextGraph,
+    cutoff_ms: i64,
+) -> Result<PruneOutcome, CtxError> {
+    let result = graph.query(
+        "MATCH (node:Ctx) WHERE node.created_at < $cutoff AND node.kind <> 'session' \
+         AND node.status <> 'pruned' \
+         WITH node, size(coalesce(node.text, '')) AS bytes \
+         SET node.status = 'pruned', node.pruned_at = $now REMOVE node.text \
+         RETURN count(node), sum(bytes)",
+        parameters([
+            ("cutoff", Value::Int(cutoff_ms)),
+            ("now", Value::Int(crate::graph::now_ms())),
+        ]),
+    )?;
+    Ok(result
+        .rows
+        .first()
+        .map(|row| PruneOutcome {
+            pruned: int_of(&row[0]),
+            text_bytes: int_of(&row[1]),
+        })
+        .unwrap_or_default())
+}

@@ -356,3 +356,46 @@ mod compose {
         );
     }
 }
+
+#[test]
+fn pruning_keeps_the_record_and_drops_the_text() {
+    let home = tempfile::tempdir().unwrap();
+    let root = project();
+    let mut graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
+    let old = note(&mut graph, "an old finding about locks", Some("old")).unwrap();
+    let outcome =
+        batho_ctx::lookup::prune_older_than(&mut graph, batho_ctx::graph::now_ms() + 1).unwrap();
+    assert_eq!(outcome.pruned, 1);
+    assert_eq!(
+        outcome.text_bytes,
+        "an old finding about locks".len() as i64
+    );
+    let record = graph.node(&old.node_id).unwrap();
+    assert_eq!(
+        record.get("status"),
+        Some(&batho_engine::query::Value::from("pruned"))
+    );
+    assert_eq!(
+        record.get("title"),
+        Some(&batho_engine::query::Value::from("old"))
+    );
+    assert!(record.get("text").is_none());
+    assert!(
+        recent(&mut graph, &Filters::default(), None)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        search(&mut graph, "locks", &Filters::default(), None)
+            .unwrap()
+            .is_empty()
+    );
+    let pruned = Filters {
+        status: Some(vec![NodeStatus::Pruned]),
+        ..Filters::default()
+    };
+    assert_eq!(recent(&mut graph, &pruned, None).unwrap().len(), 1);
+    let again =
+        batho_ctx::lookup::prune_older_than(&mut graph, batho_ctx::graph::now_ms() + 1).unwrap();
+    assert_eq!(again.pruned, 0);
+}

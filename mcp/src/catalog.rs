@@ -12,7 +12,7 @@ use serde_json::{Map, Value as Json};
 use crate::error::ToolError;
 use crate::state::State;
 use crate::tools::{
-    admin, args, astria, delta, files, graph, maintain, patch, query_graph, transfer,
+    admin, args, astria, ctx_tree, delta, files, graph, maintain, patch, query_graph, transfer,
 };
 
 /// Runs a tool on its JSON arguments (already checked against the schema's names).
@@ -25,17 +25,20 @@ pub enum Family {
     Batho,
     /// Orientation, blast radius and graph health (`astria-mcp-tools.txt`).
     Astria,
+    /// The session context graph (`ctx-tree-mcp-tools.txt`).
+    Ctx,
 }
 
 impl Family {
     /// Every family, in listing order.
-    pub const ALL: [Family; 2] = [Family::Batho, Family::Astria];
+    pub const ALL: [Family; 3] = [Family::Batho, Family::Astria, Family::Ctx];
 
     /// The name `--toolsets` takes.
     pub fn name(self) -> &'static str {
         match self {
             Family::Batho => "batho",
             Family::Astria => "astria",
+            Family::Ctx => "ctx",
         }
     }
 
@@ -424,6 +427,94 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         gated: false,
         blocking: true,
         "Code-health score 0-100 from four named parts, each with its evidence: functions nothing uses, #include circles, hub concentration, files changed on disk since the last run."
+    ),
+    tool!(
+        "ctx_tree_read",
+        Ctx,
+        ctx_tree::ReadArgs,
+        ctx_tree::read,
+        read_only: false,
+        destructive: false,
+        gated: false,
+        blocking: true,
+        "Read a project file into the session graph as semantic chunks (C/C++ cut at definitions, other text in line windows); an unchanged file returns its cached node. Get the text with ctx_tree_compose."
+    ),
+    tool!(
+        "ctx_tree_grep",
+        Ctx,
+        ctx_tree::GrepArgs,
+        ctx_tree::grep,
+        read_only: false,
+        destructive: false,
+        gated: false,
+        blocking: true,
+        "Ripgrep search of the project (.gitignore honoured, binary files skipped); each hit is stored as a tool_output node. Returns \"nodeId path:line\" entries."
+    ),
+    tool!(
+        "ctx_tree_compose",
+        Ctx,
+        ctx_tree::ComposeArgs,
+        ctx_tree::compose,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Pack seed nodes and their graph neighbourhood (depth) into one context block of at most budget_tokens o200k tokens, ranked by BM25 for query, closeness and recency; ends with a manifest of included, dropped and truncated nodes."
+    ),
+    tool!(
+        "ctx_tree_search",
+        Ctx,
+        ctx_tree::SearchArgs,
+        ctx_tree::search,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Keyword search (BM25, FTS5 syntax: words ANDed, \"phrase\", prefix*) over every stored node, with status, kind and time filters."
+    ),
+    tool!(
+        "ctx_tree_neighbors",
+        Ctx,
+        ctx_tree::NeighborsArgs,
+        ctx_tree::neighbors,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Nodes within depth hops (max 5) of a node, nearest first, with the edge kind each was reached by; optional edge_kinds and filters."
+    ),
+    tool!(
+        "ctx_tree_path_to_root",
+        Ctx,
+        ctx_tree::PathToRootArgs,
+        ctx_tree::path_to_root,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "The parent chain (derived_from) from a node up to its session root."
+    ),
+    tool!(
+        "ctx_tree_recent",
+        Ctx,
+        ctx_tree::RecentArgs,
+        ctx_tree::recent,
+        read_only: true,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "The most recently stored nodes, newest first, with excerpts."
+    ),
+    tool!(
+        "ctx_tree_note",
+        Ctx,
+        ctx_tree::NoteArgs,
+        ctx_tree::note,
+        read_only: false,
+        destructive: false,
+        gated: false,
+        blocking: false,
+        "Store a note or observation in the session graph (title: the first line unless given)."
     ),
 ];
 

@@ -6,11 +6,13 @@
 //! Modules: [`registry`] (repos under `$BATHO_HOME`, atomic writes), [`gating`] (which
 //! destructive tools are exposed), `state` (open databases, freshness per call), `tools`
 //! (one function per tool; its answer is one typed value rendered to markdown and to JSON),
-//! `server` (the rmcp handler). Watched repos are kept fresh by [`batho_engine::watch`].
+//! `server` (the rmcp handler), `ctx_state` (the ctx-tree tools' session graph, over
+//! `batho-ctx`). Watched repos are kept fresh by [`batho_engine::watch`].
 
 #![warn(missing_docs)]
 
 mod catalog;
+mod ctx_state;
 mod error;
 pub mod frames;
 pub mod gating;

@@ -12,6 +12,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
 use crate::catalog;
+use crate::ctx_state::CtxState;
 use crate::error::{ServeError, ToolError};
 use crate::frames;
 use crate::gating::Gating;
@@ -31,6 +32,12 @@ pub struct ServerOptions {
     pub no_watch: bool,
     /// Overrides `$BATHO_HOME`.
     pub home: Option<PathBuf>,
+    /// `--allow-private-urls`: `ctx_tree_browse` may fetch loopback, private and
+    /// link-local addresses (off: refused after DNS resolution).
+    pub allow_private_urls: bool,
+    /// The ctx-tree tools write into the newest session of the project's graph instead
+    /// of starting one (the `batho ctx` commands: one session per server, not per command).
+    pub ctx_continue_session: bool,
 }
 
 const INSTRUCTIONS: &str = "Batho serves a code graph of C/C++ repositories (functions, types, macros, files and their CALLS/INCLUDES/REFERENCES/... edges with confidence). \
@@ -98,7 +105,14 @@ impl BathoServer {
         if let Some(message) = gating.unknown_names() {
             return Err(ServeError::Gating(message));
         }
-        let state = Arc::new(State::new(registry, session, opts.no_watch));
+        let project_root = ctx_project_root(session.as_ref(), &registry);
+        let ctx = CtxState::new(
+            home.clone(),
+            project_root,
+            opts.allow_private_urls,
+            opts.ctx_continue_session,
+        );
+        let state = Arc::new(State::new(registry, session, opts.no_watch, ctx));
         for repo in state.repos() {
             if let Some(Err(e)) = state.watch(&repo) {
                 warn_operator(&format!("not watching '{}': {e}", repo.name));
@@ -193,6 +207,16 @@ impl ServerHandler for BathoServer {
         };
         Ok(result.into())
     }
+}
+
+/// The project the ctx-tree session graph is for: the `--root` repo, else the first
+/// registered repo, else the folder the server was started in.
+fn ctx_project_root(session: Option<&RepoEntry>, registry: &Registry) -> PathBuf {
+    session
+        .or_else(|| registry.repos().first())
+        .map(|repo| repo.path.clone())
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// The error for a tool that is not served, with the way to enable a gated one or the

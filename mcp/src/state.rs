@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use batho_engine::query::{Bound, Database, QueryError, QueryResult, Value};
 
+use crate::ctx_state::CtxState;
 use crate::error::ToolError;
 use crate::registry::{Registry, RepoEntry};
 use crate::tools::cells::{FromRecord, Record, decode_rows};
@@ -33,6 +34,8 @@ pub(crate) struct State {
     pub watchers: Watchers,
     /// `--no-watch`: never watch, whatever the registry says.
     pub no_watch: bool,
+    /// The ctx-tree tools' session graph.
+    pub ctx: CtxState,
 }
 
 /// One tool call's view of a repository: its entry, database, and the queries it ran.
@@ -49,13 +52,19 @@ pub(crate) struct Ctx {
 }
 
 impl State {
-    pub fn new(registry: Registry, session: Option<RepoEntry>, no_watch: bool) -> State {
+    pub fn new(
+        registry: Registry,
+        session: Option<RepoEntry>,
+        no_watch: bool,
+        ctx: CtxState,
+    ) -> State {
         State {
             registry: Mutex::new(registry),
             session: Mutex::new(session),
             dbs: Mutex::new(HashMap::new()),
             watchers: Watchers::default(),
             no_watch,
+            ctx,
         }
     }
 

@@ -8,6 +8,7 @@ pub(crate) mod args;
 mod args_tests;
 pub(crate) mod astria;
 pub(crate) mod cells;
+pub(crate) mod ctx_tree;
 pub(crate) mod delta;
 pub(crate) mod files;
 pub(crate) mod graph;
