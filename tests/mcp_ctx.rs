@@ -92,7 +92,7 @@ fn notes_recent_and_search_keep_the_seed_shapes() {
         "{text}"
     );
     let (_, hits) = c.ok("ctx_tree_search", json!({"query": "hash tables"}));
-    assert_eq!(ids(&hits), [first_id.clone()]);
+    assert_eq!(ids(&hits), [first_id.as_str()]);
     for key in ["id", "kind", "score", "excerpt"] {
         assert!(!hits["results"][0][key].is_null(), "{key} missing: {hits}");
     }
@@ -181,4 +181,191 @@ fn reads_grep_walks_and_compose_work_together() {
     assert!(message.contains("between 1 and 5"), "{message}");
     let (message, _) = c.err("ctx_tree_grep", json!({"pattern": "(unclosed"}));
     assert!(message.contains("invalid pattern"), "{message}");
+}
+
+/// A one-page HTTP server on 127.0.0.1; returns its URL. It answers every request with the
+/// same page and counts the requests.
+fn page_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let body = "<html><head><title>Lock guide</title>\
+                <meta name=\"description\" content=\"How the locks work\"></head>\
+                <body><script>var secret = 1;</script><h1>Locks</h1>\
+                <p>Take the table lock before the bucket lock.</p><h2>Order</h2>\
+                <p>Never the other way round.</p></body></html>";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (format!("http://{address}/guide"), hits)
+}
+
+#[test]
+fn browse_is_guarded_cached_and_searchable() {
+    let (url, hits) = page_server();
+    let (_tmp, repo) = common::copy_repo("examples/demo");
+    let home = tempfile::tempdir().unwrap();
+    let mut guarded = Client::start(home.path(), &["--root", repo.to_str().unwrap()], &[]);
+    let (message, _) = guarded.err("ctx_tree_browse", json!({"url": url}));
+    assert!(message.contains("loopback"), "{message}");
+    assert!(message.contains("--allow-private-urls"), "{message}");
+    let (message, _) = guarded.err("ctx_tree_browse", json!({"url": "file:///etc/passwd"}));
+    assert!(message.contains("file"), "{message}");
+    drop(guarded);
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing was fetched"
+    );
+    let mut c = Client::start(
+        home.path(),
+        &["--root", repo.to_str().unwrap(), "--allow-private-urls"],
+        &[],
+    );
+    let (_, page) = c.ok("ctx_tree_browse", json!({"url": url}));
+    for key in [
+        "nodeId",
+        "url",
+        "title",
+        "description",
+        "headings",
+        "cached",
+        "truncated",
+        "content",
+    ] {
+        assert!(!page[key].is_null(), "{key} missing: {page}");
+    }
+    assert_eq!(page["title"], "Lock guide");
+    assert_eq!(page["description"], "How the locks work");
+    assert_eq!(page["headings"], json!(["Locks", "Order"]));
+    assert_eq!(page["cached"], false);
+    let content = page["content"].as_str().unwrap();
+    assert!(
+        content.contains("table lock before the bucket lock"),
+        "{content}"
+    );
+    assert!(!content.contains("secret"), "{content}");
+    let (_, again) = c.ok("ctx_tree_browse", json!({"url": url, "budget_tokens": 5}));
+    assert_eq!(again["cached"], true);
+    assert_eq!(again["nodeId"], page["nodeId"]);
+    assert_eq!(again["title"], "Lock guide");
+    assert_eq!(again["truncated"], true);
+    assert!(batho_mcp::tokens::count(again["content"].as_str().unwrap()) <= 5);
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the cache answered"
+    );
+    let (_, forced) = c.ok("ctx_tree_browse", json!({"url": url, "force": true}));
+    assert_eq!(forced["cached"], false);
+    assert_ne!(forced["nodeId"], page["nodeId"]);
+    let (_, found) = c.ok("ctx_tree_search", json!({"query": "bucket lock"}));
+    assert_eq!(
+        ids(&found),
+        [forced["nodeId"].as_str().unwrap()],
+        "the superseded page is left out"
+    );
+}
+
+#[test]
+fn monitor_is_gated_times_out_and_redacts() {
+    let (_tmp, repo) = common::copy_repo("examples/demo");
+    let home = tempfile::tempdir().unwrap();
+    let mut plain = Client::start(home.path(), &["--root", repo.to_str().unwrap()], &[]);
+    let (message, _) = plain.err("ctx_tree_monitor", json!({"command": "true"}));
+    assert!(message.contains("Unknown or disabled tool"), "{message}");
+    drop(plain);
+    let mut c = Client::start(
+        home.path(),
+        &[
+            "--root",
+            repo.to_str().unwrap(),
+            "--enable-tool",
+            "ctx_tree_monitor",
+        ],
+        &[],
+    );
+    // A fake token, built at run time so this file holds none.
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let (_, ran) = c.ok(
+        "ctx_tree_monitor",
+        json!({"command": format!("echo start; echo GITHUB_TOKEN={token}; ls src >&2; exit 3")}),
+    );
+    for key in [
+        "nodeId",
+        "command",
+        "exit_code",
+        "lines_captured",
+        "cached",
+        "preview",
+        "hint",
+    ] {
+        assert!(!ran[key].is_null(), "{key} missing: {ran}");
+    }
+    assert_eq!(ran["exit_code"], 3);
+    assert_eq!(ran["cached"], false);
+    let everything = ran.to_string();
+    assert!(
+        !everything.contains(&token),
+        "a secret leaked: {everything}"
+    );
+    assert!(
+        ran["preview"].as_str().unwrap().contains("table.c"),
+        "{ran}"
+    );
+    let node = ran["nodeId"].as_str().unwrap();
+    let (_, composed) = c.ok(
+        "ctx_tree_compose",
+        json!({"node_ids": [node], "budget_tokens": 500}),
+    );
+    let content = composed["content"].as_str().unwrap();
+    assert!(content.contains("[REDACTED:"), "{content}");
+    assert!(!content.contains(&token));
+    let (_, hits) = c.ok(
+        "ctx_tree_search",
+        json!({"query": "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"}),
+    );
+    assert!(ids(&hits).is_empty(), "the secret is not searchable either");
+    let (_, again) = c.ok(
+        "ctx_tree_monitor",
+        json!({"command": format!("echo start; echo GITHUB_TOKEN={token}; ls src >&2; exit 3")}),
+    );
+    assert_eq!(again["cached"], true);
+    assert_eq!(again["nodeId"], ran["nodeId"]);
+    let started = std::time::Instant::now();
+    let (_, slow) = c.ok(
+        "ctx_tree_monitor",
+        json!({"command": "sleep 30", "timeout_ms": 300}),
+    );
+    assert_eq!(slow["timed_out"], true);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let (message, _) = c.err(
+        "ctx_tree_monitor",
+        json!({"command": "pwd", "cwd": "../.."}),
+    );
+    assert!(
+        message.contains("outside the project root") || message.contains("not a folder"),
+        "{message}"
+    );
+    let (_, here) = c.ok("ctx_tree_monitor", json!({"command": "pwd", "cwd": "src"}));
+    assert!(
+        here["preview"]
+            .as_str()
+            .unwrap()
+            .trim_end()
+            .ends_with("/src"),
+        "{here}"
+    );
 }

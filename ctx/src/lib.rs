@@ -8,17 +8,24 @@
 //! Module map: `kinds` (the seed's node kinds, edge kinds and statuses), `graph` (opening
 //! a project's graph, sessions, making nodes and edges), `chunk` (cutting files at
 //! definitions), `read`, `grep`, `lookup` (note, recent, search, neighbors, path to root),
-//! `compose` (packing a context block into a budget), `tokens` (exact o200k counts).
+//! `compose` (packing a context block into a budget), `browse` (fetching a page under an
+//! SSRF guard and extracting its text) and `web` (storing it), `tokens` (exact o200k
+//! counts).
 
 #![warn(missing_docs)]
 
+pub mod browse;
 pub mod chunk;
+pub mod command;
 pub mod compose;
 pub mod graph;
 pub mod grep;
 pub mod kinds;
 pub mod lookup;
+pub mod monitor;
 pub mod read;
+pub mod redact;
 pub mod tokens;
+pub mod web;
 
 pub use graph::{ContextGraph, CtxError, SessionChoice};

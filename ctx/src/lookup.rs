@@ -22,7 +22,9 @@ pub const MAX_NEIGHBOR_DEPTH: usize = 5;
 const TITLE_CHARS: usize = 80;
 
 /// The seed's `filters`: a node passes when it meets every given condition. Without a
-/// `status` filter, pruned nodes are left out; without a `kind` filter, session roots are.
+/// `status` filter, superseded and pruned nodes are left out (a newer read of the same
+/// file or page replaced them, or they were pruned); without a `kind` filter, session
+/// roots are.
 #[derive(Clone, Debug, Default)]
 pub struct Filters {
     /// Statuses to keep.
@@ -44,7 +46,7 @@ impl Filters {
             Some(statuses) => statuses.iter().map(|s| s.name()).collect(),
             None => NodeStatus::ALL
                 .iter()
-                .filter(|s| **s != NodeStatus::Pruned)
+                .filter(|s| !matches!(s, NodeStatus::Pruned | NodeStatus::Superseded))
                 .map(|s| s.name())
                 .collect(),
         };

@@ -451,6 +451,17 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         "Ripgrep search of the project (.gitignore honoured, binary files skipped); each hit is stored as a tool_output node. Returns \"nodeId path:line\" entries."
     ),
     tool!(
+        "ctx_tree_browse",
+        Ctx,
+        ctx_tree::BrowseArgs,
+        ctx_tree::browse,
+        read_only: false,
+        destructive: false,
+        gated: false,
+        blocking: true,
+        "Fetch an http(s) URL (private and loopback addresses refused), store its title, description, headings and readable text as a web_chunk node (cached by URL unless force), and return the text cut to budget_tokens."
+    ),
+    tool!(
         "ctx_tree_compose",
         Ctx,
         ctx_tree::ComposeArgs,
@@ -515,6 +526,17 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         gated: false,
         blocking: false,
         "Store a note or observation in the session graph (title: the first line unless given)."
+    ),
+    tool!(
+        "ctx_tree_monitor",
+        Ctx,
+        ctx_tree::MonitorArgs,
+        ctx_tree::monitor,
+        read_only: false,
+        destructive: true,
+        gated: true,
+        blocking: true,
+        "Run a shell command (sh -c) in the project with a timeout, store its output as a tool_output node with secrets redacted, and return the exit code and the end of the output. Not sandboxed."
     ),
 ];
 

@@ -9,63 +9,11 @@
 //! graph_query_median_ms graph_query_p90_ms explain_median_ms explain_p90_ms
 //! query_graph_median_ms query_graph_p90_ms callers overview_tokens`.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use serde_json::{Value, json};
-
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-}
-
-impl Client {
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{msg}").expect("write to the server");
-        self.stdin.flush().expect("flush");
-        loop {
-            let mut line = String::new();
-            let n = self
-                .stdout
-                .read_line(&mut line)
-                .expect("read from the server");
-            assert!(n > 0, "the server closed its output");
-            let v: Value = serde_json::from_str(&line).expect("JSON-RPC line");
-            if v["id"] == json!(id) {
-                return v["result"].clone();
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
-        assert_ne!(r["isError"], json!(true), "{tool} failed: {r}");
-        r
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn percentile(times: &mut [Duration], p: usize) -> f64 {
-    times.sort();
-    ms(times[(times.len() * p / 100).min(times.len() - 1)])
-}
+use batho_bench::mcp_client::{McpClient, ms, percentile};
+use serde_json::json;
 
 fn main() {
     let mut batho = PathBuf::from("target/release/batho");
@@ -87,33 +35,7 @@ fn main() {
     std::fs::create_dir_all(&home).expect("BATHO_HOME");
 
     let started = Instant::now();
-    let mut child = Command::new(&batho)
-        .args(["mcp", "--no-watch", "--root", repo])
-        .env("BATHO_HOME", &home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start batho mcp");
-    let stdin = child.stdin.take().expect("stdin");
-    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut c = Client {
-        child,
-        stdin,
-        stdout,
-        next: 1,
-    };
-    c.request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "mcp_roundtrip", "version": "0"}}),
-    );
-    writeln!(
-        c.stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    )
-    .expect("write");
+    let mut c = McpClient::start(&batho, &["--no-watch", "--root", repo], &home);
     let anchored = format!("^{}$", regex_escape(name));
     let callers_args = json!({"name_pattern": anchored, "relation_types": ["CALLS"],
                               "relation_direction": "incoming", "entity_types": ["Function"]});

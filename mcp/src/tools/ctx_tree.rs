@@ -4,12 +4,14 @@
 
 use std::fmt::Write as _;
 
+use batho_ctx::command::{MonitorOutcome, MonitorRequest};
 use batho_ctx::compose::{ComposeFormat, ComposeOutcome, ComposeRequest};
 use batho_ctx::graph::ContextGraph;
 use batho_ctx::grep::{GrepOutcome, GrepRequest};
 use batho_ctx::kinds::{EdgeKind, NodeKind, NodeStatus};
 use batho_ctx::lookup::{ChainNode, Filters, ListedNode, NoteOutcome, ReachedNode};
 use batho_ctx::read::{ReadOutcome, ReadRequest};
+use batho_ctx::web::{BrowseOutcome, BrowseRequest};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
@@ -27,7 +29,7 @@ const ANSWER_TOKENS: i64 = 25_000;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FiltersArg {
-    /// Keep nodes with these statuses: pending, live, stale, superseded, pruned (default: all but pruned)
+    /// Keep nodes with these statuses: pending, live, stale, superseded, pruned (default: all but superseded and pruned)
     #[serde(default)]
     pub status: Option<Vec<String>>,
     /// Keep nodes of these kinds: session, file_chunk, tool_output, summary, note, observation, web_chunk, prompt, thinking, response (default: all but session)
@@ -231,6 +233,58 @@ pub(crate) fn grep(state: &State, args: GrepArgs) -> Result<Reply, ToolError> {
     };
     let (outcome, meta) = with_graph(state, |graph| batho_ctx::grep::grep(graph, &request))?;
     Reply::new(&outcome, meta, ANSWER_TOKENS)
+}
+
+/// `ctx_tree_browse` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BrowseArgs {
+    /// http or https URL
+    pub url: String,
+    /// Token budget of the returned content (default 2000)
+    #[serde(default)]
+    pub budget_tokens: Option<u64>,
+    /// Fetch again even when the URL is stored
+    #[serde(default)]
+    pub force: bool,
+}
+
+impl ToolOutput for BrowseOutcome {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let mut text = format!(
+            "{} {}{}\n# {}\n",
+            self.node_id,
+            self.url,
+            if self.cached { " (cached)" } else { "" },
+            self.title
+        );
+        if !self.description.is_empty() {
+            let _ = writeln!(text, "{}", self.description);
+        }
+        if !self.headings.is_empty() {
+            let _ = writeln!(text, "headings: {}", self.headings.join(" | "));
+        }
+        let _ = writeln!(text, "\n{}", self.content);
+        if self.truncated {
+            let _ = writeln!(
+                text,
+                "[truncated: ctx_tree_compose with node_ids [\"{}\"] and a larger budget_tokens gives more]",
+                self.node_id
+            );
+        }
+        text
+    }
+}
+
+pub(crate) fn browse(state: &State, args: BrowseArgs) -> Result<Reply, ToolError> {
+    let request = BrowseRequest {
+        url: args.url,
+        budget_tokens: args.budget_tokens.map(|b| b.min(1 << 24) as usize),
+        force: args.force,
+        allow_private_addresses: state.ctx.allow_private_urls,
+    };
+    let (outcome, meta) = with_graph(state, |graph| batho_ctx::web::browse(graph, &request))?;
+    Reply::precut(&outcome, meta)
 }
 
 /// `ctx_tree_compose` output formats.
@@ -446,5 +500,53 @@ pub(crate) fn note(state: &State, args: NoteArgs) -> Result<Reply, ToolError> {
     let (outcome, meta) = with_graph(state, |graph| {
         batho_ctx::lookup::note(graph, &args.content, args.title.as_deref())
     })?;
+    Reply::new(&outcome, meta, ANSWER_TOKENS)
+}
+
+/// `ctx_tree_monitor` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorArgs {
+    /// Shell command, run with sh -c
+    pub command: String,
+    /// Timeout in ms (default 30000, at most 600000); the whole process group is killed
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Working folder inside the project (default: the project root)
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+impl ToolOutput for MonitorOutcome {
+    fn markdown(&self, _: &mut Rows) -> String {
+        let ending = if self.timed_out {
+            "timed out".to_string()
+        } else {
+            format!("exit {}", self.exit_code)
+        };
+        format!(
+            "{} $ {} ({ending}, {} lines{}{})\n{}\n{}\n",
+            self.node_id,
+            self.command,
+            self.lines_captured,
+            if self.redactions > 0 {
+                format!(", {} secret(s) redacted", self.redactions)
+            } else {
+                String::new()
+            },
+            if self.cached { ", cached" } else { "" },
+            self.preview,
+            self.hint
+        )
+    }
+}
+
+pub(crate) fn monitor(state: &State, args: MonitorArgs) -> Result<Reply, ToolError> {
+    let request = MonitorRequest {
+        command: args.command,
+        timeout_ms: args.timeout_ms,
+        cwd: args.cwd,
+    };
+    let (outcome, meta) = with_graph(state, |graph| batho_ctx::command::monitor(graph, &request))?;
     Reply::new(&outcome, meta, ANSWER_TOKENS)
 }

@@ -1,0 +1,3 @@
+//! Shared pieces of the benchmark binaries.
+
+pub mod mcp_client;
