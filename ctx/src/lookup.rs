@@ -168,8 +168,8 @@ pub fn recent(
     params.insert("limit".into(), Value::Int(clamp_limit(limit)));
     let statement = format!(
         "MATCH (node:Ctx) WHERE {condition} \
-         RETURN node.id, node.kind, node.text, node.title, node.created_at \
-         ORDER BY node.created_at DESC, id(node) DESC LIMIT $limit"
+         WITH node ORDER BY node.created_at DESC, id(node) DESC LIMIT $limit \
+         RETURN node.id, node.kind, node.text, node.title, node.created_at"
     );
     let result = graph.query(&statement, params)?;
     Ok(result
@@ -191,7 +191,8 @@ pub fn search(
     params.insert("limit".into(), Value::Int(clamp_limit(limit)));
     let statement = format!(
         "CALL text.search($query) YIELD node, score WITH node, score WHERE {condition} \
-         RETURN node.id, node.kind, node.text, node.title, score LIMIT $limit"
+         WITH node, score LIMIT $limit \
+         RETURN node.id, node.kind, node.text, node.title, score"
     );
     let result = graph.query(&statement, params)?;
     Ok(result
