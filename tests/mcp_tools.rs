@@ -180,8 +180,8 @@ fn tools_list_matches_the_spec_and_gating() {
     let list = c.request("tools/list", json!({}));
     let n = list["tools"].as_array().unwrap().len();
     assert_eq!(
-        n, 24,
-        "16 Batho tools and 10 Astria tools, less the 2 disabled"
+        n, 33,
+        "16 Batho tools, 10 Astria tools and 9 ctx-tree tools (monitor gated), less the 2 disabled"
     );
     drop(c);
 

@@ -352,33 +352,18 @@ fn pack(candidates: Vec<Candidate>, request: &ComposeRequest, manifest: &mut Man
     fit_whole_block(sections, budget, manifest)
 }
 
-/// The longest prefix of the candidate's text whose section fits `left` tokens.
+/// The longest prefix of the candidate's text whose section (with a cut marker) fits
+/// `left` tokens; `None` when not even an empty prefix does.
 fn cut_to_fit(candidate: &Candidate, left: usize) -> Option<String> {
-    let text = candidate.text.as_str();
     let marker = "\n[… cut to fit the budget]";
-    let (mut low, mut high) = (0usize, text.len());
-    let mut best = None;
-    while low < high {
-        let mut middle = (low + high).div_ceil(2);
-        while !text.is_char_boundary(middle) {
-            middle -= 1;
-        }
-        if middle <= low {
-            break;
-        }
-        let attempt = section(
-            candidate,
-            ComposeFormat::Raw,
-            &format!("{}{marker}", &text[..middle]),
-        );
-        if tokens::count(&attempt) <= left {
-            best = Some(attempt);
-            low = middle;
-        } else {
-            high = middle - 1;
-        }
+    let render = |prefix: &str| section(candidate, ComposeFormat::Raw, &format!("{prefix}{marker}"));
+    let cut = tokens::longest_fitting_prefix(&candidate.text, |prefix| {
+        tokens::count(&render(prefix)) <= left
+    });
+    if cut == 0 {
+        return None;
     }
-    best
+    Some(render(&candidate.text[..cut]))
 }
 
 /// Joins the sections, then takes sections off the end while the joined block is over

@@ -11,9 +11,43 @@ pub fn count(text: &str) -> usize {
     bpe_openai::o200k_base().count(text)
 }
 
+/// The length of the longest prefix of `text` (ending at a character boundary) for which
+/// `fits` holds, by binary search: `fits` must hold for every shorter prefix once it holds
+/// for a longer one (a token count under a budget does).
+pub fn longest_fitting_prefix(text: &str, fits: impl Fn(&str) -> bool) -> usize {
+    let (mut low, mut high) = (0usize, text.len());
+    while low < high {
+        let mut middle = (low + high).div_ceil(2);
+        while !text.is_char_boundary(middle) {
+            middle -= 1;
+        }
+        if middle <= low {
+            break;
+        }
+        if fits(&text[..middle]) {
+            low = middle;
+        } else {
+            high = middle - 1;
+        }
+    }
+    low
+}
+
 #[cfg(test)]
 mod tests {
-    use super::count;
+    use super::{count, longest_fitting_prefix};
+
+    #[test]
+    fn the_longest_fitting_prefix_fits_and_one_more_character_does_not() {
+        let text = "héllo wörld, a longer sentence of words";
+        for budget in 0..12 {
+            let cut = longest_fitting_prefix(text, |prefix| count(prefix) <= budget);
+            assert!(count(&text[..cut]) <= budget);
+            if let Some(next) = text[cut..].chars().next() {
+                assert!(count(&text[..cut + next.len_utf8()]) > budget, "{budget}");
+            }
+        }
+    }
 
     /// Counts equal those of OpenAI's Python `tiktoken` on 1,200 strings of code, prose,
     /// Unicode and random mixes (`tests/data/make_o200k_reference.py` wrote them).

@@ -178,23 +178,6 @@ pub fn cut_to_tokens(text: &str, budget: usize) -> String {
     if tokens::count(text) <= budget {
         return text.to_string();
     }
-    let (mut low, mut high) = (0usize, text.len());
-    while low < high {
-        let mut middle = (low + high).div_ceil(2);
-        while !text.is_char_boundary(middle) {
-            middle -= 1;
-        }
-        if middle <= low {
-            break;
-        }
-        if tokens::count(&text[..middle]) <= budget {
-            low = middle;
-        } else {
-            high = middle - 1;
-            while !text.is_char_boundary(high) {
-                high -= 1;
-            }
-        }
-    }
-    text[..low].to_string()
+    let cut = tokens::longest_fitting_prefix(text, |prefix| tokens::count(prefix) <= budget);
+    text[..cut].to_string()
 }
