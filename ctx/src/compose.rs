@@ -356,7 +356,8 @@ fn pack(candidates: Vec<Candidate>, request: &ComposeRequest, manifest: &mut Man
 /// `left` tokens; `None` when not even an empty prefix does.
 fn cut_to_fit(candidate: &Candidate, left: usize) -> Option<String> {
     let marker = "\n[… cut to fit the budget]";
-    let render = |prefix: &str| section(candidate, ComposeFormat::Raw, &format!("{prefix}{marker}"));
+    let render =
+        |prefix: &str| section(candidate, ComposeFormat::Raw, &format!("{prefix}{marker}"));
     let cut = tokens::longest_fitting_prefix(&candidate.text, |prefix| {
         tokens::count(&render(prefix)) <= left
     });

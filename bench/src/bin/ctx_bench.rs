@@ -46,7 +46,9 @@ fn options() -> Options {
         match arg.as_str() {
             "--batho" => options.batho = value().into(),
             "--nodes" => options.nodes = value().parse().unwrap_or_else(|_| usage()),
-            "--session-nodes" => options.session_nodes = value().parse().unwrap_or_else(|_| usage()),
+            "--session-nodes" => {
+                options.session_nodes = value().parse().unwrap_or_else(|_| usage())
+            }
             "--calls" => options.calls = value().parse().unwrap_or_else(|_| usage()),
             "--grep-root" => options.grep_root = Some(value().into()),
             "--grep-pattern" => options.grep_pattern = value(),
@@ -90,7 +92,10 @@ impl Random {
 
     fn text(&mut self) -> String {
         let length = 30 + self.next() % 50;
-        (0..length).map(|_| self.word()).collect::<Vec<_>>().join(" ")
+        (0..length)
+            .map(|_| self.word())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -130,19 +135,31 @@ fn main() {
     fill(&session_home, &project, options.session_nodes, 11);
     let fill_s = filling.elapsed().as_secs_f64();
     let root = project.to_string_lossy().into_owned();
-    let mut large = McpClient::start(&options.batho, &["--no-watch", "--root", &root], &large_home);
+    let mut large = McpClient::start(
+        &options.batho,
+        &["--no-watch", "--root", &root],
+        &large_home,
+    );
     let calls = options.calls;
     large.call("ctx_tree_note", json!({"content": "warm up"}));
     let mut note = timed(calls, |index| {
-        large.call("ctx_tree_note", json!({"content": format!("finding {index}: w3 w17 lock order")}));
+        large.call(
+            "ctx_tree_note",
+            json!({"content": format!("finding {index}: w3 w17 lock order")}),
+        );
     });
     let mut recent = timed(calls, |_| {
         large.call("ctx_tree_recent", json!({"limit": 20}));
     });
     let mut random = Random(3);
-    let queries: Vec<String> = (0..calls).map(|_| format!("{} {}", random.word(), random.word())).collect();
+    let queries: Vec<String> = (0..calls)
+        .map(|_| format!("{} {}", random.word(), random.word()))
+        .collect();
     let mut search = timed(calls, |index| {
-        large.call("ctx_tree_search", json!({"query": queries[index], "limit": 20}));
+        large.call(
+            "ctx_tree_search",
+            json!({"query": queries[index], "limit": 20}),
+        );
     });
     let first_read = Instant::now();
     let read = large.call("ctx_tree_read", json!({"path": "src/big.c"}));
@@ -152,15 +169,23 @@ fn main() {
         large.call("ctx_tree_read", json!({"path": "src/big.c"}));
     });
     drop(large);
-    let mut session = McpClient::start(&options.batho, &["--no-watch", "--root", &root], &session_home);
-    let seeds: Vec<String> = (0..10).map(|k| format!("n{}", options.session_nodes / 2 + k * 37)).collect();
+    let mut session = McpClient::start(
+        &options.batho,
+        &["--no-watch", "--root", &root],
+        &session_home,
+    );
+    let seeds: Vec<String> = (0..10)
+        .map(|k| format!("n{}", options.session_nodes / 2 + k * 37))
+        .collect();
     let mut compose_tokens = 0;
     let mut compose = timed(calls.min(100), |index| {
         let answer = session.call(
             "ctx_tree_compose",
             json!({"node_ids": seeds, "budget_tokens": 4000, "depth": 2, "query": queries[index]}),
         );
-        compose_tokens = answer["structuredContent"]["meta"]["o200k_tokens"].as_u64().unwrap_or(0);
+        compose_tokens = answer["structuredContent"]["meta"]["o200k_tokens"]
+            .as_u64()
+            .unwrap_or(0);
     });
     drop(session);
     let grep = options
@@ -207,7 +232,13 @@ fn grep_side_by_side(options: &Options, grep_root: &Path, scratch: &Path) -> Str
         count = answer["structuredContent"]["count"].as_u64().unwrap_or(0);
         let started = Instant::now();
         let status = Command::new("rg")
-            .args(["-n", "--glob", &options.grep_glob, &options.grep_pattern, &root])
+            .args([
+                "-n",
+                "--glob",
+                &options.grep_glob,
+                &options.grep_pattern,
+                &root,
+            ])
             .stdout(std::process::Stdio::null())
             .status()
             .expect("run rg");
