@@ -248,7 +248,7 @@ impl ContextGraph {
 
     /// Makes a top-level node of `kind` under the session and returns its id.
     pub fn add_node(&mut self, kind: NodeKind, extra: Properties) -> Result<String, CtxError> {
-        let mut properties = self.common_properties(kind, &self.session.clone());
+        let mut properties = self.common_properties(kind, &self.session);
         properties.extend(extra);
         let result = self.run(
             "MATCH (session:Ctx {id: $session}) MATCH (previous:Ctx {id: $previous}) \
@@ -280,7 +280,7 @@ impl ContextGraph {
         if children.is_empty() {
             return Ok(Vec::new());
         }
-        let common = self.common_properties(kind, &self.session.clone());
+        let common = self.common_properties(kind, &self.session);
         let rows: Vec<Value> = children
             .into_iter()
             .map(|mut child| {

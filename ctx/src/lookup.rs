@@ -58,13 +58,12 @@ impl Filters {
                 .map(|k| k.name())
                 .collect(),
         };
-        let mut params = parameters([
+        let params = parameters([
             ("statuses", names(statuses)),
             ("kinds", names(kinds)),
             ("since", Value::Int(self.since.unwrap_or(i64::MIN))),
             ("until", Value::Int(self.until.unwrap_or(i64::MAX))),
         ]);
-        params.retain(|_, value| !matches!(value, Value::Null));
         let condition = format!(
             "{variable}.status IN $statuses AND {variable}.kind IN $kinds \
              AND {variable}.created_at >= $since AND {variable}.created_at <= $until"

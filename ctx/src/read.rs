@@ -12,16 +12,13 @@ use batho_engine::repo_files::{RepoReadError, read_repo_file};
 use serde::Serialize;
 
 use crate::chunk::{Chunk, chunk_file};
-use crate::graph::{ContextGraph, CtxError, Properties, int_of, now_ms, parameters, text_of};
+use crate::graph::{ContextGraph, CtxError, Properties, int_of, parameters, text_of};
 use crate::kinds::{EdgeKind, NodeKind, NodeStatus};
 
 /// The default largest chunk, in o200k tokens.
 pub const DEFAULT_CHUNK_TOKENS: usize = 512;
 /// The largest file read, in bytes.
 pub const MAX_FILE_BYTES: usize = 16 << 20;
-/// A file modified this recently (ms) is hashed even when its size and time match: a
-/// write within the file system's time resolution may not move the time.
-const RECENT_WRITE_MS: i64 = 2_000;
 
 /// What `ctx_tree_read` asks.
 #[derive(Clone, Debug, Default)]
@@ -272,26 +269,4 @@ fn store_read(
         graph.link(&id, EdgeKind::Supersedes, &older.id)?;
     }
     Ok(id)
-}
-
-/// Whether the file a read came from changed on disk since (by size and time, then hash
-/// when the time is recent or the size and time disagree).
-pub fn changed_since_read(
-    root: &Path,
-    path: &str,
-    size: i64,
-    modified_ms: i64,
-    hash: &str,
-) -> bool {
-    let Ok(bytes) = read_repo_file(root, path) else {
-        return true;
-    };
-    let version = file_version(&root.join(path), &bytes);
-    if version.size != size {
-        return true;
-    }
-    if version.modified_ms == modified_ms && now_ms() - modified_ms > RECENT_WRITE_MS {
-        return false;
-    }
-    version.hash != hash
 }

@@ -474,6 +474,10 @@ impl WritableGraph {
     /// The node whose text index entries `change` may move, and the one key it touches
     /// (`None`: any); a property key no index can name yet touches none.
     fn text_touched(&self, change: &Change) -> Option<(u32, Option<u32>)> {
+        // Most graphs have no text index: skip the key look-up on every write.
+        if self.text_indexes.is_empty() {
+            return None;
+        }
         match change {
             Change::SetNodeProperty { id, key, .. } => Some((*id, Some(self.keys.id(key)?))),
             other => other.node_touched().map(|id| (id, None)),

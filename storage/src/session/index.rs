@@ -85,12 +85,19 @@ impl WritableGraph {
 
     /// Every index, as `(label, key)` names.
     pub fn indexes(&self) -> Vec<(String, String)> {
-        self.indexes
-            .iter()
-            .map(|i| {
+        self.label_key_names(self.indexes.iter().map(|index| (index.label, index.key)))
+    }
+
+    /// `(label, key)` id pairs as names (both index kinds list themselves this way).
+    pub(crate) fn label_key_names(
+        &self,
+        pairs: impl Iterator<Item = (u32, u32)>,
+    ) -> Vec<(String, String)> {
+        pairs
+            .map(|(label, key)| {
                 (
-                    self.labels.name(i.label).to_string(),
-                    self.keys.name(i.key).to_string(),
+                    self.labels.name(label).to_string(),
+                    self.keys.name(key).to_string(),
                 )
             })
             .collect()

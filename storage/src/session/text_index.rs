@@ -218,15 +218,11 @@ fn holds_phrases(text: &str, phrases: &[&Vec<String>]) -> bool {
 impl WritableGraph {
     /// Every text index, as `(label, key)` names.
     pub fn text_indexes(&self) -> Vec<(String, String)> {
-        self.text_indexes
-            .iter()
-            .map(|index| {
-                (
-                    self.labels.name(index.label).to_string(),
-                    self.keys.name(index.key).to_string(),
-                )
-            })
-            .collect()
+        self.label_key_names(
+            self.text_indexes
+                .iter()
+                .map(|index| (index.label, index.key)),
+        )
     }
 
     /// Whether a text index exists for `label` and `key`.
