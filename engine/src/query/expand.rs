@@ -10,6 +10,7 @@ use batho_schema::NodeKind;
 use batho_storage::{Artifact, NodeIdx, RoaringBitmap};
 
 use super::exec::{BoxOp, Ctx, ExecError, Operator, R, Row};
+use super::id_order::ScanOrder;
 use super::topology::Topology;
 
 /// Which edges an expansion may follow.
@@ -57,6 +58,8 @@ pub(crate) struct NodeScan<'a> {
     pub(crate) input: BoxOp<'a>,
     /// Label alternatives; empty = every node.
     pub(crate) labels: Vec<String>,
+    /// The order the ids must come in.
+    pub(crate) order: ScanOrder,
     pub(crate) cur: Option<(Row, Box<dyn Iterator<Item = u32> + 'a>)>,
 }
 
@@ -80,7 +83,7 @@ impl<'a> Operator<'a> for NodeScan<'a> {
             let Some(row) = self.input.next(ctx)? else {
                 return Ok(None);
             };
-            self.cur = Some((row, ctx.topology.scan(&self.labels)));
+            self.cur = Some((row, ctx.topology.scan(&self.labels, self.order)));
         }
     }
 }
@@ -161,7 +164,7 @@ impl NodeSeek<'_> {
         }
         let graph = ctx.eval.graph();
         let mut found = Vec::new();
-        for n in ctx.topology.scan(&self.labels) {
+        for n in ctx.topology.scan(&self.labels, ScanOrder::Any) {
             ctx.tick(1)?;
             let value = graph.node_prop(n, self.key.property());
             let hit = match (self.key, &value, wanted) {

@@ -8,6 +8,7 @@ use batho_lang::{EvalError, Value};
 
 use super::exec::{Ctx, ExecError, R, Row};
 use super::expand::EdgeFilter;
+use super::id_order::ScanOrder;
 use super::update::{ClauseUpdate, apply_set_item, column, create_part};
 
 /// MERGE.
@@ -164,7 +165,7 @@ fn start_candidates(ctx: &Ctx<'_>, want: &NodeWant) -> Vec<u32> {
         }
     }
     ctx.topology
-        .scan(&want.labels[..want.labels.len().min(1)])
+        .scan(&want.labels[..want.labels.len().min(1)], ScanOrder::Any)
         .collect()
 }
 

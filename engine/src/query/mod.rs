@@ -31,6 +31,7 @@ mod exec;
 mod expand;
 pub mod graph;
 mod health;
+mod id_order;
 mod index_seek;
 mod merge;
 mod open_graph;

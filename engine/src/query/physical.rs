@@ -9,11 +9,12 @@
 //! `ORDER BY … LIMIT`. [`Flags::optimize`] off turns every choice into its naive
 //! equivalent, which the differential tests compare against.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use super::exec::*;
 use super::expand::*;
+use super::id_order::{ScanOrder, id_ordered_scan};
 use super::index_seek::{IndexSeek, indexed_equality};
 use super::merge::MergeClause;
 use super::topology::Topology;
@@ -40,6 +41,10 @@ pub(crate) struct Builder<'a> {
     endpoint_only: HashSet<usize>,
     /// How deep the operator being built is nested.
     depth: usize,
+    /// Node scans (by plan address) a top-k above asked to yield in id order.
+    id_order_wanted: HashMap<usize, ScanOrder>,
+    /// Those of them that were built as asked (not replaced by an index seek).
+    id_order_built: HashSet<usize>,
 }
 
 pub(crate) struct Built<'a> {
@@ -199,6 +204,8 @@ impl<'a> Builder<'a> {
             counters: Vec::new(),
             endpoint_only,
             depth: 0,
+            id_order_wanted: HashMap::new(),
+            id_order_built: HashSet::new(),
         }
     }
 
@@ -310,10 +317,23 @@ impl<'a> Builder<'a> {
                 };
                 let mut cols = b.cols;
                 cols.push(var.clone());
+                let order = match self.id_order_wanted.get(&addr(lp)) {
+                    Some(&order) => {
+                        self.id_order_built.insert(addr(lp));
+                        order
+                    }
+                    None => ScanOrder::Any,
+                };
                 let op = NodeScan {
                     input: b.op,
                     labels: labels.clone(),
+                    order,
                     cur: None,
+                };
+                let note = match order {
+                    ScanOrder::Any => note,
+                    ScanOrder::Ascending => format!("{note}, ascending ids"),
+                    ScanOrder::Descending => format!("{note}, descending ids"),
                 };
                 (Box::new(op), cols, note)
             }
@@ -556,6 +576,9 @@ impl<'a> Builder<'a> {
                 (Box::new(op), b.cols, "full stable sort".to_string())
             }
             LogicalPlan::TopK { input, keys, limit } => {
+                if opt && let Some(built) = self.id_ordered_top_k(input, keys, limit, arg_cols)? {
+                    return Ok(built);
+                }
                 let b = self.build(input, arg_cols)?;
                 if opt {
                     let op = TopK {
@@ -731,6 +754,43 @@ impl<'a> Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
+    /// `ORDER BY id(n) … LIMIT k` as a limit over a scan in id order (see
+    /// [`super::id_order`]), or `None` when the plan's shape or the access path chosen
+    /// below does not allow it.
+    fn id_ordered_top_k(
+        &mut self,
+        input: &LogicalPlan,
+        keys: &[batho_lang::plan::SortKey],
+        limit: &Expr,
+        arg_cols: &[String],
+    ) -> R<Option<(BoxOp<'a>, Vec<String>, String)>> {
+        let Some((scan, order)) = id_ordered_scan(keys, input) else {
+            return Ok(None);
+        };
+        let (notes, counters) = (self.notes.len(), self.counters.len());
+        self.id_order_wanted.insert(addr(scan), order);
+        let b = self.build(input, arg_cols)?;
+        self.id_order_wanted.remove(&addr(scan));
+        if !self.id_order_built.remove(&addr(scan)) {
+            // An index seek replaced the scan: plan the heap instead, from scratch.
+            self.notes.truncate(notes);
+            self.counters.truncate(counters);
+            return Ok(None);
+        }
+        let op = Limit {
+            input: b.op,
+            count: limit.clone(),
+            left: 0,
+            drain: false,
+            drained: false,
+        };
+        Ok(Some((
+            Box::new(op),
+            b.cols,
+            "limit over an id-ordered scan".into(),
+        )))
+    }
+
     /// A writable graph's `Filter` over a one-label `NodeScan` whose predicate compares an
     /// indexed key: the scan becomes an index seek (the filter stays above it).
     #[allow(clippy::type_complexity)]

@@ -15,6 +15,7 @@ use batho_storage::text::query::TextQuery;
 use batho_storage::{Artifact, EdgeIdx, NodeIdx, RoaringBitmap};
 
 use super::expand::EdgeFilter;
+use super::id_order::ScanOrder;
 use super::writable_access::WritableState;
 
 /// See the module documentation.
@@ -39,35 +40,45 @@ impl<'a> Topology<'a> {
         Ref::map(state.borrow(), |s| &s.graph)
     }
 
-    /// The nodes carrying any of `labels` (every live node when empty), for one scan.
-    pub(crate) fn scan(&self, labels: &[String]) -> Box<dyn Iterator<Item = u32> + 'a> {
+    /// The nodes carrying any of `labels` (every live node when empty), for one scan, in
+    /// `order`.
+    pub(crate) fn scan(
+        &self,
+        labels: &[String],
+        order: ScanOrder,
+    ) -> Box<dyn Iterator<Item = u32> + 'a> {
         match *self {
             Topology::Code(artifact) if labels.is_empty() => {
-                Box::new((0..artifact.node_count()).filter(move |&n| artifact.is_live(NodeIdx(n))))
+                let live = move |n: &u32| artifact.is_live(NodeIdx(*n));
+                let ids = 0..artifact.node_count();
+                match order {
+                    ScanOrder::Descending => Box::new(ids.rev().filter(live)),
+                    ScanOrder::Any | ScanOrder::Ascending => Box::new(ids.filter(live)),
+                }
             }
             Topology::Code(artifact) => {
-                // Kinds are disjoint (a node has one), so chaining their bitmaps never
-                // repeats a node.
                 let bitmaps: Vec<&'a RoaringBitmap> = labels
                     .iter()
                     .filter_map(|l| NodeKind::from_name(l))
                     .map(|kind| artifact.nodes_of_kind(kind))
                     .collect();
-                Box::new(bitmaps.into_iter().flat_map(|b| b.iter()))
+                match order {
+                    // Kinds are disjoint (a node has one), so chaining their bitmaps never
+                    // repeats a node; only an ordered scan pays for the union.
+                    ScanOrder::Any => Box::new(bitmaps.into_iter().flat_map(|b| b.iter())),
+                    _ => ordered(union(bitmaps), order),
+                }
             }
             Topology::Writable(state) => {
                 let graph = Self::writable(state);
-                let nodes: Vec<u32> = if labels.is_empty() {
-                    graph.nodes().iter().collect()
+                // A copy, so that a write during the scan never disturbs it.
+                let nodes = if labels.is_empty() {
+                    graph.nodes().clone()
                 } else {
                     // Labels are not exclusive here: a union visits each node once.
-                    let mut union = RoaringBitmap::new();
-                    for bitmap in labels.iter().filter_map(|l| graph.nodes_with_label(l)) {
-                        union |= bitmap;
-                    }
-                    union.iter().collect()
+                    union(labels.iter().filter_map(|l| graph.nodes_with_label(l)))
                 };
-                Box::new(nodes.into_iter())
+                ordered(nodes, order)
             }
         }
     }
@@ -90,11 +101,25 @@ impl<'a> Topology<'a> {
         }
     }
 
-    /// A writable graph's text search (`None` on a code graph, or without a text index).
-    pub(crate) fn text_search(&self, query: &TextQuery) -> Option<Vec<(u32, f64)>> {
+    /// A writable graph's text search, best first, at most `limit` (`None` on a code
+    /// graph, or without a text index).
+    pub(crate) fn text_search(&self, query: &TextQuery, limit: usize) -> Option<Vec<(u32, f64)>> {
         match self {
             Topology::Code(_) => None,
-            Topology::Writable(state) => Self::writable(state).text_search(query),
+            Topology::Writable(state) => Self::writable(state).text_search(query, limit),
+        }
+    }
+
+    /// A writable graph's text scores of the nodes of `among` that match `query` (`None`
+    /// on a code graph, or without a text index).
+    pub(crate) fn text_scores(
+        &self,
+        query: &TextQuery,
+        among: &RoaringBitmap,
+    ) -> Option<Vec<(u32, f64)>> {
+        match self {
+            Topology::Code(_) => None,
+            Topology::Writable(state) => Self::writable(state).text_scores(query, among),
         }
     }
 
@@ -137,6 +162,21 @@ fn code_neighbors(
             }
             f(e.idx().0, src);
         }
+    }
+}
+
+fn union<'b>(bitmaps: impl IntoIterator<Item = &'b RoaringBitmap>) -> RoaringBitmap {
+    let mut union = RoaringBitmap::new();
+    for bitmap in bitmaps {
+        union |= bitmap;
+    }
+    union
+}
+
+fn ordered(nodes: RoaringBitmap, order: ScanOrder) -> Box<dyn Iterator<Item = u32>> {
+    match order {
+        ScanOrder::Descending => Box::new(nodes.into_iter().rev()),
+        ScanOrder::Any | ScanOrder::Ascending => Box::new(nodes.into_iter()),
     }
 }
 
