@@ -234,8 +234,8 @@ fn relevance(
         .map(|c| Value::from(c.id.as_str()))
         .collect();
     let result = graph.query(
-        "CALL text.search($query) YIELD node, score WITH node, score WHERE node.id IN $ids \
-         RETURN node.id, score",
+        "UNWIND $ids AS id MATCH (candidate:Ctx {id: id}) WITH collect(candidate) AS candidates \
+         CALL text.score($query, candidates) YIELD node, score RETURN node.id, score",
         parameters([("query", Value::from(query)), ("ids", Value::List(ids))]),
     )?;
     let scores: Vec<(String, f64)> = result

@@ -409,6 +409,7 @@ pub fn default_procedures() -> Vec<ProcedureSig> {
         ),
         ProcedureSig::new("algo.pagerank", (0, 1), &[("node", Node), ("score", Any)]),
         ProcedureSig::new("text.search", (1, 2), &[("node", Node), ("score", Any)]),
+        ProcedureSig::new("text.score", (2, 2), &[("node", Node), ("score", Any)]),
         ProcedureSig::new(
             "algo.traverse",
             (1, 5),

@@ -14,11 +14,10 @@ use std::collections::VecDeque;
 
 use batho_lang::Value;
 use batho_lang::ast::Direction;
-use batho_storage::RoaringBitmap;
 
 use super::exec::{Ctx, ExecError, R};
 use super::expand::EdgeFilter;
-use super::proc_args::{Rec, bad, int_arg};
+use super::proc_args::{Rec, bad, int_arg, node_set_arg};
 
 const PROCEDURE: &str = "algo.bfs";
 /// The default depth, and the deepest walk allowed (a session graph's neighbourhood
@@ -38,7 +37,8 @@ pub(crate) fn bfs(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     }
     let filter = type_filter(args)?;
     let direction = direction_arg(args)?;
-    let mut seen = avoided_nodes(args)?;
+    // Argument 4: nodes never to enter (`null`: none).
+    let mut seen = node_set_arg(PROCEDURE, args, 4, "avoid")?;
     seen.insert(start);
     let mut frontier = VecDeque::from([(start, 0i64)]);
     let mut records = vec![vec![
@@ -108,27 +108,6 @@ fn type_filter(args: &[Value]) -> R<EdgeFilter<'static>> {
         type_names: names,
         roles: Vec::new(),
     })
-}
-
-/// Argument 4: nodes never to enter (`null`: none).
-fn avoided_nodes(args: &[Value]) -> R<RoaringBitmap> {
-    let mut avoided = RoaringBitmap::new();
-    match args.get(4) {
-        None | Some(Value::Null) => {}
-        Some(Value::List(items)) => {
-            for item in items {
-                match item {
-                    Value::Node(node) => {
-                        avoided.insert(*node);
-                    }
-                    Value::Null => {}
-                    other => return Err(bad(PROCEDURE, "avoid", "a list of nodes", other)),
-                }
-            }
-        }
-        Some(other) => return Err(bad(PROCEDURE, "avoid", "a list of nodes", other)),
-    }
-    Ok(avoided)
 }
 
 /// Argument 3: `'out'`, `'in'` or `'both'` (the default).

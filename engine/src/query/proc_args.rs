@@ -2,6 +2,7 @@
 //! argument error reads the same: `algo.x(): argument `limit` must be …, got … (type)`.
 
 use batho_lang::Value;
+use batho_storage::RoaringBitmap;
 
 use super::exec::{ExecError, R};
 
@@ -72,4 +73,25 @@ pub(crate) fn choice_arg(
             v,
         )),
     }
+}
+
+/// An optional list of nodes, as a set (`null` and absent: empty; `null` items skipped).
+pub(crate) fn node_set_arg(proc: &str, args: &[Value], i: usize, name: &str) -> R<RoaringBitmap> {
+    let mut nodes = RoaringBitmap::new();
+    match args.get(i) {
+        None | Some(Value::Null) => {}
+        Some(Value::List(items)) => {
+            for item in items {
+                match item {
+                    Value::Node(node) => {
+                        nodes.insert(*node);
+                    }
+                    Value::Null => {}
+                    other => return Err(bad(proc, name, "a list of nodes", other)),
+                }
+            }
+        }
+        Some(other) => return Err(bad(proc, name, "a list of nodes", other)),
+    }
+    Ok(nodes)
 }

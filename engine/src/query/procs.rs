@@ -28,6 +28,7 @@ pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String])
         "text.search" if ctx.topology.artifact().is_none() => {
             super::text_procs::search_writable(ctx, args)?
         }
+        "text.score" => super::text_procs::score(ctx, args)?,
         _ => code_graph_procedure(ctx, &lower, name, args)?,
     };
     Ok(project_fields(records, fields))

@@ -7,22 +7,47 @@
 //! A term's postings are `(node, frequency)` sorted by node: nodes are created with
 //! increasing ids, so indexing a new node appends.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+
+use roaring::RoaringBitmap;
 
 use super::graph::WritableGraph;
 use super::prop::PropValue;
 use crate::text::query::{QueryClause, TextQuery};
 use crate::text::search::{bm25_idf, bm25_term};
-use crate::text::words::{for_each_word, word_parts};
+use crate::text::words::{WordRole, for_each_word, word_parts};
 
 /// One text index.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TextIndex {
     pub(crate) label: u32,
     pub(crate) key: u32,
-    postings: BTreeMap<String, Vec<(u32, u32)>>,
-    lengths: foldhash::HashMap<u32, u32>,
+    /// Per term, `(node, frequency)` by node. Hashed, not ordered: a file read indexes
+    /// hundreds of thousands of words, and a hash look-up costs one comparison where an
+    /// ordered map costs about sixteen.
+    postings: foldhash::HashMap<String, Vec<(u32, u32)>>,
+    /// The same terms in order, for prefix queries.
+    terms: BTreeSet<String>,
+    /// Word count per node id; [`NOT_INDEXED`] for nodes the index does not hold. Ids
+    /// are dense, so a vector indexed by id is both smaller and about ten times faster to
+    /// read while scoring than a hash map.
+    lengths: Vec<u32>,
+    documents: u32,
     total_length: u64,
+}
+
+/// The length recorded for a node the index does not hold.
+const NOT_INDEXED: u32 = u32::MAX;
+
+/// Matches `(node, score)`, sorted by node: every step of a search merges such lists,
+/// which costs one pass and no hashing (posting lists are kept in node order).
+type Scored = Vec<(u32, f64)>;
+
+/// The collection figures BM25 needs.
+#[derive(Clone, Copy)]
+struct Collection {
+    documents: f64,
+    average_length: f64,
 }
 
 /// The text a property value contributes: a string, or the strings of a list.
@@ -43,11 +68,15 @@ fn indexed_text(value: &PropValue) -> Option<String> {
     }
 }
 
-fn term_counts(text: &str) -> (BTreeMap<String, u32>, u32) {
-    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+/// Each term's frequency in `text`, and the text's length in parts (as FTS5 counts
+/// tokens: the whole-identifier terms beside the parts do not lengthen a document).
+fn term_counts(text: &str) -> (foldhash::HashMap<String, u32>, u32) {
+    let mut counts: foldhash::HashMap<String, u32> = foldhash::HashMap::default();
     let mut length = 0u32;
-    for_each_word(text, |term, _| {
-        length = length.saturating_add(1);
+    for_each_word(text, |term, role| {
+        if role == WordRole::Part {
+            length = length.saturating_add(1);
+        }
         match counts.get_mut(term) {
             Some(count) => *count += 1,
             None => {
@@ -55,7 +84,56 @@ fn term_counts(text: &str) -> (BTreeMap<String, u32>, u32) {
             }
         }
     });
-    (counts, length)
+    (counts, length.min(NOT_INDEXED - 1))
+}
+
+/// The matches in both lists, their scores added.
+fn intersect(left: &[(u32, f64)], right: &[(u32, f64)]) -> Scored {
+    let mut out = Vec::with_capacity(left.len().min(right.len()));
+    let (mut at_left, mut at_right) = (0, 0);
+    while at_left < left.len() && at_right < right.len() {
+        let ((node, score), (other, more)) = (left[at_left], right[at_right]);
+        match node.cmp(&other) {
+            std::cmp::Ordering::Less => at_left += 1,
+            std::cmp::Ordering::Greater => at_right += 1,
+            std::cmp::Ordering::Equal => {
+                out.push((node, score + more));
+                at_left += 1;
+                at_right += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The matches in any of the lists, the scores of one node added.
+fn unite(lists: Vec<Scored>) -> Scored {
+    let mut all: Scored = lists.into_iter().flatten().collect();
+    all.sort_by_key(|&(node, _)| node);
+    let mut out: Scored = Vec::with_capacity(all.len());
+    for (node, score) in all {
+        match out.last_mut() {
+            Some((last, total)) if *last == node => *total += score,
+            _ => out.push((node, score)),
+        }
+    }
+    out
+}
+
+/// Best first (higher score; the newer node among equal scores), at most `limit`: a
+/// selection then a sort of the kept ones, so a short answer from many matches costs
+/// one pass.
+fn best_first(mut hits: Scored, limit: usize) -> Scored {
+    let order = |a: &(u32, f64), b: &(u32, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
+    if limit == 0 {
+        return Vec::new();
+    }
+    if limit < hits.len() {
+        hits.select_nth_unstable_by(limit - 1, order);
+        hits.truncate(limit);
+    }
+    hits.sort_by(order);
+    hits
 }
 
 impl TextIndex {
@@ -67,13 +145,24 @@ impl TextIndex {
         }
     }
 
+    fn length_of(&self, node: u32) -> u32 {
+        self.lengths
+            .get(node as usize)
+            .copied()
+            .unwrap_or(NOT_INDEXED)
+    }
+
     fn insert(&mut self, node: u32, value: &PropValue) {
         let Some(text) = indexed_text(value) else {
             return;
         };
         let (counts, length) = term_counts(&text);
         for (term, frequency) in counts {
-            let list = self.postings.entry(term).or_default();
+            let Some(list) = self.postings.get_mut(term.as_str()) else {
+                self.terms.insert(term.clone());
+                self.postings.insert(term, vec![(node, frequency)]);
+                continue;
+            };
             match list.last() {
                 Some(&(last, _)) if last >= node => {
                     let at = list.partition_point(|&(other, _)| other < node);
@@ -82,7 +171,15 @@ impl TextIndex {
                 _ => list.push((node, frequency)),
             }
         }
-        self.lengths.insert(node, length);
+        if self.lengths.len() <= node as usize {
+            self.lengths.resize(node as usize + 1, NOT_INDEXED);
+        }
+        if self.lengths[node as usize] == NOT_INDEXED {
+            self.documents += 1;
+        } else {
+            self.total_length -= u64::from(self.lengths[node as usize]);
+        }
+        self.lengths[node as usize] = length;
         self.total_length += u64::from(length);
     }
 
@@ -90,7 +187,7 @@ impl TextIndex {
         let Some(text) = indexed_text(value) else {
             return;
         };
-        let (counts, length) = term_counts(&text);
+        let (counts, _) = term_counts(&text);
         for term in counts.keys() {
             if let Some(list) = self.postings.get_mut(term) {
                 if let Ok(at) = list.binary_search_by_key(&node, |&(other, _)| other) {
@@ -98,36 +195,34 @@ impl TextIndex {
                 }
                 if list.is_empty() {
                     self.postings.remove(term);
+                    self.terms.remove(term);
                 }
             }
         }
-        if self.lengths.remove(&node).is_some() {
+        let length = self.length_of(node);
+        if length != NOT_INDEXED {
+            self.lengths[node as usize] = NOT_INDEXED;
+            self.documents -= 1;
             self.total_length -= u64::from(length);
         }
     }
 
-    /// The documents meeting every clause (phrases checked against `text_of`), scored.
-    fn search(
-        &self,
-        query: &TextQuery,
-        text_of: &dyn Fn(u32) -> Option<String>,
-    ) -> Vec<(u32, f64)> {
-        let documents = self.lengths.len() as f64;
-        if documents == 0.0 {
+    /// The documents meeting every clause (phrases checked against `text_of`), scored,
+    /// sorted by node.
+    fn search(&self, query: &TextQuery, text_of: &dyn Fn(u32) -> Option<String>) -> Scored {
+        if self.documents == 0 {
             return Vec::new();
         }
-        let average_length = self.total_length as f64 / documents;
-        let mut scores: Option<foldhash::HashMap<u32, f64>> = None;
+        let collection = Collection {
+            documents: f64::from(self.documents),
+            average_length: self.total_length as f64 / f64::from(self.documents),
+        };
+        let mut scores: Option<Scored> = None;
         for clause in &query.clauses {
-            let clause_scores = self.clause_scores(clause, documents, average_length);
+            let clause_scores = self.clause_scores(clause, collection);
             scores = Some(match scores {
                 None => clause_scores,
-                Some(previous) => previous
-                    .into_iter()
-                    .filter_map(|(node, score)| {
-                        clause_scores.get(&node).map(|more| (node, score + more))
-                    })
-                    .collect(),
+                Some(previous) => intersect(&previous, &clause_scores),
             });
         }
         let phrases: Vec<&Vec<String>> = query
@@ -138,12 +233,23 @@ impl TextIndex {
                 _ => None,
             })
             .collect();
+        let mut scores = scores.unwrap_or_default();
+        if !phrases.is_empty() {
+            scores.retain(|(node, _)| {
+                text_of(*node).is_some_and(|text| holds_phrases(&text, &phrases))
+            });
+        }
         scores
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|(node, _)| {
-                phrases.is_empty()
-                    || text_of(*node).is_some_and(|text| holds_phrases(&text, &phrases))
+    }
+
+    /// One term's BM25 for each document holding it.
+    fn term_scores(&self, list: &[(u32, u32)], collection: Collection) -> Scored {
+        let idf = bm25_idf(collection.documents, list.len() as f64);
+        list.iter()
+            .map(|&(node, frequency)| {
+                let length = f64::from(self.length_of(node));
+                let score = bm25_term(idf, f64::from(frequency), length, collection.average_length);
+                (node, score)
             })
             .collect()
     }
@@ -151,57 +257,35 @@ impl TextIndex {
     /// BM25 of one clause for each document holding it. A prefix scores as the sum over
     /// the terms it expands to; a phrase as the sum over its words (its adjacency is
     /// checked afterwards).
-    fn clause_scores(
-        &self,
-        clause: &QueryClause,
-        documents: f64,
-        average_length: f64,
-    ) -> foldhash::HashMap<u32, f64> {
-        let mut scores: foldhash::HashMap<u32, f64> = foldhash::HashMap::default();
-        let add_term = |list: &Vec<(u32, u32)>, scores: &mut foldhash::HashMap<u32, f64>| {
-            let idf = bm25_idf(documents, list.len() as f64);
-            for &(node, frequency) in list {
-                let length = f64::from(self.lengths.get(&node).copied().unwrap_or(0));
-                *scores.entry(node).or_default() +=
-                    bm25_term(idf, f64::from(frequency), length, average_length);
-            }
+    fn clause_scores(&self, clause: &QueryClause, collection: Collection) -> Scored {
+        let term = |word: &String| {
+            self.postings
+                .get(word)
+                .map(|list| self.term_scores(list, collection))
+                .unwrap_or_default()
         };
         match clause {
-            QueryClause::Term(term) => {
-                if let Some(list) = self.postings.get(term) {
-                    add_term(list, &mut scores);
-                }
-            }
-            QueryClause::Prefix(stem) => {
-                for (_, list) in self
-                    .postings
+            QueryClause::Term(word) => term(word),
+            QueryClause::Prefix(stem) => unite(
+                self.terms
                     .range(stem.clone()..)
-                    .take_while(|(term, _)| term.starts_with(stem.as_str()))
-                {
-                    add_term(list, &mut scores);
-                }
-            }
+                    .take_while(|word| word.starts_with(stem.as_str()))
+                    .filter_map(|word| self.postings.get(word))
+                    .map(|list| self.term_scores(list, collection))
+                    .collect(),
+            ),
             QueryClause::Phrase(parts) => {
-                let mut per_word: Option<foldhash::HashMap<u32, f64>> = None;
+                let mut per_word: Option<Scored> = None;
                 for part in parts {
-                    let mut word_scores = foldhash::HashMap::default();
-                    if let Some(list) = self.postings.get(part) {
-                        add_term(list, &mut word_scores);
-                    }
+                    let word_scores = term(part);
                     per_word = Some(match per_word {
                         None => word_scores,
-                        Some(previous) => previous
-                            .into_iter()
-                            .filter_map(|(node, score)| {
-                                word_scores.get(&node).map(|more| (node, score + more))
-                            })
-                            .collect(),
+                        Some(previous) => intersect(&previous, &word_scores),
                     });
                 }
-                scores = per_word.unwrap_or_default();
+                per_word.unwrap_or_default()
             }
         }
-        scores
     }
 }
 
@@ -238,26 +322,37 @@ impl WritableGraph {
     }
 
     /// The nodes matching `query` in any text index, best first (BM25, higher is better;
-    /// among equal scores the newest node first). A node in several indexes keeps its best
-    /// score. `None` when the graph has no text index.
-    pub fn text_search(&self, query: &TextQuery) -> Option<Vec<(u32, f64)>> {
-        if self.text_indexes.is_empty() {
-            return None;
-        }
-        let mut best: foldhash::HashMap<u32, f64> = foldhash::HashMap::default();
-        for index in &self.text_indexes {
+    /// among equal scores the newest node first), at most `limit`. A node in several
+    /// indexes keeps its best score. `None` when the graph has no text index.
+    pub fn text_search(&self, query: &TextQuery, limit: usize) -> Option<Vec<(u32, f64)>> {
+        Some(best_first(self.text_matches(query)?, limit))
+    }
+
+    /// The scores of the nodes of `among` that match `query`, by node id. `None` when
+    /// the graph has no text index.
+    pub fn text_scores(&self, query: &TextQuery, among: &RoaringBitmap) -> Option<Vec<(u32, f64)>> {
+        let mut matches = self.text_matches(query)?;
+        matches.retain(|(node, _)| among.contains(*node));
+        Some(matches)
+    }
+
+    /// Every match in any text index, by node, each with its best score.
+    fn text_matches(&self, query: &TextQuery) -> Option<Scored> {
+        let mut per_index = self.text_indexes.iter().map(|index| {
             let text_of = |node: u32| {
                 self.node_property_by_id(node, index.key)
                     .and_then(indexed_text)
             };
-            for (node, score) in index.search(query, &text_of) {
-                let entry = best.entry(node).or_insert(score);
-                *entry = entry.max(score);
-            }
-        }
-        let mut hits: Vec<(u32, f64)> = best.into_iter().collect();
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-        Some(hits)
+            index.search(query, &text_of)
+        });
+        let first = per_index.next()?;
+        Some(per_index.fold(first, |best, more| {
+            let mut all = best;
+            all.extend(more);
+            all.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+            all.dedup_by_key(|hit| hit.0);
+            all
+        }))
     }
 
     /// Builds a text index over the nodes there are now.
@@ -328,7 +423,7 @@ mod tests {
     fn found(graph: &WritableGraph, query: &str) -> Vec<u32> {
         let query = parse_text_query(query).unwrap();
         let mut nodes: Vec<u32> = graph
-            .text_search(&query)
+            .text_search(&query, usize::MAX)
             .unwrap()
             .into_iter()
             .map(|(node, _)| node)
@@ -423,7 +518,7 @@ mod tests {
         graph.roll_back_to(&mut journal, 1);
         assert!(
             graph
-                .text_search(&parse_text_query("parser").unwrap())
+                .text_search(&parse_text_query("parser").unwrap(), usize::MAX)
                 .is_none()
         );
     }
@@ -452,9 +547,99 @@ mod tests {
             )
             .unwrap();
         let hits = graph
-            .text_search(&parse_text_query("lock").unwrap())
+            .text_search(&parse_text_query("lock").unwrap(), usize::MAX)
             .unwrap();
         assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![0, 1]);
         assert!(hits[0].1 > hits[1].1 && hits[1].1 > 0.0);
+    }
+
+    #[test]
+    fn a_limit_keeps_the_best_in_order_across_two_indexes() {
+        let mut graph = WritableGraph::new();
+        let mut journal = Journal::new();
+        let words = ["lock", "page", "parse", "order", "lock lock"];
+        for id in 0..300u32 {
+            let text = (0..1 + id % 7)
+                .map(|k| words[((id * 7 + k * 3) % 5) as usize])
+                .collect::<Vec<_>>()
+                .join(" ");
+            let mut change = note(id, "Note", &text);
+            if let Change::CreateNode { properties, .. } = &mut change {
+                properties.push((
+                    "title".into(),
+                    PropValue::String(words[(id % 5) as usize].into()),
+                ));
+            }
+            graph.apply_logged(change, &mut journal).unwrap();
+        }
+        for key in ["text", "title"] {
+            graph
+                .apply_logged(
+                    Change::CreateTextIndex {
+                        label: "Note".into(),
+                        key: key.into(),
+                    },
+                    &mut journal,
+                )
+                .unwrap();
+        }
+        for query in ["lock", "lock page", "pa*", "\"lock parse\"", "order"] {
+            let query = parse_text_query(query).unwrap();
+            let all = graph.text_search(&query, usize::MAX).unwrap();
+            assert!(!all.is_empty());
+            assert!(all.windows(2).all(|pair| {
+                pair[0].1 > pair[1].1 || (pair[0].1 == pair[1].1 && pair[0].0 > pair[1].0)
+            }));
+            let mut nodes: Vec<u32> = all.iter().map(|hit| hit.0).collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            assert_eq!(nodes.len(), all.len(), "a node listed twice");
+            for limit in [0, 1, 5, 17, all.len(), all.len() + 3] {
+                let some = graph.text_search(&query, limit).unwrap();
+                assert_eq!(some, all[..limit.min(all.len())], "limit {limit}");
+            }
+        }
+    }
+
+    #[test]
+    fn identifier_wholes_do_not_lengthen_a_document_and_pieces_are_found() {
+        let mut graph = WritableGraph::new();
+        let mut journal = Journal::new();
+        let texts = [
+            "zeta x_y",
+            "zeta x y",
+            "omega",
+            "omega two",
+            "p = XML_ParserCreate(NULL); luaE_extendCI(L, 1);",
+        ];
+        for (id, text) in texts.iter().enumerate() {
+            graph
+                .apply_logged(note(id as u32, "Note", text), &mut journal)
+                .unwrap();
+        }
+        graph
+            .apply_logged(
+                Change::CreateTextIndex {
+                    label: "Note".into(),
+                    key: "text".into(),
+                },
+                &mut journal,
+            )
+            .unwrap();
+        // FTS5 gives both the same score: both are two tokens long there.
+        let hits = graph
+            .text_search(&parse_text_query("zeta").unwrap(), usize::MAX)
+            .unwrap();
+        assert_eq!(hits.len(), 2);
+        assert!((hits[0].1 - hits[1].1).abs() < 1e-12, "{hits:?}");
+        for query in [
+            "ParserCreate",
+            "ParserCre*",
+            "extendCI",
+            "XML_ParserCreate",
+            "parser create",
+        ] {
+            assert_eq!(found(&graph, query), vec![4], "{query}");
+        }
     }
 }

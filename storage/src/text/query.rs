@@ -4,7 +4,7 @@
 //! ([`super::words`]); a bare identifier with several parts (`sqlite_error`) asks for the
 //! whole identifier, which documents index beside its parts.
 
-use super::words::{fold_into, for_each_word, word_parts};
+use super::words::{WordRole, fold_into, for_each_word, word_parts};
 
 /// The longest query accepted, in bytes.
 pub const MAX_QUERY_BYTES: usize = 4096;
@@ -91,10 +91,11 @@ fn add_bare_word(word: &str, clauses: &mut Vec<QueryClause>) {
     }
     let mut runs: Vec<String> = Vec::new();
     let mut parts_of_run: Vec<String> = Vec::new();
-    for_each_word(word, |term, is_part| {
-        if is_part {
-            parts_of_run.push(term.to_string());
-        } else {
+    for_each_word(word, |term, role| match role {
+        WordRole::Part => parts_of_run.push(term.to_string()),
+        // A piece is searched through its identifier, which documents hold too.
+        WordRole::Piece => {}
+        WordRole::Identifier => {
             // The whole identifier closes its run: it replaces the parts.
             parts_of_run.clear();
             runs.push(term.to_string());

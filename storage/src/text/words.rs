@@ -6,20 +6,38 @@
 //! separates; tokens are case-folded and stripped of diacritics (`Déjà` → `deja`). The
 //! deviation: `_` joins a run into one identifier, which is indexed as its parts (split at
 //! `_` and at case changes, `parseHeader` → `parse`, `header`) and, when it has more than
-//! one part, also whole (`sqlite_error`, `parseheader`). The parts are the positional
-//! stream phrases are matched against; the whole identifier sits beside its first part.
+//! one part, also whole (`sqlite_error`, `parseheader`); each `_` piece of several case
+//! parts is indexed whole too (`parsercreate` in `XML_ParserCreate`), because that piece
+//! is the token `unicode61` makes and a user searches for. The parts are the positional
+//! stream phrases are matched against and what a document's length counts; the wholes
+//! sit beside the first part.
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
-/// Calls `emit(term, is_part)` for each term of `text` in order: every part of every
-/// identifier run (`is_part`), and after a run of several parts the whole run
-/// (`!is_part`).
-pub fn for_each_word(text: &str, mut emit: impl FnMut(&str, bool)) {
+/// What a term of [`for_each_word`] stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordRole {
+    /// A plain word or one part of an identifier: the positional stream.
+    Part,
+    /// A `_` piece of several case parts, whole (`parsercreate` of `XML_ParserCreate`).
+    Piece,
+    /// An identifier of several parts, whole (`xml_parsercreate`).
+    Identifier,
+}
+
+/// Calls `emit(term, role)` for each term of `text` in order: every part of every
+/// identifier run, each `_` piece of several parts after its parts, and after a run of
+/// several parts the whole run.
+pub fn for_each_word(text: &str, mut emit: impl FnMut(&str, WordRole)) {
     let mut folded = String::new();
     let mut run_start: Option<usize> = None;
     for (at, character) in text.char_indices().chain([(text.len(), ' ')]) {
-        let in_run = character.is_alphanumeric() || character == '_';
+        let in_run = if character.is_ascii() {
+            character.is_ascii_alphanumeric() || character == '_'
+        } else {
+            character.is_alphanumeric()
+        };
         match (in_run, run_start) {
             (true, None) => run_start = Some(at),
             (false, Some(start)) => {
@@ -34,26 +52,37 @@ pub fn for_each_word(text: &str, mut emit: impl FnMut(&str, bool)) {
 /// The positional terms (parts) of `text`, in order: what phrases are matched against.
 pub fn word_parts(text: &str) -> Vec<String> {
     let mut parts = Vec::new();
-    for_each_word(text, |term, is_part| {
-        if is_part {
+    for_each_word(text, |term, role| {
+        if role == WordRole::Part {
             parts.push(term.to_string());
         }
     });
     parts
 }
 
-fn emit_run(run: &str, folded: &mut String, emit: &mut impl FnMut(&str, bool)) {
+fn emit_run(run: &str, folded: &mut String, emit: &mut impl FnMut(&str, WordRole)) {
+    let mut pieces = run.split('_').filter(|piece| !piece.is_empty());
+    let several_pieces = pieces.clone().nth(1).is_some();
     let mut part_count = 0;
-    for part in identifier_parts(run) {
-        fold_into(part, folded);
-        if !folded.is_empty() {
-            emit(folded, true);
-            part_count += 1;
+    for piece in &mut pieces {
+        let mut piece_parts = 0;
+        for_each_camel_part(piece, |part| {
+            fold_into(part, folded);
+            if !folded.is_empty() {
+                emit(folded, WordRole::Part);
+                piece_parts += 1;
+            }
+        });
+        part_count += piece_parts;
+        // A run of one piece is the whole identifier, emitted below.
+        if piece_parts > 1 && several_pieces {
+            fold_into(piece, folded);
+            emit(folded, WordRole::Piece);
         }
     }
     if part_count > 1 {
         fold_into(run, folded);
-        emit(folded, false);
+        emit(folded, WordRole::Identifier);
     }
 }
 
@@ -69,33 +98,27 @@ pub fn fold_into(text: &str, out: &mut String) {
     }
 }
 
-/// The parts of an identifier run: split at `_` and at case changes (`HTTPServer` →
+/// The parts of one `_` piece of an identifier: split at case changes (`HTTPServer` →
 /// `HTTP`, `Server`; `parseHeader` → `parse`, `Header`); digits stay with their part.
-fn identifier_parts(run: &str) -> impl Iterator<Item = &str> {
-    run.split('_')
-        .filter(|piece| !piece.is_empty())
-        .flat_map(camel_parts)
-}
-
-fn camel_parts(piece: &str) -> Vec<&str> {
-    let characters: Vec<(usize, char)> = piece.char_indices().collect();
-    let mut parts = Vec::new();
+fn for_each_camel_part<'p>(piece: &'p str, mut part: impl FnMut(&'p str)) {
     let mut start = 0;
-    for window in 1..characters.len() {
-        let (at, current) = characters[window];
-        let previous = characters[window - 1].1;
-        let next_is_lower = characters
-            .get(window + 1)
-            .is_some_and(|(_, next)| next.is_lowercase());
-        let boundary = (previous.is_lowercase() && current.is_uppercase())
-            || (previous.is_uppercase() && current.is_uppercase() && next_is_lower);
-        if boundary {
-            parts.push(&piece[start..at]);
-            start = at;
+    let mut characters = piece.char_indices().peekable();
+    let mut previous: Option<char> = None;
+    while let Some((at, current)) = characters.next() {
+        if let Some(previous) = previous {
+            let next_is_lower = characters
+                .peek()
+                .is_some_and(|(_, next)| next.is_lowercase());
+            let boundary = (previous.is_lowercase() && current.is_uppercase())
+                || (previous.is_uppercase() && current.is_uppercase() && next_is_lower);
+            if boundary {
+                part(&piece[start..at]);
+                start = at;
+            }
         }
+        previous = Some(current);
     }
-    parts.push(&piece[start..]);
-    parts
+    part(&piece[start..]);
 }
 
 #[cfg(test)]
@@ -134,5 +157,30 @@ mod tests {
         );
         assert_eq!(word_parts("a_b c"), ["a", "b", "c"]);
         assert_eq!(terms("__init__"), ["init"]);
+    }
+
+    #[test]
+    fn a_piece_of_several_case_parts_is_also_indexed_whole() {
+        assert_eq!(
+            terms("XML_ParserCreate luaE_extendCI"),
+            [
+                "xml",
+                "parser",
+                "create",
+                "parsercreate",
+                "xml_parsercreate",
+                "lua",
+                "e",
+                "luae",
+                "extend",
+                "ci",
+                "extendci",
+                "luae_extendci"
+            ]
+        );
+        let mut roles = Vec::new();
+        for_each_word("XML_ParserCreate", |_, role| roles.push(role));
+        use WordRole::*;
+        assert_eq!(roles, [Part, Part, Part, Piece, Identifier]);
     }
 }
