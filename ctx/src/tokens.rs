@@ -11,6 +11,31 @@ pub fn count(text: &str) -> usize {
     bpe_openai::o200k_base().count(text)
 }
 
+/// Counts many texts that share pieces, such as the lines of one file, each distinct
+/// pre-token (word, identifier, run of spaces) encoded once: the same totals as
+/// [`count`], in about half the time on C source, where most pieces repeat.
+#[derive(Default)]
+pub struct PieceCounter<'text> {
+    counts: foldhash::HashMap<&'text str, usize>,
+}
+
+impl<'text> PieceCounter<'text> {
+    /// The o200k_base tokens of `text`, as [`count`] gives them.
+    pub fn count(&mut self, text: &'text str) -> usize {
+        // o200k_base does not normalise (no NFC), so its pieces are slices of `text`.
+        let tokenizer = bpe_openai::o200k_base();
+        tokenizer
+            .split(text)
+            .map(|piece| {
+                *self
+                    .counts
+                    .entry(piece)
+                    .or_insert_with(|| tokenizer.bpe.count(piece.as_bytes()))
+            })
+            .sum()
+    }
+}
+
 /// The length of the longest prefix of `text` (ending at a character boundary) for which
 /// `fits` holds, by binary search: `fits` must hold for every shorter prefix once it holds
 /// for a longer one (a token count under a budget does).
@@ -35,7 +60,23 @@ pub fn longest_fitting_prefix(text: &str, fits: impl Fn(&str) -> bool) -> usize 
 
 #[cfg(test)]
 mod tests {
-    use super::{count, longest_fitting_prefix};
+    use super::{PieceCounter, count, longest_fitting_prefix};
+
+    #[test]
+    fn counting_by_pieces_gives_the_same_totals() {
+        let mut text = String::new();
+        for i in 0..300 {
+            text.push_str(&format!(
+                "static int add_{i}(int a, int b) {{\n    return a + b * {i}; /* naïve — ünïcode */\n}}\n\n"
+            ));
+        }
+        text.push_str("   trailing spaces   \r\n\t\tand tabs\n\u{1F600} emoji 12345678 9");
+        let mut counter = PieceCounter::default();
+        for line in text.split_inclusive('\n') {
+            assert_eq!(counter.count(line), count(line), "{line:?}");
+        }
+        assert_eq!(counter.count(&text), count(&text));
+    }
 
     #[test]
     fn the_longest_fitting_prefix_fits_and_one_more_character_does_not() {

@@ -1,7 +1,8 @@
 //! The ctx-tree tools timed from an MCP client, against the targets of issue 26: warm
 //! round trips of `ctx_tree_note` (durable), `ctx_tree_recent` and `ctx_tree_search` on a
 //! session graph of `--nodes` notes, `ctx_tree_compose` (budget 4,000) on one of
-//! `--session-nodes`, `ctx_tree_read` of a C file (first read and cached re-read), and
+//! `--session-nodes`, `ctx_tree_read` of a C file (first reads of 7 distinct copies, median,
+//! and cached re-reads), and
 //! `ctx_tree_grep` over `--grep-root` beside the `rg` binary on the same pattern.
 //!
 //! Usage: `ctx_bench [--batho PATH] [--nodes N] [--session-nodes N] [--calls N]
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use batho_bench::mcp_client::{McpClient, ms, percentile};
+use batho_bench::mcp_client::{McpClient, percentile};
 use batho_ctx::graph::{ContextGraph, SessionChoice};
 use serde_json::json;
 
@@ -112,6 +113,9 @@ fn fill(home: &Path, project: &Path, count: usize, seed: u64) {
     }
 }
 
+/// First reads timed (of distinct copies of the C file).
+const FIRST_READS: usize = 7;
+
 fn timed(calls: usize, mut call: impl FnMut(usize)) -> Vec<Duration> {
     (0..calls)
         .map(|index| {
@@ -128,6 +132,15 @@ fn main() {
     let project = scratch.join("project");
     std::fs::create_dir_all(project.join("src")).expect("scratch folder");
     std::fs::copy(&options.c_file, project.join("src/big.c")).expect("copy the C file");
+    // Distinct copies (one comment line apart) for first reads: none is a cached read.
+    let c_text = std::fs::read_to_string(&options.c_file).expect("read the C file");
+    for copy in 0..FIRST_READS {
+        std::fs::write(
+            project.join(format!("src/copy{copy}.c")),
+            format!("/* copy {copy} */\n{c_text}"),
+        )
+        .expect("write a copy");
+    }
     let large_home = scratch.join("home-large");
     let session_home = scratch.join("home-session");
     let filling = Instant::now();
@@ -161,9 +174,14 @@ fn main() {
             json!({"query": queries[index], "limit": 20}),
         );
     });
-    let first_read = Instant::now();
     let read = large.call("ctx_tree_read", json!({"path": "src/big.c"}));
-    let first_read_ms = ms(first_read.elapsed());
+    let mut first_read = timed(FIRST_READS, |copy| {
+        large.call(
+            "ctx_tree_read",
+            json!({"path": format!("src/copy{copy}.c")}),
+        );
+    });
+    let first_read_ms = percentile(&mut first_read, 50);
     let chunks = read["structuredContent"]["chunks"].clone();
     let mut reread = timed(calls.min(50), |_| {
         large.call("ctx_tree_read", json!({"path": "src/big.c"}));
@@ -194,7 +212,7 @@ fn main() {
         .map(|grep_root| grep_side_by_side(&options, grep_root, &scratch))
         .unwrap_or_default();
     println!(
-        "fill_s={fill_s:.1} nodes={} note_p50_ms={:.3} note_p90_ms={:.3} recent_p50_ms={:.3} search_p50_ms={:.3} search_p90_ms={:.3} read_first_ms={first_read_ms:.1} read_chunks={chunks} reread_p50_ms={:.3} session_nodes={} compose_p50_ms={:.2} compose_p90_ms={:.2} compose_tokens={compose_tokens}{grep}",
+        "fill_s={fill_s:.1} nodes={} note_p50_ms={:.3} note_p90_ms={:.3} recent_p50_ms={:.3} search_p50_ms={:.3} search_p90_ms={:.3} read_first_p50_ms={first_read_ms:.1} read_chunks={chunks} reread_p50_ms={:.3} session_nodes={} compose_p50_ms={:.2} compose_p90_ms={:.2} compose_tokens={compose_tokens}{grep}",
         options.nodes,
         percentile(&mut note, 50),
         percentile(&mut note, 90),

@@ -1,0 +1,35 @@
+fn main() {
+    let file = std::env::args().nth(1).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let project = scratch.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::copy(&file, project.join("big.c")).unwrap();
+    let home = scratch.path().join("home");
+    let mut graph =
+        batho_ctx::graph::ContextGraph::open(&home, &project, batho_ctx::graph::SessionChoice::New)
+            .unwrap();
+    batho_ctx::lookup::note(&mut graph, "warm", None).unwrap();
+    let _ = batho_ctx::tokens::count("warm up");
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    for round in 0..rounds {
+        std::fs::write(
+            project.join("big.c"),
+            std::fs::read_to_string(&file).unwrap() + &"\n".repeat(round),
+        )
+        .unwrap();
+        let t = std::time::Instant::now();
+        let request = batho_ctx::read::ReadRequest {
+            path: "big.c".into(),
+            ..Default::default()
+        };
+        let outcome = batho_ctx::read::read_file(&mut graph, &request).unwrap();
+        println!(
+            "read_ms={:.1} chunks={}",
+            t.elapsed().as_secs_f64() * 1e3,
+            outcome.chunks
+        );
+    }
+}
