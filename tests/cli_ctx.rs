@@ -66,6 +66,26 @@ fn every_verb_works_on_one_session() {
 fn failures_are_clear() {
     let (_tmp, repo) = common::copy_repo("examples/demo");
     let home = tempfile::tempdir().unwrap();
+    // Looking at a project without a session graph says so and creates nothing.
+    for verb in [
+        &["show", "n1"][..],
+        &["search", "lock"],
+        &["recent"],
+        &["prune", "--older-than", "1d"],
+    ] {
+        let none = ctx(home.path(), &repo, verb);
+        assert_eq!(none.status.code(), Some(1), "{verb:?}");
+        let stderr = String::from_utf8_lossy(&none.stderr);
+        assert!(
+            stderr.contains("has no session graph yet"),
+            "{verb:?}: {stderr}"
+        );
+    }
+    assert!(
+        !home.path().join("ctx").exists(),
+        "a look created the graph"
+    );
+    ok(home.path(), &repo, &["note", "a first note"]);
     let missing = ctx(home.path(), &repo, &["show", "n404"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("node not found"));

@@ -369,3 +369,56 @@ fn monitor_is_gated_times_out_and_redacts() {
         "{here}"
     );
 }
+
+#[test]
+fn the_size_cap_prunes_the_oldest_text_and_says_so() {
+    let (_tmp, repo) = common::copy_repo("examples/demo");
+    let home = tempfile::tempdir().unwrap();
+    let mut client = Client::start(
+        home.path(),
+        &[
+            "--root",
+            repo.to_str().unwrap(),
+            "--ctx-max-text-chars",
+            "2000",
+        ],
+        &[],
+    );
+    let mut notes = Vec::new();
+    let mut reports = Vec::new();
+    for index in 0..12 {
+        let content = format!("note {index}: {}", "lock order ".repeat(27));
+        let answer = client.call("ctx_tree_note", json!({"content": content}));
+        let structured = &answer["structuredContent"];
+        notes.push(structured["nodeId"].as_str().unwrap().to_string());
+        if let Some(report) = structured["meta"].get("pruned_to_cap") {
+            reports.push(report.clone());
+        }
+    }
+    // 12 notes of about 310 characters: the cap is crossed at the seventh, and each
+    // time the oldest go until 90 % of it is left.
+    assert!(!reports.is_empty(), "no pruning reported");
+    for report in &reports {
+        assert_eq!(report["cap_chars"], json!(2000));
+        assert!(report["pruned"].as_i64().unwrap() >= 1, "{report}");
+        assert!(report["text_chars"].as_i64().unwrap() > 0, "{report}");
+    }
+    let (_, recent) = client.ok("ctx_tree_recent", json!({"limit": 50}));
+    let listed = ids(&recent);
+    assert!(listed.contains(notes.last().unwrap()), "{listed:?}");
+    assert!(
+        !listed.contains(&notes[0]),
+        "the oldest note was not pruned: {listed:?}"
+    );
+    // Pruned, not lost: the record stays, with its status.
+    let (_, pruned) = client.ok(
+        "ctx_tree_recent",
+        json!({"limit": 50, "filters": {"status": ["pruned"]}}),
+    );
+    assert!(ids(&pruned).contains(&notes[0]), "{pruned}");
+    let kept: usize = listed.len();
+    assert!(
+        kept * 310 <= 2000 + 310,
+        "{kept} notes kept under a 2,000-character cap"
+    );
+}

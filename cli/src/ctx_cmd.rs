@@ -128,9 +128,41 @@ fn kinds_filter(kinds: &[String]) -> Value {
     }
 }
 
+/// Verbs that only look: on a project without a session graph they say so instead of
+/// creating one.
+fn only_looks(verb: &CtxVerb) -> bool {
+    matches!(
+        verb,
+        CtxVerb::Recent { .. }
+            | CtxVerb::Search { .. }
+            | CtxVerb::Show { .. }
+            | CtxVerb::Compose { .. }
+    )
+}
+
+/// Fails when `root` has no session graph yet.
+fn require_graph(root: &std::path::Path) -> Result<(), Failure> {
+    if ContextGraph::exists(&batho_mcp::registry::batho_home(), root) {
+        return Ok(());
+    }
+    Err(Failure {
+        message: format!(
+            "{} has no session graph yet: nothing was noted, read or grepped there",
+            root.display()
+        ),
+        hint: Some(
+            "`batho ctx note`, `batho ctx read` and `batho ctx grep` start one, as does `batho mcp` serving this folder".into(),
+        ),
+        code: 1,
+    })
+}
+
 /// Runs `batho ctx VERB`.
 pub(crate) fn run(args: CtxArgs) -> Result<(), Failure> {
     let root = project_root(&args.output)?;
+    if only_looks(&args.verb) {
+        require_graph(&root)?;
+    }
     let (tool, arguments) = match args.verb {
         CtxVerb::Note { content, title } => {
             ("ctx_tree_note", json!({"content": content, "title": title}))
@@ -257,6 +289,7 @@ fn prune(root: &std::path::Path, older_than: &str, json: bool) -> Result<(), Fai
         hint: Some("write a number and a unit: 30m, 12h, 7d, 2w".into()),
         code: 2,
     })?;
+    require_graph(root)?;
     let mut graph = open_graph(root)?;
     let cutoff = batho_ctx::graph::now_ms().saturating_sub(age);
     let outcome =
@@ -272,9 +305,9 @@ fn prune(root: &std::path::Path, older_than: &str, json: bool) -> Result<(), Fai
         );
     } else {
         outln!(
-            "pruned {} node(s) older than {older_than}; dropped {} bytes of text (ids, kinds, titles and paths kept)",
+            "pruned {} node(s) older than {older_than}; dropped {} characters of text (ids, kinds, titles and paths kept)",
             outcome.pruned,
-            outcome.text_bytes
+            outcome.text_chars
         );
     }
     Ok(())

@@ -25,6 +25,10 @@ pub struct McpArgs {
     /// default, after DNS resolution, to keep the server from reaching internal services).
     #[arg(long)]
     pub allow_private_urls: bool,
+    /// The most characters of text the project's session graph may hold; past it the
+    /// oldest text is pruned (reported in the answer's meta.pruned_to_cap).
+    #[arg(long, value_name = "N", default_value_t = batho_ctx::cap::DEFAULT_MAX_TEXT_CHARS)]
+    pub ctx_max_text_chars: u64,
 }
 
 pub fn run(args: McpArgs) -> Result<(), Failure> {
@@ -36,6 +40,7 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         home: None,
         allow_private_urls: args.allow_private_urls,
         ctx_continue_session: false,
+        ctx_max_text_chars: Some(args.ctx_max_text_chars),
     };
     batho_mcp::serve_stdio_blocking(opts).map_err(|e| {
         let (hint, code) = match e {

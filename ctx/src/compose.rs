@@ -22,6 +22,7 @@ use batho_engine::query::Value;
 use serde::Serialize;
 
 use crate::graph::{ContextGraph, CtxError, int_of, parameters, text_of};
+use crate::kinds::NodeStatus;
 use crate::tokens;
 
 /// A section is cut to fit only when at least this many tokens are left for it.
@@ -117,6 +118,7 @@ pub fn compose(
             "node_ids needs at least one node id".into(),
         ));
     }
+    crate::stale::mark_stale_reads(graph)?;
     let mut manifest = Manifest::default();
     let mut candidates = gather(graph, &request.node_ids, depth, &mut manifest)?;
     let relevance = match request.query.as_deref().map(str::trim) {
@@ -150,7 +152,8 @@ fn gather(
              WHERE node.text IS NULL AND (distance = 0 OR distance < $depth) \
              WITH coalesce(chunk, node) AS node, CASE WHEN chunk IS NULL THEN distance ELSE distance + 1 END AS distance \
              RETURN node.id, node.kind, node.text, node.title, node.path, node.start_line, \
-                    node.end_line, node.line, node.url, node.command, node.created_at, distance",
+                    node.end_line, node.line, node.url, node.command, node.created_at, distance, \
+                    node.status",
             parameters([
                 ("id", Value::from(seed.as_str())),
                 ("depth", Value::Int(depth as i64)),
@@ -210,8 +213,13 @@ fn candidate(row: &[Value]) -> Candidate {
         (_, Value::Int(line)) => *line,
         _ => 0,
     };
+    // A stale chunk is still worth showing, but not as if the file still held it.
+    let status = match text_of(&row[12]) {
+        status if status.is_empty() || status == NodeStatus::Live.name() => String::new(),
+        status => format!(" [{status}]"),
+    };
     Candidate {
-        header: format!("## {id} {kind} {location}").trim_end().to_string(),
+        header: format!("## {id} {kind} {location}").trim_end().to_string() + &status,
         id,
         kind,
         text,

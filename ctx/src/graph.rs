@@ -56,6 +56,11 @@ pub struct ContextGraph {
     session: String,
     previous: String,
     statements: Vec<String>,
+    /// Characters of text the nodes hold, once counted (`crate::cap`), then kept up to
+    /// date by every node this graph writes and every prune.
+    text_chars: Option<u64>,
+    /// The most characters of text the graph may hold (`crate::cap`).
+    text_cap: u64,
 }
 
 impl std::fmt::Debug for ContextGraph {
@@ -123,6 +128,11 @@ pub(crate) fn int_of(value: &Value) -> i64 {
 }
 
 impl ContextGraph {
+    /// Whether `project_root` has a session graph under `home` yet.
+    pub fn exists(home: &Path, project_root: &Path) -> bool {
+        WritableDatabase::exists(&graph_dir(home, project_root))
+    }
+
     /// Opens (creating when needed) the session graph of `project_root` under `home`.
     /// Fails when another process holds it for writing.
     pub fn open(
@@ -145,6 +155,8 @@ impl ContextGraph {
             session: String::new(),
             previous: String::new(),
             statements: Vec::new(),
+            text_chars: None,
+            text_cap: crate::cap::DEFAULT_MAX_TEXT_CHARS,
         };
         graph.ensure_indexes()?;
         graph.choose_session(choice)?;
@@ -171,9 +183,48 @@ impl ContextGraph {
         std::mem::take(&mut self.statements)
     }
 
+    /// Sets the most characters of text the graph may hold (`crate::cap`).
+    pub fn set_text_cap(&mut self, chars: u64) {
+        self.text_cap = chars;
+    }
+
+    /// The most characters of text the graph may hold.
+    pub fn text_cap(&self) -> u64 {
+        self.text_cap
+    }
+
+    /// Characters of text the nodes hold (counted with one statement the first time).
+    pub fn text_chars(&mut self) -> Result<u64, CtxError> {
+        if let Some(chars) = self.text_chars {
+            return Ok(chars);
+        }
+        let result = self.run(
+            "MATCH (node:Ctx) WHERE node.text IS NOT NULL RETURN sum(size(node.text))",
+            BTreeMap::new(),
+        )?;
+        let chars = result.rows.first().map_or(0, |row| int_of(&row[0])).max(0) as u64;
+        self.text_chars = Some(chars);
+        Ok(chars)
+    }
+
+    /// Takes `chars` characters of dropped text off the running count.
+    pub(crate) fn forget_text(&mut self, chars: i64) {
+        if let Some(total) = &mut self.text_chars {
+            *total = total.saturating_sub(chars.max(0) as u64);
+        }
+    }
+
+    fn count_text_written(&mut self, properties: &Properties) {
+        if let (Some(total), Some(Value::String(text))) =
+            (&mut self.text_chars, properties.get("text"))
+        {
+            *total += text.chars().count() as u64;
+        }
+    }
+
     fn ensure_indexes(&mut self) -> Result<(), CtxError> {
         let property_indexes = self.database.indexes();
-        for key in ["id", "path", "url", "command"] {
+        for key in ["id", "path", "url", "command", "role"] {
             if !property_indexes.contains(&(NODE_LABEL.to_string(), key.to_string())) {
                 self.database.change_index(true, NODE_LABEL, key)?;
             }
@@ -250,6 +301,7 @@ impl ContextGraph {
     pub fn add_node(&mut self, kind: NodeKind, extra: Properties) -> Result<String, CtxError> {
         let mut properties = self.common_properties(kind, &self.session);
         properties.extend(extra);
+        self.count_text_written(&properties);
         let result = self.run(
             "MATCH (session:Ctx {id: $session}) MATCH (previous:Ctx {id: $previous}) \
              CREATE (previous)-[:follows]->(node:Ctx)-[:derived_from]->(session) \
@@ -281,6 +333,9 @@ impl ContextGraph {
             return Ok(Vec::new());
         }
         let common = self.common_properties(kind, &self.session);
+        for child in &children {
+            self.count_text_written(child);
+        }
         let rows: Vec<Value> = children
             .into_iter()
             .map(|mut child| {

@@ -8,13 +8,14 @@
 //! Module map: `kinds` (the seed's node kinds, edge kinds and statuses), `graph` (opening
 //! a project's graph, sessions, making nodes and edges), `chunk` (cutting files at
 //! definitions), `read`, `grep`, `lookup` (note, recent, search, neighbors, path to root),
-//! `compose` (packing a context block into a budget), `browse` (fetching a page under an
+//! `compose` (packing a context block into a budget), `stale` (reads whose file changed), `cap` (the size cap), `browse` (fetching a page under an
 //! SSRF guard and extracting its text) and `web` (storing it), `tokens` (exact o200k
 //! counts).
 
 #![warn(missing_docs)]
 
 pub mod browse;
+pub mod cap;
 pub mod chunk;
 pub mod command;
 pub mod compose;
@@ -25,6 +26,7 @@ pub mod lookup;
 pub mod monitor;
 pub mod read;
 pub mod redact;
+pub mod stale;
 pub mod tokens;
 pub mod web;
 

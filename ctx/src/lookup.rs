@@ -87,6 +87,9 @@ pub struct ListedNode {
     pub score: Option<f64>,
     /// The start of its text (or its title).
     pub excerpt: String,
+    /// Its status when it is not `live` (`stale`: the file changed since it was read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
 }
 
 /// The start of `text`, whitespace folded, cut at a character boundary.
@@ -158,6 +161,7 @@ fn listed(row: &[Value], created_at: bool, score: bool) -> ListedNode {
             _ => None,
         },
         excerpt: excerpt(&body, EXCERPT_CHARS),
+        status: Some(text_of(&row[5])).filter(|status| status != NodeStatus::Live.name()),
     }
 }
 
@@ -167,6 +171,7 @@ pub fn recent(
     filters: &Filters,
     limit: Option<usize>,
 ) -> Result<Vec<ListedNode>, CtxError> {
+    crate::stale::mark_stale_reads(graph)?;
     let (condition, mut params) = filters.condition("node");
     params.insert("limit".into(), Value::Int(clamp_limit(limit)));
     // Node ids grow with every node created, so id order is creation order, and the
@@ -174,7 +179,7 @@ pub fn recent(
     let statement = format!(
         "MATCH (node:Ctx) WHERE {condition} \
          WITH node ORDER BY id(node) DESC LIMIT $limit \
-         RETURN node.id, node.kind, node.text, node.title, node.created_at"
+         RETURN node.id, node.kind, node.text, node.title, node.created_at, node.status"
     );
     let result = graph.query(&statement, params)?;
     Ok(result
@@ -197,6 +202,7 @@ pub fn search(
     filters: &Filters,
     limit: Option<usize>,
 ) -> Result<Vec<ListedNode>, CtxError> {
+    crate::stale::mark_stale_reads(graph)?;
     let (condition, mut params) = filters.condition("node");
     let limit = clamp_limit(limit);
     params.insert("query".into(), Value::from(query));
@@ -205,7 +211,7 @@ pub fn search(
         "CALL text.search($query, $candidates) YIELD node, score \
          WITH node, score WHERE {condition} \
          WITH node, score LIMIT $limit \
-         RETURN node.id, node.kind, node.text, node.title, score"
+         RETURN node.id, node.kind, node.text, node.title, score, node.status"
     );
     params.insert(
         "candidates".into(),
@@ -329,8 +335,8 @@ fn require_node(graph: &mut ContextGraph, node_id: &str) -> Result<String, CtxEr
 pub struct PruneOutcome {
     /// Nodes marked `pruned`.
     pub pruned: i64,
-    /// Bytes of text dropped from them.
-    pub text_bytes: i64,
+    /// Characters of text dropped from them.
+    pub text_chars: i64,
 }
 
 /// Marks every node made before `cutoff_ms` (session roots aside) `pruned` and drops its
@@ -343,20 +349,22 @@ pub fn prune_older_than(
     let result = graph.query(
         "MATCH (node:Ctx) WHERE node.created_at < $cutoff AND node.kind <> 'session' \
          AND node.status <> 'pruned' \
-         WITH node, size(coalesce(node.text, '')) AS bytes \
+         WITH node, size(coalesce(node.text, '')) AS chars \
          SET node.status = 'pruned', node.pruned_at = $now REMOVE node.text \
-         RETURN count(node), sum(bytes)",
+         RETURN count(node), sum(chars)",
         parameters([
             ("cutoff", Value::Int(cutoff_ms)),
             ("now", Value::Int(crate::graph::now_ms())),
         ]),
     )?;
-    Ok(result
+    let outcome = result
         .rows
         .first()
         .map(|row| PruneOutcome {
             pruned: int_of(&row[0]),
-            text_bytes: int_of(&row[1]),
+            text_chars: int_of(&row[1]),
         })
-        .unwrap_or_default())
+        .unwrap_or_default();
+    graph.forget_text(outcome.text_chars);
+    Ok(outcome)
 }

@@ -48,10 +48,10 @@ pub struct ReadOutcome {
 }
 
 /// What identifies one version of a file.
-struct FileVersion {
-    size: i64,
-    modified_ms: i64,
-    hash: String,
+pub(crate) struct FileVersion {
+    pub(crate) size: i64,
+    pub(crate) modified_ms: i64,
+    pub(crate) hash: String,
 }
 
 /// Reads `request.path` into the session graph. See the module documentation.
@@ -70,6 +70,10 @@ pub fn read_file(graph: &mut ContextGraph, request: &ReadRequest) -> Result<Read
         .iter()
         .find(|read| read.selection == selection && read.hash == version.hash)
     {
+        if same.status == NodeStatus::Stale.name() {
+            // The file is back to what was read: the read is current again.
+            graph.set_status(&same.id, NodeStatus::Live)?;
+        }
         return Ok(outcome(same.id.clone(), relative, true, same.chunks));
     }
     let chunks = select_lines(chunk_file(&relative, text, budget), request.lines, text);
@@ -148,19 +152,28 @@ fn text_of_file<'b>(relative: &str, bytes: &'b [u8]) -> Result<&'b str, CtxError
     })
 }
 
-fn file_version(full: &Path, bytes: &[u8]) -> FileVersion {
-    let modified_ms = std::fs::metadata(full)
-        .and_then(|metadata| metadata.modified())
+pub(crate) fn file_version(full: &Path, bytes: &[u8]) -> FileVersion {
+    FileVersion {
+        size: bytes.len() as i64,
+        modified_ms: std::fs::metadata(full).map_or(0, |metadata| modified_ms(&metadata)),
+        hash: content_hash(bytes),
+    }
+}
+
+/// A file's modification time in epoch milliseconds (0 when the system has none).
+pub(crate) fn modified_ms(metadata: &std::fs::Metadata) -> i64 {
+    metadata
+        .modified()
         .ok()
         .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |elapsed| {
             i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
-        });
-    FileVersion {
-        size: bytes.len() as i64,
-        modified_ms,
-        hash: blake3::hash(bytes).to_hex()[..32].to_string(),
-    }
+        })
+}
+
+/// What tells two versions of a file apart: 128 bits of BLAKE3, in hex.
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex()[..32].to_string()
 }
 
 /// What a read covered: a cached read must have been cut the same way.
@@ -176,6 +189,7 @@ struct EarlierRead {
     selection: String,
     hash: String,
     chunks: usize,
+    status: String,
 }
 
 /// The live reads of `relative`, newest first.
@@ -183,7 +197,8 @@ fn earlier_reads(graph: &mut ContextGraph, relative: &str) -> Result<Vec<Earlier
     let result = graph.query(
         "MATCH (read:Ctx {path: $path}) \
          WHERE read.kind = 'file_chunk' AND read.role = 'file' AND read.status IN ['live', 'stale'] \
-         RETURN read.id, read.selection, read.hash, read.chunks ORDER BY id(read) DESC",
+         RETURN read.id, read.selection, read.hash, read.chunks, read.status \
+         ORDER BY id(read) DESC",
         parameters([("path", Value::from(relative))]),
     )?;
     Ok(result
@@ -194,6 +209,7 @@ fn earlier_reads(graph: &mut ContextGraph, relative: &str) -> Result<Vec<Earlier
             selection: text_of(&row[1]),
             hash: text_of(&row[2]),
             chunks: int_of(&row[3]) as usize,
+            status: text_of(&row[4]),
         })
         .collect())
 }

@@ -367,8 +367,8 @@ fn pruning_keeps_the_record_and_drops_the_text() {
         batho_ctx::lookup::prune_older_than(&mut graph, batho_ctx::graph::now_ms() + 1).unwrap();
     assert_eq!(outcome.pruned, 1);
     assert_eq!(
-        outcome.text_bytes,
-        "an old finding about locks".len() as i64
+        outcome.text_chars,
+        "an old finding about locks".chars().count() as i64
     );
     let record = graph.node(&old.node_id).unwrap();
     assert_eq!(
@@ -398,4 +398,75 @@ fn pruning_keeps_the_record_and_drops_the_text() {
     let again =
         batho_ctx::lookup::prune_older_than(&mut graph, batho_ctx::graph::now_ms() + 1).unwrap();
     assert_eq!(again.pruned, 0);
+}
+
+#[test]
+fn a_read_goes_stale_when_its_file_changes_and_live_again_when_it_comes_back() {
+    let home = tempfile::tempdir().unwrap();
+    let root = project();
+    let file = root.path().join("src/lock.c");
+    let original = std::fs::read_to_string(&file).unwrap();
+    let mut graph = ContextGraph::open(home.path(), root.path(), SessionChoice::New).unwrap();
+    let request = ReadRequest {
+        path: "src/lock.c".into(),
+        ..ReadRequest::default()
+    };
+    let first = read_file(&mut graph, &request).unwrap();
+    let status_of = |graph: &mut ContextGraph, id: &str| match &graph.node(id).unwrap()["status"] {
+        batho_engine::query::Value::String(status) => status.clone(),
+        other => panic!("status {other:?}"),
+    };
+    // Saved again unchanged (a new modification time): still live.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&file, &original).unwrap();
+    assert!(
+        batho_ctx::stale::mark_stale_reads(&mut graph)
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(status_of(&mut graph, &first.node_id), "live");
+
+    std::fs::write(&file, original.replace("*l = 1", "*l = 2")).unwrap();
+    let listed = search(&mut graph, "take_lock", &Filters::default(), None).unwrap();
+    assert!(!listed.is_empty());
+    assert!(
+        listed.iter().all(|n| n.status.as_deref() == Some("stale")),
+        "{listed:?}"
+    );
+    assert_eq!(status_of(&mut graph, &first.node_id), "stale");
+    let composed = batho_ctx::compose::compose(
+        &mut graph,
+        &batho_ctx::compose::ComposeRequest {
+            node_ids: vec![first.node_id.clone()],
+            budget_tokens: 500,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(composed.content.contains("[stale]"), "{}", composed.content);
+
+    // Back to what was read: the cached read is current again.
+    std::fs::write(&file, &original).unwrap();
+    let again = read_file(&mut graph, &request).unwrap();
+    assert!(again.cached);
+    assert_eq!(again.node_id, first.node_id);
+    assert_eq!(status_of(&mut graph, &first.node_id), "live");
+    assert!(
+        recent(&mut graph, &Filters::default(), None)
+            .unwrap()
+            .iter()
+            .all(|n| n.status.is_none())
+    );
+
+    // Gone: stale; read again after a change: superseded by the new read.
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(
+        batho_ctx::stale::mark_stale_reads(&mut graph).unwrap(),
+        vec![first.node_id.clone()]
+    );
+    std::fs::write(&file, original.replace("drop_lock", "release_lock")).unwrap();
+    let changed = read_file(&mut graph, &request).unwrap();
+    assert!(!changed.cached);
+    assert_eq!(status_of(&mut graph, &first.node_id), "superseded");
+    assert_eq!(status_of(&mut graph, &changed.node_id), "live");
 }

@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use batho_ctx::graph::{ContextGraph, CtxError, SessionChoice};
 
 use crate::error::ToolError;
+use crate::server::ServerOptions;
 
 /// See the module documentation.
 pub(crate) struct CtxState {
@@ -20,25 +21,25 @@ pub(crate) struct CtxState {
     pub allow_private_urls: bool,
     /// Join the newest session instead of starting one.
     session: SessionChoice,
+    /// The graph's size cap, in characters of text.
+    max_text_chars: u64,
 }
 
 impl CtxState {
-    pub(crate) fn new(
-        home: PathBuf,
-        project_root: PathBuf,
-        allow_private_urls: bool,
-        continue_session: bool,
-    ) -> Self {
+    pub(crate) fn new(home: PathBuf, project_root: PathBuf, options: &ServerOptions) -> Self {
         CtxState {
             home,
             project_root,
             graph: Mutex::new(None),
-            allow_private_urls,
-            session: if continue_session {
+            allow_private_urls: options.allow_private_urls,
+            session: if options.ctx_continue_session {
                 SessionChoice::Latest
             } else {
                 SessionChoice::New
             },
+            max_text_chars: options
+                .ctx_max_text_chars
+                .unwrap_or(batho_ctx::cap::DEFAULT_MAX_TEXT_CHARS),
         }
     }
 
@@ -48,7 +49,7 @@ impl CtxState {
             ToolError::server("the session graph lock was poisoned by a failed call")
         })?;
         if guard.is_none() {
-            let graph = ContextGraph::open(&self.home, &self.project_root, self.session)
+            let mut graph = ContextGraph::open(&self.home, &self.project_root, self.session)
                 .map_err(|error| {
                     ToolError::server(format!(
                         "cannot open the session graph of {}: {error}",
@@ -56,6 +57,7 @@ impl CtxState {
                     ))
                     .hint("another batho process may hold it; `batho ctx` commands and a second server for the same project wait for the first to exit")
                 })?;
+            graph.set_text_cap(self.max_text_chars);
             *guard = Some(graph);
         }
         Ok(guard)

@@ -38,6 +38,9 @@ pub struct ServerOptions {
     /// The ctx-tree tools write into the newest session of the project's graph instead
     /// of starting one (the `batho ctx` commands: one session per server, not per command).
     pub ctx_continue_session: bool,
+    /// `--ctx-max-text-chars`: the session graph's size cap (`batho_ctx::cap`); `None`:
+    /// the default.
+    pub ctx_max_text_chars: Option<u64>,
 }
 
 const INSTRUCTIONS: &str = "Batho serves a code graph of C/C++ repositories (functions, types, macros, files and their CALLS/INCLUDES/REFERENCES/... edges with confidence). \
@@ -106,12 +109,7 @@ impl BathoServer {
             return Err(ServeError::Gating(message));
         }
         let project_root = ctx_project_root(session.as_ref(), &registry);
-        let ctx = CtxState::new(
-            home.clone(),
-            project_root,
-            opts.allow_private_urls,
-            opts.ctx_continue_session,
-        );
+        let ctx = CtxState::new(home.clone(), project_root, opts);
         let state = Arc::new(State::new(registry, session, opts.no_watch, ctx));
         for repo in state.repos() {
             if let Some(Err(e)) = state.watch(&repo) {

@@ -102,9 +102,19 @@ fn with_graph<T>(
         .ok_or_else(|| ToolError::server("the session graph is not open"))?;
     graph.take_statements();
     let outcome = work(graph);
+    let capped = match &outcome {
+        Ok(_) => batho_ctx::cap::keep_under_cap(graph).map_err(tool_error)?,
+        Err(_) => None,
+    };
     let statements = graph.take_statements();
     let value = outcome.map_err(tool_error)?;
     let mut meta = Map::new();
+    if let Some(capped) = capped {
+        meta.insert(
+            "pruned_to_cap".into(),
+            serde_json::to_value(capped).unwrap_or_default(),
+        );
+    }
     meta.insert("session".into(), graph.session_id().into());
     meta.insert(
         "query".into(),
