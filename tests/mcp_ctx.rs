@@ -422,3 +422,51 @@ fn the_size_cap_prunes_the_oldest_text_and_says_so() {
         "{kept} notes kept under a 2,000-character cap"
     );
 }
+
+#[test]
+fn with_a_code_graph_compose_pulls_the_callers_the_session_read() {
+    let (_tmp, repo) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", repo.to_str().unwrap()]);
+    let home = tempfile::tempdir().unwrap();
+    let mut client = Client::start(home.path(), &["--root", repo.to_str().unwrap()], &[]);
+    // shell.cpp's PutCommand::run calls table.c's table_put.
+    let (_, shell) = client.ok("ctx_tree_read", json!({"path": "src/shell.cpp"}));
+    let (_, table) = client.ok("ctx_tree_read", json!({"path": "src/table.c"}));
+    let (_, around) = client.ok(
+        "ctx_tree_neighbors",
+        json!({"node_id": table["nodeId"], "depth": 4}),
+    );
+    let reached: Vec<&str> = around["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        around["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|item| item["kind"].is_string()),
+        "entity nodes are walked through, never listed: {around}"
+    );
+    assert!(!reached.is_empty());
+    let (block, composed) = client.ok(
+        "ctx_tree_compose",
+        json!({"node_ids": [table["nodeId"]], "budget_tokens": 20000, "depth": 1}),
+    );
+    assert!(block.contains("src/table.c"), "{block}");
+    assert!(
+        block.contains("src/shell.cpp") && block.contains("PutCommand::run"),
+        "the caller's chunk is not pulled in: {composed}"
+    );
+    // And the other way: from the caller, the callee's chunk.
+    let (_, plain) = client.ok(
+        "ctx_tree_compose",
+        json!({"node_ids": [shell["nodeId"]], "budget_tokens": 20000, "depth": 1}),
+    );
+    assert!(
+        plain["content"].as_str().unwrap().contains("src/table.c"),
+        "{plain}"
+    );
+}

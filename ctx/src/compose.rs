@@ -4,7 +4,9 @@
 //! 1. **Candidates**: the seeds and every node within `depth` hops of one (edges of any
 //!    kind, either direction, around session roots: `algo.bfs`), each at its smallest
 //!    distance. Nodes without text of their own (a file read's parent, whose chunks hold
-//!    the text) add their chunks, not themselves.
+//!    the text) add their chunks, not themselves. With a code graph, the chunks holding
+//!    code that a seed's code calls or references, or that calls or references it, join
+//!    at distance 1 (`code_links`: callers and callees the session has read).
 //! 2. **Score** (each part in 0..1): `relevance` is the candidate's BM25 for `query`
 //!    divided by the best candidate's, `closeness` is `1 / (1 + distance)`, `recency` is
 //!    the candidate's creation time scaled between the oldest and newest candidate. With a
@@ -22,7 +24,7 @@ use batho_engine::query::Value;
 use serde::Serialize;
 
 use crate::graph::{ContextGraph, CtxError, int_of, parameters, text_of};
-use crate::kinds::NodeStatus;
+use crate::kinds::{ENTITY_LABEL, NodeStatus};
 use crate::tokens;
 
 /// A section is cut to fit only when at least this many tokens are left for it.
@@ -31,6 +33,10 @@ pub const MIN_CUT_TOKENS: usize = 32;
 pub const MAX_DEPTH: usize = 5;
 /// Candidates considered, at most (nearest first).
 const MAX_CANDIDATES: usize = 5_000;
+/// What [`candidate`] reads of each candidate `node` at `distance`, in order.
+const CANDIDATE_COLUMNS: &str = "node.id, node.kind, node.text, node.title, node.path, \
+     node.start_line, node.end_line, node.line, node.url, node.command, node.created_at, \
+     distance, node.status";
 
 /// How sections are printed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -144,29 +150,46 @@ fn gather(
 ) -> Result<Vec<Candidate>, CtxError> {
     let mut found: BTreeMap<String, Candidate> = BTreeMap::new();
     for seed in seeds {
-        let result = graph.query(
-            "MATCH (start:Ctx {id: $id}) OPTIONAL MATCH (root:CtxSession) \
-             WITH start, collect(root) AS roots \
-             CALL algo.bfs(start, $depth, null, 'both', roots) YIELD node, distance \
-             OPTIONAL MATCH (chunk:Ctx)-[:derived_from]->(node) \
-             WHERE node.text IS NULL AND (distance = 0 OR distance < $depth) \
-             WITH coalesce(chunk, node) AS node, CASE WHEN chunk IS NULL THEN distance ELSE distance + 1 END AS distance \
-             RETURN node.id, node.kind, node.text, node.title, node.path, node.start_line, \
-                    node.end_line, node.line, node.url, node.command, node.created_at, distance, \
-                    node.status",
-            parameters([
-                ("id", Value::from(seed.as_str())),
-                ("depth", Value::Int(depth as i64)),
-            ]),
+        let params = parameters([
+            ("id", Value::from(seed.as_str())),
+            ("depth", Value::Int(depth as i64)),
+        ]);
+        let reached = graph.query(
+            &format!(
+                "MATCH (start:Ctx {{id: $id}}) OPTIONAL MATCH (root:CtxSession) \
+                 WITH start, collect(root) AS roots \
+                 CALL algo.bfs(start, $depth, null, 'both', roots) YIELD node, distance \
+                 OPTIONAL MATCH (chunk:Ctx)-[:derived_from]->(node) \
+                 WHERE node.text IS NULL AND (distance = 0 OR distance < $depth) \
+                 WITH coalesce(chunk, node) AS node, \
+                      CASE WHEN chunk IS NULL THEN distance ELSE distance + 1 END AS distance \
+                 WHERE node.kind IS NOT NULL \
+                 RETURN {CANDIDATE_COLUMNS}"
+            ),
+            params.clone(),
         )?;
-        if result.rows.is_empty() {
+        if reached.rows.is_empty() {
             manifest.dropped.push(Dropped {
                 id: seed.clone(),
                 reason: "node not found".into(),
             });
             continue;
         }
-        for row in &result.rows {
+        let code_neighbours = graph.query(
+            &format!(
+                "MATCH (start:Ctx {{id: $id}}) \
+                 OPTIONAL MATCH (part:Ctx {{role: 'chunk'}})-[:derived_from]->(start) \
+                 WITH start, collect(part) AS parts \
+                 UNWIND CASE WHEN size(parts) = 0 THEN [start] ELSE parts END AS piece \
+                 MATCH (piece)-[:references]->(:{ENTITY_LABEL})-[:references]-(:{ENTITY_LABEL}) \
+                       <-[:references]-(node:Ctx) \
+                 WHERE node <> piece AND node.status IN ['live', 'stale'] \
+                 WITH DISTINCT node, 1 AS distance \
+                 RETURN {CANDIDATE_COLUMNS}"
+            ),
+            params,
+        )?;
+        for row in reached.rows.iter().chain(&code_neighbours.rows) {
             let candidate = candidate(row);
             match found.get(&candidate.id) {
                 Some(known) if known.distance <= candidate.distance => {}

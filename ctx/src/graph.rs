@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use batho_engine::query::{IndexKind, QueryError, QueryResult, Value, WritableDatabase};
 
-use crate::kinds::{EdgeKind, NODE_LABEL, NodeKind, NodeStatus};
+use crate::kinds::{ENTITY_LABEL, EdgeKind, NODE_LABEL, NodeKind, NodeStatus};
 
 /// Why a session graph operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -228,6 +228,9 @@ impl ContextGraph {
             if !property_indexes.contains(&(NODE_LABEL.to_string(), key.to_string())) {
                 self.database.change_index(true, NODE_LABEL, key)?;
             }
+        }
+        if !property_indexes.contains(&(ENTITY_LABEL.to_string(), "id".to_string())) {
+            self.database.change_index(true, ENTITY_LABEL, "id")?;
         }
         let text_index = (NODE_LABEL.to_string(), "text".to_string());
         if !self.database.text_indexes().contains(&text_index) {

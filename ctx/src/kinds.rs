@@ -8,6 +8,11 @@ pub const NODE_LABEL: &str = "Ctx";
 /// The second label of session roots: walks pass around them (every top-level node hangs
 /// from its root, so two hops through one reach the whole session).
 pub const SESSION_LABEL: &str = "CtxSession";
+/// The label of the code entities (functions, types, macros… of the project's Batho code
+/// graph, by their code-graph id) that chunks define: `references` edges run from a chunk
+/// to the entities it defines and between entities that call or reference each other.
+/// They carry no `kind`, so listings leave them out; walks pass through them.
+pub const ENTITY_LABEL: &str = "CtxEntity";
 
 macro_rules! vocabulary {
     ($(#[$doc:meta])* $name:ident { $($(#[$variant_doc:meta])* $variant:ident = $text:literal,)* }) => {

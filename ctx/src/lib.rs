@@ -17,6 +17,7 @@
 pub mod browse;
 pub mod cap;
 pub mod chunk;
+mod code_links;
 pub mod command;
 pub mod compose;
 pub mod graph;

@@ -279,7 +279,10 @@ fn store_read(
             child
         })
         .collect();
-    graph.add_children(&id, NodeKind::FileChunk, children)?;
+    let chunk_ids = graph.add_children(&id, NodeKind::FileChunk, children)?;
+    if let Some(links) = crate::code_links::code_links(graph.project_root(), relative, chunks) {
+        crate::code_links::store_code_links(graph, &chunk_ids, &links)?;
+    }
     for older in earlier {
         graph.set_status(&older.id, NodeStatus::Superseded)?;
         graph.link(&id, EdgeKind::Supersedes, &older.id)?;
