@@ -156,21 +156,16 @@ impl TextIndex {
         let Some(text) = indexed_text(value) else {
             return;
         };
-        let (counts, length) = term_counts(&text);
-        for (term, frequency) in counts {
-            let Some(list) = self.postings.get_mut(term.as_str()) else {
-                self.terms.insert(term.clone());
-                self.postings.insert(term, vec![(node, frequency)]);
-                continue;
-            };
-            match list.last() {
-                Some(&(last, _)) if last >= node => {
-                    let at = list.partition_point(|&(other, _)| other < node);
-                    list.insert(at, (node, frequency));
-                }
-                _ => list.push((node, frequency)),
+        // Words are counted straight into the postings: no map per document, and a
+        // string is made only for a term the index has never held.
+        let mut length = 0u32;
+        for_each_word(&text, |term, role| {
+            if role == WordRole::Part {
+                length = length.saturating_add(1);
             }
-        }
+            self.count_occurrence(term, node);
+        });
+        let length = length.min(NOT_INDEXED - 1);
         if self.lengths.len() <= node as usize {
             self.lengths.resize(node as usize + 1, NOT_INDEXED);
         }
@@ -181,6 +176,26 @@ impl TextIndex {
         }
         self.lengths[node as usize] = length;
         self.total_length += u64::from(length);
+    }
+
+    /// One more occurrence of `term` in `node`; a list keeps one entry per node, by node.
+    fn count_occurrence(&mut self, term: &str, node: u32) {
+        let Some(list) = self.postings.get_mut(term) else {
+            self.terms.insert(term.to_string());
+            self.postings.insert(term.to_string(), vec![(node, 1)]);
+            return;
+        };
+        match list.last_mut() {
+            Some((last, frequency)) if *last == node => *frequency += 1,
+            // An undo puts an older node back.
+            Some((last, _)) if *last > node => {
+                match list.binary_search_by_key(&node, |&(other, _)| other) {
+                    Ok(at) => list[at].1 += 1,
+                    Err(at) => list.insert(at, (node, 1)),
+                }
+            }
+            _ => list.push((node, 1)),
+        }
     }
 
     fn remove(&mut self, node: u32, value: &PropValue) {
