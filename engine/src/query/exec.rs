@@ -701,9 +701,11 @@ pub(crate) struct Product<'a> {
     pub(crate) cur: Option<(Row, usize)>,
 }
 
-impl<'a> Operator<'a> for Product<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
-        self.cur = None;
+impl<'a> Product<'a> {
+    /// Runs the right side, once. Called after the left side gave its first row: by then
+    /// the left's writes (eager: all of them before its first row) are done, so the right
+    /// side sees them, as a statement sees its own writes in clause order.
+    fn materialise_right(&mut self, ctx: &Ctx<'a>) -> R<()> {
         if self.right_rows.is_none() {
             self.right.open(ctx, &[])?;
             let mut rows = Vec::new();
@@ -713,15 +715,23 @@ impl<'a> Operator<'a> for Product<'a> {
             }
             self.right_rows = Some(rows);
         }
+        Ok(())
+    }
+}
+
+impl<'a> Operator<'a> for Product<'a> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+        self.cur = None;
+        // A writable graph may have changed since the last open.
+        if ctx.topology.artifact().is_none() {
+            self.right_rows = None;
+        }
         self.left.open(ctx, arg)
     }
 
     fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
-        let right = self.right_rows.as_deref().unwrap_or(&[]);
-        if right.is_empty() {
-            return Ok(None);
-        }
         loop {
+            let right = self.right_rows.as_deref().unwrap_or(&[]);
             if let Some((row, k)) = &mut self.cur
                 && let Some(r) = right.get(*k)
             {
@@ -729,10 +739,14 @@ impl<'a> Operator<'a> for Product<'a> {
                 ctx.tick(1)?;
                 return Ok(Some(combine(&self.layout, row, Some(r))));
             }
-            match self.left.next(ctx)? {
-                Some(row) => self.cur = Some((row, 0)),
-                None => return Ok(None),
+            let Some(row) = self.left.next(ctx)? else {
+                return Ok(None);
+            };
+            self.materialise_right(ctx)?;
+            if self.right_rows.as_ref().is_some_and(Vec::is_empty) {
+                return Ok(None);
             }
+            self.cur = Some((row, 0));
         }
     }
 }
@@ -768,9 +782,10 @@ fn join_key(
     Ok(Some(out))
 }
 
-impl<'a> Operator<'a> for HashJoin<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
-        self.cur = None;
+impl<'a> HashJoin<'a> {
+    /// Builds the table from the right side, once, after the left side's first row (see
+    /// [`Product::materialise_right`]).
+    fn build_table(&mut self, ctx: &Ctx<'a>) -> R<()> {
         if self.table.is_none() {
             self.right.open(ctx, &[])?;
             let mut table: HashMap<Vec<GroupKey>, Vec<Row>> = HashMap::new();
@@ -781,6 +796,17 @@ impl<'a> Operator<'a> for HashJoin<'a> {
                 }
             }
             self.table = Some(table);
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Operator<'a> for HashJoin<'a> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+        self.cur = None;
+        // A writable graph may have changed since the last open.
+        if ctx.topology.artifact().is_none() {
+            self.table = None;
         }
         self.left.open(ctx, arg)
     }
@@ -801,6 +827,7 @@ impl<'a> Operator<'a> for HashJoin<'a> {
             let Some(row) = self.left.next(ctx)? else {
                 return Ok(None);
             };
+            self.build_table(ctx)?;
             if let Some(key) = join_key(ctx, &self.left_keys, &self.left_cols, &row)? {
                 self.cur = Some((row, key, 0));
             } else {
