@@ -16,11 +16,19 @@ fn main() {
         batho_ctx::graph::ContextGraph::open(&home, &project, batho_ctx::graph::SessionChoice::New)
             .unwrap();
     batho_ctx::lookup::note(&mut graph, "warm", None).unwrap();
-    let filler: usize = std::env::var("NOTES").ok().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let filler: usize = std::env::var("NOTES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
     for batch in 0..filler.div_ceil(1000) {
         graph.begin().unwrap();
         for index in batch * 1000..((batch + 1) * 1000).min(filler) {
-            let text = format!("note {index} w{} w{} lock order w{}", index % 97, index % 13, index % 1009);
+            let text = format!(
+                "note {index} w{} w{} lock order w{}",
+                index % 97,
+                index % 13,
+                index % 1009
+            );
             batho_ctx::lookup::note(&mut graph, &text, None).unwrap();
         }
         graph.commit().unwrap();
