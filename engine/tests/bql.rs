@@ -30,8 +30,8 @@ use batho_engine::query::{Database, QueryError, QueryResult, WritableDatabase};
 
 /// The graph a file's cases run on.
 enum Graph {
-    Golden(Database),
-    Writable(Box<WritableDatabase>),
+    Golden(Box<Database>),
+    Writable(WritableDatabase),
 }
 
 impl Graph {
@@ -130,10 +130,10 @@ fn open_graph(path: &Path, header: &[String], scratch: &Path) -> Graph {
         .next()
         .unwrap_or_else(|| panic!("{}: no -GRAPH line (golden or writable)", path.display()));
     let mut graph = match kind {
-        "golden" => Graph::Golden(support::golden(scratch)),
-        "writable" => Graph::Writable(Box::new(
+        "golden" => Graph::Golden(Box::new(support::golden(scratch))),
+        "writable" => Graph::Writable(
             WritableDatabase::create(&scratch.join("graph")).expect("create a writable graph"),
-        )),
+        ),
         other => panic!("{}: unknown graph '{other}'", path.display()),
     };
     for statement in directive(header, "-SETUP ") {
