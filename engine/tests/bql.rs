@@ -31,7 +31,7 @@ use batho_engine::query::{Database, QueryError, QueryResult, WritableDatabase};
 /// The graph a file's cases run on.
 enum Graph {
     Golden(Box<Database>),
-    Writable(WritableDatabase),
+    Writable(Box<WritableDatabase>),
 }
 
 impl Graph {
@@ -131,9 +131,9 @@ fn open_graph(path: &Path, header: &[String], scratch: &Path) -> Graph {
         .unwrap_or_else(|| panic!("{}: no -GRAPH line (golden or writable)", path.display()));
     let mut graph = match kind {
         "golden" => Graph::Golden(Box::new(support::golden(scratch))),
-        "writable" => Graph::Writable(
+        "writable" => Graph::Writable(Box::new(
             WritableDatabase::create(&scratch.join("graph")).expect("create a writable graph"),
-        ),
+        )),
         other => panic!("{}: unknown graph '{other}'", path.display()),
     };
     for statement in directive(header, "-SETUP ") {
