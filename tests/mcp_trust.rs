@@ -196,6 +196,31 @@ fn stale_source_is_said_and_found_again() {
 }
 
 #[test]
+fn oversized_arguments_are_refused_before_any_work() {
+    let (_tmp, _home, _repo, mut c) = demo();
+    let started = std::time::Instant::now();
+    // Under the 8 MiB frame limit, over the argument bound.
+    let huge = "luaD_call ".repeat(600_000);
+    let (text, structured) = c.err("search_entities", json!({"query": huge}));
+    assert!(
+        text.contains("argument 'query' of search_entities holds 6000000 bytes; at most 65536"),
+        "{text}"
+    );
+    assert_eq!(structured["error_type"], "CLIENT_ERROR");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Nested: a list of many short names adds up.
+    let names: Vec<String> = (0..20_000).map(|i| format!("name{i}")).collect();
+    let (text, _) = c.err("graph_query", json!({"file_path": names}));
+    assert!(text.contains("argument 'file_path'"), "{text}");
+    // A document argument has a larger bound.
+    let (_, noted) = c.ok(
+        "ctx_tree_note",
+        json!({"content": "lock order ".repeat(20_000)}),
+    );
+    assert!(noted["nodeId"].is_string());
+}
+
+#[test]
 fn unknown_argument_and_tool_names_are_refused() {
     let (_tmp, _home, _repo, mut c) = demo();
     let (text, structured) = c.err("graph_query", json!({"filepath": "src/"}));

@@ -581,6 +581,57 @@ pub(crate) fn check_argument_names(
     })
 }
 
+/// The most bytes one argument may hold (its strings, all levels): names, queries, paths
+/// and patterns are far shorter, and a 10 MB `query` once cost `search_entities` 14 s and
+/// 1.2 GB before it answered.
+pub(crate) const MAX_ARGUMENT_BYTES: usize = 64 << 10;
+
+/// Arguments that carry documents, and how many bytes each may hold (a whole request is
+/// at most `frames::MAX_FRAME_BYTES`, 8 MiB).
+const LARGE_ARGUMENTS: &[(&str, &str, usize)] = &[
+    ("affected", "diff", 6 << 20),
+    ("affected", "changed_files", 4 << 20),
+    ("ctx_tree_note", "content", 4 << 20),
+    ("ctx_tree_compose", "node_ids", 1 << 20),
+];
+
+/// Refuses an argument bigger than its bound ([`MAX_ARGUMENT_BYTES`], or its entry in
+/// [`LARGE_ARGUMENTS`]) before anything decodes it.
+pub(crate) fn check_argument_sizes(
+    tool: &ToolDef,
+    arguments: &Map<String, Json>,
+) -> Result<(), ToolError> {
+    for (name, value) in arguments {
+        let bound = LARGE_ARGUMENTS
+            .iter()
+            .find(|(large_tool, argument, _)| *large_tool == tool.name && argument == name)
+            .map_or(MAX_ARGUMENT_BYTES, |(_, _, bytes)| *bytes);
+        let size = argument_bytes(value);
+        if size > bound {
+            return Err(ToolError::client(format!(
+                "argument '{name}' of {} holds {size} bytes; at most {bound} are accepted",
+                tool.name
+            ))
+            .hint("narrow the request or split it into several calls"));
+        }
+    }
+    Ok(())
+}
+
+/// The bytes an argument holds: its strings and keys, at every level, and a few per
+/// other value (so a list of a million numbers counts too).
+fn argument_bytes(value: &Json) -> usize {
+    match value {
+        Json::String(text) => text.len(),
+        Json::Array(items) => items.iter().map(|item| 1 + argument_bytes(item)).sum(),
+        Json::Object(map) => map
+            .iter()
+            .map(|(key, item)| key.len() + argument_bytes(item))
+            .sum(),
+        Json::Null | Json::Bool(_) | Json::Number(_) => 8,
+    }
+}
+
 /// The candidate closest to `given` when it is close enough to be a likely typo.
 pub(crate) fn closest_name<'a>(
     given: &str,
@@ -600,4 +651,28 @@ pub(crate) fn closest_name<'a>(
         .filter(|(distance, candidate)| *distance <= 2.max(candidate.len() / 3))
         .min()
         .map(|(_, candidate)| candidate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_large_argument_names_a_real_tool_argument() {
+        for (tool_name, argument, bytes) in LARGE_ARGUMENTS {
+            let tool = find(tool_name).unwrap_or_else(|| panic!("no tool {tool_name}"));
+            let schema = (tool.schema)();
+            assert!(
+                schema["properties"].get(*argument).is_some(),
+                "{tool_name} has no argument {argument}"
+            );
+            assert!(*bytes > MAX_ARGUMENT_BYTES && *bytes < crate::frames::MAX_FRAME_BYTES);
+        }
+    }
+
+    #[test]
+    fn sizes_count_every_level() {
+        let nested = serde_json::json!({"a": ["xy", {"bcd": "efgh"}], "n": 1});
+        assert_eq!(argument_bytes(&nested), 1 + (1 + 2) + (1 + 3 + 4) + 1 + 8);
+    }
 }

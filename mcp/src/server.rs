@@ -160,6 +160,7 @@ impl BathoServer {
                 .filter(|tool| self.gating.is_enabled(tool.name))
                 .ok_or_else(|| unknown_tool(name))?;
             catalog::check_argument_names(tool, args)?;
+            catalog::check_argument_sizes(tool, args)?;
             (tool.handler)(&self.state, args)
         };
         // A bug in one tool must not take the server down: a panic becomes an error result.
