@@ -419,3 +419,45 @@ fn graph_answers_name_their_generation_and_query() {
         );
     }
 }
+
+#[test]
+fn a_confidence_threshold_does_not_turn_trace_path_into_path_enumeration() {
+    // 40 functions, each calling the next six (wrapping): millions of call paths of
+    // eight hops, one shortest path of seven from f0 to f39.
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("dense");
+    std::fs::create_dir_all(&repo).unwrap();
+    let mut source = String::new();
+    for f in 0..40 {
+        source.push_str(&format!("int f{f}(int x);\n"));
+    }
+    for f in 0..40 {
+        let calls: String = (1..=6)
+            .map(|k| format!("    x += f{}(x);\n", (f + k) % 40))
+            .collect();
+        source.push_str(&format!("int f{f}(int x)\n{{\n{calls}    return x;\n}}\n"));
+    }
+    std::fs::write(repo.join("gen.c"), source).unwrap();
+    common::run_ok(&["build", common::arg(&repo)]);
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(
+        home.path(),
+        &["--root", common::arg(&repo), "--no-watch"],
+        &[],
+    );
+    for threshold in [json!(null), json!(0.0), json!(0.5)] {
+        let started = std::time::Instant::now();
+        let (_, structured) = c.ok(
+            "trace_path",
+            json!({"source_entity_id": "gen.c:f0", "target_entity_id": "gen.c:f39",
+                   "max_depth": 10, "confidence_threshold": threshold}),
+        );
+        assert_eq!(structured["found"], true, "{structured}");
+        assert_eq!(structured["depth"], 7, "{structured}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(3),
+            "threshold {threshold}: {:?}",
+            started.elapsed()
+        );
+    }
+}

@@ -500,12 +500,24 @@ impl<'a> Operator<'a> for VarExpand<'a> {
 }
 
 /// `shortestPath` / `allShortestPaths` between two bound nodes.
+/// A condition every hop of a shortest path must meet: `all(r IN rels WHERE …)` in a
+/// `WHERE` right above the search, tested on each relationship as the search crosses it,
+/// so the search finds the shortest path among those whose hops all pass (not the
+/// shortest path, then a filter that may leave nothing).
+pub(crate) struct HopCondition {
+    /// The quantifier's variable, bound to the relationship.
+    pub(crate) variable: String,
+    /// What each relationship must make true.
+    pub(crate) predicate: Expr,
+}
+
 pub(crate) struct ShortestPath<'a> {
     pub(crate) input: BoxOp<'a>,
     pub(crate) from: usize,
     pub(crate) to: usize,
     pub(crate) dir: Direction,
     pub(crate) filter: EdgeFilter<'a>,
+    pub(crate) hop: Option<HopCondition>,
     pub(crate) min: u32,
     pub(crate) max: u32,
     pub(crate) all: bool,
@@ -515,6 +527,23 @@ pub(crate) struct ShortestPath<'a> {
 type Parents = HashMap<u32, (u32, u32, u32)>; // node -> (depth, parent, edge)
 
 impl ShortestPath<'_> {
+    /// Whether the search may cross relationship `e` (the first evaluation error is kept
+    /// in `failure`, and the relationship refused).
+    fn admits(&self, ctx: &Ctx<'_>, e: u32, failure: &mut Option<ExecError>) -> bool {
+        let Some(hop) = &self.hop else {
+            return true;
+        };
+        let cols = std::slice::from_ref(&hop.variable);
+        match ctx.eval(&hop.predicate, cols, &[Value::Rel(e)]) {
+            Ok(Value::Bool(true)) => true,
+            Ok(_) => false,
+            Err(error) => {
+                failure.get_or_insert(error);
+                false
+            }
+        }
+    }
+
     /// Bidirectional BFS: grows the smaller frontier one full level at a time and, when
     /// the frontiers meet, keeps the meeting node with the smallest total length.
     fn one(&self, ctx: &Ctx<'_>, s: u32, t: u32) -> R<Option<(Vec<u32>, Vec<u32>)>> {
@@ -532,12 +561,13 @@ impl ShortestPath<'_> {
             *depth += 1;
             let mut next = Vec::new();
             let mut best: Option<(u32, u32)> = None; // (total, meeting node)
+            let mut failure = None;
             for &n in front.iter() {
                 let mut steps = 0u64;
                 ctx.topology
                     .for_each_neighbor(n, dir, &self.filter, |e, o| {
                         steps += 1;
-                        if mine.contains_key(&o) {
+                        if mine.contains_key(&o) || !self.admits(ctx, e, &mut failure) {
                             return;
                         }
                         mine.insert(o, (*depth, n, e));
@@ -550,6 +580,9 @@ impl ShortestPath<'_> {
                         }
                     });
                 ctx.tick(1 + steps)?;
+            }
+            if let Some(error) = failure {
+                return Err(error);
             }
             if let Some((total, m)) = best {
                 if total > self.max {
@@ -581,11 +614,15 @@ impl ShortestPath<'_> {
             *depth += 1;
             let d = *depth;
             let mut next = Vec::new();
+            let mut failure = None;
             for &n in front.iter() {
                 let mut steps = 0u64;
                 ctx.topology
                     .for_each_neighbor(n, dir, &self.filter, |e, o| {
                         steps += 1;
+                        if !self.admits(ctx, e, &mut failure) {
+                            return;
+                        }
                         match mine.get_mut(&o) {
                             Some((od, ps)) if *od == d => ps.push((n, e)),
                             Some(_) => {}
@@ -596,6 +633,9 @@ impl ShortestPath<'_> {
                         }
                     });
                 ctx.tick(1 + steps)?;
+            }
+            if let Some(error) = failure {
+                return Err(error);
             }
             let total = next
                 .iter()

@@ -19,7 +19,7 @@ use super::index_seek::{IndexSeek, indexed_equality};
 use super::merge::MergeClause;
 use super::topology::Topology;
 use super::update::{CreateClause, DeleteClause, Eager, RemoveClause, SetClause, pattern_columns};
-use batho_lang::ast::{BinaryOp, Direction, Expr, ExprKind, Literal};
+use batho_lang::ast::{BinaryOp, Direction, Expr, ExprKind, Literal, Quantifier};
 use batho_lang::eval::AggregateFunc;
 use batho_lang::plan::{LogicalPlan, SeekKey};
 use batho_schema::{NodeKind, RelType, Roles};
@@ -120,6 +120,49 @@ fn required_roles(pred: &Expr, rel: &str) -> Vec<Roles> {
         }
     }
     out
+}
+
+/// The hop condition of a filter over a shortest path binding `rel`: a conjunct
+/// `all(x IN rel WHERE p)` whose `p` reads nothing but `x` (and parameters); several such
+/// conjuncts are tested together.
+fn hop_condition(predicate: &Expr, rel: &str) -> Option<HopCondition> {
+    let mut tests = Vec::new();
+    let mut variable: Option<String> = None;
+    for conjunct in conjuncts(predicate) {
+        let ExprKind::Quantifier {
+            quantifier: Quantifier::All,
+            variable: x,
+            list,
+            predicate: test,
+        } = &conjunct.kind
+        else {
+            continue;
+        };
+        let over_rel = matches!(&list.kind, ExprKind::Variable(v) if v == rel);
+        let reads_only_x = test.variables().iter().all(|v| v == &x.name);
+        if !over_rel || !reads_only_x {
+            continue;
+        }
+        // Conjuncts over another variable name stay in the filter only.
+        match &variable {
+            None => variable = Some(x.name.clone()),
+            Some(first) if first != &x.name => continue,
+            Some(_) => {}
+        }
+        tests.push((**test).clone());
+    }
+    let variable = variable?;
+    let predicate = tests.into_iter().reduce(|a, b| {
+        let span = a.span;
+        Expr::new(
+            ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
+            span,
+        )
+    })?;
+    Some(HopCondition {
+        variable,
+        predicate,
+    })
 }
 
 /// Marks variable-length expansions that may run as a visited-set BFS: below a
@@ -449,39 +492,34 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            LogicalPlan::ShortestPath {
-                input,
-                from,
-                to,
-                path,
-                rel,
-                direction,
-                types,
-                length,
-                all,
-            } => {
-                let b = self.build(input, arg_cols)?;
-                let (fi, ti) = (pos(&b.cols, from)?, pos(&b.cols, to)?);
-                let mut cols = b.cols;
-                cols.push(path.clone());
-                cols.push(rel.clone());
-                let note = if *all {
-                    "bidirectional BFS keeping every parent, then enumeration"
+            LogicalPlan::ShortestPath { .. } => self.shortest_path(lp, arg_cols, None)?,
+            LogicalPlan::Filter { input, predicate }
+                if opt
+                    && let LogicalPlan::ShortestPath { rel, .. } = &**input
+                    && let Some(hop) = hop_condition(predicate, rel) =>
+            {
+                // The search tests each hop; the filter stays above it (a no-op then). The
+                // search gets its own EXPLAIN line and PROFILE counter, as `build` gives.
+                let me = self.notes.len();
+                self.notes.push(String::new());
+                let counter = Rc::new(Counter::default());
+                self.counters.push(counter.clone());
+                let (search, cols, note) = self.shortest_path(input, arg_cols, Some(hop))?;
+                self.notes[me] = format!("{note}, every hop tested during the search");
+                let search: BoxOp<'a> = if self.flags.profile {
+                    Box::new(Profiled {
+                        inner: search,
+                        counter,
+                    })
                 } else {
-                    "bidirectional BFS"
+                    search
                 };
-                let op = ShortestPath {
-                    input: b.op,
-                    from: fi,
-                    to: ti,
-                    dir: *direction,
-                    filter: self.filter(types, &[]),
-                    min: length.min,
-                    max: length.max,
-                    all: *all,
-                    out: Vec::new().into_iter(),
+                let op = Filter {
+                    input: search,
+                    cols: cols.clone(),
+                    predicate: predicate.clone(),
                 };
-                (Box::new(op), cols, note.to_string())
+                (Box::new(op), cols, String::new())
             }
             LogicalPlan::Filter { input, predicate }
                 if let Some(seek) = self.index_seek(input, predicate, arg_cols)? =>
@@ -754,6 +792,53 @@ impl<'a> Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
+    /// A shortest-path search, with the condition its hops must meet when a filter above
+    /// gives one.
+    fn shortest_path(
+        &mut self,
+        lp: &LogicalPlan,
+        arg_cols: &[String],
+        hop: Option<HopCondition>,
+    ) -> R<(BoxOp<'a>, Vec<String>, String)> {
+        let LogicalPlan::ShortestPath {
+            input,
+            from,
+            to,
+            path,
+            rel,
+            direction,
+            types,
+            length,
+            all,
+        } = lp
+        else {
+            return Err(internal("a shortest-path search was expected".into()));
+        };
+        let b = self.build(input, arg_cols)?;
+        let (fi, ti) = (pos(&b.cols, from)?, pos(&b.cols, to)?);
+        let mut cols = b.cols;
+        cols.push(path.clone());
+        cols.push(rel.clone());
+        let note = if *all {
+            "bidirectional BFS keeping every parent, then enumeration"
+        } else {
+            "bidirectional BFS"
+        };
+        let op = ShortestPath {
+            input: b.op,
+            from: fi,
+            to: ti,
+            dir: *direction,
+            filter: self.filter(types, &[]),
+            hop,
+            min: length.min,
+            max: length.max,
+            all: *all,
+            out: Vec::new().into_iter(),
+        };
+        Ok((Box::new(op), cols, note.to_string()))
+    }
+
     /// `ORDER BY id(n) … LIMIT k` as a limit over a scan in id order (see
     /// [`super::id_order`]), or `None` when the plan's shape or the access path chosen
     /// below does not allow it.

@@ -34,10 +34,10 @@ const SHOWN_CANDIDATES: usize = 10;
 /// The neighbours `explain` lists.
 const EXPLAIN_NEIGHBOURS: i64 = 20;
 
-/// Hops `shortest_path` searches: every relationship, or (detail high) only the strong
-/// ones, whose paths must be enumerated because `shortestPath` cannot filter single hops.
+/// Hops `shortest_path` searches, over every relationship or (detail high) only the
+/// strong ones: a condition on every hop is tested during the search
+/// (`docs/planner.md`), so both cost one bidirectional BFS.
 const PATH_HOPS: i64 = 10;
-const PATH_HOPS_HIGH: i64 = 4;
 
 const NODE_COLUMNS: &str = "n.id AS id, n.name AS name, n.qualified_name AS qualified_name, \
 n.kind AS kind, n.file AS file, n.start_line AS line, n.community AS community";
@@ -455,21 +455,19 @@ pub(crate) fn shortest_path(st: &State, a: ShortestPathArgs) -> Result<Reply, To
         ("source", Value::from(source.id.as_str())),
         ("target", Value::from(target.id.as_str())),
     ];
-    let text = match a.detail {
-        Detail::All => format!(
-            "MATCH p = shortestPath((a {{id: $source}})-[*..{PATH_HOPS}]{arrow_end}(b {{id: $target}})) \
-             WITH p LIMIT 1 {}",
-            path_return(PATH_HOPS)
-        ),
+    let hop_condition = match a.detail {
+        Detail::All => String::new(),
+        // The two strongest evidence classes: EXTRACTED and RESOLVED.
         Detail::High => format!(
-            "MATCH p = (a {{id: $source}})-[rs*1..{PATH_HOPS_HIGH}]{arrow_end}(b {{id: $target}}) \
-             UNWIND rs AS r WITH p, collect(r.confidence >= {}) AS strong \
-             WHERE NOT false IN strong WITH p ORDER BY length(p) LIMIT 1 {}",
-            // The two strongest evidence classes: EXTRACTED and RESOLVED.
-            Provenance::Resolved.lowest_confidence(),
-            path_return(PATH_HOPS_HIGH)
+            "WHERE all(r IN rs WHERE r.confidence >= {}) ",
+            Provenance::Resolved.lowest_confidence()
         ),
     };
+    let text = format!(
+        "MATCH p = shortestPath((a {{id: $source}})-[rs*..{PATH_HOPS}]{arrow_end}(b {{id: $target}})) \
+         {hop_condition}WITH p LIMIT 1 {}",
+        path_return(PATH_HOPS)
+    );
     let steps = PathStep::read_path(&cx.run(&text, &params)?)?;
     let output = ShortestPathOutput {
         found: !steps.is_empty(),
@@ -483,11 +481,7 @@ pub(crate) fn shortest_path(st: &State, a: ShortestPathArgs) -> Result<Reply, To
             })
             .collect(),
         ends: [source, target],
-        hop_limit: if a.detail == Detail::High {
-            PATH_HOPS_HIGH
-        } else {
-            PATH_HOPS
-        },
+        hop_limit: PATH_HOPS,
     };
     Reply::new(&output, cx.meta(), ANSWER_TOKENS)
 }

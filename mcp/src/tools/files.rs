@@ -233,25 +233,21 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<Reply, ToolError> {
         ("target", Value::from(a.target_entity_id.as_str())),
     ];
     let hop_filters = rel_filter(&filters.roles, filters.min_conf);
-    let q = if hop_filters.is_empty() {
-        format!(
-            "MATCH p = shortestPath((a {{id: $source}}){l}[{tl}*..{depth}]{r}(b {{id: $target}})) WITH p LIMIT 1 {}",
-            path_return(depth)
-        )
+    if let Some(c) = filters.min_conf {
+        params.push(("min_confidence", Value::Float(c)));
+    }
+    // A condition on every hop is tested during the search (docs/planner.md), so the
+    // answer is the shortest path whose hops all pass.
+    let hop_condition = if hop_filters.is_empty() {
+        String::new()
     } else {
-        // shortestPath cannot filter individual hops, so paths are enumerated up to the
-        // depth, hops checked, and the shortest kept.
-        if let Some(c) = filters.min_conf {
-            params.push(("min_confidence", Value::Float(c)));
-        }
-        format!(
-            "MATCH p = (a {{id: $source}}){l}[rs{tl}*1..{depth}]{r}(b {{id: $target}}) \
-             UNWIND rs AS r WITH p, collect({}) AS ok WHERE NOT false IN ok \
-             WITH p ORDER BY length(p) LIMIT 1 {}",
-            hop_filters.join(" AND "),
-            path_return(depth)
-        )
+        format!("WHERE all(r IN rs WHERE {}) ", hop_filters.join(" AND "))
     };
+    let q = format!(
+        "MATCH p = shortestPath((a {{id: $source}}){l}[rs{tl}*..{depth}]{r}(b {{id: $target}})) \
+         {hop_condition}WITH p LIMIT 1 {}",
+        path_return(depth)
+    );
     let path = traced_entities(PathStep::read_path(&cx.run(&q, &params)?)?);
     let output = TraceOutput {
         found: !path.is_empty(),
