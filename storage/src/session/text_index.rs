@@ -435,6 +435,27 @@ mod tests {
         }
     }
 
+    /// `Note` nodes holding `texts` (ids in order) and a text index over them.
+    fn indexed_notes(texts: &[&str]) -> WritableGraph {
+        let mut graph = WritableGraph::new();
+        let mut journal = Journal::new();
+        for (id, text) in texts.iter().enumerate() {
+            graph
+                .apply_logged(note(id as u32, "Note", text), &mut journal)
+                .unwrap();
+        }
+        graph
+            .apply_logged(
+                Change::CreateTextIndex {
+                    label: "Note".into(),
+                    key: "text".into(),
+                },
+                &mut journal,
+            )
+            .unwrap();
+        graph
+    }
+
     fn found(graph: &WritableGraph, query: &str) -> Vec<u32> {
         let query = parse_text_query(query).unwrap();
         let mut nodes: Vec<u32> = graph
@@ -540,27 +561,11 @@ mod tests {
 
     #[test]
     fn scores_rank_the_denser_document_first() {
-        let mut graph = WritableGraph::new();
-        let mut journal = Journal::new();
-        let texts = [
+        let graph = indexed_notes(&[
             "lock lock lock",
             "a lock among many other words here",
             "nothing",
-        ];
-        for (id, text) in texts.iter().enumerate() {
-            graph
-                .apply_logged(note(id as u32, "Note", text), &mut journal)
-                .unwrap();
-        }
-        graph
-            .apply_logged(
-                Change::CreateTextIndex {
-                    label: "Note".into(),
-                    key: "text".into(),
-                },
-                &mut journal,
-            )
-            .unwrap();
+        ]);
         let hits = graph
             .text_search(&parse_text_query("lock").unwrap(), usize::MAX)
             .unwrap();
@@ -618,29 +623,13 @@ mod tests {
 
     #[test]
     fn identifier_wholes_do_not_lengthen_a_document_and_pieces_are_found() {
-        let mut graph = WritableGraph::new();
-        let mut journal = Journal::new();
-        let texts = [
+        let graph = indexed_notes(&[
             "zeta x_y",
             "zeta x y",
             "omega",
             "omega two",
             "p = XML_ParserCreate(NULL); luaE_extendCI(L, 1);",
-        ];
-        for (id, text) in texts.iter().enumerate() {
-            graph
-                .apply_logged(note(id as u32, "Note", text), &mut journal)
-                .unwrap();
-        }
-        graph
-            .apply_logged(
-                Change::CreateTextIndex {
-                    label: "Note".into(),
-                    key: "text".into(),
-                },
-                &mut journal,
-            )
-            .unwrap();
+        ]);
         // FTS5 gives both the same score: both are two tokens long there.
         let hits = graph
             .text_search(&parse_text_query("zeta").unwrap(), usize::MAX)
