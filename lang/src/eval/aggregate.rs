@@ -152,7 +152,10 @@ impl Accumulator {
         };
         match &mut self.state {
             State::Count(n) => *n += 1,
-            State::Collect(items) => items.push(v),
+            State::Collect(items) => {
+                super::list_fits(items.len() + 1, sp)?;
+                items.push(v);
+            }
             State::Extreme(cur) => {
                 let replace = match cur {
                     None => true,

@@ -3,7 +3,7 @@
 
 use batho_schema::Roles;
 
-use super::{E, EvalError, Evaluator, MAX_RANGE_LEN, scalar_text, type_err};
+use super::{E, EvalError, Evaluator, MAX_RANGE_LEN, scalar_text, string_fits, type_err};
 use crate::ast::Span;
 use crate::value::Value;
 
@@ -228,6 +228,10 @@ impl Evaluator<'_> {
                         if f.is_empty() {
                             Value::String(s.to_string())
                         } else {
+                            if t.len() > f.len() {
+                                let grows = s.matches(f.as_str()).count() * (t.len() - f.len());
+                                string_fits(s.len() + grows, sp)?;
+                            }
                             Value::String(s.replace(f.as_str(), &t))
                         }
                     }

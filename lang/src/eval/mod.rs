@@ -205,6 +205,20 @@ pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 pub const REGEX_PATTERN_LIMIT: usize = 4096;
 /// Most elements `range()` may produce.
 pub const MAX_RANGE_LEN: i64 = 10_000_000;
+/// Most elements any list the evaluator builds may hold (concatenation, `collect`).
+pub const MAX_LIST_LEN: usize = MAX_RANGE_LEN as usize;
+/// Most bytes any string the evaluator builds may hold (`+`, `replace()`): ten nested
+/// `replace` calls once asked for 10 GB and the process was killed for lack of memory
+/// before the time budget could stop it.
+pub const MAX_STRING_BYTES: usize = 64 << 20;
+
+/// The error for a value that would grow past its bound.
+pub(crate) fn too_large(what: &str, size: usize, limit: usize, span: Span) -> EvalError {
+    EvalError::TooLarge {
+        message: format!("{what} would hold {size}; the limit is {limit}"),
+        span,
+    }
+}
 
 /// Evaluates expressions against a graph, parameters and rows.
 ///
@@ -707,22 +721,29 @@ fn arith(op: BinaryOp, l: Value, r: Value, sp: Span) -> E {
             }))
         }
         (BinaryOp::Add, Value::List(mut a), Value::List(b)) => {
+            list_fits(a.len() + b.len(), sp)?;
             a.extend(b);
             Ok(Value::List(a))
         }
         (BinaryOp::Add, Value::List(mut a), x) => {
+            list_fits(a.len() + 1, sp)?;
             a.push(x);
             Ok(Value::List(a))
         }
         (BinaryOp::Add, x, Value::List(mut b)) => {
+            list_fits(b.len() + 1, sp)?;
             b.insert(0, x);
             Ok(Value::List(b))
         }
         (BinaryOp::Add, Value::String(a), b) if is_scalar(&b) => {
-            Ok(Value::String(a + &scalar_text(&b)))
+            let b = scalar_text(&b);
+            string_fits(a.len() + b.len(), sp)?;
+            Ok(Value::String(a + &b))
         }
         (BinaryOp::Add, a, Value::String(b)) if is_scalar(&a) => {
-            Ok(Value::String(scalar_text(&a) + &b))
+            let a = scalar_text(&a);
+            string_fits(a.len() + b.len(), sp)?;
+            Ok(Value::String(a + &b))
         }
         (op, l, r) => Err(type_err(
             sp,
@@ -734,6 +755,27 @@ fn arith(op: BinaryOp, l: Value, r: Value, sp: Span) -> E {
             ),
         )),
     }
+}
+
+/// Refuses a list of `len` elements over [`MAX_LIST_LEN`].
+pub(crate) fn list_fits(len: usize, span: Span) -> Result<(), EvalError> {
+    if len > MAX_LIST_LEN {
+        return Err(too_large("the list", len, MAX_LIST_LEN, span));
+    }
+    Ok(())
+}
+
+/// Refuses a string of `bytes` over [`MAX_STRING_BYTES`].
+pub(crate) fn string_fits(bytes: usize, span: Span) -> Result<(), EvalError> {
+    if bytes > MAX_STRING_BYTES {
+        return Err(too_large(
+            "the string (bytes)",
+            bytes,
+            MAX_STRING_BYTES,
+            span,
+        ));
+    }
+    Ok(())
 }
 
 fn is_scalar(v: &Value) -> bool {
