@@ -4,7 +4,7 @@
 //! Pruning keeps each node's id, kind, title, path, URL and command and marks it
 //! `pruned` (as `batho ctx prune` does), and the tool's answer says how much went
 //! (`meta.pruned_to_cap`), so nothing is lost silently. Checked after every tool call that
-//! writes; the running count costs one scan per server, then nothing.
+//! wrote text; the running count costs one scan at the first such call, then nothing.
 
 use batho_engine::query::Value;
 use serde::Serialize;
@@ -28,8 +28,11 @@ pub struct CapOutcome {
 }
 
 /// Prunes the oldest text while the graph holds more than its cap; `None` when it was
-/// within it.
+/// within it, or when nothing was written since the last check.
 pub fn keep_under_cap(graph: &mut ContextGraph) -> Result<Option<CapOutcome>, CtxError> {
+    if graph.take_unchecked_text() == 0 {
+        return Ok(None);
+    }
     let cap = graph.text_cap();
     if graph.text_chars()? <= cap {
         return Ok(None);

@@ -61,6 +61,9 @@ pub struct ContextGraph {
     text_chars: Option<u64>,
     /// The most characters of text the graph may hold (`crate::cap`).
     text_cap: u64,
+    /// Characters of text written since the cap was last checked: a call that wrote
+    /// nothing needs no check (and never pays the first count).
+    unchecked_chars: u64,
 }
 
 impl std::fmt::Debug for ContextGraph {
@@ -157,6 +160,7 @@ impl ContextGraph {
             statements: Vec::new(),
             text_chars: None,
             text_cap: crate::cap::DEFAULT_MAX_TEXT_CHARS,
+            unchecked_chars: 0,
         };
         graph.ensure_indexes()?;
         graph.choose_session(choice)?;
@@ -214,11 +218,19 @@ impl ContextGraph {
         }
     }
 
+    /// Characters of text written since the last call, and starts counting again.
+    pub(crate) fn take_unchecked_text(&mut self) -> u64 {
+        std::mem::take(&mut self.unchecked_chars)
+    }
+
     fn count_text_written(&mut self, properties: &Properties) {
-        if let (Some(total), Some(Value::String(text))) =
-            (&mut self.text_chars, properties.get("text"))
-        {
-            *total += text.chars().count() as u64;
+        let Some(Value::String(text)) = properties.get("text") else {
+            return;
+        };
+        let chars = text.chars().count() as u64;
+        self.unchecked_chars += chars;
+        if let Some(total) = &mut self.text_chars {
+            *total += chars;
         }
     }
 
