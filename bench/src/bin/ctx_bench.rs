@@ -147,6 +147,10 @@ fn main() {
     fill(&large_home, &project, options.nodes, 7);
     fill(&session_home, &project, options.session_nodes, 11);
     let fill_s = filling.elapsed().as_secs_f64();
+    // The filler's log pages may still be dirty: flush them now, or the server's first
+    // durable commits would pay for writing them (the kernel writes them back within
+    // 30 s on its own).
+    let _ = Command::new("sync").status();
     let root = project.to_string_lossy().into_owned();
     let mut large = McpClient::start(
         &options.batho,
