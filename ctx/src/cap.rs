@@ -9,7 +9,9 @@
 use batho_engine::query::Value;
 use serde::Serialize;
 
-use crate::graph::{ContextGraph, CtxError, int_of, now_ms, parameters};
+use crate::graph::{ContextGraph, CtxError, parameters};
+use crate::kinds::NodeStatus;
+use crate::lookup::prune_selected;
 
 /// The default cap: 200 million characters (about 200 MB of source or pages).
 pub const DEFAULT_MAX_TEXT_CHARS: u64 = 200_000_000;
@@ -58,31 +60,22 @@ pub fn keep_under_cap(graph: &mut ContextGraph) -> Result<Option<CapOutcome>, Ct
 /// Prunes up to [`PRUNE_BATCH`] of the oldest nodes holding text; how many and how many
 /// characters.
 fn prune_oldest(graph: &mut ContextGraph, only_superseded: bool) -> Result<(i64, i64), CtxError> {
-    let statuses: Vec<Value> = if only_superseded {
-        vec![Value::from("superseded")]
-    } else {
-        ["live", "stale", "pending", "superseded"]
-            .into_iter()
-            .map(Value::from)
-            .collect()
-    };
-    let result = graph.query(
+    let statuses: Vec<Value> = NodeStatus::ALL
+        .iter()
+        .filter(|status| match only_superseded {
+            true => **status == NodeStatus::Superseded,
+            false => **status != NodeStatus::Pruned,
+        })
+        .map(|status| Value::from(status.name()))
+        .collect();
+    let outcome = prune_selected(
+        graph,
         "MATCH (node:Ctx) WHERE node.text IS NOT NULL AND node.kind <> 'session' \
-         AND node.status IN $statuses \
-         WITH node ORDER BY id(node) LIMIT $batch \
-         WITH node, size(node.text) AS chars \
-         SET node.status = 'pruned', node.pruned_at = $now REMOVE node.text \
-         RETURN count(node), sum(chars)",
+         AND node.status IN $statuses WITH node ORDER BY id(node) LIMIT $batch",
         parameters([
             ("statuses", Value::List(statuses)),
             ("batch", Value::Int(PRUNE_BATCH)),
-            ("now", Value::Int(now_ms())),
         ]),
     )?;
-    let (pruned, chars) = result
-        .rows
-        .first()
-        .map_or((0, 0), |row| (int_of(&row[0]), int_of(&row[1])));
-    graph.forget_text(chars);
-    Ok((pruned, chars))
+    Ok((outcome.pruned, outcome.text_chars))
 }

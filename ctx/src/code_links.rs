@@ -9,7 +9,6 @@
 //! Line numbers come from the code graph as last built or patched; a file edited since
 //! links by its old lines until the next `batho patch` (the watcher keeps it current).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use batho_engine::query::{Database, Value};
@@ -96,7 +95,10 @@ pub(crate) fn store_code_links(
         .iter()
         .filter_map(|(chunk, entity)| {
             let chunk = chunk_ids.get(*chunk)?;
-            Some(pair("chunk", chunk, "entity", entity))
+            Some(Value::Map(parameters([
+                ("chunk", Value::from(chunk.as_str())),
+                ("entity", Value::from(entity.as_str())),
+            ])))
         })
         .collect();
     graph.query(
@@ -113,7 +115,12 @@ pub(crate) fn store_code_links(
     let related: Vec<Value> = links
         .related
         .iter()
-        .map(|(from, to)| pair("from", from, "to", to))
+        .map(|(from, to)| {
+            Value::Map(parameters([
+                ("from", Value::from(from.as_str())),
+                ("to", Value::from(to.as_str())),
+            ]))
+        })
         .collect();
     graph.query(
         &format!(
@@ -123,11 +130,4 @@ pub(crate) fn store_code_links(
         parameters([("pairs", Value::List(related))]),
     )?;
     Ok(())
-}
-
-fn pair(first: &str, first_value: &str, second: &str, second_value: &str) -> Value {
-    Value::Map(BTreeMap::from([
-        (first.to_string(), Value::from(first_value)),
-        (second.to_string(), Value::from(second_value)),
-    ]))
 }

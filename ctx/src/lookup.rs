@@ -346,16 +346,30 @@ pub fn prune_older_than(
     graph: &mut ContextGraph,
     cutoff_ms: i64,
 ) -> Result<PruneOutcome, CtxError> {
-    let result = graph.query(
+    prune_selected(
+        graph,
         "MATCH (node:Ctx) WHERE node.created_at < $cutoff AND node.kind <> 'session' \
-         AND node.status <> 'pruned' \
-         WITH node, size(coalesce(node.text, '')) AS chars \
-         SET node.status = 'pruned', node.pruned_at = $now REMOVE node.text \
-         RETURN count(node), sum(chars)",
-        parameters([
-            ("cutoff", Value::Int(cutoff_ms)),
-            ("now", Value::Int(crate::graph::now_ms())),
-        ]),
+         AND node.status <> 'pruned'",
+        parameters([("cutoff", Value::Int(cutoff_ms))]),
+    )
+}
+
+/// Prunes the nodes `selection` binds to `node` (a statement's opening clauses, with
+/// `params`): marks them `pruned`, drops their text and takes it off the graph's count.
+/// What pruning is lives here, for `batho ctx prune` and the size cap alike.
+pub(crate) fn prune_selected(
+    graph: &mut ContextGraph,
+    selection: &str,
+    mut params: BTreeMap<String, Value>,
+) -> Result<PruneOutcome, CtxError> {
+    params.insert("now".into(), Value::Int(crate::graph::now_ms()));
+    let result = graph.query(
+        &format!(
+            "{selection} WITH node, size(coalesce(node.text, '')) AS chars \
+             SET node.status = 'pruned', node.pruned_at = $now REMOVE node.text \
+             RETURN count(node), sum(chars)"
+        ),
+        params,
     )?;
     let outcome = result
         .rows
