@@ -121,24 +121,16 @@ pub(crate) enum Undo {
 }
 
 impl Undo {
-    /// The node whose index entries undoing this may move.
-    fn node_touched(&self) -> Option<u32> {
-        match self {
-            Undo::RemoveCreatedNode(id)
-            | Undo::RestoreNodeProperty { id, .. }
-            | Undo::RemoveAddedLabel { id, .. }
-            | Undo::RestoreRemovedLabel { id, .. }
-            | Undo::RestoreNode { id, .. } => Some(*id),
-            _ => None,
-        }
-    }
-
-    /// The node whose text index entries undoing this may move, and the one key it
-    /// touches (`None`: any).
-    fn text_touched(&self) -> Option<(u32, Option<u32>)> {
+    /// The node whose index entries (property and text) undoing this may move, and the
+    /// one key it touches (`None`: any).
+    fn index_touched(&self) -> Option<(u32, Option<u32>)> {
         match self {
             Undo::RestoreNodeProperty { id, key, .. } => Some((*id, Some(*key))),
-            other => other.node_touched().map(|id| (id, None)),
+            Undo::RemoveCreatedNode(id)
+            | Undo::RemoveAddedLabel { id, .. }
+            | Undo::RestoreRemovedLabel { id, .. }
+            | Undo::RestoreNode { id, .. } => Some((*id, None)),
+            _ => None,
         }
     }
 }
@@ -453,29 +445,26 @@ impl WritableGraph {
 
     /// Applies `change` and returns what undoes it. A failed change leaves the graph as it was.
     pub(crate) fn apply(&mut self, change: Change) -> Result<Undo, ChangeError> {
-        let touched = change.node_touched();
-        let text_touched = self.text_touched(&change);
-        if let Some(id) = touched {
-            self.unindex_node(id);
-        }
-        if let Some((id, key)) = text_touched {
+        let touched = self.index_touched(&change);
+        if let Some((id, key)) = touched {
+            self.unindex_node(id, key);
             self.retext_node(id, key, false);
         }
         let result = self.apply_unindexed(change);
-        if let Some(id) = touched {
-            self.index_node(id);
-        }
-        if let Some((id, key)) = text_touched {
+        if let Some((id, key)) = touched {
+            self.index_node(id, key);
             self.retext_node(id, key, true);
         }
         result
     }
 
-    /// The node whose text index entries `change` may move, and the one key it touches
-    /// (`None`: any); a property key no index can name yet touches none.
-    fn text_touched(&self, change: &Change) -> Option<(u32, Option<u32>)> {
-        // Most graphs have no text index: skip the key look-up on every write.
-        if self.text_indexes.is_empty() {
+    /// The node whose index entries (property and text) `change` may move, and the one
+    /// key it touches (`None`: any); a property key no index can name yet touches none.
+    /// Setting one property moves only the entries of indexes on that key: a file read
+    /// sets ten properties on each of hundreds of chunks.
+    fn index_touched(&self, change: &Change) -> Option<(u32, Option<u32>)> {
+        // Many graphs have no index: skip the key look-up on every write.
+        if self.indexes.is_empty() && self.text_indexes.is_empty() {
             return None;
         }
         match change {
@@ -698,19 +687,14 @@ impl WritableGraph {
 
     /// Reverts one applied change (undos are applied newest first).
     pub(crate) fn undo(&mut self, undo: Undo) {
-        let touched = undo.node_touched();
-        let text_touched = undo.text_touched();
-        if let Some(id) = touched {
-            self.unindex_node(id);
-        }
-        if let Some((id, key)) = text_touched {
+        let touched = undo.index_touched();
+        if let Some((id, key)) = touched {
+            self.unindex_node(id, key);
             self.retext_node(id, key, false);
         }
         self.undo_unindexed(undo);
-        if let Some(id) = touched {
-            self.index_node(id);
-        }
-        if let Some((id, key)) = text_touched {
+        if let Some((id, key)) = touched {
+            self.index_node(id, key);
             self.retext_node(id, key, true);
         }
     }

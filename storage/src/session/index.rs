@@ -135,17 +135,19 @@ impl WritableGraph {
         self.indexes.push(index);
     }
 
-    /// Takes node `id` out of every index (before a change to it).
-    pub(crate) fn unindex_node(&mut self, id: u32) {
-        self.reindex_node(id, false);
+    /// Takes node `id` out of every index on `key` (`None`: on any key), before a change
+    /// to it.
+    pub(crate) fn unindex_node(&mut self, id: u32, key: Option<u32>) {
+        self.reindex_node(id, key, false);
     }
 
-    /// Puts node `id` back into every index that covers it (after a change to it).
-    pub(crate) fn index_node(&mut self, id: u32) {
-        self.reindex_node(id, true);
+    /// Puts node `id` back into every index on `key` (`None`: on any key) that covers
+    /// it, after a change to it.
+    pub(crate) fn index_node(&mut self, id: u32, key: Option<u32>) {
+        self.reindex_node(id, key, true);
     }
 
-    fn reindex_node(&mut self, id: u32, insert: bool) {
+    fn reindex_node(&mut self, id: u32, key: Option<u32>, insert: bool) {
         if self.indexes.is_empty() {
             return;
         }
@@ -153,7 +155,9 @@ impl WritableGraph {
             return;
         };
         for index in &mut self.indexes {
-            if node.labels.binary_search(&index.label).is_err() {
+            if key.is_some_and(|key| key != index.key)
+                || node.labels.binary_search(&index.label).is_err()
+            {
                 continue;
             }
             let Ok(at) = node
@@ -240,5 +244,142 @@ mod tests {
         assert!(look(&graph, PropValue::Float(f64::NAN)).is_empty());
         graph.roll_back_to(&mut journal, 1);
         assert!(!graph.has_index("A", "k"));
+    }
+
+    /// One random write of [`indexes_match_a_scan_through_changes_and_undos`].
+    #[derive(Clone, Debug)]
+    enum Step {
+        Create(bool, Option<i64>, Option<usize>),
+        Set(u32, &'static str, Option<i64>),
+        SetText(u32, Option<usize>),
+        Label(u32, bool, bool),
+        Delete(u32),
+        Mark,
+        RollBack,
+    }
+
+    const WORDS: [&str; 3] = ["alpha", "beta", "gamma"];
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        let value = proptest::option::of(0i64..3);
+        let word = proptest::option::of(0usize..3);
+        prop_oneof![
+            (any::<bool>(), value.clone(), word.clone())
+                .prop_map(|(a, k, t)| Step::Create(a, k, t)),
+            (0u32..6, prop_oneof![Just("k"), Just("j")], value)
+                .prop_map(|(id, key, v)| Step::Set(id, key, v)),
+            (0u32..6, word).prop_map(|(id, t)| Step::SetText(id, t)),
+            (0u32..6, any::<bool>(), any::<bool>())
+                .prop_map(|(id, a, add)| Step::Label(id, a, add)),
+            (0u32..6).prop_map(Step::Delete),
+            Just(Step::Mark),
+            Just(Step::RollBack),
+        ]
+    }
+
+    fn change_of(step: &Step, next_id: u32) -> Option<Change> {
+        let label = |a: bool| if a { "A" } else { "B" }.to_string();
+        Some(match step {
+            Step::Create(a, k, t) => Change::CreateNode {
+                id: next_id,
+                labels: vec![label(*a)],
+                properties: k
+                    .map(|k| ("k".to_string(), PropValue::Int(k)))
+                    .into_iter()
+                    .chain(t.map(|t| ("t".to_string(), PropValue::String(WORDS[t].into()))))
+                    .collect(),
+            },
+            Step::Set(id, key, value) => Change::SetNodeProperty {
+                id: *id,
+                key: key.to_string(),
+                value: value.map(PropValue::Int),
+            },
+            Step::SetText(id, word) => Change::SetNodeProperty {
+                id: *id,
+                key: "t".into(),
+                value: word.map(|t| PropValue::String(WORDS[t].into())),
+            },
+            Step::Label(id, a, true) => Change::AddLabel {
+                id: *id,
+                label: label(*a),
+            },
+            Step::Label(id, a, false) => Change::RemoveLabel {
+                id: *id,
+                label: label(*a),
+            },
+            Step::Delete(id) => Change::DeleteNode { id: *id },
+            Step::Mark | Step::RollBack => return None,
+        })
+    }
+
+    /// Every property index and the text index give what a scan of the nodes gives.
+    fn assert_indexes_match_a_scan(graph: &WritableGraph) {
+        let holding = |label: &str, key: &str, value: &PropValue| -> Vec<u32> {
+            graph
+                .nodes()
+                .iter()
+                .filter(|&id| graph.node_has_label(id, label))
+                .filter(|&id| graph.node_property(id, key) == Some(value))
+                .collect()
+        };
+        for (label, key) in [("A", "k"), ("A", "j"), ("B", "k")] {
+            for value in 0..3 {
+                let value = PropValue::Int(value);
+                let mut found = graph.index_lookup(label, key, &value).unwrap();
+                found.sort_unstable();
+                assert_eq!(
+                    found,
+                    holding(label, key, &value),
+                    "{label}.{key} = {value:?}"
+                );
+            }
+        }
+        for word in WORDS {
+            let query = crate::text::query::parse_text_query(word).unwrap();
+            let mut found: Vec<u32> = graph
+                .text_search(&query, 100)
+                .unwrap()
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            found.sort_unstable();
+            let text = PropValue::String(word.into());
+            assert_eq!(found, holding("A", "t", &text), "A.t has {word}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn indexes_match_a_scan_through_changes_and_undos(
+            steps in proptest::collection::vec(step(), 1..60)
+        ) {
+            let mut graph = WritableGraph::new();
+            let mut journal = Journal::new();
+            for (label, key) in [("A", "k"), ("A", "j"), ("B", "k")] {
+                let index = Change::CreateIndex { label: label.into(), key: key.into() };
+                graph.apply_logged(index, &mut journal).unwrap();
+            }
+            let text = Change::CreateTextIndex { label: "A".into(), key: "t".into() };
+            graph.apply_logged(text, &mut journal).unwrap();
+            let mut marks = vec![journal.len()];
+            for step in &steps {
+                match step {
+                    Step::Mark => marks.push(journal.len()),
+                    Step::RollBack => {
+                        // The four index definitions stay.
+                        let mark = marks.pop().unwrap_or(4).max(4).min(journal.len());
+                        graph.roll_back_to(&mut journal, mark);
+                    }
+                    _ => {
+                        if let Some(change) = change_of(step, graph.node_id_bound()) {
+                            // A change the graph refuses leaves it as it was.
+                            let _ = graph.apply_logged(change, &mut journal);
+                        }
+                    }
+                }
+                assert_indexes_match_a_scan(&graph);
+            }
+        }
     }
 }
