@@ -88,6 +88,40 @@ fn patch_json_lists_entity_changes() {
     assert_eq!(out["run"]["type"], "patch", "{out}");
 }
 
+/// A patch from the CLI is audited as batho_patch's is (issue 28: only the MCP tool
+/// appended an entry, after the engine had released the writer lock): the engine appends
+/// it under the lock, chained after the previous entry; a patch with no change commits
+/// nothing and audits nothing.
+#[test]
+fn a_cli_patch_appends_its_run_to_the_audit_log() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let unchanged = run_json(&["patch", arg(&repo)]);
+    assert!(unchanged["audit"].is_null(), "{unchanged}");
+    let file = repo.join("src/table.c");
+    let mut seqs = Vec::new();
+    for round in 0..2 {
+        let mut text = fs::read_to_string(&file).unwrap();
+        text.push_str(&format!(
+            "\nint table_extra_{round}(void) {{ return {round}; }}\n"
+        ));
+        fs::write(&file, text).unwrap();
+        let out = run_json(&["patch", arg(&repo)]);
+        let audit = &out["audit"];
+        assert_eq!(audit["action"], "patch", "{out}");
+        let detail = audit["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(out["run"]["run_id"].as_str().unwrap()),
+            "{detail} names the run: {out}"
+        );
+        seqs.push(audit["seq"].as_u64().unwrap());
+    }
+    assert_eq!(seqs[1], seqs[0] + 1, "entries are chained in order");
+    let fix = run_ok(&["fix", arg(&repo), "--dry-run", "--format", "json"]);
+    let fix: serde_json::Value = serde_json::from_str(&fix).unwrap();
+    assert_eq!(fix["outcome"], "clean", "the audit chain verifies: {fix}");
+}
+
 /// `batho patch --json` counts a run's changes as `batho delta` (and get_delta) does: a
 /// rename, lines shifted below it and an edited body (it used to say 0 renamed and 1
 /// modified where delta said 1 renamed and 3 modified).

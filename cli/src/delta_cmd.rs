@@ -136,7 +136,7 @@ pub(crate) fn text(d: &RunDiff, filter: &DiffFilter, detail: bool) -> String {
     let g = &d.diff;
     let st = &g.stats;
     let mut out = String::new();
-    let who = |r: Option<&batho_storage::RunRecord>, g: u64| match r {
+    let who = |r: Option<&batho_engine::maintenance::RunRecord>, g: u64| match r {
         Some(r) => format!(
             "run {} ({}, {} UTC{}, generation {g})",
             r.uuid,

@@ -9,8 +9,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use batho_engine::export::{self, Category, ExportOptions, View};
-use batho_storage::archive::{self, ArchiveError};
-use batho_storage::{Artifact, StorageError};
+use batho_engine::maintenance::archive::{self, ArchiveError};
+use batho_engine::maintenance::{Artifact, StorageError};
 use clap::Args;
 use serde_json::json;
 

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 use batho_engine::query::WritableDatabase;
 
-use batho_storage::fix::{self, FixOptions, FixOutcome, FixReport, FixTarget, phase_name};
+use batho_engine::maintenance::fix::{
+    self, FixOptions, FixOutcome, FixReport, FixTarget, phase_name,
+};
 use clap::{Args, ValueEnum};
 
 use crate::output::human_bytes;

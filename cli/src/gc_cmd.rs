@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use batho_engine::query::{QueryError, WritableDatabase};
 
-use batho_storage::gc::{self, PruneOptions};
+use batho_engine::maintenance::gc::{self, PruneOptions};
 use clap::{Args, Subcommand};
 use serde_json::json;
 

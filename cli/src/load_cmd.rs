@@ -1,9 +1,9 @@
 //! `batho load ARCHIVE [PATH]`: verify a transport archive and make it the current
-//! generation of PATH's artifact (see `batho_storage::archive`).
+//! generation of PATH's artifact (see `batho_engine::maintenance::archive`).
 
 use std::path::PathBuf;
 
-use batho_storage::archive::{self, LoadOptions};
+use batho_engine::maintenance::archive::{self, LoadOptions};
 use clap::Args;
 
 use crate::Failure;

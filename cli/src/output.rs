@@ -1,6 +1,6 @@
 //! Rendering helpers shared by the commands.
 
-use batho_storage::{RunKind, RunRecord, RunStatus};
+use batho_engine::maintenance::{RunKind, RunRecord, RunStatus};
 use serde_json::{Value, json};
 
 /// A run as JSON, in the field names of the tool contract.

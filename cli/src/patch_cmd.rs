@@ -101,6 +101,7 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
             "duration_ms": report.duration_ms,
             "phases": report.phases,
             "run": report.run.as_ref().map(run_json),
+            "audit": report.audit,
         });
         outln!(
             "{}",

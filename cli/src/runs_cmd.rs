@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use batho_engine::build::{ARTIFACT_DIR, artifact_dir};
-use batho_storage::{RunRecord, StorageError, Store};
+use batho_engine::maintenance::{self, RunRecord, StorageError};
 use clap::Args;
 use serde_json::{Value, json};
 
@@ -60,12 +60,8 @@ pub(crate) fn run(args: RunsArgs) -> Result<(), Failure> {
     if !dir.join("MANIFEST").is_file() {
         return Err(no_artifact(&dir));
     }
-    let store = Store::create_or_open(&dir).map_err(|e| storage_failure(&e, &dir))?;
-    let current = store
-        .current_manifest()
-        .map_err(|e| storage_failure(&e, &dir))?
-        .map_or(0, |m| m.generation);
-    let runs = store.runs().map_err(|e| storage_failure(&e, &dir))?;
+    let history = maintenance::runs(&dir).map_err(|e| storage_failure(&e, &dir))?;
+    let (current, runs) = (history.current_generation, history.runs);
     let total = runs.len();
     let shown: Vec<&RunRecord> = runs.iter().rev().take(args.limit).collect();
     if args.json {

@@ -19,6 +19,7 @@ pub mod export;
 pub mod extract;
 pub mod facts_cache;
 pub mod git;
+pub mod maintenance;
 pub mod mem;
 mod par;
 pub mod patch;

@@ -46,6 +46,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use batho_schema::{Language, NodeFlags, NodeKind};
+use batho_storage::audit::AuditEntry;
 use batho_storage::input::NodeIdx;
 use batho_storage::{
     Artifact, CONTENT_HASH_LEN, RunKind, RunRecord, RunStatus, StorageError, Store, StoredHash,
@@ -184,6 +185,8 @@ pub struct PatchReport {
     pub relationships_removed: u64,
     /// The committed run; `None` when nothing changed (no generation is committed then).
     pub run: Option<RunRecord>,
+    /// The audit log entry of the committed run.
+    pub audit: Option<AuditEntry>,
     /// Bytes the commit wrote to the store.
     pub bytes_written: u64,
     /// Size of the artifact folder after the patch.
@@ -227,6 +230,17 @@ pub enum PatchError {
         /// Indexed files before the patch.
         indexed: usize,
     },
+    /// The patch committed, but its audit log entry could not be appended.
+    #[error(
+        "the patch committed generation {generation}, but its audit log entry could not be \
+         appended: {source}"
+    )]
+    AuditFailed {
+        /// The generation the patch committed.
+        generation: u64,
+        /// Why the append failed.
+        source: StorageError,
+    },
 }
 
 /// A patch may not drop more than this share of the indexed files that are still on disk
@@ -257,6 +271,9 @@ impl PatchError {
             ),
             PatchError::Storage(StorageError::Locked { .. }) => {
                 Some("another build or patch is running on this repository; wait for it")
+            }
+            PatchError::AuditFailed { .. } => {
+                Some("the graph is current; 'batho fix' verifies the audit log")
             }
             _ => None,
         }
@@ -383,6 +400,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         relationships_added: 0,
         relationships_removed: 0,
         run: None,
+        audit: None,
         bytes_written: 0,
         artifact_bytes: 0,
         duration_ms: 0,
@@ -634,13 +652,15 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     // After the commit: a stamp is trusted only for the content hash the artifact holds.
     let _ = stamps.save(&dir);
     phases.write_ms = mark.elapsed().as_millis() as u64;
-    drop(writer);
-    report.run = Some(RunRecord {
+    let run = RunRecord {
         generation: commit.generation,
         node_count: commit.node_count,
         edge_count: commit.edge_count,
         ..run
-    });
+    };
+    report.audit = Some(audit_patch(&dir, &run)?);
+    drop(writer);
+    report.run = Some(run);
     report.files = files;
     report.affected = affected;
     report.context_files = context_files;
@@ -655,6 +675,21 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     report.duration_ms = started.elapsed().as_millis() as u64;
     report.phases = phases;
     Ok(report)
+}
+
+/// Appends the committed run to the artifact's audit log, still under the writer lock, so
+/// that every patch (from the CLI, the MCP server or `watch`) is audited in commit order.
+fn audit_patch(dir: &Path, run: &RunRecord) -> Result<AuditEntry, PatchError> {
+    let detail = format!(
+        "run {} generation {}: {}",
+        run.uuid, run.generation, run.message
+    );
+    crate::maintenance::append_audit(dir, "patch", &detail).map_err(|source| {
+        PatchError::AuditFailed {
+            generation: run.generation,
+            source,
+        }
+    })
 }
 
 /// Refuses a patch that would drop most indexed files while they are still on disk: the

@@ -1,9 +1,9 @@
 //! The run history and integrity tools: batho_list_runs (the BQL procedure `db.runs`) and
-//! batho_fix (`batho_storage::fix`, the same verification and repair as `batho fix`).
+//! batho_fix (`batho_engine::maintenance::fix`, the same verification and repair as `batho fix`).
 
 use std::fmt::Write as _;
 
-use batho_storage::fix::{FixOptions, FixOutcome, FixReport, FixTarget, fix};
+use batho_engine::maintenance::fix::{FixOptions, FixOutcome, FixReport, FixTarget, fix};
 use serde::Serialize;
 use serde_json::Map;
 
@@ -153,7 +153,7 @@ pub(crate) fn batho_fix(st: &State, a: FixArgs) -> Result<Reply, ToolError> {
     Reply::new(&output, meta, a.budget.max_tokens)
 }
 
-/// batho_fix's answer: the report of `batho_storage::fix` as it is, and its exit code.
+/// batho_fix's answer: the report of `batho_engine::maintenance::fix` as it is, and its exit code.
 #[derive(Serialize)]
 struct FixOutput {
     #[serde(skip)]

@@ -1,12 +1,12 @@
 //! batho_patch: an incremental re-index (`batho_engine::patch`, the same as `batho patch`).
-//! Destructive in the contract's sense (it commits a new generation), so every patch that
-//! commits is appended to the artifact's hash-chained audit log.
+//! Destructive in the contract's sense (it commits a new generation): the engine appends
+//! every patch that commits to the artifact's hash-chained audit log, and the answer shows
+//! the entry.
 
 use std::fmt::Write as _;
 
+use batho_engine::maintenance::AuditEntry;
 use batho_engine::patch::{FileChanges, PatchError, PatchOptions, patch};
-use batho_storage::audit::{AuditEntry, AuditLog};
-use batho_storage::{RunRecord, Store};
 use serde::Serialize;
 
 use super::args::PatchArgs;
@@ -121,22 +121,6 @@ impl ToolOutput for PatchOutput {
     }
 }
 
-/// Appends the committed run to the artifact's audit log, under the writer lock like every
-/// other writer of it.
-fn audit_patch(root: &std::path::Path, run: &RunRecord) -> Result<AuditEntry, ToolError> {
-    let dir = batho_engine::build::artifact_dir(root);
-    let detail = format!(
-        "run {} generation {}: {}",
-        run.uuid, run.generation, run.message
-    );
-    Store::create_or_open(&dir)
-        .and_then(|s| {
-            let _lock = s.lock_writer()?;
-            AuditLog::new(&dir).append("patch", &detail)
-        })
-        .map_err(|e| ToolError::server(format!("patch committed but the audit log failed: {e}")))
-}
-
 pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     if let Some(b) = a.graph_backend.as_deref()
@@ -171,10 +155,6 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<Reply, ToolError> 
         Some(run) => run_counts(&mut cx, &run.uuid)?,
         None => RunCounts::default(),
     };
-    let audit = match &rep.run {
-        Some(run) => Some(audit_patch(&rep.root, run)?),
-        None => None,
-    };
     let output = PatchOutput {
         patch: PatchSummary {
             repo: repo.name,
@@ -190,7 +170,7 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<Reply, ToolError> 
             run_id: rep.run.as_ref().map(|r| r.uuid.clone()),
             artifact_generation: rep.run.as_ref().map(|r| r.generation),
             bytes_written: rep.bytes_written,
-            audit,
+            audit: rep.audit,
         },
     };
     Reply::new(&output, cx.meta(), a.budget.max_tokens)

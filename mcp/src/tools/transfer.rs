@@ -1,7 +1,7 @@
 //! The gated transfer and maintenance tools: batho_export (a JSON view, or the transport
 //! archive with json_mode=false), batho_load (verify an archive and make it current) and
 //! batho_gc (status, prune, compact, reclaim). load and gc are
-//! destructive and append to the artifact's audit log (in `batho_storage`).
+//! destructive and append to the artifact's audit log (through `batho_engine::maintenance`).
 //!
 //! The JSON views are a streaming scan of the artifact, not a query; `meta.query` carries
 //! the BQL that returns the same nodes and relationships (see docs/mcp.md).
@@ -10,11 +10,13 @@ use std::path::{Component, Path, PathBuf};
 
 use batho_engine::build::{ARTIFACT_DIR, artifact_dir};
 use batho_engine::export::{self, Category, ExportOptions, View};
+use batho_engine::maintenance::AuditEntry;
+use batho_engine::maintenance::archive::{
+    self, ArchiveError, IndexMember, LoadOptions, LoadReport,
+};
+use batho_engine::maintenance::gc::{self, PruneOptions};
+use batho_engine::maintenance::{Artifact, StorageError};
 use batho_engine::repo_files::{self, RepoReadError};
-use batho_storage::archive::{self, ArchiveError, IndexMember, LoadOptions, LoadReport};
-use batho_storage::audit::AuditEntry;
-use batho_storage::gc::{self, PruneOptions};
-use batho_storage::{Artifact, StorageError};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
