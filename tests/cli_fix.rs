@@ -419,3 +419,30 @@ fn fix_cuts_a_torn_log_tail_of_a_writable_graph_and_reports_a_damaged_checkpoint
         "{stdout}"
     );
 }
+
+/// `batho query "CALL db.fix()"` runs without opening the graph, so it repairs an artifact
+/// that no other query can open; a bad option is a query error (exit 1).
+#[test]
+fn a_fix_statement_repairs_what_no_query_can_open() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    fs::write(repo.join(".batho/MANIFEST"), b"garbage").unwrap();
+    let count = [
+        "query",
+        "--repo",
+        arg(&repo),
+        "MATCH (n) RETURN count(n) AS n",
+    ];
+    assert_eq!(
+        run(&count).status.code(),
+        Some(2),
+        "the damage stops queries"
+    );
+    let fixed = run_ok(&["query", "--repo", arg(&repo), "CALL db.fix() YIELD outcome"]);
+    assert!(fixed.contains("repaired"), "{fixed}");
+    assert!(run_ok(&count).contains("(1 row)"));
+    let bad = run(&["query", "--repo", arg(&repo), "CALL db.fix({deepp: true})"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("no option 'deepp'"), "{stderr}");
+}

@@ -636,6 +636,20 @@ fn runs_and_fix_tools() {
     let (md, sc) = c.ok("batho_fix", json!({"deep": true, "dry_run": true}));
     assert!(md.starts_with("## Fix: demo — clean"), "{md}");
     assert_eq!(sc["exit_code"], 0);
+    // meta.query is the same operation, which `batho query` runs.
+    let statement = sc["meta"]["query"].as_str().unwrap();
+    assert_eq!(statement, "CALL db.fix({deep: true, dry_run: true})");
+    let rows = common::run_ok(&[
+        "query",
+        "--repo",
+        common::arg(&repo),
+        "--format",
+        "json",
+        statement,
+    ]);
+    let rows: Value = serde_json::from_str(&rows).unwrap();
+    assert_eq!(rows[0]["outcome"], sc["fix"]["outcome"], "{rows}");
+    assert_eq!(rows[0]["phases"], sc["fix"]["phases"], "{rows}");
     let (t, _) = c.err("batho_fix", json!({"target": "everything"}));
     assert!(t.contains("Valid: all, blobs, graph, state"), "{t}");
     let (t, _) = c.err("batho_fix", json!({"phase": 9}));
@@ -962,6 +976,7 @@ fn export_load_and_gc_tools_are_gated_and_work() {
     // gc: status, prune (needs a criterion), reclaim, compact.
     let (md, sc) = c.ok("batho_gc", json!({}));
     assert!(md.contains("Remaining runs"), "{md}");
+    assert_eq!(sc["meta"]["query"], "CALL db.gc({action: 'status'})");
     assert!(sc["gc"]["remaining_runs"].as_u64().unwrap() >= 2);
     assert!(sc["gc"]["fragmentation"].is_number());
     let (text, _) = c.err("batho_gc", json!({"subcommand": "prune"}));
@@ -979,6 +994,10 @@ fn export_load_and_gc_tools_are_gated_and_work() {
     );
     assert_eq!(sc["gc"]["runs_pruned"], 1);
     assert_eq!(sc["audit"]["action"], "gc.prune");
+    assert_eq!(
+        sc["meta"]["query"],
+        format!("CALL db.gc({{action: 'prune', run: '{first_run}'}})")
+    );
     let (_, sc) = c.ok("batho_gc", json!({"subcommand": "reclaim"}));
     assert!(sc["gc"]["disk_space_reclaimed"].as_u64().unwrap() > 0);
     // A full build is a single base layer: nothing to fold (tests/cli_patch.rs folds a

@@ -9,11 +9,13 @@
 mod script;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use batho_engine::maintenance::{self, StorageError};
 use batho_engine::query::render::Format;
-use batho_engine::query::{OpenGraph, QueryError, QueryOptions};
+use batho_engine::query::{OpenGraph, QueryError, QueryOptions, QueryResult};
+use batho_lang::NoGraph;
 use clap::Args;
 
 use crate::{Failure, no_artifact, repo_path};
@@ -79,6 +81,14 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
         return Err(usage("the query is empty".into()));
     }
     let root = repo_path(args.repo);
+    let params: BTreeMap<_, _> = args.params.into_iter().collect();
+    if let [statement] = statements.as_slice()
+        && let Some(result) = maintenance::run_statement(&root, &statement.text, &params)
+    {
+        // CALL db.fix(...) and db.gc(...) work on the artifact's files, so they run
+        // without opening it: a damaged artifact can still be fixed.
+        return print_maintenance(&root, result, args.format.0);
+    }
     let mut db = OpenGraph::open(&root).map_err(|e| match e {
         QueryError::NoArtifact { .. } => no_artifact(&root),
         e => Failure {
@@ -100,7 +110,6 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
     if let Some(ms) = args.timeout_ms {
         opts.limits.timeout = (ms > 0).then(|| Duration::from_millis(ms));
     }
-    let params: BTreeMap<_, _> = args.params.into_iter().collect();
 
     let mut stdout = crate::stdout::ClosedPipeExits::new();
     let stderr = std::io::stderr();
@@ -119,8 +128,16 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
                     _ => {}
                 }
                 printed += 1;
-                script::print_result(&db, &res, args.format.0, &mut stdout, &mut stderr.lock())
-                    .map_err(|e| usage(format!("cannot write the result: {e}")))?;
+                db.with_access(|graph| {
+                    script::print_result(
+                        graph,
+                        &res,
+                        args.format.0,
+                        &mut stdout,
+                        &mut stderr.lock(),
+                    )
+                })
+                .map_err(|e| usage(format!("cannot write the result: {e}")))?;
             }
             Err(e) => {
                 failed += 1;
@@ -144,6 +161,36 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
         hint: None,
         code: worst,
     })
+}
+
+/// Prints the result of a lone maintenance statement (`CALL db.fix(...)`), or reports its
+/// failure as a failed query is reported.
+fn print_maintenance(
+    root: &Path,
+    result: Result<QueryResult, QueryError>,
+    format: Format,
+) -> Result<(), Failure> {
+    let result = match result {
+        Ok(result) => result,
+        Err(QueryError::Storage(StorageError::NoArtifact { .. })) => return Err(no_artifact(root)),
+        Err(error) => {
+            eprintln!("{}", script::error_text(&error));
+            return Err(Failure {
+                message: "the query failed".into(),
+                hint: None,
+                code: if error.is_query_error() { 1 } else { 2 },
+            });
+        }
+    };
+    let mut stdout = crate::stdout::ClosedPipeExits::new();
+    script::print_result(
+        &NoGraph,
+        &result,
+        format,
+        &mut stdout,
+        &mut std::io::stderr().lock(),
+    )
+    .map_err(|e| usage(format!("cannot write the result: {e}")))
 }
 
 fn usage(message: String) -> Failure {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use batho_engine::query::render::Format;
 use batho_engine::query::{Bound, OpenGraph, QueryError, QueryResult, Value};
+use batho_lang::PropertyAccess;
 
 /// A lexical class, enough for splitting and highlighting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,23 +195,8 @@ pub fn ends_statement(buffer: &str) -> bool {
 /// quoted strings, objects), otherwise the plain string.
 pub fn parse_value(text: &str) -> Value {
     match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(j) => json_to_value(j),
+        Ok(j) => batho_engine::query::value_from_json(j),
         Err(_) => Value::String(text.to_string()),
-    }
-}
-
-fn json_to_value(j: serde_json::Value) -> Value {
-    use serde_json::Value as J;
-    match j {
-        J::Null => Value::Null,
-        J::Bool(b) => Value::Bool(b),
-        J::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => n.as_f64().map_or(Value::Null, Value::Float),
-        },
-        J::String(s) => Value::String(s),
-        J::Array(a) => Value::List(a.into_iter().map(json_to_value).collect()),
-        J::Object(o) => Value::Map(o.into_iter().map(|(k, v)| (k, json_to_value(v))).collect()),
     }
 }
 
@@ -272,11 +258,12 @@ pub fn truncation_notice(bound: &Bound) -> String {
     format!("note: {bound}; raise it with --limit-rows or add a LIMIT")
 }
 
-/// Prints one result: the rendered rows on `out`, after the plan for EXPLAIN and PROFILE.
+/// Prints one result, its nodes and relationships read through `graph`: the rendered
+/// rows on `out`, after the plan for EXPLAIN and PROFILE.
 /// With a machine format (JSON, JSON Lines, CSV) the profiled plan and a truncation
 /// notice go to `err` so that `out` stays parseable.
 pub fn print_result(
-    db: &OpenGraph,
+    graph: &dyn PropertyAccess,
     res: &QueryResult,
     format: Format,
     out: &mut dyn Write,
@@ -305,7 +292,7 @@ pub fn print_result(
         }
         _ => {}
     }
-    let text = db.render(res, format);
+    let text = batho_engine::query::render::render(res, graph, format);
     out.write_all(text.as_bytes())?;
     if !text.is_empty() && !text.ends_with('\n') {
         writeln!(out)?;

@@ -277,7 +277,9 @@ impl Session {
         let result = script::run_statement(db, stmt, &self.params, &self.opts);
         let elapsed = start.elapsed();
         let ok = match result {
-            Ok(res) => script::print_result(db, &res, self.format, out, err).is_ok(),
+            Ok(res) => db
+                .with_access(|graph| script::print_result(graph, &res, self.format, out, err))
+                .is_ok(),
             Err(e) => {
                 let _ = writeln!(err, "{}", script::error_text(&e));
                 false

@@ -33,6 +33,7 @@ pub mod graph;
 mod health;
 mod id_order;
 mod index_seek;
+mod json_value;
 mod merge;
 mod open_graph;
 mod physical;
@@ -65,6 +66,7 @@ pub use batho_storage::session::{
     CheckReport, CheckpointInfo, Durability, OpenReport, ReclaimReport, TornTail,
 };
 use exec::ExecError;
+pub use json_value::value_from_json;
 pub use open_graph::OpenGraph;
 use topology::Topology;
 pub use writable::{IndexKind, WritableDatabase};
@@ -405,7 +407,7 @@ pub struct Database {
 }
 
 /// Resolves a repository root (with `.batho/` inside) or a `.batho` directory itself.
-fn store_dir(path: &Path) -> PathBuf {
+pub(crate) fn store_dir(path: &Path) -> PathBuf {
     let inner = path.join(".batho");
     if inner.is_dir() {
         inner
@@ -489,6 +491,11 @@ impl Database {
     /// The artifact as a BQL property graph (for rendering values).
     pub fn graph(&self) -> ArtifactGraph<'_> {
         ArtifactGraph(&self.artifact)
+    }
+
+    /// The `.batho` folder this database reads.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Switches to the newest committed generation; `true` when it changed.

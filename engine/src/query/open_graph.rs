@@ -49,7 +49,14 @@ impl OpenGraph {
         opts: &QueryOptions,
     ) -> Result<QueryResult, QueryError> {
         match self {
-            OpenGraph::Code(db) => db.query_with(text, params, opts),
+            OpenGraph::Code(db) => {
+                match crate::maintenance::run_statement(db.dir(), text, params) {
+                    // The artifact may have moved to a new generation: read that from now on.
+                    Some(Ok(result)) => db.refresh().map(|_| result),
+                    Some(Err(error)) => Err(error),
+                    None => db.query_with(text, params, opts),
+                }
+            }
             OpenGraph::Writable(db) => db.execute_with(text, params, opts),
         }
     }

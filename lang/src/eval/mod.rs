@@ -44,6 +44,35 @@ pub trait PropertyAccess {
     }
 }
 
+/// Property access for values that hold no graph element: constant expressions (a
+/// procedure's literal options), results made of plain values.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoGraph;
+
+impl PropertyAccess for NoGraph {
+    fn node_prop(&self, _: u32, _: &str) -> Value {
+        Value::Null
+    }
+    fn rel_prop(&self, _: u32, _: &str) -> Value {
+        Value::Null
+    }
+    fn node_labels(&self, _: u32) -> Vec<String> {
+        Vec::new()
+    }
+    fn rel_type(&self, _: u32) -> String {
+        String::new()
+    }
+    fn rel_endpoints(&self, _: u32) -> (u32, u32) {
+        (0, 0)
+    }
+    fn node_properties(&self, _: u32) -> BTreeMap<String, Value> {
+        BTreeMap::new()
+    }
+    fn rel_properties(&self, _: u32) -> BTreeMap<String, Value> {
+        BTreeMap::new()
+    }
+}
+
 /// Variable lookup in the current row, implemented by the engine's row type.
 pub trait Bindings {
     /// The value bound to `name`, if any.

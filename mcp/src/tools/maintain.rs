@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use batho_engine::maintenance::MaintenanceCall;
 use batho_engine::maintenance::fix::{FixOptions, FixOutcome, FixReport, FixTarget, fix};
 use serde::Serialize;
 use serde_json::Map;
@@ -137,6 +138,8 @@ pub(crate) fn batho_fix(st: &State, a: FixArgs) -> Result<Reply, ToolError> {
         parallel: a.parallel,
     };
     let dir = batho_engine::build::artifact_dir(&repo.path);
+    // The same operation as a BQL statement, for `batho query` or `batho-ql`.
+    let statement = MaintenanceCall::Fix(opts.clone()).statement();
     let report = fix(&dir, &opts).map_err(|e| {
         ToolError::server(format!("fix of '{}' failed: {e}", repo.name))
             .hint("run 'batho fix' in a terminal for the full report")
@@ -150,6 +153,7 @@ pub(crate) fn batho_fix(st: &State, a: FixArgs) -> Result<Reply, ToolError> {
     };
     let mut meta = Map::new();
     meta.insert("repo".into(), repo.name.into());
+    meta.insert("query".into(), statement.into());
     Reply::new(&output, meta, a.budget.max_tokens)
 }
 

@@ -16,6 +16,7 @@ use batho_engine::maintenance::archive::{
 };
 use batho_engine::maintenance::gc::{self, PruneOptions};
 use batho_engine::maintenance::{Artifact, StorageError};
+use batho_engine::maintenance::{GcRequest, MaintenanceCall};
 use batho_engine::repo_files::{self, RepoReadError};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -605,15 +606,10 @@ impl ToolOutput for GcOutput {
     }
 }
 
-/// Runs the gc action `subcommand` (not `status`).
-fn gc_action(
-    dir: &Path,
-    subcommand: &str,
-    a: &GcArgs,
-    storage: impl Fn(StorageError) -> ToolError,
-) -> Result<Option<GcAction>, ToolError> {
-    Ok(Some(match subcommand {
-        "status" => return Ok(None),
+/// The gc request the tool's arguments make.
+fn gc_request(subcommand: &str, a: &GcArgs) -> Result<GcRequest, ToolError> {
+    Ok(match subcommand {
+        "status" => GcRequest::Status,
         "prune" => {
             if a.older_than.is_none() && a.run_uuid.is_none() {
                 return Err(
@@ -621,15 +617,28 @@ fn gc_action(
                         .hint("e.g. batho_gc(subcommand=\"prune\", older_than=30)"),
                 );
             }
-            let report = gc::prune(
-                dir,
-                &PruneOptions {
-                    older_than_days: a.older_than.map(|d| d as u64),
-                    run: a.run_uuid.clone(),
-                    dry_run: false,
-                },
-            )
-            .map_err(storage)?;
+            GcRequest::Prune(PruneOptions {
+                older_than_days: a.older_than.map(|d| d as u64),
+                run: a.run_uuid.clone(),
+                dry_run: false,
+            })
+        }
+        "reclaim" => GcRequest::Reclaim { dry_run: false },
+        // compact: fold the delta layer into a new base generation.
+        _ => GcRequest::Compact { dry_run: false },
+    })
+}
+
+/// Runs a gc request other than `status`.
+fn gc_action(
+    dir: &Path,
+    request: &GcRequest,
+    storage: impl Fn(StorageError) -> ToolError,
+) -> Result<Option<GcAction>, ToolError> {
+    Ok(Some(match request {
+        GcRequest::Status => return Ok(None),
+        GcRequest::Prune(options) => {
+            let report = gc::prune(dir, options).map_err(storage)?;
             GcAction::Prune {
                 pruned: report
                     .pruned
@@ -643,12 +652,11 @@ fn gc_action(
                 published: report.generation,
             }
         }
-        "reclaim" => GcAction::Reclaim {
-            reclaim: gc::reclaim(dir, false).map_err(storage)?,
+        GcRequest::Reclaim { dry_run } => GcAction::Reclaim {
+            reclaim: gc::reclaim(dir, *dry_run).map_err(storage)?,
         },
-        // compact: fold the delta layer into a new base generation.
-        _ => GcAction::Compact {
-            compact: gc::compact(dir, false).map_err(storage)?,
+        GcRequest::Compact { dry_run } => GcAction::Compact {
+            compact: gc::compact(dir, *dry_run).map_err(storage)?,
         },
     }))
 }
@@ -672,7 +680,8 @@ pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<Reply, ToolError> {
     let repo = st.resolve(a.repo.name())?;
     let dir = artifact_dir(&repo.path);
     let storage = |e: StorageError| storage_error(&repo, &e);
-    let action = gc_action(&dir, &sub, &a, storage)?;
+    let request = gc_request(&sub, &a)?;
+    let action = gc_action(&dir, &request, storage)?;
     let (runs_pruned, disk_space_reclaimed) = match &action {
         Some(GcAction::Prune { pruned, .. }) => (pruned.len(), 0),
         Some(GcAction::Reclaim { reclaim }) => (0, reclaim.bytes),
@@ -682,7 +691,7 @@ pub(crate) fn batho_gc(st: &State, a: GcArgs) -> Result<Reply, ToolError> {
     let meta = meta(
         &repo,
         status.current_generation,
-        "CALL db.runs() YIELD id, type, status RETURN id, type, status",
+        &MaintenanceCall::Gc(request).statement(),
     );
     let output = GcOutput {
         repo: repo.name,

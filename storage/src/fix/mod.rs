@@ -47,14 +47,26 @@ pub enum FixTarget {
 }
 
 impl FixTarget {
+    /// Every target, in the order the names are listed.
+    pub const ALL: [FixTarget; 4] = [
+        FixTarget::All,
+        FixTarget::Blobs,
+        FixTarget::Graph,
+        FixTarget::State,
+    ];
+
     /// Parses `all`, `blobs`, `graph` or `state`.
     pub fn parse(s: &str) -> Option<FixTarget> {
-        match s {
-            "all" => Some(FixTarget::All),
-            "blobs" => Some(FixTarget::Blobs),
-            "graph" => Some(FixTarget::Graph),
-            "state" => Some(FixTarget::State),
-            _ => None,
+        FixTarget::ALL.into_iter().find(|target| target.name() == s)
+    }
+
+    /// The lower-case name [`FixTarget::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            FixTarget::All => "all",
+            FixTarget::Blobs => "blobs",
+            FixTarget::Graph => "graph",
+            FixTarget::State => "state",
         }
     }
 

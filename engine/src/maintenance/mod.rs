@@ -9,7 +9,14 @@
 //! The operations themselves belong to the storage layer, which knows the files; what
 //! they report are plain data types, re-exported here under the engine's name.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+
+use crate::query::{QueryError, QueryResult, Value};
+
+mod statement;
+
+pub use statement::{GcRequest, MaintenanceCall, MaintenanceReport, MaintenanceStatement, run};
 
 pub use batho_storage::audit::AuditEntry;
 pub use batho_storage::{Artifact, RunKind, RunRecord, RunStatus, StorageError};
@@ -45,4 +52,20 @@ pub(crate) fn append_audit(
     detail: &str,
 ) -> Result<AuditEntry, StorageError> {
     AuditLog::new(batho_dir).append(action, detail)
+}
+
+/// Runs `text` when it is a maintenance statement (`CALL db.fix(...)`, `CALL db.gc(...)`)
+/// on the artifact under `path` (a repository root or its `.batho` folder), without
+/// opening the graph; `None` when `text` is any other query.
+pub fn run_statement(
+    path: &Path,
+    text: &str,
+    params: &BTreeMap<String, Value>,
+) -> Option<Result<QueryResult, QueryError>> {
+    let statement = match MaintenanceStatement::parse(text, params)? {
+        Ok(statement) => statement,
+        Err(error) => return Some(Err(error)),
+    };
+    let dir = crate::query::store_dir(path);
+    Some(statement.run(&dir).map(|(_, result)| result))
 }
