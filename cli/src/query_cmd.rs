@@ -47,6 +47,10 @@ pub(crate) struct QueryArgs {
     /// Most units of work per statement.
     #[arg(long, value_name = "N")]
     max_work: Option<u64>,
+    /// Most MiB of values a statement holds while sorting, aggregating, removing
+    /// duplicates or joining (default 512).
+    #[arg(long, value_name = "MIB")]
+    max_held_mib: Option<u64>,
 }
 
 /// `Format` wrapped so clap can hold it.
@@ -106,6 +110,9 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
     }
     if let Some(n) = args.max_work {
         opts.limits.max_work = n;
+    }
+    if let Some(mib) = args.max_held_mib {
+        opts.limits.max_held_bytes = mib.saturating_mul(1 << 20);
     }
     if let Some(ms) = args.timeout_ms {
         opts.limits.timeout = (ms > 0).then(|| Duration::from_millis(ms));

@@ -333,6 +333,53 @@ fn rendering() {
     assert_eq!(json[0]["a"]["id"], "src/a.c:main");
 }
 
+/// A few rows of huge values pass the row bound; the byte budget of held values stops
+/// them (issue 28: `collect` over a cartesian product reached 4.9 GB first). Each
+/// materialising operator counts: aggregation, DISTINCT, sorting, top-k.
+#[test]
+fn held_values_are_bounded_in_bytes() {
+    let (_dir, db) = db();
+    let opts = QueryOptions {
+        limits: Limits {
+            max_held_bytes: 1 << 20,
+            ..Limits::default()
+        },
+        ..QueryOptions::default()
+    };
+    // 200 rows of 10 kB: 2 MB.
+    let params = BTreeMap::from([("text".to_string(), Value::from("x".repeat(10_000)))]);
+    let big = "UNWIND range(1, 200) AS i WITH i, $text AS text";
+    for query in [
+        format!("{big} RETURN collect(text)"),
+        format!("{big} RETURN DISTINCT text + toString(i)"),
+        format!("{big} RETURN text ORDER BY i"),
+        format!("{big} RETURN text ORDER BY i LIMIT 150"),
+        format!("{big} RETURN count(DISTINCT text + toString(i))"),
+        format!("{big} WITH text + toString(i) AS t RETURN t, count(*)"),
+    ] {
+        let error = db.query_with(&query, &params, &opts).expect_err(&query);
+        assert!(
+            matches!(
+                error,
+                QueryError::LimitExceeded {
+                    bound: Bound::HeldBytes { limit: 1_048_576 }
+                }
+            ),
+            "{query}: {error}"
+        );
+        assert!(error.to_string().contains("1 MiB of values"), "{error}");
+    }
+    // Small values stay well inside it, and values streamed through are not held.
+    let fine = db.query_with(
+        &format!("{big} RETURN size(text) AS n ORDER BY n LIMIT 3"),
+        &params,
+        &opts,
+    );
+    assert!(fine.is_ok(), "{fine:?}");
+    let counted = db.query_with(&format!("{big} RETURN count(text)"), &params, &opts);
+    assert!(counted.is_ok(), "{counted:?}");
+}
+
 #[test]
 fn memory_bound_and_refresh() {
     let (dir, mut db) = db();

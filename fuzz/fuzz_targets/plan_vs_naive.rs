@@ -36,6 +36,7 @@ fn options(optimize: bool) -> QueryOptions {
             max_rows: 20_000,
             max_work: 2_000_000,
             max_intermediate_rows: 200_000,
+            max_held_bytes: 256 << 20,
             timeout: Some(Duration::from_secs(2)),
         },
         optimize,

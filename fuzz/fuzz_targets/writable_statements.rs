@@ -36,6 +36,7 @@ fn options() -> QueryOptions {
             max_rows: 10_000,
             max_work: 1_000_000,
             max_intermediate_rows: 100_000,
+            max_held_bytes: 256 << 20,
             timeout: Some(Duration::from_secs(1)),
         },
         ..QueryOptions::default()

@@ -45,6 +45,36 @@ pub enum Value {
 }
 
 impl Value {
+    /// About how many bytes the value takes in memory: its own size plus what it owns
+    /// (string bytes and list items by capacity, keys), with a word of allocator
+    /// overhead per allocation. What the executor counts against its budget of held
+    /// values: an estimate that grows with the real size, not an allocator's figure.
+    pub fn approx_bytes(&self) -> usize {
+        const ALLOCATION: usize = 16;
+        let own = std::mem::size_of::<Value>();
+        own + match self {
+            Value::String(text) => ALLOCATION + text.capacity(),
+            Value::List(items) => {
+                let slack = items.capacity() - items.len();
+                ALLOCATION + slack * own + items.iter().map(Value::approx_bytes).sum::<usize>()
+            }
+            Value::Map(fields) => fields
+                .iter()
+                .map(|(key, value)| {
+                    // A B-tree node holds up to eleven entries: about one allocation each.
+                    2 * ALLOCATION
+                        + std::mem::size_of::<String>()
+                        + key.capacity()
+                        + value.approx_bytes()
+                })
+                .sum(),
+            Value::Path { nodes, rels } => {
+                2 * ALLOCATION + 4 * (nodes.capacity() + rels.capacity())
+            }
+            _ => 0,
+        }
+    }
+
     /// The type name used in error messages.
     pub fn type_name(&self) -> &'static str {
         match self {

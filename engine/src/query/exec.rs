@@ -53,6 +53,7 @@ pub(crate) struct Ctx<'a> {
     deadline: Option<Instant>,
     work: Cell<u64>,
     held: Cell<usize>,
+    held_bytes: Cell<u64>,
 }
 
 /// How often (in work units) the clock and the cancel flag are checked.
@@ -74,6 +75,7 @@ impl<'a> Ctx<'a> {
             cancel,
             work: Cell::new(0),
             held: Cell::new(0),
+            held_bytes: Cell::new(0),
         }
     }
 
@@ -131,6 +133,26 @@ impl<'a> Ctx<'a> {
             }));
         }
         self.tick(n as u64)
+    }
+
+    /// Registers one more row held in memory, and its bytes: its values and its own
+    /// allocation.
+    pub(crate) fn hold_row(&self, row: &[Value]) -> R<()> {
+        self.hold(1)?;
+        self.hold_bytes(row_bytes(row))
+    }
+
+    /// Registers `bytes` more of values held in memory (rows of a materialising operator,
+    /// values an aggregation keeps).
+    pub(crate) fn hold_bytes(&self, bytes: usize) -> R<()> {
+        let held = self.held_bytes.get() + bytes as u64;
+        self.held_bytes.set(held);
+        if held > self.limits.max_held_bytes {
+            return Err(ExecError::Bound(Bound::HeldBytes {
+                limit: self.limits.max_held_bytes,
+            }));
+        }
+        Ok(())
     }
 
     pub(crate) fn work_done(&self) -> u64 {
@@ -373,8 +395,8 @@ impl<'a> Operator<'a> for Aggregate<'a> {
             let g = match index.get(&key) {
                 Some(&g) => g,
                 None => {
-                    ctx.hold(1)?;
-                    let vals = key.iter().map(|k| k.0.clone()).collect();
+                    let vals: Row = key.iter().map(|k| k.0.clone()).collect();
+                    ctx.hold_row(&vals)?;
                     groups.push((vals, self.fresh()));
                     index.insert(key, groups.len() - 1);
                     groups.len() - 1
@@ -385,6 +407,11 @@ impl<'a> Operator<'a> for Aggregate<'a> {
                     (_, AggregateFunc::CountStar) | (None, _) => Value::Null,
                     (Some(e), _) => ctx.eval(e, &self.cols, &row)?,
                 };
+                if spec.distinct || spec.func.keeps_values() {
+                    // The value, and the room it takes in the accumulator's list (which
+                    // doubles as it grows).
+                    ctx.hold_bytes(v.approx_bytes() + 2 * std::mem::size_of::<Value>())?;
+                }
                 acc.update(v)?;
             }
         }
@@ -423,7 +450,7 @@ impl<'a> Operator<'a> for Distinct<'a> {
         while let Some(row) = self.input.next(ctx)? {
             let key: Vec<GroupKey> = row.iter().cloned().map(GroupKey).collect();
             if self.seen.insert(key) {
-                ctx.hold(1)?;
+                ctx.hold_row(&row)?;
                 return Ok(Some(row));
             }
         }
@@ -440,6 +467,11 @@ fn compare_keys(a: &[Value], b: &[Value], keys: &[SortKey]) -> Ordering {
         }
     }
     Ordering::Equal
+}
+
+/// About how many bytes a row (or a sort key) holds: its values and its own allocation.
+fn row_bytes(row: &[Value]) -> usize {
+    16 + std::mem::size_of::<Row>() + row.iter().map(Value::approx_bytes).sum::<usize>()
 }
 
 fn sort_key(ctx: &Ctx<'_>, keys: &[SortKey], cols: &[String], row: &[Value]) -> R<Vec<Value>> {
@@ -459,8 +491,10 @@ impl<'a> Operator<'a> for Sort<'a> {
         self.input.open(ctx, arg)?;
         let mut rows = Vec::new();
         while let Some(row) = self.input.next(ctx)? {
-            ctx.hold(1)?;
-            rows.push((sort_key(ctx, &self.keys, &self.cols, &row)?, row));
+            let key = sort_key(ctx, &self.keys, &self.cols, &row)?;
+            ctx.hold_row(&row)?;
+            ctx.hold_bytes(row_bytes(&key))?;
+            rows.push((key, row));
         }
         rows.sort_by(|a, b| compare_keys(&a.0, &b.0, &self.keys));
         self.out = rows
@@ -527,7 +561,7 @@ impl<'a> Operator<'a> for TopK<'a> {
                     keys: &self.keys,
                 };
                 if heap.len() < k {
-                    ctx.hold(1)?;
+                    ctx.hold_row(&e.row)?;
                     heap.push(e);
                 } else if heap.peek().is_some_and(|top| e < *top) {
                     heap.pop();
@@ -710,7 +744,7 @@ impl<'a> Product<'a> {
             self.right.open(ctx, &[])?;
             let mut rows = Vec::new();
             while let Some(r) = self.right.next(ctx)? {
-                ctx.hold(1)?;
+                ctx.hold_row(&r)?;
                 rows.push(r);
             }
             self.right_rows = Some(rows);
@@ -791,7 +825,7 @@ impl<'a> HashJoin<'a> {
             let mut table: HashMap<Vec<GroupKey>, Vec<Row>> = HashMap::new();
             while let Some(r) = self.right.next(ctx)? {
                 if let Some(k) = join_key(ctx, &self.right_keys, &self.right_cols, &r)? {
-                    ctx.hold(1)?;
+                    ctx.hold_row(&r)?;
                     table.entry(k).or_default().push(r);
                 }
             }

@@ -81,17 +81,22 @@ pub struct Limits {
     pub max_work: u64,
     /// Most rows held at once by sorting, aggregation, DISTINCT and join build sides.
     pub max_intermediate_rows: usize,
+    /// Most bytes of values those rows and the values aggregations collect may hold
+    /// ([`Value::approx_bytes`]): a few rows of huge lists pass the row bound.
+    pub max_held_bytes: u64,
     /// Wall-clock budget; `None` for none.
     pub timeout: Option<Duration>,
 }
 
 impl Default for Limits {
-    /// Server defaults: 100k rows, 50M work units, 2M held rows, 10 s.
+    /// Server defaults: 100k rows, 50M work units, 2M held rows, 512 MiB of held values,
+    /// 10 s.
     fn default() -> Self {
         Limits {
             max_rows: 100_000,
             max_work: 50_000_000,
             max_intermediate_rows: 2_000_000,
+            max_held_bytes: 512 << 20,
             timeout: Some(Duration::from_secs(10)),
         }
     }
@@ -115,6 +120,11 @@ pub enum Bound {
         /// The limit.
         limit: usize,
     },
+    /// [`Limits::max_held_bytes`] was exceeded.
+    HeldBytes {
+        /// The limit.
+        limit: u64,
+    },
     /// [`Limits::timeout`] passed.
     Timeout {
         /// The limit.
@@ -135,6 +145,11 @@ impl fmt::Display for Bound {
             Bound::Memory { limit } => {
                 write!(f, "query held more than {limit} intermediate rows")
             }
+            Bound::HeldBytes { limit } => write!(
+                f,
+                "query held more than {} MiB of values (collect fewer or smaller values, or add a LIMIT)",
+                limit >> 20
+            ),
             Bound::Timeout { limit } => write!(f, "query timed out after {limit:?}"),
             Bound::Cancelled => f.write_str("query cancelled"),
         }

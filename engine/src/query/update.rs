@@ -83,7 +83,7 @@ impl<'a, U: ClauseUpdate> Operator<'a> for Eager<'a, U> {
         if self.out.is_none() {
             let mut rows = Vec::new();
             while let Some(row) = self.input.next(ctx)? {
-                ctx.hold(1)?;
+                ctx.hold_row(&row)?;
                 rows.push(row);
             }
             let mut out = Vec::with_capacity(rows.len());

@@ -34,6 +34,15 @@ pub enum AggregateFunc {
 }
 
 impl AggregateFunc {
+    /// Whether the aggregation keeps every value it is given (`collect`, the
+    /// percentiles), so that its memory grows with its input.
+    pub fn keeps_values(self) -> bool {
+        matches!(
+            self,
+            AggregateFunc::Collect | AggregateFunc::PercentileDisc | AggregateFunc::PercentileCont
+        )
+    }
+
     /// Percentiles take the fraction as a second argument. The planner passes both as one
     /// `[value, fraction]` list per row, so the engine's one-argument plumbing serves them.
     pub fn takes_fraction(self) -> bool {
