@@ -380,6 +380,66 @@ fn held_values_are_bounded_in_bytes() {
     assert!(counted.is_ok(), "{counted:?}");
 }
 
+/// Loops inside one expression keep the query's bounds (issue 28: ten billion steps of a
+/// nested comprehension ran on for minutes past the 10 s timeout).
+#[test]
+fn loops_inside_an_expression_stop_at_the_bounds() {
+    let (_dir, db) = db();
+    let nested = "RETURN size([x IN range(1, 100000) | size([y IN range(1, 100000) WHERE y > x])])";
+    let quantified =
+        "RETURN all(x IN range(1, 100000) WHERE any(y IN range(1, 100000) WHERE y < 0))";
+    let work = QueryOptions {
+        limits: Limits {
+            max_work: 1_000_000,
+            ..Limits::default()
+        },
+        ..QueryOptions::default()
+    };
+    let time = QueryOptions {
+        limits: Limits {
+            max_work: u64::MAX,
+            timeout: Some(std::time::Duration::from_millis(200)),
+            ..Limits::default()
+        },
+        ..QueryOptions::default()
+    };
+    for query in [nested, quantified] {
+        let started = std::time::Instant::now();
+        let error = db
+            .query_with(query, &BTreeMap::new(), &work)
+            .expect_err(query);
+        assert!(
+            matches!(
+                error,
+                QueryError::LimitExceeded {
+                    bound: Bound::Work { limit: 1_000_000 }
+                }
+            ),
+            "{query}: {error}"
+        );
+        let error = db
+            .query_with(query, &BTreeMap::new(), &time)
+            .expect_err(query);
+        assert!(
+            matches!(
+                error,
+                QueryError::LimitExceeded {
+                    bound: Bound::Timeout { .. }
+                }
+            ),
+            "{query}: {error}"
+        );
+        assert!(started.elapsed().as_secs() < 5, "{query} stopped late");
+    }
+    // A loop within the bounds still answers.
+    let small = db.query_with(
+        "RETURN size([x IN range(1, 1000) WHERE x % 2 = 0]) AS n",
+        &BTreeMap::new(),
+        &work,
+    );
+    assert_eq!(small.unwrap().rows, vec![vec![Value::Int(500)]]);
+}
+
 #[test]
 fn memory_bound_and_refresh() {
     let (dir, mut db) = db();

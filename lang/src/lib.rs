@@ -23,7 +23,7 @@ pub mod value;
 pub use ast::Span;
 pub use check::{CheckError, CheckErrorKind, CheckErrors, check};
 pub use diag::Diagnostic;
-pub use eval::{Bindings, EvalError, Evaluator, NoGraph, PropertyAccess};
+pub use eval::{Bindings, EvalBounds, EvalError, Evaluator, NoGraph, PropertyAccess, Stop};
 pub use parse::{ParseError, ParseErrorKind, parse, parse_statement};
 pub use plan::{LogicalPlan, Plan, PlanError, plan};
 pub use schema::{Schema, ValueKind};

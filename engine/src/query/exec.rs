@@ -18,7 +18,7 @@ use batho_lang::ast::{Expr, Span};
 use batho_lang::eval::{Accumulator, AggregateFunc};
 use batho_lang::plan::{AggregateSpec, SortKey};
 use batho_lang::value::GroupKey;
-use batho_lang::{Bindings, EvalError, Evaluator, PropertyAccess, Value};
+use batho_lang::{Bindings, EvalBounds, EvalError, Evaluator, PropertyAccess, Stop, Value};
 use batho_storage::Artifact;
 
 use super::topology::Topology;
@@ -38,7 +38,16 @@ pub(crate) enum ExecError {
 
 impl From<EvalError> for ExecError {
     fn from(e: EvalError) -> Self {
-        ExecError::Eval(e)
+        match e {
+            // A loop inside an expression hit a bound of the query: the same error as
+            // when an operator hits it.
+            EvalError::Stopped { stop, .. } => ExecError::Bound(match stop {
+                Stop::Work(limit) => Bound::Work { limit },
+                Stop::Timeout(limit) => Bound::Timeout { limit },
+                Stop::Cancelled => Bound::Cancelled,
+            }),
+            e => ExecError::Eval(e),
+        }
     }
 }
 
@@ -67,10 +76,17 @@ impl<'a> Ctx<'a> {
         limits: Limits,
         cancel: Option<Arc<AtomicBool>>,
     ) -> Self {
+        let deadline = limits.timeout.map(|t| Instant::now() + t);
+        let bounds = EvalBounds {
+            deadline,
+            timeout: limits.timeout.unwrap_or(Duration::ZERO),
+            cancel: cancel.clone(),
+            max_steps: limits.max_work,
+        };
         Ctx {
             topology,
-            eval: Evaluator::new(graph, params),
-            deadline: limits.timeout.map(|t| Instant::now() + t),
+            eval: Evaluator::new(graph, params).with_bounds(bounds),
+            deadline,
             limits,
             cancel,
             work: Cell::new(0),

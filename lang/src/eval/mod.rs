@@ -9,8 +9,11 @@
 mod aggregate;
 mod functions;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 pub use aggregate::{Accumulator, AggregateFunc};
 
@@ -200,6 +203,14 @@ pub enum EvalError {
         /// The expression.
         span: Span,
     },
+    /// A loop inside the expression ran past the query's bounds ([`EvalBounds`]).
+    #[error("{stop}")]
+    Stopped {
+        /// Which bound.
+        stop: Stop,
+        /// The looping expression.
+        span: Span,
+    },
 }
 
 impl EvalError {
@@ -214,7 +225,8 @@ impl EvalError {
             | EvalError::Regex { span, .. }
             | EvalError::Function { span, .. }
             | EvalError::Constraint { span, .. }
-            | EvalError::TooLarge { span, .. } => *span,
+            | EvalError::TooLarge { span, .. }
+            | EvalError::Stopped { span, .. } => *span,
         }
     }
 
@@ -249,6 +261,45 @@ pub(crate) fn too_large(what: &str, size: usize, limit: usize, span: Span) -> Ev
     }
 }
 
+/// The bounds of a query that loops inside one expression (comprehensions, quantifiers)
+/// must keep as the operators around them do: a nested comprehension of ten billion
+/// steps once ran on for minutes past a 10 s timeout.
+#[derive(Clone, Debug, Default)]
+pub struct EvalBounds {
+    /// Stop when this instant passes.
+    pub deadline: Option<Instant>,
+    /// The time budget the deadline came from (for the error).
+    pub timeout: Duration,
+    /// Stop when another thread raises this flag.
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Most loop steps in all expressions of the query; 0 for no bound.
+    pub max_steps: u64,
+}
+
+/// Which bound stopped a loop inside an expression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// More steps than [`EvalBounds::max_steps`].
+    Work(u64),
+    /// The deadline passed; the time budget.
+    Timeout(Duration),
+    /// The cancel flag was raised.
+    Cancelled,
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Work(limit) => write!(f, "expression loops exceeded {limit} steps"),
+            Stop::Timeout(limit) => write!(f, "query timed out after {limit:?}"),
+            Stop::Cancelled => f.write_str("query cancelled"),
+        }
+    }
+}
+
+/// How often (in loop steps) the clock and the cancel flag are read.
+const CHECK_EVERY_STEPS: u64 = 1024;
+
 /// Evaluates expressions against a graph, parameters and rows.
 ///
 /// Not `Sync` (it caches compiled regular expressions): use one per thread.
@@ -256,6 +307,8 @@ pub struct Evaluator<'a> {
     graph: &'a dyn PropertyAccess,
     params: &'a BTreeMap<String, Value>,
     regexes: RefCell<HashMap<String, regex::Regex>>,
+    bounds: EvalBounds,
+    steps: Cell<u64>,
 }
 
 type E = Result<Value, EvalError>;
@@ -271,7 +324,43 @@ impl<'a> Evaluator<'a> {
             graph,
             params,
             regexes: RefCell::new(HashMap::new()),
+            bounds: EvalBounds::default(),
+            steps: Cell::new(0),
         }
+    }
+
+    /// The same evaluator, its loops kept within `bounds`.
+    pub fn with_bounds(mut self, bounds: EvalBounds) -> Self {
+        self.bounds = bounds;
+        self
+    }
+
+    /// One more step of a loop inside an expression: stops at the query's bounds.
+    fn step(&self, span: Span) -> Result<(), EvalError> {
+        let steps = self.steps.get() + 1;
+        self.steps.set(steps);
+        let bounds = &self.bounds;
+        if bounds.max_steps > 0 && steps > bounds.max_steps {
+            return Err(EvalError::Stopped {
+                stop: Stop::Work(bounds.max_steps),
+                span,
+            });
+        }
+        if steps.is_multiple_of(CHECK_EVERY_STEPS) {
+            if bounds
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed))
+            {
+                let stop = Stop::Cancelled;
+                return Err(EvalError::Stopped { stop, span });
+            }
+            if bounds.deadline.is_some_and(|d| Instant::now() >= d) {
+                let stop = Stop::Timeout(bounds.timeout);
+                return Err(EvalError::Stopped { stop, span });
+            }
+        }
+        Ok(())
     }
 
     /// The graph being read.
@@ -398,6 +487,7 @@ impl<'a> Evaluator<'a> {
                     return Ok(Value::Null);
                 };
                 for item in items {
+                    self.step(sp)?;
                     let scoped = ScopedBindings::new(row, &variable.name, item);
                     if let Some(predicate) = predicate
                         && !self.eval(predicate, &scoped)?.is_true()
@@ -456,6 +546,7 @@ impl<'a> Evaluator<'a> {
         };
         let (mut trues, mut falses, mut nulls) = (0usize, 0usize, 0usize);
         for item in items {
+            self.step(list.span)?;
             let scoped = ScopedBindings::new(row, variable, item);
             match truth(self.eval(predicate, &scoped)?, predicate.span)? {
                 Some(true) => trues += 1,
