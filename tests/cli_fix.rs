@@ -446,3 +446,46 @@ fn a_fix_statement_repairs_what_no_query_can_open() {
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(stderr.contains("no option 'deepp'"), "{stderr}");
 }
+
+/// A reader never writes: `batho status` and `batho runs` once recreated a deleted DBID
+/// (issue 28, item 2); they read the identity from the manifest instead.
+#[test]
+fn status_and_runs_never_write() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let dbid = repo.join(".batho/DBID");
+    fs::remove_file(&dbid).unwrap();
+    let status = run_ok(&["status", arg(&repo)]);
+    assert!(status.contains("generation"), "{status}");
+    run_ok(&["runs", arg(&repo)]);
+    assert!(!dbid.exists(), "a reader recreated DBID");
+}
+
+/// `batho build --full` over a MANIFEST that does not decode sets the old artifact aside
+/// and builds (issue 28, item 2: it stopped at "run batho fix").
+#[test]
+fn a_full_build_sets_a_corrupt_artifact_aside() {
+    let (tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    fs::write(repo.join(".batho/MANIFEST"), b"garbage").unwrap();
+    let built = run(&["build", "--full", arg(&repo)]);
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("with a corrupt manifest was moved to"),
+        "{stderr}"
+    );
+    let count = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "MATCH (f:Function) RETURN count(f)",
+    ]);
+    assert!(count.contains("(1 row)"), "{count}");
+    let aside = fs::read_dir(tmp.path().join("repo"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(".batho-"))
+        .count();
+    assert_eq!(aside, 1, "the old artifact is kept beside the new one");
+}

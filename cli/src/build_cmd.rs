@@ -88,6 +88,7 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
             "phases_ms": report.phases,
             "run": run_json(&report.run),
             "moved_aside": report.moved_aside,
+            "moved_aside_because": report.moved_aside_because,
         });
         outln!(
             "{}",
@@ -97,7 +98,10 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
     }
     if let Some(old) = &report.moved_aside {
         eprintln!(
-            "note: the artifact in an older or newer format was moved to {}; delete it when you no longer need it",
+            "note: the artifact {} was moved to {}; delete it when you no longer need it",
+            report
+                .moved_aside_because
+                .unwrap_or("that could not be built over"),
             old.display()
         );
     }

@@ -93,9 +93,11 @@ pub struct BuildReport {
     pub bytes_written: u64,
     /// Where the time went.
     pub phases: PhaseTimes,
-    /// Where a `--full` build moved an artifact written in another on-disk format version
-    /// (it cannot be read or extended, and is kept rather than deleted).
+    /// Where a `--full` build moved an artifact it could not build over (written in another
+    /// on-disk format version, or with a corrupt manifest), kept rather than deleted.
     pub moved_aside: Option<PathBuf>,
+    /// Why it was moved: `in an older or newer format`, `with a corrupt manifest`.
+    pub moved_aside_because: Option<&'static str>,
 }
 
 /// Wall time of each phase of a build, in milliseconds.
@@ -214,6 +216,37 @@ fn move_aside(root: &Path, dir: &Path) -> Result<PathBuf, BuildError> {
     Ok(aside)
 }
 
+/// Where an artifact a full build could not build over went, and why.
+type SetAside = (PathBuf, &'static str);
+
+/// Opens the store a build writes into. A full build sets aside an artifact it cannot
+/// build over (another format version, or a MANIFEST that does not decode) and starts
+/// afresh; the old folder is renamed beside it, never deleted.
+fn open_store_for_build(
+    root: &Path,
+    dir: &Path,
+    full: bool,
+) -> Result<(Store, Option<SetAside>), BuildError> {
+    let store = Store::create_or_open(dir);
+    let unusable = match &store {
+        Err(StorageError::UnsupportedFormat { .. }) => Some("in an older or newer format"),
+        Err(StorageError::Corrupt { .. }) => Some("with a corrupt manifest"),
+        Ok(opened) => match opened.current_manifest() {
+            Err(StorageError::Corrupt { .. }) => Some("with a corrupt manifest"),
+            _ => None,
+        },
+        Err(_) => None,
+    };
+    match unusable {
+        Some(because) if full => {
+            drop(store);
+            let aside = move_aside(root, dir)?;
+            Ok((Store::create_or_open(dir)?, Some((aside, because))))
+        }
+        _ => Ok((store?, None)),
+    }
+}
+
 /// Builds the artifact of the repository at `root`.
 pub fn build(
     root: &Path,
@@ -243,12 +276,10 @@ pub fn build(
         });
     }
     let dir = artifact_dir(&root);
-    let (store, moved_aside) = match Store::create_or_open(&dir) {
-        Err(StorageError::UnsupportedFormat { .. }) if opts.full => {
-            let aside = move_aside(&root, &dir)?;
-            (Store::create_or_open(&dir)?, Some(aside))
-        }
-        other => (other?, None),
+    let (store, aside) = open_store_for_build(&root, &dir, opts.full)?;
+    let (moved_aside, moved_aside_because) = match aside {
+        Some((path, because)) => (Some(path), Some(because)),
+        None => (None, None),
     };
     let mut writer = store.lock_writer()?;
     if !opts.full && !store.generations()?.is_empty() {
@@ -344,6 +375,7 @@ pub fn build(
         bytes_written: commit.bytes_written,
         phases,
         moved_aside,
+        moved_aside_because,
     })
 }
 

@@ -97,7 +97,8 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
         Err(StorageError::NoArtifact { .. }) => return Ok(report),
         Err(e) => return Err(e),
     };
-    report.size_on_disk = Store::create_or_open(&dir)?.size_on_disk()?;
+    // A reader: status never writes (it once recreated a deleted DBID).
+    report.size_on_disk = Store::open_existing(&dir)?.size_on_disk()?;
     report.generation = artifact.generation();
     for kind in NodeKind::ALL {
         let n = artifact.nodes_of_kind(*kind).len();

@@ -230,6 +230,32 @@ impl Store {
         })
     }
 
+    /// Opens the store in `batho_dir` without creating or writing anything, for readers
+    /// (`status`, `runs`): the identity comes from `DBID`, or from the current manifest
+    /// when `DBID` alone was lost. [`StorageError::NoArtifact`] when there is neither.
+    pub fn open_existing(batho_dir: &Path) -> Result<Store> {
+        let no_artifact = || StorageError::NoArtifact {
+            path: batho_dir.to_path_buf(),
+        };
+        if !batho_dir.is_dir() {
+            return Err(no_artifact());
+        }
+        let id_path = batho_dir.join(names::DBID);
+        let db_uuid = match fs::read(&id_path) {
+            Ok(bytes) => decode_dbid(&bytes, &id_path)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                read_manifest(&batho_dir.join(names::MANIFEST))?
+                    .map(|m| m.db_uuid)
+                    .ok_or_else(no_artifact)?
+            }
+            Err(e) => return Err(io_err(&id_path)(e)),
+        };
+        Ok(Store {
+            dir: batho_dir.to_path_buf(),
+            db_uuid,
+        })
+    }
+
     /// The `.batho/` directory.
     pub fn dir(&self) -> &Path {
         &self.dir

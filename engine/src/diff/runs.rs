@@ -159,7 +159,7 @@ fn open_store(dir: &Path) -> Result<Store, DiffError> {
             path: dir.to_path_buf(),
         });
     }
-    Ok(Store::create_or_open(dir)?)
+    Ok(Store::open_existing(dir)?)
 }
 
 /// Generations with a manifest on disk, ascending.

@@ -36,7 +36,7 @@ pub struct RunHistory {
 
 /// The run history of the artifact at `batho_dir`.
 pub fn runs(batho_dir: &Path) -> Result<RunHistory, StorageError> {
-    let store = Store::create_or_open(batho_dir)?;
+    let store = Store::open_existing(batho_dir)?;
     let current_generation = store.current_manifest()?.map_or(0, |m| m.generation);
     Ok(RunHistory {
         current_generation,
