@@ -489,3 +489,25 @@ fn a_full_build_sets_a_corrupt_artifact_aside() {
         .count();
     assert_eq!(aside, 1, "the old artifact is kept beside the new one");
 }
+
+/// `status --verify` checks each generation's manifest copy as `fix` does (issue 28,
+/// item 2: it said "verified" while `fix` found the copy damaged).
+#[test]
+fn status_verify_checks_the_manifest_copies() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let copies = repo.join(".batho/manifests");
+    let copy = fs::read_dir(&copies)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    fs::write(&copy, b"garbage").unwrap();
+    let verified = run(&["status", "--verify", arg(&repo)]);
+    let stdout = String::from_utf8_lossy(&verified.stdout);
+    assert_ne!(verified.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(".manifest"), "names the copy: {stdout}");
+    run_ok(&["fix", arg(&repo)]);
+    run_ok(&["status", "--verify", arg(&repo)]);
+}

@@ -129,7 +129,9 @@ fn verdict(report: &status::StatusReport) -> Result<(), Failure> {
     if report.integrity.as_ref().is_some_and(|i| !i.is_empty()) {
         return Err(Failure::new(
             "the artifact failed verification",
-            Some("run 'batho build --full' to rebuild it"),
+            Some(
+                "run 'batho fix' to repair what can be derived, or 'batho build --full' to rebuild it",
+            ),
         ));
     }
     Ok(())

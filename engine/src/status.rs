@@ -117,8 +117,13 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
     report.relationships = counts.edges;
     report.last_run = artifact.last_run();
     if verify {
-        let issues = artifact.verify(true);
-        report.integrity = Some(issues.iter().map(ToString::to_string).collect());
+        let mut issues: Vec<String> = artifact
+            .verify(true)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        issues.extend(manifest_findings(&dir)?);
+        report.integrity = Some(issues);
     }
     report.syntax_error_files = syntax_error_files(&artifact);
     let indexed = indexed_files(&artifact);
@@ -254,6 +259,24 @@ pub fn utc_timestamp(ms: i64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// The problems `fix` finds in the manifests (the current one, each generation's copy,
+/// their checksums and agreement), found without changing anything: the artifact's
+/// segments verifying is not enough when a generation's manifest copy is damaged.
+fn manifest_findings(dir: &Path) -> Result<Vec<String>, StorageError> {
+    use batho_storage::fix::{FixOptions, Severity, fix};
+    let options = FixOptions {
+        dry_run: true,
+        phase: Some(1),
+        ..FixOptions::default()
+    };
+    Ok(fix(dir, &options)?
+        .findings
+        .iter()
+        .filter(|finding| finding.severity >= Severity::Warning)
+        .map(|finding| format!("{}: {}", finding.what, finding.detail))
+        .collect())
 }
 
 #[cfg(test)]
