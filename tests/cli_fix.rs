@@ -511,3 +511,54 @@ fn status_verify_checks_the_manifest_copies() {
     run_ok(&["fix", arg(&repo)]);
     run_ok(&["status", "--verify", arg(&repo)]);
 }
+
+/// `fix --deep` reports damaged facts-cache packs and stamps and sets them aside: they are
+/// derived, so a patch afterwards parses and hashes what they held (issue 28, item 2).
+#[test]
+fn fix_deep_sets_damaged_derived_files_aside() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let facts = repo.join(".batho/facts");
+    let pack = fs::read_dir(&facts)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|x| x == "pack"))
+        .expect("a build writes a facts pack");
+    let mut bytes = fs::read(&pack).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    fs::write(&pack, bytes).unwrap();
+    fs::write(repo.join(".batho/stamps"), b"not stamps").unwrap();
+
+    // Warnings, as leftovers are: they cost work, never a wrong answer.
+    let (code, report) = fix_json(&repo, &["--deep", "--dry-run"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["remaining"].as_array().unwrap().len(), 2, "{report}");
+    let found: Vec<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|finding| finding["what"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        found.iter().any(|what| what.starts_with("facts/")),
+        "{found:?}"
+    );
+    assert!(found.iter().any(|what| what == "stamps"), "{found:?}");
+    assert!(pack.exists(), "a dry run changes nothing");
+
+    let (code, report) = fix_json(&repo, &["--deep"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["outcome"], "repaired", "{report}");
+    assert!(!pack.exists() && !repo.join(".batho/stamps").exists());
+    assert!(report["audit"].as_array().unwrap().len() >= 2, "{report}");
+    let (code, report) = fix_json(&repo, &["--deep"]);
+    assert_eq!(
+        (code, report["outcome"].as_str()),
+        (0, Some("clean")),
+        "{report}"
+    );
+    fs::write(repo.join("src/extra.c"), "int extra(void) { return 1; }\n").unwrap();
+    run_ok(&["patch", arg(&repo)]);
+}

@@ -223,6 +223,37 @@ pub struct FactsCache {
     packs: Vec<Pack>,
 }
 
+/// The pack files of `batho_dir`'s cache that `fix --deep` reports, with what is wrong:
+/// a header, index or footer that does not verify (damaged, truncated, or of another cache
+/// version), or an entry or filter that fails its check. Reads every byte of every pack.
+pub(crate) fn damaged_packs(batho_dir: &Path) -> Vec<(PathBuf, String)> {
+    let Ok(listing) = fs::read_dir(cache_dir(batho_dir)) else {
+        return Vec::new();
+    };
+    let mut damaged = Vec::new();
+    for entry in listing.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|x| x != "pack") {
+            continue;
+        }
+        let problem = match Pack::open(&path) {
+            None => Some(
+                "its header, index or footer does not verify (damaged, truncated, or of \
+                 another cache version)"
+                    .to_string(),
+            ),
+            Some(pack) => (0..pack.rows())
+                .find(|&row| pack.entry(row).is_none() || pack.filter(row).is_none())
+                .map(|row| format!("entry {row} fails its check")),
+        };
+        if let Some(problem) = problem {
+            damaged.push((path, problem));
+        }
+    }
+    damaged.sort();
+    damaged
+}
+
 impl FactsCache {
     /// Opens every readable pack of `batho_dir`'s cache. Never fails: without packs every
     /// look-up is a miss.

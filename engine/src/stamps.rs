@@ -79,6 +79,17 @@ pub struct Stamps {
     entries: HashMap<String, (Stamp, StoredHash)>,
 }
 
+/// The stamps file of the artifact at `dir`.
+pub(crate) fn file_path(dir: &Path) -> PathBuf {
+    dir.join(FILE_NAME)
+}
+
+/// Whether the artifact at `dir` has a stamps file that does not decode (damaged,
+/// truncated, or of another version): `fix --deep` reports it.
+pub(crate) fn file_is_damaged(dir: &Path) -> bool {
+    std::fs::read(file_path(dir)).is_ok_and(|bytes| Stamps::decode(&bytes).is_none())
+}
+
 impl Stamps {
     /// The stamps of the artifact at `dir`; none if the file is missing or not valid.
     pub fn load(dir: &Path) -> Stamps {

@@ -14,13 +14,14 @@ use std::path::Path;
 
 use crate::query::{QueryError, QueryResult, Value};
 
+pub mod fix;
 mod statement;
 
 pub use statement::{GcRequest, MaintenanceCall, MaintenanceReport, MaintenanceStatement, run};
 
 pub use batho_storage::audit::AuditEntry;
 pub use batho_storage::{Artifact, RunKind, RunRecord, RunStatus, StorageError};
-pub use batho_storage::{archive, fix, gc};
+pub use batho_storage::{archive, gc};
 
 use batho_storage::Store;
 use batho_storage::audit::AuditLog;

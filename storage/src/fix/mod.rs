@@ -21,6 +21,7 @@
 
 mod deep;
 mod repair;
+pub use repair::set_aside;
 mod scan;
 
 use std::path::{Path, PathBuf};
@@ -291,6 +292,14 @@ pub fn fix(batho_dir: &Path, opts: &FixOptions) -> Result<FixReport> {
     report.outcome = outcome(&report.remaining, !report.repairs.is_empty());
     report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(report)
+}
+
+impl FixReport {
+    /// Works the outcome out again from `remaining` and `repairs`, after findings and
+    /// repairs were added to the report (the engine's checks of the files it derives).
+    pub fn settle_outcome(&mut self) {
+        self.outcome = outcome(&self.remaining, !self.repairs.is_empty());
+    }
 }
 
 fn significant(findings: &[Finding]) -> Vec<Finding> {

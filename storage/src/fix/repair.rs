@@ -80,8 +80,9 @@ fn aside_name(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Renames a damaged file out of the way (it stays on disk for inspection).
-fn set_aside(path: &Path) -> Result<PathBuf> {
+/// Renames a damaged file out of the way (it stays on disk for inspection, and `gc
+/// reclaim` counts it as a leftover).
+pub fn set_aside(path: &Path) -> Result<PathBuf> {
     let to = aside_name(path);
     fs::rename(path, &to).map_err(io_err(path))?;
     if let Some(d) = path.parent() {
