@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use batho_storage::audit::AuditLog;
 pub use batho_storage::fix::{
     Finding, FixOptions, FixOutcome, FixReport, FixTarget, Repair, Severity, phase_name,
 };
@@ -75,7 +74,7 @@ fn check_derived_files(
         );
         report
             .audit
-            .push(AuditLog::new(batho_dir).append("fix.set_aside", &detail)?);
+            .push(super::append_audit(batho_dir, "fix.set_aside", &detail)?);
         report.repairs.push(Repair {
             phase: DERIVED_PHASE,
             action: "set_aside".into(),
