@@ -249,3 +249,21 @@ fn full_build_moves_an_artifact_of_another_format_aside() {
         "No changes detected."
     );
 }
+
+/// A definition nested deeper than the extractor walks is not dropped without a word: its
+/// file is named among those whose facts may be incomplete, with the depth said (issue 28,
+/// item 13).
+#[test]
+fn nesting_deeper_than_the_walk_is_reported() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    let depth = 2000;
+    let text = format!(
+        "{}int deep_fn(void) {{ return 1; }}\n{}",
+        "#if 1\n".repeat(depth),
+        "#endif\n".repeat(depth)
+    );
+    std::fs::write(repo.join("src/deep.c"), text).unwrap();
+    let out = run_ok(&["build", arg(&repo)]);
+    assert!(out.contains("nest deeper than 1500 levels"), "{out}");
+    assert!(out.contains("src/deep.c"), "{out}");
+}

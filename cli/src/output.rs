@@ -65,8 +65,10 @@ pub(crate) fn print_syntax_error_files(files: &[String]) {
         return;
     }
     outln!(
-        "  {} files have syntax errors tree-sitter recovered from (their facts may be incomplete):",
-        files.len()
+        "  {} files have syntax errors tree-sitter recovered from, or nest deeper than {} levels \
+         (their facts may be incomplete):",
+        files.len(),
+        batho_engine::extract::MAX_WALK_DEPTH
     );
     for file in files.iter().take(SYNTAX_ERROR_FILES_SHOWN) {
         outln!("    {file}");

@@ -19,6 +19,11 @@ mod guards;
 mod kinds;
 mod walk;
 
+/// How deep the extractor walks a syntax tree: what lies deeper (thousands of nested
+/// `#if` or parentheses) is not indexed, and its file is listed with the files that have
+/// syntax errors.
+pub const MAX_WALK_DEPTH: u32 = walk::MAX_DEPTH;
+
 #[cfg(test)]
 mod tests;
 

@@ -21,7 +21,7 @@ use super::{Entity, FileFacts, NO_ENTITY, Ref, RefKind, RefSite, Sym, ref_bits};
 
 /// Deeper subtrees are skipped (and counted as parse errors) so that pathological nesting
 /// cannot overflow the stack of a worker thread.
-const MAX_DEPTH: u32 = 1500;
+pub(crate) const MAX_DEPTH: u32 = 1500;
 /// Signatures longer than this are cut (K&R definitions, macro soup).
 pub(crate) const MAX_SIGNATURE: usize = 400;
 /// References recorded per macro body at most.
