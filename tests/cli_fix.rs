@@ -8,8 +8,10 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use batho_storage::format::{SegmentKind, bitmaps_col, edges_col, names, nodes_col, strings_col};
-use batho_storage::manifest::{self, ManifestBody};
+use batho_engine::testing::storage::format::{
+    SegmentKind, bitmaps_col, edges_col, names, nodes_col, strings_col,
+};
+use batho_engine::testing::storage::manifest::{self, ManifestBody};
 use common::{arg, batho_ql, copy_repo, run, run_ok};
 use serde_json::Value;
 

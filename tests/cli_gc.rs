@@ -6,7 +6,7 @@ mod common;
 use std::fs;
 use std::path::PathBuf;
 
-use batho_storage::Artifact;
+use batho_engine::testing::storage::Artifact;
 use common::{arg, copy_repo, run, run_json, run_ok};
 
 /// The demo built `n` times, each time with one more function.
@@ -165,11 +165,11 @@ fn compact_folds_a_patch_delta_into_a_new_base() {
     assert!(run_ok(&["gc", "compact", arg(&repo)]).contains("nothing to compact"));
     // A patch commits a delta layer over the build's base (here through the storage API).
     {
-        let store = batho_storage::Store::create_or_open(&dir).unwrap();
+        let store = batho_engine::testing::storage::Store::create_or_open(&dir).unwrap();
         let mut w = store.lock_writer().unwrap();
         w.set_delta_limit(u32::MAX);
         let a = store.open_current().unwrap();
-        let frag = batho_storage::fuzzing::sample_fragment(&a);
+        let frag = batho_engine::testing::storage::fuzzing::sample_fragment(&a);
         w.commit_fragment(&a, &frag, a.last_run().unwrap()).unwrap();
     }
     let before = Artifact::open(&dir).unwrap();

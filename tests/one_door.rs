@@ -3,25 +3,26 @@
 //! for fix, gc, archives, runs and the audit log). A dependency on `batho-storage` in
 //! their manifests would let a front end write an artifact behind the engine's back, as
 //! the MCP server once appended audit entries after the engine had released its lock.
-//! Tests may: the integration tests plant damage in an artifact's files (`cli_fix`,
-//! `cli_gc`), so `batho-storage` stays a dev-dependency of `cli`.
+//! Not even as a dev-dependency: the integration tests that plant damage in an artifact's
+//! files (`cli_fix`, `cli_gc`) reach the storage crate through the engine's `testing`
+//! feature, which only dev-dependencies turn on.
 
 use std::path::Path;
 
-/// The names a manifest's program depends on: its `[dependencies]` and
-/// `[build-dependencies]` (any target's), not its `[dev-dependencies]`.
+/// The names a manifest depends on, in any dependency table (any target's).
 fn dependencies(manifest: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut in_dependencies = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
-            let table = line.trim_matches(['[', ']']);
-            in_dependencies =
-                table.ends_with("dependencies") && !table.ends_with("dev-dependencies");
+            in_dependencies = line.trim_matches(['[', ']']).ends_with("dependencies");
             continue;
         }
         if in_dependencies && let Some((name, _)) = line.split_once('=') {
-            names.push(name.trim().trim_end_matches(".workspace").to_string());
+            let name = name.trim().trim_end_matches(".workspace").to_string();
+            if !names.contains(&name) {
+                names.push(name);
+            }
         }
     }
     names
@@ -47,13 +48,13 @@ fn front_ends_do_not_depend_on_the_storage_crate() {
 }
 
 #[test]
-fn the_manifest_reader_sees_every_table_a_program_depends_on() {
+fn the_manifest_reader_sees_every_dependency_table() {
     let manifest = "[package]\nname = \"x\"\n[dependencies]\nbatho-engine.workspace = true\n\
                     [target.'cfg(unix)'.dependencies]\nbatho-schema = \"1\"\n\
                     [build-dependencies]\nbatho-storage = { path = \"../storage\" }\n\
-                    [dev-dependencies]\ntempfile = \"3\"\n";
+                    [dev-dependencies]\ntempfile = \"3\"\nbatho-engine = { workspace = true }\n";
     assert_eq!(
         dependencies(manifest),
-        ["batho-engine", "batho-schema", "batho-storage"]
+        ["batho-engine", "batho-schema", "batho-storage", "tempfile"]
     );
 }

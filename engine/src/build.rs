@@ -228,6 +228,9 @@ fn open_store_for_build(
     full: bool,
 ) -> Result<(Store, Option<SetAside>), BuildError> {
     let store = Store::create_or_open(dir);
+    if !full {
+        return Ok((store?, None));
+    }
     let unusable = match &store {
         Err(StorageError::UnsupportedFormat { .. }) => Some("in an older or newer format"),
         Err(StorageError::Corrupt { .. }) => Some("with a corrupt manifest"),
@@ -238,12 +241,12 @@ fn open_store_for_build(
         Err(_) => None,
     };
     match unusable {
-        Some(because) if full => {
+        Some(because) => {
             drop(store);
             let aside = move_aside(root, dir)?;
             Ok((Store::create_or_open(dir)?, Some((aside, because))))
         }
-        _ => Ok((store?, None)),
+        None => Ok((store?, None)),
     }
 }
 

@@ -20,6 +20,16 @@ pub mod extract;
 pub mod facts_cache;
 pub mod git;
 pub mod maintenance;
+
+/// The storage layer itself, for integration tests that plant damage in an artifact's
+/// files or commit through the storage writer. It exists only with the `testing` feature,
+/// which dev-dependencies turn on: a front end's program reaches the store through the
+/// engine's API alone (`tests/one_door.rs`).
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod testing {
+    pub use batho_storage as storage;
+}
 pub mod mem;
 mod par;
 pub mod patch;

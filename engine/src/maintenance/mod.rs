@@ -17,7 +17,9 @@ use crate::query::{QueryError, QueryResult, Value};
 pub mod fix;
 mod statement;
 
-pub use statement::{GcRequest, MaintenanceCall, MaintenanceReport, MaintenanceStatement, run};
+pub use statement::{
+    GcRequest, MaintenanceCall, MaintenanceReport, MaintenanceStatement, PrunedRun, run,
+};
 
 pub use batho_storage::audit::AuditEntry;
 pub use batho_storage::{Artifact, RunKind, RunRecord, RunStatus, StorageError};

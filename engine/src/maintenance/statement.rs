@@ -173,10 +173,28 @@ fn to_json(report: &impl Serialize) -> serde_json::Value {
     serde_json::to_value(report).unwrap_or_default()
 }
 
+/// A run `prune` removed, as reports show it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PrunedRun {
+    /// The run's id.
+    pub run_id: String,
+    /// The generation it committed.
+    pub generation: u64,
+}
+
+impl From<&super::RunRecord> for PrunedRun {
+    fn from(run: &super::RunRecord) -> PrunedRun {
+        PrunedRun {
+            run_id: run.uuid.clone(),
+            generation: run.generation,
+        }
+    }
+}
+
 /// A prune report as a row shows it: the runs by id and generation.
 #[derive(Serialize)]
 struct PruneView {
-    pruned: Vec<BTreeMap<&'static str, serde_json::Value>>,
+    pruned: Vec<PrunedRun>,
     remaining: usize,
     generation: Option<u64>,
     dry_run: bool,
@@ -186,16 +204,7 @@ struct PruneView {
 impl From<&PruneReport> for PruneView {
     fn from(report: &PruneReport) -> PruneView {
         PruneView {
-            pruned: report
-                .pruned
-                .iter()
-                .map(|run| {
-                    BTreeMap::from([
-                        ("run_id", run.uuid.clone().into()),
-                        ("generation", run.generation.into()),
-                    ])
-                })
-                .collect(),
+            pruned: report.pruned.iter().map(PrunedRun::from).collect(),
             remaining: report.remaining,
             generation: report.generation,
             dry_run: report.dry_run,

@@ -16,7 +16,7 @@ use batho_engine::maintenance::archive::{
 };
 use batho_engine::maintenance::gc::{self, PruneOptions};
 use batho_engine::maintenance::{Artifact, StorageError};
-use batho_engine::maintenance::{GcRequest, MaintenanceCall};
+use batho_engine::maintenance::{GcRequest, MaintenanceCall, PrunedRun};
 use batho_engine::repo_files::{self, RepoReadError};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -485,13 +485,6 @@ impl From<gc::GcStatus> for GcStatusView {
     }
 }
 
-/// A run prune removed.
-#[derive(Serialize)]
-struct PrunedRun {
-    run_id: String,
-    generation: u64,
-}
-
 /// What batho_gc did besides reporting the status.
 #[derive(Serialize)]
 #[serde(untagged)]
@@ -640,14 +633,7 @@ fn gc_action(
         GcRequest::Prune(options) => {
             let report = gc::prune(dir, options).map_err(storage)?;
             GcAction::Prune {
-                pruned: report
-                    .pruned
-                    .into_iter()
-                    .map(|run| PrunedRun {
-                        run_id: run.uuid,
-                        generation: run.generation,
-                    })
-                    .collect(),
+                pruned: report.pruned.iter().map(PrunedRun::from).collect(),
                 audit: report.audit,
                 published: report.generation,
             }

@@ -435,6 +435,15 @@ mod tests {
         }
     }
 
+    /// Creates a text index over the `key` of `Note` nodes.
+    fn index_notes_by(graph: &mut WritableGraph, journal: &mut Journal, key: &str) {
+        let change = Change::CreateTextIndex {
+            label: "Note".into(),
+            key: key.into(),
+        };
+        graph.apply_logged(change, journal).unwrap();
+    }
+
     /// `Note` nodes holding `texts` (ids in order) and a text index over them.
     fn indexed_notes(texts: &[&str]) -> WritableGraph {
         let mut graph = WritableGraph::new();
@@ -444,15 +453,7 @@ mod tests {
                 .apply_logged(note(id as u32, "Note", text), &mut journal)
                 .unwrap();
         }
-        graph
-            .apply_logged(
-                Change::CreateTextIndex {
-                    label: "Note".into(),
-                    key: "text".into(),
-                },
-                &mut journal,
-            )
-            .unwrap();
+        index_notes_by(&mut graph, &mut journal, "text");
         graph
     }
 
@@ -500,15 +501,7 @@ mod tests {
         graph
             .apply_logged(note(0, "Note", "the parser reads headers"), &mut journal)
             .unwrap();
-        graph
-            .apply_logged(
-                Change::CreateTextIndex {
-                    label: "Note".into(),
-                    key: "text".into(),
-                },
-                &mut journal,
-            )
-            .unwrap();
+        index_notes_by(&mut graph, &mut journal, "text");
         let mark = journal.len();
         let changes = vec![
             note(1, "Note", "parseHeader fails on Déjà vu input"),
@@ -593,15 +586,7 @@ mod tests {
             graph.apply_logged(change, &mut journal).unwrap();
         }
         for key in ["text", "title"] {
-            graph
-                .apply_logged(
-                    Change::CreateTextIndex {
-                        label: "Note".into(),
-                        key: key.into(),
-                    },
-                    &mut journal,
-                )
-                .unwrap();
+            index_notes_by(&mut graph, &mut journal, key);
         }
         for query in ["lock", "lock page", "pa*", "\"lock parse\"", "order"] {
             let query = parse_text_query(query).unwrap();
