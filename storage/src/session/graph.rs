@@ -8,7 +8,7 @@ use roaring::RoaringBitmap;
 use super::change::Change;
 use super::index::PropertyIndex;
 use super::prop::PropValue;
-use super::text_index::TextIndex;
+use super::text_worker::TextIndexes;
 
 /// Interned names of one kind (labels, types or keys).
 #[derive(Clone, Debug, Default)]
@@ -228,7 +228,7 @@ pub struct WritableGraph {
     /// Property indexes.
     pub(crate) indexes: Vec<PropertyIndex>,
     /// Text indexes.
-    pub(crate) text_indexes: Vec<TextIndex>,
+    pub(crate) text_indexes: TextIndexes,
 }
 
 fn property(properties: &[(u32, PropValue)], key: u32) -> Option<&PropValue> {

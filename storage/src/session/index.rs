@@ -352,9 +352,14 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn indexes_match_a_scan_through_changes_and_undos(
-            steps in proptest::collection::vec(step(), 1..60)
+            steps in proptest::collection::vec(step(), 1..60),
+            through_a_worker in proptest::bool::ANY,
         ) {
             let mut graph = WritableGraph::new();
+            if through_a_worker {
+                // Every text insertion goes to a worker thread (`text_worker`).
+                graph.text_indexes.hand_over_after(0);
+            }
             let mut journal = Journal::new();
             for (label, key) in [("A", "k"), ("A", "j"), ("B", "k")] {
                 let index = Change::CreateIndex { label: label.into(), key: key.into() };

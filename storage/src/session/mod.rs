@@ -22,6 +22,7 @@ mod net;
 mod prop;
 mod store;
 mod text_index;
+mod text_worker;
 mod wal;
 
 pub use change::Change;

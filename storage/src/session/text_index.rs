@@ -11,8 +11,11 @@ use std::collections::BTreeSet;
 
 use roaring::RoaringBitmap;
 
+use std::sync::MutexGuard;
+
 use super::graph::WritableGraph;
 use super::prop::PropValue;
+use super::text_worker::Held;
 use crate::text::query::{QueryClause, TextQuery};
 use crate::text::search::{bm25_idf, bm25_term};
 use crate::text::words::{WordRole, for_each_word, word_parts};
@@ -51,7 +54,7 @@ struct Collection {
 }
 
 /// The text a property value contributes: a string, or the strings of a list.
-fn indexed_text(value: &PropValue) -> Option<String> {
+pub(crate) fn indexed_text(value: &PropValue) -> Option<String> {
     match value {
         PropValue::String(text) => Some(text.clone()),
         PropValue::List(items) => Some(
@@ -152,14 +155,21 @@ impl TextIndex {
             .unwrap_or(NOT_INDEXED)
     }
 
-    fn insert(&mut self, node: u32, value: &PropValue) {
+    /// Indexes `value` as node `node`'s text; the bytes of text it indexed.
+    pub(crate) fn insert(&mut self, node: u32, value: &PropValue) -> usize {
         let Some(text) = indexed_text(value) else {
-            return;
+            return 0;
         };
+        self.insert_text(node, &text);
+        text.len()
+    }
+
+    /// Indexes `text` as node `node`'s text.
+    pub(crate) fn insert_text(&mut self, node: u32, text: &str) {
         // Words are counted straight into the postings: no map per document, and a
         // string is made only for a term the index has never held.
         let mut length = 0u32;
-        for_each_word(&text, |term, role| {
+        for_each_word(text, |term, role| {
             if role == WordRole::Part {
                 length = length.saturating_add(1);
             }
@@ -317,23 +327,31 @@ fn holds_phrases(text: &str, phrases: &[&Vec<String>]) -> bool {
 impl WritableGraph {
     /// Every text index, as `(label, key)` names.
     pub fn text_indexes(&self) -> Vec<(String, String)> {
-        self.label_key_names(
-            self.text_indexes
-                .iter()
-                .map(|index| (index.label, index.key)),
-        )
+        let names = self.text_indexes.settled().names.clone();
+        self.label_key_names(names.into_iter())
     }
 
     /// Whether a text index exists for `label` and `key`.
     pub fn has_text_index(&self, label: &str, key: &str) -> bool {
-        self.text_index_position(label, key).is_some()
+        let (Some(label), Some(key)) = (self.labels.id(label), self.keys.id(key)) else {
+            return false;
+        };
+        self.text_indexes.settled().names.contains(&(label, key))
     }
 
-    fn text_index_position(&self, label: &str, key: &str) -> Option<usize> {
-        let (label, key) = (self.labels.id(label)?, self.keys.id(key)?);
-        self.text_indexes
-            .iter()
-            .position(|index| index.label == label && index.key == key)
+    /// The text indexes, back from any worker and complete (rebuilt from the nodes if a
+    /// worker lost them).
+    fn settled_text_indexes(&self) -> MutexGuard<'_, Held> {
+        let mut held = self.text_indexes.settled();
+        if held.lost {
+            held.indexes = held
+                .names
+                .iter()
+                .map(|&(label, key)| self.built_text_index(label, key))
+                .collect();
+            held.lost = false;
+        }
+        held
     }
 
     /// The nodes matching `query` in any text index, best first (BM25, higher is better;
@@ -353,7 +371,8 @@ impl WritableGraph {
 
     /// Every match in any text index, by node, each with its best score.
     fn text_matches(&self, query: &TextQuery) -> Option<Scored> {
-        let mut per_index = self.text_indexes.iter().map(|index| {
+        let held = self.settled_text_indexes();
+        let mut per_index = held.indexes.iter().map(|index| {
             let text_of = |node: u32| {
                 self.node_property_by_id(node, index.key)
                     .and_then(indexed_text)
@@ -370,8 +389,8 @@ impl WritableGraph {
         }))
     }
 
-    /// Builds a text index over the nodes there are now.
-    pub(crate) fn add_text_index(&mut self, label: u32, key: u32) {
+    /// A text index over the nodes there are now.
+    fn built_text_index(&self, label: u32, key: u32) -> TextIndex {
         let mut index = TextIndex::new(label, key);
         if let Some(nodes) = self.label_index.get(label as usize) {
             for node in nodes {
@@ -380,19 +399,23 @@ impl WritableGraph {
                 }
             }
         }
-        self.text_indexes.push(index);
+        index
+    }
+
+    /// Builds a text index over the nodes there are now.
+    pub(crate) fn add_text_index(&mut self, label: u32, key: u32) {
+        let index = self.built_text_index(label, key);
+        self.settled_text_indexes().push(index);
     }
 
     pub(crate) fn drop_text_index(&mut self, label: u32, key: u32) -> bool {
-        let before = self.text_indexes.len();
-        self.text_indexes
-            .retain(|index| !(index.label == label && index.key == key));
-        self.text_indexes.len() < before
+        self.settled_text_indexes().remove_index(label, key)
     }
 
     /// Takes node `id` out of (`insert == false`) or puts it into every text index that
     /// covers it; `key`, when given, is the only property the change touches, so indexes
     /// of other keys are left alone (setting a status must not re-read a page of text).
+    /// Insertions may go to the worker ([`super::text_worker`]); a removal waits for it.
     pub(crate) fn retext_node(&mut self, id: u32, key: Option<u32>, insert: bool) {
         if self.text_indexes.is_empty() {
             return;
@@ -400,22 +423,35 @@ impl WritableGraph {
         let Some(node) = self.nodes.get(id as usize).and_then(Option::as_ref) else {
             return;
         };
-        for index in &mut self.text_indexes {
-            if key.is_some_and(|key| key != index.key)
-                || node.labels.binary_search(&index.label).is_err()
-            {
-                continue;
+        let covering: Vec<(usize, usize)> = self
+            .text_indexes
+            .unsettled()
+            .names
+            .iter()
+            .enumerate()
+            .filter(|&(_, &(label, index_key))| {
+                key.is_none_or(|key| key == index_key) && node.labels.binary_search(&label).is_ok()
+            })
+            .filter_map(|(position, &(_, index_key))| {
+                let at = node
+                    .properties
+                    .binary_search_by_key(&index_key, |(k, _)| *k)
+                    .ok()?;
+                Some((position, at))
+            })
+            .collect();
+        if covering.is_empty() {
+            return;
+        }
+        if insert {
+            let held = self.text_indexes.unsettled();
+            for (position, at) in covering {
+                held.insert(position, id, &node.properties[at].1);
             }
-            let Ok(at) = node
-                .properties
-                .binary_search_by_key(&index.key, |(k, _)| *k)
-            else {
-                continue;
-            };
-            if insert {
-                index.insert(id, &node.properties[at].1);
-            } else {
-                index.remove(id, &node.properties[at].1);
+        } else {
+            let mut held = self.settled_text_indexes();
+            for (position, at) in covering {
+                held.indexes[position].remove(id, &node.properties[at].1);
             }
         }
     }
