@@ -1,12 +1,12 @@
 //! The ctx-tree tools timed from an MCP client, against the targets of issue 26: warm
 //! round trips of `ctx_tree_note` (durable), `ctx_tree_recent` and `ctx_tree_search` on a
 //! session graph of `--nodes` notes, `ctx_tree_compose` (budget 4,000) on one of
-//! `--session-nodes`, `ctx_tree_read` of a C file (first reads of 7 distinct copies, median,
+//! `--session-nodes`, `ctx_tree_read` of a C file (first reads of 7 distinct files, median,
 //! and cached re-reads), and
 //! `ctx_tree_grep` over `--grep-root` beside the `rg` binary on the same pattern.
 //!
 //! Usage: `ctx_bench [--batho PATH] [--nodes N] [--session-nodes N] [--calls N]
-//! [--grep-root DIR --grep-pattern RE --grep-glob GLOB] C_FILE`
+//! [--grep-root DIR --grep-pattern RE --grep-glob GLOB] [--first-reads-from FILE] C_FILE`
 //! The graphs are filled through `batho-ctx` before the server starts (a note per
 //! statement would take minutes); the texts are drawn from a Zipf-like vocabulary with a
 //! fixed seed. Prints one `name=value` line.
@@ -27,6 +27,7 @@ struct Options {
     grep_root: Option<PathBuf>,
     grep_pattern: String,
     grep_glob: String,
+    first_reads_from: Option<PathBuf>,
     c_file: PathBuf,
 }
 
@@ -39,6 +40,7 @@ fn options() -> Options {
         grep_root: None,
         grep_pattern: String::from("mutex_lock\\("),
         grep_glob: String::from("*.c"),
+        first_reads_from: None,
         c_file: PathBuf::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -54,6 +56,7 @@ fn options() -> Options {
             "--grep-root" => options.grep_root = Some(value().into()),
             "--grep-pattern" => options.grep_pattern = value(),
             "--grep-glob" => options.grep_glob = value(),
+            "--first-reads-from" => options.first_reads_from = Some(value().into()),
             _ if options.c_file.as_os_str().is_empty() => options.c_file = arg.into(),
             _ => usage(),
         }
@@ -67,7 +70,7 @@ fn options() -> Options {
 fn usage() -> ! {
     eprintln!(
         "usage: ctx_bench [--batho PATH] [--nodes N] [--session-nodes N] [--calls N] \
-         [--grep-root DIR --grep-pattern RE --grep-glob GLOB] C_FILE"
+         [--grep-root DIR --grep-pattern RE --grep-glob GLOB] [--first-reads-from FILE] C_FILE"
     );
     std::process::exit(2);
 }
@@ -126,20 +129,52 @@ fn timed(calls: usize, mut call: impl FnMut(usize)) -> Vec<Duration> {
         .collect()
 }
 
+/// The files read first: consecutive pieces of `--first-reads-from` of about as many lines
+/// as the C file, each cut after a line that closes a top-level definition (`}` alone), so
+/// that each parses as a file would (distinct files of one project, as an agent reads them);
+/// or else copies of the C file one comment line apart. None is a cached read.
+fn first_read_texts(options: &Options) -> Vec<String> {
+    let c_text = std::fs::read_to_string(&options.c_file).expect("read the C file");
+    let Some(source) = &options.first_reads_from else {
+        return (0..FIRST_READS)
+            .map(|copy| format!("/* copy {copy} */\n{c_text}"))
+            .collect();
+    };
+    let lines_per_file = c_text.lines().count().max(1);
+    let source = std::fs::read_to_string(source).expect("read --first-reads-from");
+    let lines: Vec<&str> = source.split_inclusive('\n').collect();
+    let mut pieces = Vec::new();
+    let mut start = cut_after_definition(&lines, lines_per_file);
+    while pieces.len() < FIRST_READS && start < lines.len() {
+        let end = cut_after_definition(&lines, start + lines_per_file);
+        pieces.push(lines[start..end].concat());
+        start = end;
+    }
+    if pieces.len() < FIRST_READS {
+        eprintln!(
+            "--first-reads-from needs about {} lines",
+            lines_per_file * (FIRST_READS + 1)
+        );
+        std::process::exit(2);
+    }
+    pieces
+}
+
+/// The index of the line after the first `}` line at or after `from` (or the end).
+fn cut_after_definition(lines: &[&str], from: usize) -> usize {
+    (from..lines.len())
+        .find(|&at| lines[at].trim_end() == "}")
+        .map_or(lines.len(), |at| at + 1)
+}
+
 fn main() {
     let options = options();
     let scratch = std::env::temp_dir().join(format!("ctx-bench-{}", std::process::id()));
     let project = scratch.join("project");
     std::fs::create_dir_all(project.join("src")).expect("scratch folder");
     std::fs::copy(&options.c_file, project.join("src/big.c")).expect("copy the C file");
-    // Distinct copies (one comment line apart) for first reads: none is a cached read.
-    let c_text = std::fs::read_to_string(&options.c_file).expect("read the C file");
-    for copy in 0..FIRST_READS {
-        std::fs::write(
-            project.join(format!("src/copy{copy}.c")),
-            format!("/* copy {copy} */\n{c_text}"),
-        )
-        .expect("write a copy");
+    for (copy, text) in first_read_texts(&options).into_iter().enumerate() {
+        std::fs::write(project.join(format!("src/copy{copy}.c")), text).expect("write a copy");
     }
     let large_home = scratch.join("home-large");
     let session_home = scratch.join("home-session");
