@@ -25,6 +25,7 @@ pub mod grep;
 pub mod kinds;
 pub mod lookup;
 pub mod monitor;
+mod parse_split;
 pub mod read;
 pub mod redact;
 pub mod stale;
