@@ -255,6 +255,10 @@ fn parse(path: &str, text: &str, range: Option<tree_sitter::Range>) -> Option<tr
 /// Splits lines `from..=to` (the span of `node`) at `node`'s named children: each child
 /// takes the lines from the end of the previous one to its own end; a child over the
 /// budget is split the same way. A comment is joined to what follows it.
+///
+/// The descent keeps its own stack rather than recursing: every `#if` block nested in
+/// another and over the budget is one more level, and a file of 20,000 nested blocks
+/// overflowed a 2 MiB thread stack (aborting the server that read it).
 fn collect_children(
     node: tree_sitter::Node<'_>,
     lines: &Lines<'_>,
@@ -263,24 +267,49 @@ fn collect_children(
     to: usize,
     out: &mut Vec<(usize, usize)>,
 ) {
-    let mut start = from;
-    let mut cursor = node.walk();
-    let children: Vec<tree_sitter::Node<'_>> = node.named_children(&mut cursor).collect();
-    for child in children {
-        let end = child.end_position().row.min(to);
-        if end < start || child.kind() == "comment" {
+    let mut levels = vec![Level::of(node, from, to)];
+    while let Some(level) = levels.last_mut() {
+        let Some(&child) = level.children.get(level.next) else {
+            if level.start <= level.to {
+                out.push((level.start, level.to));
+            }
+            levels.pop();
+            continue;
+        };
+        level.next += 1;
+        let end = child.end_position().row.min(level.to);
+        if end < level.start || child.kind() == "comment" {
             continue;
         }
+        let start = level.start;
+        level.start = end + 1;
         let span_tokens = lines.tokens.span(start, end);
         if span_tokens > max_tokens && child.named_child_count() > 0 && end > start {
-            collect_children(child, lines, max_tokens, start, end, out);
+            levels.push(Level::of(child, start, end));
         } else {
             out.push((start, end));
         }
-        start = end + 1;
     }
-    if start <= to {
-        out.push((start, to));
+}
+
+/// One node being split by [`collect_children`]: its named children, the next one to
+/// place, and the lines left to it.
+struct Level<'tree> {
+    children: Vec<tree_sitter::Node<'tree>>,
+    next: usize,
+    start: usize,
+    to: usize,
+}
+
+impl<'tree> Level<'tree> {
+    fn of(node: tree_sitter::Node<'tree>, from: usize, to: usize) -> Self {
+        let mut cursor = node.walk();
+        Level {
+            children: node.named_children(&mut cursor).collect(),
+            next: 0,
+            start: from,
+            to,
+        }
     }
 }
 
@@ -479,5 +508,31 @@ mod tests {
             let whole = chunk_file_parsed_in("x.c", &text, budget, Halves::Never);
             assert_eq!(halves, whole, "budget {budget}");
         }
+    }
+
+    #[test]
+    fn conditional_blocks_nested_deep_do_not_overflow_the_stack() {
+        let depth = 20_000;
+        let mut text = String::new();
+        for level in 0..depth {
+            text.push_str(&format!("#if L{level}\n"));
+        }
+        text.push_str("int deep(void) { return 1; }\n");
+        text.push_str(&"#endif\n".repeat(depth));
+        // The stack of a thread that Rust spawns by default.
+        let reading = std::thread::Builder::new().stack_size(2 << 20);
+        let copy = text.clone();
+        let chunks = reading
+            .spawn(move || chunk_file("x.c", &copy, 64))
+            .expect("a thread")
+            .join()
+            .expect("no overflow");
+        let joined: String = chunks.iter().map(|chunk| chunk.text.as_str()).collect();
+        assert_eq!(joined, text);
+        assert!(
+            chunks
+                .iter()
+                .any(|chunk| chunk.text.contains("int deep(void)"))
+        );
     }
 }
