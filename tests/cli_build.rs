@@ -250,20 +250,34 @@ fn full_build_moves_an_artifact_of_another_format_aside() {
     );
 }
 
-/// A definition nested deeper than the extractor walks is not dropped without a word: its
-/// file is named among those whose facts may be incomplete, with the depth said (issue 28,
-/// item 13).
+/// Definitions inside `#if` blocks nested any depth deep are indexed; other nesting deeper
+/// than the extractor walks is not dropped without a word: its file is named among those
+/// whose facts may be incomplete, with the depth said (issue 28, item 13).
 #[test]
-fn nesting_deeper_than_the_walk_is_reported() {
+fn deep_conditional_blocks_are_indexed_and_deeper_nesting_is_reported() {
     let (_tmp, repo) = copy_repo("examples/demo");
     let depth = 2000;
-    let text = format!(
+    let conditional = format!(
         "{}int deep_fn(void) {{ return 1; }}\n{}",
         "#if 1\n".repeat(depth),
         "#endif\n".repeat(depth)
     );
-    std::fs::write(repo.join("src/deep.c"), text).unwrap();
+    std::fs::write(repo.join("src/deep.c"), conditional).unwrap();
+    let blocks = format!(
+        "int blocks_fn(void) {{\n{}{}return 1;\n}}\n",
+        "{\n".repeat(depth),
+        "}\n".repeat(depth)
+    );
+    std::fs::write(repo.join("src/blocks.c"), blocks).unwrap();
     let out = run_ok(&["build", arg(&repo)]);
     assert!(out.contains("nest deeper than 1500 levels"), "{out}");
-    assert!(out.contains("src/deep.c"), "{out}");
+    assert!(out.contains("src/blocks.c"), "{out}");
+    assert!(!out.contains("src/deep.c"), "{out}");
+    let found = run_ok(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "MATCH (f:Function {name: 'deep_fn'}) RETURN f.file",
+    ]);
+    assert!(found.contains("src/deep.c"), "{found}");
 }

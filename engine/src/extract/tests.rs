@@ -425,3 +425,29 @@ fn uses_in_functions_under_a_root_error_are_not_in_error() {
     assert_eq!(flags_of("inner"), [0]);
     assert_eq!(flags_of("lookup"), [ref_bits::IN_ERROR]);
 }
+
+#[test]
+fn entities_nested_in_conditional_blocks_of_any_depth_are_indexed() {
+    let depth = 20_000;
+    let mut src = String::new();
+    for level in 0..depth {
+        // Alternate `#if` blocks and `#else` branches holding the next block.
+        if level % 2 == 0 {
+            src.push_str(&format!("#if L{level}\n"));
+        } else {
+            src.push_str(&format!("#ifdef L{level}\nint skipped{level};\n#else\n"));
+        }
+    }
+    src.push_str("int deep(void) { return helper(); }\n");
+    src.push_str(&"#endif\n".repeat(depth));
+    for lang in [Language::C, Language::Cpp] {
+        let f = facts("deep.c", lang, &src);
+        assert_eq!(f.parse_errors, 0, "{lang:?}");
+        assert!(
+            entities(&f).iter().any(|e| e == "Function deep"),
+            "{lang:?}: {:?}",
+            entities(&f).len()
+        );
+        assert_eq!(calls(&f), ["deep -> helper"], "{lang:?}");
+    }
+}

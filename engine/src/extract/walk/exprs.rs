@@ -247,18 +247,7 @@ impl<'t> W<'_, 't> {
     }
 
     pub(super) fn preproc_if(&mut self, c: &mut TreeCursor<'t>, mode: Mode) {
-        let n = c.node();
-        // `#ifndef X_H` whose first definition is `#define X_H` is an include guard.
-        let guard = n.kind() == "preproc_ifdef"
-            && n.child(0).is_some_and(|k| self.text(k) == "#ifndef")
-            && n.child_by_field_id(self.t.f_name).is_some_and(|name| {
-                (0..n.named_child_count().min(4))
-                    .filter_map(|i| n.named_child(i as u32))
-                    .find(|ch| self.t.of(ch) == K::PreprocDef)
-                    .and_then(|d| d.child_by_field_id(self.t.f_name))
-                    .is_some_and(|d| self.text(d) == self.text(name))
-            });
-        if !guard {
+        if !self.is_include_guard(c.node()) {
             self.cond_depth += 1;
             self.preproc_if_children(c, mode);
             self.cond_depth -= 1;
@@ -276,27 +265,71 @@ impl<'t> W<'_, 't> {
             }
             c.goto_parent();
         }
-        if !guard {
-            self.cond_depth -= 1;
-        }
     }
 
+    /// `#ifndef X_H` whose first definition is `#define X_H`: an include guard.
+    fn is_include_guard(&self, n: Node<'t>) -> bool {
+        n.kind() == "preproc_ifdef"
+            && n.child(0).is_some_and(|k| self.text(k) == "#ifndef")
+            && n.child_by_field_id(self.t.f_name).is_some_and(|name| {
+                (0..n.named_child_count().min(4))
+                    .filter_map(|i| n.named_child(i as u32))
+                    .find(|ch| self.t.of(ch) == K::PreprocDef)
+                    .and_then(|d| d.child_by_field_id(self.t.f_name))
+                    .is_some_and(|d| self.text(d) == self.text(name))
+            })
+    }
+
+    /// The children of a conditional block: its condition (and an `#ifdef`'s name) as
+    /// macro uses, the rest in `mode`.
+    ///
+    /// A conditional block or `#else` branch directly inside is entered in this loop, not
+    /// by recursion, counting its conditional level as [`Self::preproc_if`] would: `#if`
+    /// blocks nested any depth deep cost no stack, so what they hold is indexed (20,000
+    /// levels used to stop at the walk's `MAX_DEPTH`, and the entity inside was lost).
+    /// `MAX_DEPTH` still bounds every other kind of nesting.
     pub(super) fn preproc_if_children(&mut self, c: &mut TreeCursor<'t>, mode: Mode) {
         if !c.goto_first_child() {
             return;
         }
+        // Per block entered in place, whether it counted a conditional level.
+        let mut entered: Vec<bool> = Vec::new();
         loop {
             let fid = c.field_id().map(|x| x.get());
             if fid == Some(self.t.f_name) || c.field_name() == Some("condition") {
                 self.visit(c, Mode::Cond);
+            } else if let Some(conditional) = self.enter_in_place(c) {
+                self.cond_depth += u32::from(conditional);
+                entered.push(conditional);
+                continue;
             } else {
                 self.visit(c, mode);
             }
-            if !c.goto_next_sibling() {
-                break;
+            while !c.goto_next_sibling() {
+                c.goto_parent();
+                let Some(conditional) = entered.pop() else {
+                    return;
+                };
+                self.cond_depth -= u32::from(conditional);
             }
         }
-        c.goto_parent();
+    }
+
+    /// Moves the cursor onto the first child of the conditional block (not an include
+    /// guard) or `#else` branch under it, and says whether that is a conditional level;
+    /// `None`, the cursor unmoved, for anything else, and inside an error, where `visit`
+    /// does more than walk the children.
+    fn enter_in_place(&self, c: &mut TreeCursor<'t>) -> Option<bool> {
+        if self.in_error > 0 {
+            return None;
+        }
+        let n = c.node();
+        let conditional = match self.t.of(&n) {
+            K::PreprocIf if !self.is_include_guard(n) => true,
+            K::PreprocElse => false,
+            _ => return None,
+        };
+        c.goto_first_child().then_some(conditional)
     }
 
     pub(super) fn read(&mut self, n: Node<'t>) {
