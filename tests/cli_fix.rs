@@ -564,3 +564,123 @@ fn fix_deep_sets_damaged_derived_files_aside() {
     fs::write(repo.join("src/extra.c"), "int extra(void) { return 1; }\n").unwrap();
     run_ok(&["patch", arg(&repo)]);
 }
+
+/// Flips a byte in the middle of the start-line column of the current nodes segment:
+/// primary data, which no exact restoration recomputes.
+fn damage_start_lines(dir: &Path) {
+    let path = segment(dir, SegmentKind::Nodes);
+    let (offset, length) = column(&fs::read(&path).unwrap(), nodes_col::START_LINE);
+    flip(&path, offset + length / 2);
+}
+
+/// `name file:line` of every function, sorted: what a damaged line column changes.
+fn functions(repo: &Path) -> String {
+    run_ok(&[
+        "query",
+        "--repo",
+        arg(repo),
+        "--format",
+        "json",
+        "MATCH (f:Function) RETURN f.name AS name, f.file AS file, f.start_line AS line ORDER BY name, file, line",
+    ])
+}
+
+fn repairs_of(report: &Value, action: &str) -> Vec<String> {
+    report["repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|repair| repair["action"] == action)
+        .map(|repair| repair["detail"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Primary damage to the current generation rolls back to the older one, and then the
+/// source brings back what the rollback lost (issue 28, item 2).
+#[test]
+fn a_rollback_is_healed_from_the_source() {
+    let (_tmp, repo) = two_generations();
+    let dir = repo.join(".batho");
+    let before = functions(&repo);
+    assert!(before.contains("fix_test_extra"), "{before}");
+    damage_start_lines(&dir);
+
+    let (code, report) = fix_json(&repo, &["--deep"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["outcome"], "repaired", "{report:#}");
+    assert_eq!(report["rolled_back"]["damaged"], 2, "{report:#}");
+    assert_eq!(report["rolled_back"]["restored"], 1, "{report:#}");
+    let healed = repairs_of(&report, "heal_from_source");
+    assert_eq!(healed.len(), 1, "{report:#}");
+    assert!(
+        healed[0].contains("lost the build that made generation 2"),
+        "{healed:?}"
+    );
+    assert!(healed[0].contains("src/hash.c"), "{healed:?}");
+    assert!(
+        report["audit"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|entry| entry["action"] == "fix.heal_from_source"),
+        "{report:#}"
+    );
+    assert_eq!(
+        functions(&repo),
+        before,
+        "the graph is the damaged generation's again"
+    );
+    let (code, again) = fix_json(&repo, &["--deep"]);
+    assert_eq!(
+        (code, again["outcome"].as_str()),
+        (0, Some("clean")),
+        "{again:#}"
+    );
+}
+
+/// Without an intact older generation, the graph is built again from the source.
+#[test]
+fn a_lone_damaged_generation_is_built_again_from_the_source() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    let before = functions(&repo);
+    damage_start_lines(&repo.join(".batho"));
+
+    let (code, report) = fix_json(&repo, &["--deep"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["outcome"], "repaired", "{report:#}");
+    assert!(report["rolled_back"]["restored"].is_null(), "{report:#}");
+    let healed = repairs_of(&report, "heal_from_source");
+    assert!(
+        healed.len() == 1 && healed[0].contains("built the graph again from the source"),
+        "{report:#}"
+    );
+    assert_eq!(functions(&repo), before);
+}
+
+/// Without the source, the rollback stands and the report says what it lost.
+#[test]
+fn without_the_source_the_report_says_what_the_rollback_lost() {
+    let (_tmp, repo) = two_generations();
+    damage_start_lines(&repo.join(".batho"));
+    // The artifact without its source, as a copy or a load elsewhere has it.
+    fs::rename(repo.join("src"), repo.parent().unwrap().join("src.moved")).unwrap();
+
+    let (code, report) = fix_json(&repo, &["--deep"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["rolled_back"]["restored"], 1, "{report:#}");
+    assert!(
+        repairs_of(&report, "heal_from_source").is_empty(),
+        "{report:#}"
+    );
+    let remaining = report["remaining"].to_string();
+    assert!(
+        remaining.contains("the rollback lost the build that made generation 2")
+            && remaining.contains("the source could not bring it back"),
+        "{report:#}"
+    );
+    assert!(
+        functions(&repo).contains("hash"),
+        "the rolled-back graph stays"
+    );
+}

@@ -31,6 +31,7 @@ use serde::Serialize;
 
 use crate::audit::AuditEntry;
 use crate::error::Result;
+use crate::manifest::RunRecord;
 
 /// What `fix` checks, by area.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -208,6 +209,47 @@ impl FixOutcome {
     }
 }
 
+/// A current generation whose primary data was damaged beyond exact repair, and what
+/// `fix` made current instead.
+#[derive(Clone, Debug, Serialize)]
+pub struct RollBack {
+    /// The damaged generation.
+    pub damaged: u64,
+    /// The newest intact older generation, whose graph is current again; `None` when there
+    /// was none (the damaged generation is still current).
+    pub restored: Option<u64>,
+    /// What the rollback lost: the runs that made the generations after `restored` up to
+    /// the damaged one (all of them when nothing was restored), newest first.
+    pub lost_runs: Vec<LostRun>,
+}
+
+/// A run whose generation a rollback gave up.
+#[derive(Clone, Debug, Serialize)]
+pub struct LostRun {
+    /// The generation it made.
+    pub generation: u64,
+    /// `build` or `patch`.
+    pub kind: &'static str,
+    /// When it started, in epoch milliseconds.
+    pub started_at_ms: i64,
+    /// Its message (a patch lists what it changed).
+    pub message: String,
+}
+
+impl LostRun {
+    pub(crate) fn of(run: &RunRecord) -> LostRun {
+        LostRun {
+            generation: run.generation,
+            kind: match run.kind {
+                crate::manifest::RunKind::Build => "build",
+                crate::manifest::RunKind::Patch => "patch",
+            },
+            started_at_ms: run.started_at_ms,
+            message: run.message.clone(),
+        }
+    }
+}
+
 /// Everything `fix` found and did.
 #[derive(Clone, Debug, Serialize)]
 pub struct FixReport {
@@ -236,6 +278,8 @@ pub struct FixReport {
     pub bytes_hashed: u64,
     /// Wall time.
     pub elapsed_ms: u64,
+    /// Set when the current generation's primary data was damaged beyond exact repair.
+    pub rolled_back: Option<RollBack>,
     /// The verdict.
     pub outcome: FixOutcome,
 }
@@ -275,6 +319,7 @@ pub fn fix(batho_dir: &Path, opts: &FixOptions) -> Result<FixReport> {
         segments_checked: first.segments_checked,
         bytes_hashed: first.bytes_hashed,
         elapsed_ms: 0,
+        rolled_back: None,
         outcome: FixOutcome::Clean,
     };
     let needs_repair = first.findings.iter().any(|f| f.repair.is_some());
@@ -284,6 +329,7 @@ pub fn fix(batho_dir: &Path, opts: &FixOptions) -> Result<FixReport> {
         let outcome = repair::repair(batho_dir, opts, &first)?;
         report.repairs = outcome.repairs;
         report.audit = outcome.audit;
+        report.rolled_back = outcome.rolled_back;
         let mut again = scan::scan(batho_dir, opts, &phases);
         again.findings.extend(outcome.failures);
         report.generation_after = again.current_generation();

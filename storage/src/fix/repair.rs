@@ -27,6 +27,8 @@ pub(super) struct RepairOutcome {
     pub(super) audit: Vec<AuditEntry>,
     /// Problems found while repairing that a rescan would not show (e.g. the lock).
     pub(super) failures: Vec<Finding>,
+    /// Set when the current generation was damaged beyond exact repair.
+    pub(super) rolled_back: Option<super::RollBack>,
 }
 
 struct Ctx<'a> {
@@ -131,6 +133,7 @@ pub(super) fn repair(dir: &Path, opts: &FixOptions, scan: &Scan) -> Result<Repai
         phases: opts.phases(),
         log: AuditLog::new(dir),
         out: RepairOutcome {
+            rolled_back: None,
             repairs: Vec::new(),
             audit: Vec::new(),
             failures: Vec::new(),
@@ -569,6 +572,7 @@ fn fallback(
         );
         drop(a);
         let new = lock.publish_manifest(m.layers.clone(), cur.runs.clone(), Some(run))?;
+        cx.out.rolled_back = Some(rollback(cur, Some(g)));
         cx.done(
             phase,
             "fallback",
@@ -585,7 +589,26 @@ fn fallback(
         &format!("generation {}", cur.generation),
         "the current generation is damaged and no intact older generation exists; run `batho build --full`".into(),
     );
+    cx.out.rolled_back = Some(rollback(cur, None));
     Ok(true)
+}
+
+/// The rollback of the damaged current generation `cur` to `restored`: the runs it loses.
+fn rollback(cur: &ManifestBody, restored: Option<u64>) -> super::RollBack {
+    let after = restored.unwrap_or(0);
+    let mut lost_runs: Vec<super::LostRun> = cur
+        .runs
+        .iter()
+        .filter(|run| run.status == RunStatus::Completed)
+        .filter(|run| run.generation > after && run.generation <= cur.generation)
+        .map(super::LostRun::of)
+        .collect();
+    lost_runs.sort_by_key(|run| std::cmp::Reverse(run.generation));
+    super::RollBack {
+        damaged: cur.generation,
+        restored,
+        lost_runs,
+    }
 }
 
 /// Sets aside manifests naming segments that could not be restored, then those segments
