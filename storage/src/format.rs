@@ -325,11 +325,8 @@ impl SegmentHeader {
         // before the checksum: a newer layout must be reported as such, not as damage.
         let version = le_u32(h, 8).unwrap_or(0);
         if version != FORMAT_VERSION {
-            return Err(StorageError::UnsupportedFormat {
-                path: path.to_path_buf(),
-                found: version,
-                expected: FORMAT_VERSION,
-            });
+            let checksum_matches = le_u64(h, 56) == Some(checksum64(&h[0..56]));
+            return Err(version_error(path, version, checksum_matches));
         }
         let stored = le_u64(h, 56).unwrap_or(0);
         if stored != checksum64(&h[0..56]) {
@@ -370,6 +367,33 @@ pub fn encode_dbid(uuid: [u8; 16]) -> [u8; DBID_LEN] {
     b
 }
 
+/// The error for a header (segment, manifest, `DBID`) whose format version is not this
+/// one. Its checksum covers the version: a version no release could have written (0, or
+/// far past this one) under a checksum that fails is a damaged field, `Corrupt`, which
+/// `fix` repairs; any other may be another release's format, `UnsupportedFormat`, which
+/// nothing touches (a nearby version under a failing checksum may be another layout).
+pub(crate) fn version_error(
+    path: &std::path::Path,
+    found: u32,
+    checksum_matches: bool,
+) -> StorageError {
+    let plausible = (1..=FORMAT_VERSION + 64).contains(&found);
+    if !checksum_matches && !plausible {
+        return StorageError::corrupt(
+            path.display().to_string(),
+            format!(
+                "the format version field reads {found}, which no release wrote, and the \
+                 header checksum does not match: the header is damaged"
+            ),
+        );
+    }
+    StorageError::UnsupportedFormat {
+        path: path.to_path_buf(),
+        found,
+        expected: FORMAT_VERSION,
+    }
+}
+
 /// Decodes the `DBID` file.
 pub fn decode_dbid(b: &[u8], path: &std::path::Path) -> Result<[u8; 16]> {
     let what = || path.display().to_string();
@@ -380,11 +404,8 @@ pub fn decode_dbid(b: &[u8], path: &std::path::Path) -> Result<[u8; 16]> {
     // another format is reported as such (and `build --full` moves it aside).
     let version = le_u32(b, 8).unwrap_or(0);
     if version != FORMAT_VERSION {
-        return Err(StorageError::UnsupportedFormat {
-            path: path.to_path_buf(),
-            found: version,
-            expected: FORMAT_VERSION,
-        });
+        let checksum_matches = le_u64(b, 32) == Some(checksum64(&b[0..32]));
+        return Err(version_error(path, version, checksum_matches));
     }
     if le_u64(b, 32) != Some(checksum64(&b[0..32])) {
         return Err(StorageError::corrupt(what(), "DBID checksum mismatch"));

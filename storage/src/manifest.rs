@@ -161,11 +161,12 @@ pub fn decode(file: &[u8], path: &Path) -> Result<ManifestBody> {
     }
     let version = le_u32(h, 8).unwrap_or(0);
     if version != FORMAT_VERSION {
-        return Err(StorageError::UnsupportedFormat {
-            path: path.to_path_buf(),
-            found: version,
-            expected: FORMAT_VERSION,
-        });
+        let checksum_matches = le_u64(h, 56) == Some(checksum64(&h[0..56]));
+        return Err(crate::format::version_error(
+            path,
+            version,
+            checksum_matches,
+        ));
     }
     if le_u64(h, 56) != Some(checksum64(&h[0..56])) {
         return Err(bad("manifest header checksum mismatch"));
@@ -240,6 +241,33 @@ mod tests {
         let m = sample();
         let b = encode(&m).unwrap();
         assert_eq!(decode(&b, Path::new("M")).unwrap(), m);
+    }
+
+    #[test]
+    fn a_version_no_release_wrote_under_a_bad_checksum_is_damage() {
+        let b = encode(&sample()).unwrap();
+        let mut damaged = b.clone();
+        damaged[11] ^= 0x81;
+        assert!(matches!(
+            decode(&damaged, Path::new("M")),
+            Err(StorageError::Corrupt { .. })
+        ));
+        // The next release's version, under a checksum that matches: another format.
+        let mut next = b.clone();
+        next[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+        let sum = checksum64(&next[0..56]);
+        next[56..64].copy_from_slice(&sum.to_le_bytes());
+        assert!(matches!(
+            decode(&next, Path::new("M")),
+            Err(StorageError::UnsupportedFormat { .. })
+        ));
+        // A nearby version under a bad checksum may be a release's other layout: foreign.
+        let mut older = b.clone();
+        older[8..12].copy_from_slice(&(FORMAT_VERSION - 1).to_le_bytes());
+        assert!(matches!(
+            decode(&older, Path::new("M")),
+            Err(StorageError::UnsupportedFormat { .. })
+        ));
     }
 
     #[test]
