@@ -88,12 +88,69 @@ fn summary_path(art: &Artifact, key: &str) -> PathBuf {
     derived_dir(art).join(format!("communities-{}.json", &key[..16.min(key.len())]))
 }
 
-/// The summary stored for this artifact's graph, if there is one and it reads back.
+/// A summary as stored: the hex blake3 of its JSON on the first line, then the JSON, so
+/// that a flipped digit or letter, which still parses, is found instead of served (the
+/// fault campaign, `tests/cli_faults.rs`, flips bytes in these files too). The hash is of
+/// the bytes written, not of a second serialization: serde_json's float parsing is not
+/// exact to the last bit, so a re-serialized summary need not match.
+struct CheckedSummary;
+
+impl CheckedSummary {
+    fn of(summary: &CommunitySummary) -> serde_json::Result<Vec<u8>> {
+        let json = serde_json::to_vec(summary)?;
+        let mut bytes = blake3::hash(&json).to_hex().as_bytes().to_vec();
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&json);
+        Ok(bytes)
+    }
+
+    /// The summary in `bytes`, if they are a checked summary whose hash holds.
+    fn read(bytes: &[u8]) -> Result<CommunitySummary, &'static str> {
+        let not_checked = "it is not a checked community summary";
+        let (hash, json) = bytes
+            .split_at_checked(64)
+            .and_then(|(hash, rest)| Some((hash, rest.strip_prefix(b"\n")?)))
+            .ok_or(not_checked)?;
+        if blake3::hash(json).to_hex().as_bytes() != hash {
+            return Err("its content does not match its blake3");
+        }
+        serde_json::from_slice(json).map_err(|_| not_checked)
+    }
+}
+
+/// The summary stored for this artifact's graph, if there is one and it reads back whole.
 pub fn stored(art: &Artifact) -> Option<CommunitySummary> {
     let key = graph_key(art);
-    let text = std::fs::read(summary_path(art, &key)).ok()?;
-    let summary: CommunitySummary = serde_json::from_slice(&text).ok()?;
+    let bytes = std::fs::read(summary_path(art, &key)).ok()?;
+    let summary = CheckedSummary::read(&bytes).ok()?;
     (summary.key == key).then_some(summary)
+}
+
+/// The stored summaries under the artifact folder `batho_dir` that do not read back whole,
+/// with what is wrong: `fix --deep` and `status --verify` report them. A summary written
+/// before summaries carried their hash is not damage (it is recomputed when next read).
+pub(crate) fn damaged_summaries(batho_dir: &std::path::Path) -> Vec<(PathBuf, String)> {
+    let Ok(entries) = std::fs::read_dir(batho_dir.join("derived")) else {
+        return Vec::new();
+    };
+    let mut damaged = Vec::new();
+    for path in entries.flatten().map(|entry| entry.path()) {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if !(name.starts_with("communities-") && name.ends_with(".json")) {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let older = serde_json::from_slice::<CommunitySummary>(&bytes).is_ok();
+        if let Err(problem) = CheckedSummary::read(&bytes)
+            && !older
+        {
+            damaged.push((path, problem.to_string()));
+        }
+    }
+    damaged.sort();
+    damaged
 }
 
 /// Stores `summary` for the next readers (written aside, then renamed into place), and
@@ -103,7 +160,7 @@ pub fn store(art: &Artifact, summary: &CommunitySummary) -> std::io::Result<()> 
     std::fs::create_dir_all(derived_dir(art))?;
     // `.tmp-` marks an interrupted write, as everywhere under `.batho/`.
     let aside = path.with_extension(format!("json.tmp-{}", std::process::id()));
-    std::fs::write(&aside, serde_json::to_vec(summary)?)?;
+    std::fs::write(&aside, CheckedSummary::of(summary)?)?;
     std::fs::rename(&aside, &path).inspect_err(|_| {
         let _ = std::fs::remove_file(&aside);
     })?;

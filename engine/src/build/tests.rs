@@ -170,6 +170,27 @@ fn the_community_summary_is_stored_by_the_build_and_recomputed_when_stale() {
     };
     let from_store = answer(root);
 
+    // A flipped digit still parses: its hash finds it, so it is computed again, and
+    // `fix --deep` reports the file.
+    let bytes = std::fs::read(&file).expect("read");
+    let field = b"\"entities\":";
+    let digit = bytes
+        .windows(field.len())
+        .position(|window| window == field)
+        .map(|at| at + field.len())
+        .filter(|&at| bytes[at].is_ascii_digit() && bytes[at] != b'9')
+        .expect("a community's member count");
+    let mut flipped = bytes.clone();
+    flipped[digit] += 1;
+    std::fs::write(&file, &flipped).expect("damage");
+    assert_eq!(stored(&open()), None);
+    assert_eq!(
+        crate::algo::community_summary::damaged_summaries(&dir).len(),
+        1
+    );
+    assert_eq!(answer(root), from_store);
+    assert_eq!(stored(&open()), Some(built.clone()));
+
     // Damaged: computed again, the same answer, and stored again.
     std::fs::write(&file, b"{\"key\": 1").expect("damage");
     assert_eq!(stored(&open()), None);

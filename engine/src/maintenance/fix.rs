@@ -1,6 +1,7 @@
 //! `fix` for a code graph's artifact: the storage layer's four phases over the files it
 //! owns (manifests, run history, segments, the graph), and with `deep` the files the
-//! engine derives beside them, the facts cache's packs and the stamps file. Those only
+//! engine derives beside them, the facts cache's packs, the stamps file and the stored
+//! community summaries. Those only
 //! save work (a missing pack entry costs a parse, missing stamps a hash), so a damaged one
 //! is reported and set aside, never trusted and never a reason to fail.
 //!
@@ -208,6 +209,7 @@ fn check_again(
 /// The derived files that do not verify, with what is wrong.
 fn damaged_derived_files(batho_dir: &Path) -> Vec<(PathBuf, String)> {
     let mut damaged = crate::facts_cache::damaged_packs(batho_dir);
+    damaged.extend(crate::algo::community_summary::damaged_summaries(batho_dir));
     if crate::stamps::file_is_damaged(batho_dir) {
         let problem = "it does not decode (damaged, truncated, or of another version)";
         damaged.push((crate::stamps::file_path(batho_dir), problem.into()));
@@ -240,7 +242,9 @@ fn check_derived_files(
             phase: DERIVED_PHASE,
             severity: Severity::Warning,
             what: what.clone(),
-            detail: format!("{problem}; derived, it only saves parsing or hashing"),
+            detail: format!(
+                "{problem}; derived, it only saves work (parsing, hashing or computing)"
+            ),
             repair: Some("set it aside: the next build or patch writes what it held".into()),
         };
         report.findings.push(finding.clone());
