@@ -117,13 +117,7 @@ pub fn status(root: &Path, verify: bool) -> Result<StatusReport, StorageError> {
     report.relationships = counts.edges;
     report.last_run = artifact.last_run();
     if verify {
-        let mut issues: Vec<String> = artifact
-            .verify(true)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        issues.extend(manifest_findings(&dir)?);
-        report.integrity = Some(issues);
+        report.integrity = Some(integrity_findings(&dir)?);
     }
     report.syntax_error_files = syntax_error_files(&artifact);
     let indexed = indexed_files(&artifact);
@@ -261,14 +255,17 @@ pub fn utc_timestamp(ms: i64) -> String {
     )
 }
 
-/// The problems `fix` finds in the manifests (the current one, each generation's copy,
-/// their checksums and agreement), found without changing anything: the artifact's
-/// segments verifying is not enough when a generation's manifest copy is damaged.
-fn manifest_findings(dir: &Path) -> Result<Vec<String>, StorageError> {
-    use batho_storage::fix::{FixOptions, Severity, fix};
+/// What `fix --deep --dry-run` finds (warnings and worse), changing nothing: the
+/// manifests and each generation's copy, the run history and the audit log, every segment
+/// against its name, the graph's structures, and the files the engine derives (facts-cache
+/// packs, stamps, community summaries). `status --verify` and `fix` thus agree on what is
+/// wrong: the segments verifying is not enough when a manifest copy or the audit log is
+/// damaged.
+fn integrity_findings(dir: &Path) -> Result<Vec<String>, StorageError> {
+    use crate::maintenance::fix::{FixOptions, Severity, fix};
     let options = FixOptions {
+        deep: true,
         dry_run: true,
-        phase: Some(1),
         ..FixOptions::default()
     };
     Ok(fix(dir, &options)?
