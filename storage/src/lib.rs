@@ -49,6 +49,7 @@ pub mod session;
 mod store;
 mod strings;
 pub mod text;
+mod verified;
 mod verify;
 mod verify_delta;
 mod writer;

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use batho_schema::{NodeKind, RelType, Roles};
 use memmap2::Mmap;
+
+use crate::verified::{FileStamp, VerifiedSegments};
 use roaring::RoaringBitmap;
 
 use crate::bitmaps::{Bitmaps, EMPTY};
@@ -113,6 +115,7 @@ fn map_segment(
     manifest: &ManifestBody,
     refs: &[crate::manifest::SegmentRef],
     kind: SegmentKind,
+    verified: Option<&mut VerifiedSegments>,
 ) -> Result<Segment> {
     let Some(r) = refs.iter().find(|s| s.kind == kind as u8) else {
         return Err(corrupt(
@@ -128,10 +131,8 @@ fn map_segment(
             StorageError::io(&path, e)
         }
     })?;
-    let len = file
-        .metadata()
-        .map_err(|e| StorageError::io(&path, e))?
-        .len();
+    let metadata = file.metadata().map_err(|e| StorageError::io(&path, e))?;
+    let len = metadata.len();
     if len != r.len || len < SEGMENT_HEADER_LEN as u64 {
         return Err(corrupt(
             &path,
@@ -160,6 +161,9 @@ fn map_segment(
             "payload length does not match the file length",
         ));
     }
+    if let Some(verified) = verified {
+        check_content(&map, &path, r, &metadata, verified)?;
+    }
     Ok(Segment {
         path,
         map,
@@ -168,16 +172,58 @@ fn map_segment(
     })
 }
 
+/// Hashes a segment against its name unless it has the stamp it had when it last did
+/// (`crate::verified`): a segment changed since it was written is an error, never read.
+fn check_content(
+    map: &[u8],
+    path: &Path,
+    reference: &crate::manifest::SegmentRef,
+    metadata: &std::fs::Metadata,
+    verified: &mut VerifiedSegments,
+) -> Result<()> {
+    let name = reference.file_name();
+    let stamp = FileStamp::of(metadata);
+    if verified.holds(&name, stamp) {
+        return Ok(());
+    }
+    if blake3::hash(map).as_bytes() != &reference.hash {
+        return Err(corrupt(
+            path,
+            "content does not match its blake3 name: the file changed since it was written",
+        ));
+    }
+    verified.record(&name, stamp);
+    Ok(())
+}
+
 fn corrupt(what: &Path, detail: impl Into<String>) -> StorageError {
     StorageError::corrupt(what.display().to_string(), detail)
 }
 
+/// Whether opening checks the segments' content against their names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ContentCheck {
+    /// Hash the segments whose stamps changed since they last hashed to their names
+    /// (`crate::verified`): what every reader does.
+    Stamped,
+    /// Map them as they are: `fix`, which hashes (deep) or deliberately does not (quick)
+    /// and must open damaged generations to repair them, and `load`, which verifies all.
+    Skip,
+}
+
 impl Artifact {
-    /// Opens the current generation of the store in `batho_dir` (read-only; creates nothing).
+    /// Opens the current generation of the store in `batho_dir` (read-only; creates
+    /// nothing but the cache of verified segment stamps). A segment changed since it was
+    /// written is a `Corrupt` error (`crate::verified`).
     pub fn open(batho_dir: &Path) -> Result<Artifact> {
+        Self::open_current(batho_dir, ContentCheck::Stamped)
+    }
+
+    /// [`Artifact::open`] with the content check `check`.
+    pub(crate) fn open_current(batho_dir: &Path, check: ContentCheck) -> Result<Artifact> {
         let path = batho_dir.join(names::MANIFEST);
         match read_manifest(&path)? {
-            Some(m) => Self::from_manifest(batho_dir, path, m),
+            Some(m) => Self::from_manifest(batho_dir, path, m, check),
             None => Err(StorageError::NoArtifact {
                 path: batho_dir.to_path_buf(),
             }),
@@ -186,9 +232,18 @@ impl Artifact {
 
     /// Opens generation `generation` from its kept manifest.
     pub fn open_generation(batho_dir: &Path, generation: u64) -> Result<Artifact> {
+        Self::open_kept_generation(batho_dir, generation, ContentCheck::Stamped)
+    }
+
+    /// [`Artifact::open_generation`] with the content check `check`.
+    pub(crate) fn open_kept_generation(
+        batho_dir: &Path,
+        generation: u64,
+        check: ContentCheck,
+    ) -> Result<Artifact> {
         let path = generation_manifest_path(batho_dir, generation);
         match read_manifest(&path)? {
-            Some(m) if m.generation == generation => Self::from_manifest(batho_dir, path, m),
+            Some(m) if m.generation == generation => Self::from_manifest(batho_dir, path, m, check),
             Some(_) => Err(corrupt(&path, "manifest carries another generation number")),
             None => Err(StorageError::NoSuchGeneration {
                 path: batho_dir.to_path_buf(),
@@ -201,6 +256,7 @@ impl Artifact {
         dir: &Path,
         manifest_path: PathBuf,
         manifest: ManifestBody,
+        check: ContentCheck,
     ) -> Result<Artifact> {
         let (layer, delta_layer) = match manifest.layers.as_slice() {
             [] => {
@@ -227,6 +283,7 @@ impl Artifact {
             .map_err(|_| corrupt(&manifest_path, "node count exceeds u32"))?;
         let e = u32::try_from(layer.edge_count)
             .map_err(|_| corrupt(&manifest_path, "edge count exceeds u32"))?;
+        let mut verified = (check == ContentCheck::Stamped).then(|| VerifiedSegments::load(dir));
         let mut segs = Vec::with_capacity(7);
         for kind in SegmentKind::BASE {
             segs.push(map_segment(
@@ -235,6 +292,7 @@ impl Artifact {
                 &manifest,
                 &layer.segments,
                 kind,
+                verified.as_mut(),
             )?);
         }
         if let Some(d) = delta_layer {
@@ -251,8 +309,12 @@ impl Artifact {
                     &manifest,
                     &d.segments,
                     kind,
+                    verified.as_mut(),
                 )?);
             }
+        }
+        if let Some(verified) = verified.as_mut() {
+            verified.save_if_changed(dir);
         }
         let pay = |k: usize| &segs[k].map[SEGMENT_HEADER_LEN..];
         let what = |k: usize| segs[k].path.display().to_string();
@@ -369,7 +431,7 @@ impl Artifact {
     pub(crate) fn base_only(&self) -> Result<Artifact> {
         let mut m = self.manifest.clone();
         m.layers.truncate(1);
-        Self::from_manifest(&self.dir, self.manifest_path.clone(), m)
+        Self::from_manifest(&self.dir, self.manifest_path.clone(), m, ContentCheck::Skip)
     }
 
     /// Whether this generation has a delta layer over its base.

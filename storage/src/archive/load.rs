@@ -496,7 +496,7 @@ pub(crate) fn load_with(
     }
 
     // 6. Deep verification of the unpacked artifact, before anything becomes current.
-    let art = Artifact::open(&tmp_dir)?;
+    let art = Artifact::open_current(&tmp_dir, crate::reader::ContentCheck::Skip)?;
     let issues = art.verify(true);
     drop(art);
     if !issues.is_empty() {

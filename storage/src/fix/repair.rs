@@ -15,7 +15,7 @@ use crate::audit::{AuditEntry, AuditLog};
 use crate::error::{Result, StorageError};
 use crate::format::{SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, encode_dbid, names};
 use crate::manifest::{ManifestBody, RunKind, RunRecord, RunStatus};
-use crate::reader::Artifact;
+use crate::reader::{Artifact, ContentCheck};
 use crate::store::{
     WriterLock, generation_manifest_path, io_err, now_ms, read_manifest, sync_dir, write_temp,
 };
@@ -241,7 +241,7 @@ fn restore_segments(
         let mut restored = false;
         for g in d.generations.iter().rev() {
             let layer = rebuilt.entry(*g).or_insert_with(|| {
-                let a = Artifact::open_generation(cx.dir, *g).ok()?;
+                let a = Artifact::open_kept_generation(cx.dir, *g, ContentCheck::Skip).ok()?;
                 // The base layer alone re-derives the base segments; a delta layer is
                 // re-derived from its own rows, edges and tombstones over that base.
                 let base = a.base_only().ok()?;
@@ -352,7 +352,7 @@ fn intact(
     {
         return None;
     }
-    let a = Artifact::open_generation(dir, m.generation).ok()?;
+    let a = Artifact::open_kept_generation(dir, m.generation, ContentCheck::Skip).ok()?;
     // A fallback target is checked in full whatever the mode: it is about to become current.
     a.verify(true).is_empty().then_some(a)
 }
@@ -476,14 +476,14 @@ fn repair_current(
             && cx.opts.deep
             && cx.has(4)
             && scan.structural.iter().all(|i| is_derived(&i.what))
-            && let Ok(a) = Artifact::open(dir)
+            && let Ok(a) = Artifact::open_current(dir, ContentCheck::Skip)
         {
             rebuild_derived(cx, lock, a, &cur, started, "the bitmaps segment".into())?;
             return Ok(false);
         }
         return fallback(cx, lock, &cur, unrestored, started);
     }
-    let Ok(a) = Artifact::open(dir) else {
+    let Ok(a) = Artifact::open_current(dir, ContentCheck::Skip) else {
         return fallback(cx, lock, &cur, unrestored, started);
     };
     if scan.structural.is_empty() || !cx.has(4) {

@@ -12,7 +12,7 @@ use crate::error::StorageError;
 use crate::format::{SEGMENT_HEADER_LEN, SegmentHeader, decode_dbid, names};
 use crate::gc::{DAMAGED_MARKER, TEMP_MARKER, list_files};
 use crate::manifest::{self, ManifestBody, SegmentRef};
-use crate::reader::Artifact;
+use crate::reader::{Artifact, ContentCheck};
 use crate::store::{generation_manifest_path, list_generations};
 use crate::verify::Issue;
 
@@ -662,9 +662,9 @@ fn graph_open(
     }
     let manifest_ok = s.manifest.as_ref().and_then(ManState::body).is_some();
     let opened = if manifest_ok {
-        Artifact::open(dir)
+        Artifact::open_current(dir, ContentCheck::Skip)
     } else {
-        Artifact::open_generation(dir, cur.generation)
+        Artifact::open_kept_generation(dir, cur.generation, ContentCheck::Skip)
     };
     let segs: Vec<SegmentRef> = cur
         .layers
