@@ -255,7 +255,8 @@ pub fn utc_timestamp(ms: i64) -> String {
     )
 }
 
-/// What `fix --deep --dry-run` finds (warnings and worse), changing nothing: the
+/// What `fix --deep --dry-run` finds (warnings and worse, leftovers of interrupted writes
+/// aside), changing nothing: the
 /// manifests and each generation's copy, the run history and the audit log, every segment
 /// against its name, the graph's structures, and the files the engine derives (facts-cache
 /// packs, stamps, community summaries). `status --verify` and `fix` thus agree on what is
@@ -271,9 +272,18 @@ fn integrity_findings(dir: &Path) -> Result<Vec<String>, StorageError> {
     Ok(fix(dir, &options)?
         .findings
         .iter()
-        .filter(|finding| finding.severity >= Severity::Warning)
+        .filter(|finding| finding.severity >= Severity::Warning && !is_leftover(&finding.what))
         .map(|finding| format!("{}: {}", finding.what, finding.detail))
         .collect())
+}
+
+/// Whether `what` names a leftover of an interrupted write (`*.tmp-<id>`, docs/format.md
+/// §1): garbage that no reader opens and `gc` deletes, not damage (a writer killed
+/// mid-commit leaves one, and the artifact is whole).
+fn is_leftover(what: &str) -> bool {
+    what.rsplit('/')
+        .next()
+        .is_some_and(|name| name.contains(".tmp-"))
 }
 
 #[cfg(test)]
