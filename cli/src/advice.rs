@@ -1,6 +1,7 @@
-//! What both binaries say when a path holds no artifact. Building is the way out only
-//! when the folder exists: for a mistyped path, advising `batho build` sends the user
-//! into a second error.
+//! What both binaries say when a path holds no artifact, and how they word the way out of
+//! an error about an artifact ([`remedy_hint`]: the one place the CLI names `batho fix`
+//! and `batho build` for an error). Building is the way out only when the folder exists:
+//! for a mistyped path, advising `batho build` sends the user into a second error.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,27 @@ pub(crate) fn repository_root(path: &Path) -> PathBuf {
         }
     } else {
         path.to_path_buf()
+    }
+}
+
+/// The way out of an error about the artifact of the repository at `root`, as a command
+/// to run.
+pub(crate) fn remedy_hint(remedy: batho_engine::Remedy, root: &Path) -> String {
+    let root = repository_root(root);
+    let root = root.display();
+    match remedy {
+        batho_engine::Remedy::Build => {
+            format!("run 'batho build {root}' to index the repository first")
+        }
+        batho_engine::Remedy::Rebuild => format!(
+            "run 'batho build --full {root}' to rebuild it (the old artifact is moved aside), or use a batho that reads its format"
+        ),
+        batho_engine::Remedy::Fix => {
+            format!("run 'batho fix {root}' to verify and repair the artifact")
+        }
+        batho_engine::Remedy::WaitForWriter => {
+            "another build or patch is writing this artifact; wait for it, then retry".to_owned()
+        }
     }
 }
 

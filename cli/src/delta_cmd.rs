@@ -3,7 +3,7 @@
 //! `batho diff` shares.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use batho_engine::diff::{
     ChangeKind, DiffError, DiffFilter, NodeChange, NodeSnapshot, RunDiff, diff_runs, resolve_delta,
@@ -40,20 +40,23 @@ pub(crate) struct DeltaArgs {
 }
 
 /// A diff error as a CLI failure: 2 for a missing or unreadable artifact, 1 otherwise.
-pub(crate) fn diff_failure(e: &DiffError) -> Failure {
+pub(crate) fn diff_failure(e: &DiffError, dir: &Path) -> Failure {
     if let DiffError::NoArtifact { path } = e {
         return no_artifact(path);
     }
     Failure {
         message: e.to_string(),
-        hint: e.hint(),
+        hint: e.hint().or_else(|| {
+            e.remedy()
+                .map(|remedy| crate::advice::remedy_hint(remedy, dir))
+        }),
         code: if e.is_client_error() { 1 } else { 2 },
     }
 }
 
 pub(crate) fn run(args: DeltaArgs) -> Result<(), Failure> {
     let dir = batho_dir(args.path);
-    let pair = resolve_delta(&dir, args.run.as_deref()).map_err(|e| diff_failure(&e))?;
+    let pair = resolve_delta(&dir, args.run.as_deref()).map_err(|e| diff_failure(&e, &dir))?;
     let filter = DiffFilter {
         kinds: args
             .kind
@@ -66,7 +69,7 @@ pub(crate) fn run(args: DeltaArgs) -> Result<(), Failure> {
         offset: args.offset,
         limit: Some(args.limit),
     };
-    let d = diff_runs(&dir, &pair, &filter).map_err(|e| diff_failure(&e))?;
+    let d = diff_runs(&dir, &pair, &filter).map_err(|e| diff_failure(&e, &dir))?;
     if args.json {
         print_json(&d, &filter);
     } else {

@@ -45,13 +45,13 @@ pub(crate) fn run(args: DiffArgs) -> Result<(), Failure> {
         Some(s) => resolve_since(&dir, s, args.run.as_deref()),
         None => resolve_delta(&dir, args.run.as_deref()),
     }
-    .map_err(|e| diff_failure(&e))?;
+    .map_err(|e| diff_failure(&e, &dir))?;
     let filter = DiffFilter {
         file: args.file,
         entity: args.entity,
         ..DiffFilter::default()
     };
-    let d = diff_runs(&dir, &pair, &filter).map_err(|e| diff_failure(&e))?;
+    let d = diff_runs(&dir, &pair, &filter).map_err(|e| diff_failure(&e, &dir))?;
     if args.json {
         print_json(&d, &filter);
     } else {

@@ -68,7 +68,10 @@ pub(crate) fn run(args: PatchArgs) -> Result<(), Failure> {
         PatchError::NoArtifact(_) | PatchError::NotADirectory(_) => no_artifact(&root),
         e => Failure {
             message: e.to_string(),
-            hint: e.hint().map(str::to_owned),
+            hint: e.hint().map(str::to_owned).or_else(|| {
+                e.remedy()
+                    .map(|remedy| crate::advice::remedy_hint(remedy, &root))
+            }),
             code: if e.is_usage() { 2 } else { 1 },
         },
     })?;
@@ -133,7 +136,8 @@ fn run_delta(root: &Path, report: &PatchReport) -> Result<(DiffStats, Vec<NodeCh
         return Ok((DiffStats::default(), Vec::new()));
     };
     let dir = artifact_dir(root);
-    let pair = resolve_delta(&dir, Some(&run.uuid)).map_err(|e| diff_failure(&e))?;
-    let delta = diff_runs(&dir, &pair, &DiffFilter::default()).map_err(|e| diff_failure(&e))?;
+    let pair = resolve_delta(&dir, Some(&run.uuid)).map_err(|e| diff_failure(&e, &dir))?;
+    let delta =
+        diff_runs(&dir, &pair, &DiffFilter::default()).map_err(|e| diff_failure(&e, &dir))?;
     Ok((delta.diff.stats, delta.diff.changes))
 }

@@ -97,10 +97,9 @@ pub(crate) fn run(args: QueryArgs) -> Result<(), Failure> {
         QueryError::NoArtifact { .. } => no_artifact(&root),
         e => Failure {
             message: e.to_string(),
-            hint: Some(format!(
-                "run 'batho fix {}' to verify and repair the artifact",
-                root.display()
-            )),
+            hint: e
+                .remedy()
+                .map(|remedy| crate::advice::remedy_hint(remedy, &root)),
             code: 2,
         },
     })?;

@@ -37,12 +37,13 @@ pub(crate) fn batho_dir(path: Option<PathBuf>) -> PathBuf {
 pub(crate) fn storage_failure(e: &StorageError, dir: &Path) -> Failure {
     let hint = match e {
         StorageError::NoArtifact { .. } => return no_artifact(dir),
-        StorageError::Locked { .. } => "wait for the running build to finish, then retry".into(),
-        _ => "run 'batho fix' to verify and repair the artifact".into(),
+        e => e
+            .remedy()
+            .map(|remedy| crate::advice::remedy_hint(remedy, dir)),
     };
     Failure {
         message: e.to_string(),
-        hint: Some(hint),
+        hint,
         code: 1,
     }
 }

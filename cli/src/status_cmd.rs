@@ -26,12 +26,8 @@ pub(crate) fn run(args: StatusArgs) -> Result<(), Failure> {
     if !root.is_dir() {
         return Err(no_artifact(&root));
     }
-    let report = status::status(&root, args.verify).map_err(|e| {
-        Failure::new(
-            e.to_string(),
-            Some("run 'batho fix' to verify and repair it, or 'batho build --full' to rebuild it"),
-        )
-    })?;
+    let report = status::status(&root, args.verify)
+        .map_err(|e| crate::runs_cmd::storage_failure(&e, &root))?;
     if args.json {
         let value = json!({
             "path": report.root,

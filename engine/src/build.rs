@@ -163,6 +163,15 @@ pub enum BuildError {
 }
 
 impl BuildError {
+    /// The way out of an error about the artifact, for a front end to word (where
+    /// [`BuildError::hint`] has nothing more specific).
+    pub fn remedy(&self) -> Option<batho_storage::Remedy> {
+        match self {
+            BuildError::Storage(error) => error.remedy(),
+            _ => None,
+        }
+    }
+
     /// An actionable hint for people, when there is one.
     pub fn hint(&self) -> Option<&'static str> {
         match self {

@@ -32,6 +32,10 @@ pub mod testing {
 }
 pub mod mem;
 mod par;
+
+/// The way out of an error about an artifact (build it, rebuild it, fix it, wait for the
+/// writer), named by the engine and worded by each front end for its reader.
+pub use batho_storage::Remedy;
 pub mod patch;
 pub mod query;
 pub mod repo_files;

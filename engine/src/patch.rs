@@ -262,6 +262,16 @@ impl PatchReport {
 }
 
 impl PatchError {
+    /// The way out of an error about the artifact, for a front end to word (where
+    /// [`PatchError::hint`] has nothing more specific).
+    pub fn remedy(&self) -> Option<batho_storage::Remedy> {
+        match self {
+            PatchError::NoArtifact(_) => Some(batho_storage::Remedy::Build),
+            PatchError::Storage(error) => error.remedy(),
+            _ => None,
+        }
+    }
+
     /// An actionable hint for people, when there is one.
     pub fn hint(&self) -> Option<&'static str> {
         match self {

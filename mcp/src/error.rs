@@ -45,6 +45,29 @@ impl ToolError {
         self
     }
 
+    /// Adds the way out of an error about an artifact, worded for an agent: the one place
+    /// the server names the tools that build, rebuild and fix (the engine names the
+    /// remedy, the CLI words it as commands).
+    pub fn remedy(self, remedy: Option<batho_engine::Remedy>) -> Self {
+        let Some(remedy) = remedy else {
+            return self;
+        };
+        self.hint(match remedy {
+            batho_engine::Remedy::Build => {
+                "index the repository first: batho_build (if enabled) or 'batho build' in a terminal"
+            }
+            batho_engine::Remedy::Rebuild => {
+                "rebuild it: batho_build with full=true (if enabled) or 'batho build --full' in a terminal; the old artifact is moved aside"
+            }
+            batho_engine::Remedy::Fix => {
+                "call batho_fix (dry_run=true first) to verify and repair the artifact"
+            }
+            batho_engine::Remedy::WaitForWriter => {
+                "another batho process is writing this artifact; retry when it has finished"
+            }
+        })
+    }
+
     /// The MCP result: `isError`, text `Error: …\nHint: …`, and the structured payload.
     pub fn into_result(self) -> CallToolResult {
         let mut text = format!("Error: {}", self.message);

@@ -139,7 +139,7 @@ impl State {
         let db = Database::open(&repo.path).map_err(|e| match e {
             QueryError::NoArtifact { .. } => missing_artifact(&repo.path),
             e => ToolError::server(format!("cannot open the artifact of '{}': {e}", repo.name))
-                .hint("run 'batho fix' on the repository, or rebuild it with 'batho build --full'"),
+                .remedy(e.remedy()),
         })?;
         let db = Arc::new(db);
         // The stamp is taken from the manifest the database actually read, so a commit

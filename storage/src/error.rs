@@ -1,7 +1,9 @@
 //! The error type of every storage operation.
 //!
-//! Messages are written for the person running `batho`: they name the file involved and,
-//! where one exists, the way out (`batho fix`, `batho build`).
+//! Messages name the file involved and what is wrong with it. The way out is not in the
+//! message: [`StorageError::remedy`] names it, and each front end words it once for its
+//! reader (`run 'batho fix PATH'` in a terminal, `call batho_fix` for an agent), so that no
+//! message carries a hint for another front end or a hint twice.
 
 use std::path::PathBuf;
 
@@ -19,7 +21,7 @@ pub enum StorageError {
         source: std::io::Error,
     },
     /// The bytes on disk do not form a valid artifact.
-    #[error("corrupt artifact ({what}): {detail}; run `batho fix` to verify and repair")]
+    #[error("corrupt artifact ({what}): {detail}")]
     Corrupt {
         /// Which file or structure is damaged.
         what: String,
@@ -28,7 +30,7 @@ pub enum StorageError {
     },
     /// The file was written by a different (older or newer) on-disk format version.
     #[error(
-        "{} uses on-disk format version {found}, this batho reads version {expected}; rebuild with `batho build --full` or use a matching batho",
+        "{} uses on-disk format version {found}, this batho reads version {expected}",
         path.display()
     )]
     UnsupportedFormat {
@@ -48,7 +50,7 @@ pub enum StorageError {
         what: String,
     },
     /// No graph has been committed in this `.batho/` directory yet.
-    #[error("no artifact in {}: run `batho build` first", path.display())]
+    #[error("no artifact in {}", path.display())]
     NoArtifact {
         /// The `.batho/` directory.
         path: PathBuf,
@@ -102,7 +104,31 @@ pub enum StorageError {
     },
 }
 
+/// The way out of an error, which each front end words for its reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Remedy {
+    /// Index the repository: nothing is built there yet.
+    Build,
+    /// Build the artifact again from the source, or use a batho that reads its format.
+    Rebuild,
+    /// Verify the artifact and repair what can be repaired.
+    Fix,
+    /// Wait for the process that writes the artifact, then try again.
+    WaitForWriter,
+}
+
 impl StorageError {
+    /// The way out of this error, if there is one.
+    pub fn remedy(&self) -> Option<Remedy> {
+        match self {
+            StorageError::Corrupt { .. } => Some(Remedy::Fix),
+            StorageError::UnsupportedFormat { .. } => Some(Remedy::Rebuild),
+            StorageError::NoArtifact { .. } => Some(Remedy::Build),
+            StorageError::Locked { .. } => Some(Remedy::WaitForWriter),
+            _ => None,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         StorageError::Io {
             path: path.into(),

@@ -58,7 +58,7 @@ mod writer;
 mod crash_tests;
 
 pub use cursor::NameCursor;
-pub use error::{Result, StorageError};
+pub use error::{Remedy, Result, StorageError};
 pub use fragment::{GraphFragment, materialize_fragment};
 pub use input::{
     CONTENT_HASH_LEN, EdgeInput, GraphBuilder, IdText, NodeIdx, NodeInput, NodeScores, Sites,

@@ -105,10 +105,13 @@ impl Session {
                 let (message, hint) = crate::advice::no_artifact_advice(path);
                 Err(format!("error: {message}\nhint: {hint}"))
             }
-            Err(e) => Err(format!(
-                "error: {e}\nhint: run 'batho fix {}' to verify and repair the artifact",
-                path.display()
-            )),
+            Err(e) => Err(match e.remedy() {
+                Some(remedy) => format!(
+                    "error: {e}\nhint: {}",
+                    crate::advice::remedy_hint(remedy, path)
+                ),
+                None => format!("error: {e}"),
+            }),
         }
     }
 

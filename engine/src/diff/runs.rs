@@ -92,6 +92,14 @@ pub enum DiffError {
 }
 
 impl DiffError {
+    /// The way out of an error of the store, for a front end to word.
+    pub fn remedy(&self) -> Option<batho_storage::Remedy> {
+        match self {
+            DiffError::Storage(error) => error.remedy(),
+            _ => None,
+        }
+    }
+
     /// What to do about it.
     pub fn hint(&self) -> Option<String> {
         let list = |r: &[u64]| {
@@ -128,9 +136,8 @@ impl DiffError {
             DiffError::EmptyGeneration { .. } => {
                 Some("compare with the generation of a completed run".into())
             }
-            DiffError::Storage(_) => {
-                Some("run 'batho fix' to verify and repair the artifact".into())
-            }
+            // Worded by each front end from `remedy`.
+            DiffError::Storage(_) => None,
         }
     }
 

@@ -274,7 +274,7 @@ pub enum QueryError {
         bound: Bound,
     },
     /// No artifact at the path.
-    #[error("no Batho artifact at {}: run `batho build` first", .path.display())]
+    #[error("no Batho artifact at {}", .path.display())]
     NoArtifact {
         /// The path given.
         path: PathBuf,
@@ -312,6 +312,15 @@ fn render_diags(d: &[Diagnostic]) -> String {
 }
 
 impl QueryError {
+    /// The way out of an error about the artifact, for a front end to word.
+    pub fn remedy(&self) -> Option<batho_storage::Remedy> {
+        match self {
+            QueryError::NoArtifact { .. } => Some(batho_storage::Remedy::Build),
+            QueryError::Storage(error) => error.remedy(),
+            _ => None,
+        }
+    }
+
     /// Whether the query itself is at fault (CLI exit code 1) rather than the artifact or
     /// the environment (exit code 2).
     pub fn is_query_error(&self) -> bool {

@@ -141,8 +141,7 @@ pub(crate) fn batho_fix(st: &State, a: FixArgs) -> Result<Reply, ToolError> {
     // The same operation as a BQL statement, for `batho query` or `batho-ql`.
     let statement = MaintenanceCall::Fix(opts.clone()).statement();
     let report = fix(&dir, &opts).map_err(|e| {
-        ToolError::server(format!("fix of '{}' failed: {e}", repo.name))
-            .hint("run 'batho fix' in a terminal for the full report")
+        ToolError::server(format!("fix of '{}' failed: {e}", repo.name)).remedy(e.remedy())
     })?;
     let output = FixOutput {
         repo: repo.name.clone(),

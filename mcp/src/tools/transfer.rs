@@ -30,13 +30,12 @@ use crate::state::{State, missing_artifact};
 fn storage_error(repo: &RepoEntry, e: &StorageError) -> ToolError {
     match e {
         StorageError::NoArtifact { .. } => missing_artifact(&repo.path),
-        StorageError::Locked { .. } => ToolError::server(e.to_string())
-            .hint("another batho process is writing; retry when it has finished"),
         StorageError::InvalidInput { .. } | StorageError::NoSuchGeneration { .. } => {
             ToolError::client(e.to_string()).hint("list runs with batho_list_runs")
         }
-        _ => ToolError::server(e.to_string())
-            .hint("run batho_fix (dry_run=true) to check the artifact"),
+        _ => {
+            ToolError::server(e.to_string()).remedy(e.remedy().or(Some(batho_engine::Remedy::Fix)))
+        }
     }
 }
 
