@@ -684,3 +684,29 @@ fn without_the_source_the_report_says_what_the_rollback_lost() {
         "the rolled-back graph stays"
     );
 }
+
+/// A query on a damaged artifact fails (the open hashes the changed segment) and names
+/// the way out once, as a command for this repository (issue 28, item 14).
+#[test]
+fn a_damaged_artifact_fails_a_query_with_one_fix_hint() {
+    let (_tmp, repo) = copy_repo("examples/demo");
+    run_ok(&["build", arg(&repo)]);
+    damage_start_lines(&repo.join(".batho"));
+    let out = run(&[
+        "query",
+        "--repo",
+        arg(&repo),
+        "MATCH (f:Function) RETURN f.name",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("batho fix").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("run 'batho fix {}'", repo.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("does not match its blake3 name"),
+        "{stderr}"
+    );
+}
