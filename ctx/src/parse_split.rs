@@ -6,7 +6,8 @@
 //! an included range of the whole text (positions stay the file's own), on two cores.
 //!
 //! The cut is a blank line near the middle at nesting depth zero: outside every brace,
-//! parenthesis, comment, string, character literal and `#if` block, and not inside a
+//! parenthesis, comment, string, character literal and `#if` block (an include guard
+//! does not count, nor a brace opened only for C++, as `extern "C" {`, or under `#if 0`), and not inside a
 //! macro continued by `\`. The scan is a simple lexer, not a parser; where it is fooled
 //! (a raw string literal, say) the halves still parse, only less cleanly, and every chunk
 //! is still whole lines within the budget.
@@ -50,7 +51,8 @@ fn is_blank_line(text: &str, starts: &[usize], line: usize) -> bool {
 fn depth_at_line_starts(bytes: &[u8], starts: &[usize]) -> Vec<bool> {
     let mut at_zero = Vec::with_capacity(starts.len());
     let mut state = State::Code;
-    let (mut braces, mut parentheses, mut conditionals) = (0i64, 0i64, 0i64);
+    let (mut braces, mut parentheses) = (0i64, 0i64);
+    let mut conditionals: Vec<Conditional> = Vec::new();
     let mut continued = false;
     for (line, &start) in starts.iter().enumerate() {
         let end = starts.get(line + 1).copied().unwrap_or(bytes.len());
@@ -60,18 +62,27 @@ fn depth_at_line_starts(bytes: &[u8], starts: &[usize]) -> Vec<bool> {
                 && !continued
                 && braces == 0
                 && parentheses == 0
-                && conditionals == 0,
+                && conditionals.iter().all(|open| open.guard),
         );
         let body = trim_line_end(text);
         let was_continued = continued;
         continued = body.last() == Some(&b'\\');
         if state == State::Code && !was_continued {
-            conditionals += conditional_step(body);
+            conditional_step(body, &mut conditionals);
         }
         if state == State::LineComment {
             state = State::Code;
         }
-        state = scan_line(body, state, &mut braces, &mut parentheses);
+        // `extern "C" {` under `#ifdef __cplusplus` opens a block only in C++, and its
+        // `}` comes much later under another such test: counted, it would leave a whole
+        // header (sqlite3.h in the amalgamation, where the test reads `#if 0`) at depth one.
+        let (mut ignored_braces, mut ignored_parentheses) = (0, 0);
+        let not_c = conditionals.iter().any(|open| open.not_c);
+        state = if not_c {
+            scan_line(body, state, &mut ignored_braces, &mut ignored_parentheses)
+        } else {
+            scan_line(body, state, &mut braces, &mut parentheses)
+        };
         if matches!(state, State::String | State::Character) && !continued {
             // An unterminated literal ends with its line, as in C.
             state = State::Code;
@@ -88,19 +99,63 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
     &line[..end]
 }
 
-/// +1 for a line opening a `#if`, `#ifdef` or `#ifndef`, -1 for `#endif`, else 0.
-fn conditional_step(line: &[u8]) -> i64 {
+/// One open conditional block: whether its condition is one the scan understands
+/// (`__cplusplus`, or `0`), and whether its current branch is left out of a C compile.
+#[derive(Clone)]
+struct Conditional {
+    understood: bool,
+    not_c: bool,
+    /// The name an `#ifndef` tests.
+    guard_candidate: Option<Vec<u8>>,
+    /// An include guard (`#ifndef X` whose block defines `X`, as sqlite's
+    /// `#ifndef SQLITE_AMALGAMATION` does two lines down): it wraps a whole header, so the
+    /// constructs inside it are top-level ones, and a cut may fall among them.
+    guard: bool,
+}
+
+/// Follows the conditional blocks: `#if`, `#ifdef` and `#ifndef` open one, `#endif`
+/// closes it. A branch is left out of a C compile under `#ifdef __cplusplus`,
+/// `#if defined(__cplusplus)` and `#if 0` (sqlite's amalgamation turns the first into the
+/// last), and in the `#else` of `#ifndef __cplusplus` or `#if !defined(__cplusplus)`; an
+/// `#elif` is taken as compiled.
+fn conditional_step(line: &[u8], conditionals: &mut Vec<Conditional>) {
     let line = line.trim_ascii_start();
     let Some(directive) = line.strip_prefix(b"#") else {
-        return 0;
+        return;
     };
     let directive = directive.trim_ascii_start();
+    let tests_cplusplus = directive.windows(11).any(|word| word == b"__cplusplus");
+    let if_zero = directive
+        .strip_prefix(b"if")
+        .is_some_and(|condition| condition.trim_ascii() == b"0");
     if directive.starts_with(b"endif") {
-        -1
+        conditionals.pop();
     } else if directive.starts_with(b"if") {
-        1
-    } else {
-        0
+        let ifndef = directive.strip_prefix(b"ifndef");
+        let negated = ifndef.is_some() || directive.contains(&b'!');
+        conditionals.push(Conditional {
+            understood: tests_cplusplus || if_zero,
+            not_c: (tests_cplusplus && !negated) || if_zero,
+            guard_candidate: ifndef.map(|name| name.trim_ascii().to_vec()),
+            guard: false,
+        });
+    } else if let Some(name) = directive.strip_prefix(b"define") {
+        let defined = name
+            .trim_ascii_start()
+            .split(|byte| byte.is_ascii_whitespace())
+            .next();
+        if let Some(open) = conditionals.last_mut()
+            && open.guard_candidate.is_some()
+            && open.guard_candidate.as_deref() == defined
+        {
+            open.guard = true;
+        }
+    } else if let Some(open) = conditionals.last_mut() {
+        if directive.starts_with(b"elif") {
+            open.not_c = false;
+        } else if directive.starts_with(b"else") && open.understood {
+            open.not_c = !open.not_c;
+        }
     }
 }
 
@@ -221,5 +276,40 @@ mod tests {
         let text = parts.join("\n");
         let line = split_line(&text, &starts(&text)).expect("a cut");
         assert_eq!(line_text(&text, line), "");
+    }
+
+    #[test]
+    fn a_block_opened_only_for_cplusplus_does_not_count() {
+        let mut parts = functions(2000);
+        parts[0].insert_str(0, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+        parts[1999].push_str("#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n");
+        // Its #else is C: a brace opened there counts.
+        parts[1000].push_str("#ifndef __cplusplus\nint c_only;\n#else\nint cxx_only;\n#endif\n");
+        let text = parts.join("\n");
+        let line = split_line(&text, &starts(&text)).expect("a cut");
+        assert_eq!(line_text(&text, line), "");
+        let mut parts = functions(3000);
+        parts[800].push_str(
+            "#if !defined(__cplusplus)\n#else\n#endif\n#ifndef __cplusplus\nstruct c {\n#endif\n",
+        );
+        parts[2200].push_str("#ifndef __cplusplus\n};\n#endif\n");
+        let text = parts.join("\n");
+        assert_eq!(split_line(&text, &starts(&text)), None, "a C block counts");
+    }
+
+    #[test]
+    fn a_cut_may_fall_inside_an_include_guard() {
+        let mut parts = functions(2000);
+        parts[0].insert_str(0, "#ifndef DEMO_H\n#define DEMO_H\n");
+        parts[1999].push_str("#endif /* DEMO_H */\n");
+        let text = parts.join("\n");
+        let line = split_line(&text, &starts(&text)).expect("a cut");
+        assert_eq!(line_text(&text, line), "");
+        // An #ifndef that defines something else is a conditional block like any other.
+        let mut parts = functions(3000);
+        parts[800].push_str("#ifndef HAVE_X\n#define OTHER 1\n");
+        parts[2200].push_str("#endif\n");
+        let text = parts.join("\n");
+        assert_eq!(split_line(&text, &starts(&text)), None);
     }
 }
