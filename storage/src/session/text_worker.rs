@@ -133,17 +133,12 @@ impl Held {
     /// Drops the index on `label` and `key`; whether there was one.
     pub(crate) fn remove_index(&mut self, label: u32, key: u32) -> bool {
         self.settle();
-        let before = self.names.len();
-        let keep: Vec<bool> = self
-            .names
-            .iter()
-            .map(|&(other_label, other_key)| !(other_label == label && other_key == key))
-            .collect();
-        let mut flags = keep.iter();
-        self.names.retain(|_| *flags.next().unwrap_or(&true));
-        let mut flags = keep.iter();
-        self.indexes.retain(|_| *flags.next().unwrap_or(&true));
-        self.names.len() < before
+        let Some(position) = self.names.iter().position(|&name| name == (label, key)) else {
+            return false;
+        };
+        self.names.remove(position);
+        self.indexes.remove(position);
+        true
     }
 
     /// Indexes `value` as node `node`'s text in the index at `position`: here, or by the
