@@ -94,7 +94,7 @@ fn heal_from_source(
                     "the rollback lost {lost}; the source could not bring it back: {why}"
                 ),
                 repair: Some(
-                    "restore the source tree and run `fix` again, or run `build --full`".into(),
+                    "restore the source tree and fix again, or build again in full".into(),
                 ),
             };
             report.remaining.push(finding.clone());
@@ -105,7 +105,7 @@ fn heal_from_source(
     Ok(())
 }
 
-/// `N run(s): patch of generation G ("message"), …`.
+/// `the patch that made generation G (its message), the build that made …`.
 fn lost_runs_text(rollback: &RollBack) -> String {
     if rollback.lost_runs.is_empty() {
         return "no recorded run".into();
