@@ -6,11 +6,11 @@
 //! an included range of the whole text (positions stay the file's own), on two cores.
 //!
 //! The cut is a blank line near the middle at nesting depth zero: outside every brace,
-//! parenthesis, comment, string, character literal and `#if` block (an include guard
-//! does not count, nor a brace opened only for C++, as `extern "C" {`, or under `#if 0`), and not inside a
-//! macro continued by `\`. The scan is a simple lexer, not a parser; where it is fooled
-//! (a raw string literal, say) the halves still parse, only less cleanly, and every chunk
-//! is still whole lines within the budget.
+//! parenthesis, comment, string, character literal and `#if` block, and not inside a macro
+//! continued by `\`. An include guard does not count as a block, nor does a brace opened
+//! only for C++ (`extern "C" {`) or under `#if 0`. The scan is a simple lexer, not a
+//! parser; where it is fooled (a raw string literal, say) the halves still parse, only less
+//! cleanly, and every chunk is still whole lines within the budget.
 
 /// Files smaller than this are parsed whole: a second thread costs more than it saves.
 pub(crate) const SPLIT_FROM_BYTES: usize = 64 << 10;
