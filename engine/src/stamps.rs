@@ -9,8 +9,8 @@
 //!
 //! Racy stamps: a file written within the timestamp granularity of the moment it was
 //! hashed could change again without its stamp changing. A stamp is therefore recorded
-//! only for a file whose mtime and ctime are older than [`RACY_MARGIN_NS`] before the
-//! hashing began; others are hashed again next time.
+//! only when it is not racy for the hashing ([`Stamp::is_racy`]); others are hashed again
+//! next time.
 //!
 //! The stamps live in `.batho/stamps`, rewritten (temporary file, rename) under the writer
 //! lock after each build and patch. They are an accelerator: a missing, damaged or foreign
@@ -21,56 +21,14 @@ use std::path::{Path, PathBuf};
 
 use batho_storage::{CONTENT_HASH_LEN, StoredHash};
 
-/// How much older than the start of hashing a file's mtime and ctime must be for its
-/// stamp to be trusted later (file system timestamps can be coarser than a millisecond).
-pub(crate) const RACY_MARGIN_NS: i64 = 2_000_000_000;
+/// What `stat` says about a file, as far as change detection cares (the store's stamp
+/// type: its verified segments use the same).
+pub use batho_storage::file_stamp::FileStamp as Stamp;
+pub(crate) use batho_storage::file_stamp::now_ns;
 
 const MAGIC: &[u8; 8] = b"BATHOSTM";
 const VERSION: u32 = 2;
 const FILE_NAME: &str = "stamps";
-
-/// What `stat` says about a file, as far as change detection cares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stamp {
-    size: u64,
-    mtime_ns: i64,
-    ctime_ns: i64,
-    ino: u64,
-    dev: u64,
-}
-
-impl Stamp {
-    /// The stamp of a file's metadata; `None` where the platform lacks ctime and inodes.
-    pub fn of(m: &std::fs::Metadata) -> Option<Stamp> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            Some(Stamp {
-                size: m.size(),
-                mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
-                ctime_ns: m.ctime().saturating_mul(1_000_000_000) + m.ctime_nsec(),
-                ino: m.ino(),
-                dev: m.dev(),
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = m;
-            None
-        }
-    }
-
-    fn newest_ns(&self) -> i64 {
-        self.mtime_ns.max(self.ctime_ns)
-    }
-}
-
-/// Nanoseconds since the Unix epoch, now.
-pub(crate) fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-}
 
 /// The recorded stamps, by repository path, with the (stored) content hash the file had
 /// when stamped.
@@ -123,7 +81,7 @@ impl Stamps {
         hashed_from_ns: i64,
     ) {
         match stamp {
-            Some(s) if s.newest_ns() < hashed_from_ns.saturating_sub(RACY_MARGIN_NS) => {
+            Some(s) if !s.is_racy(hashed_from_ns) => {
                 let mut h = [0; CONTENT_HASH_LEN];
                 h.copy_from_slice(&hash[..CONTENT_HASH_LEN]);
                 self.entries.insert(path.to_owned(), (s, h));
@@ -171,7 +129,7 @@ impl Stamps {
             let (s, h) = &self.entries[p];
             out.extend_from_slice(&(p.len() as u32).to_le_bytes());
             out.extend_from_slice(p.as_bytes());
-            for v in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev] {
+            for v in s.fields() {
                 out.extend_from_slice(&v.to_le_bytes());
             }
             out.extend_from_slice(h);
@@ -195,13 +153,7 @@ impl Stamps {
         for _ in 0..count {
             let len = r.u32()? as usize;
             let path = std::str::from_utf8(r.take(len)?).ok()?.to_owned();
-            let stamp = Stamp {
-                size: r.u64()?,
-                mtime_ns: r.u64()? as i64,
-                ctime_ns: r.u64()? as i64,
-                ino: r.u64()?,
-                dev: r.u64()?,
-            };
+            let stamp = Stamp::from_fields([r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?]);
             let hash: StoredHash = r.take(CONTENT_HASH_LEN)?.try_into().ok()?;
             entries.insert(path, (stamp, hash));
         }
@@ -255,13 +207,8 @@ mod tests {
     use super::*;
 
     fn stamp(mtime_s: i64, ctime_s: i64) -> Stamp {
-        Stamp {
-            size: 10,
-            mtime_ns: mtime_s * 1_000_000_000,
-            ctime_ns: ctime_s * 1_000_000_000,
-            ino: 7,
-            dev: 1,
-        }
+        let nanoseconds = |seconds: i64| (seconds * 1_000_000_000) as u64;
+        Stamp::from_fields([10, nanoseconds(mtime_s), nanoseconds(ctime_s), 7, 1])
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod cursor;
 mod delta;
 mod delta_write;
 mod error;
+pub mod file_stamp;
 pub mod fix;
 pub mod format;
 mod fragment;

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use batho_schema::{NodeKind, RelType, Roles};
 use memmap2::Mmap;
 
-use crate::verified::{FileStamp, VerifiedSegments};
+use crate::file_stamp::FileStamp;
+use crate::verified::VerifiedSegments;
 use roaring::RoaringBitmap;
 
 use crate::bitmaps::{Bitmaps, EMPTY};

@@ -13,57 +13,16 @@
 //! write: media decay under an unchanged ctime; `status --verify` and `fix --deep` re-hash
 //! everything and find that.
 //!
-//! Racy stamps: a file changed within the timestamp granularity of the moment it was
-//! hashed could change again without its stamp changing, so a stamp is recorded only when
-//! the file's ctime is [`RACY_MARGIN_NS`] older than the hashing (the first open right
-//! after a commit hashes the new segments, a later one records them).
+//! Racy stamps ([`FileStamp::is_racy`]) are not recorded: the first open right after a
+//! commit hashes the new segments, a later one records them.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-/// How much older than the hashing a file's ctime must be for its stamp to be recorded.
-const RACY_MARGIN_NS: i64 = 2_000_000_000;
+use crate::file_stamp::{FileStamp, now_ns};
 
 const FILE_NAME: &str = "verified";
 const HEADER: &str = "batho verified segments 1";
-
-/// What `stat` says of a segment file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FileStamp {
-    size: u64,
-    mtime_ns: i64,
-    ctime_ns: i64,
-    ino: u64,
-    dev: u64,
-}
-
-impl FileStamp {
-    /// The stamp of `metadata`; `None` where the platform has no ctime or inodes.
-    pub(crate) fn of(metadata: &std::fs::Metadata) -> Option<FileStamp> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            Some(FileStamp {
-                size: metadata.size(),
-                mtime_ns: metadata
-                    .mtime()
-                    .saturating_mul(1_000_000_000)
-                    .saturating_add(metadata.mtime_nsec()),
-                ctime_ns: metadata
-                    .ctime()
-                    .saturating_mul(1_000_000_000)
-                    .saturating_add(metadata.ctime_nsec()),
-                ino: metadata.ino(),
-                dev: metadata.dev(),
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = metadata;
-            None
-        }
-    }
-}
 
 /// The recorded stamps of the segments of one artifact, by file name.
 #[derive(Debug, Default)]
@@ -92,14 +51,12 @@ impl VerifiedSegments {
         stamp.is_some_and(|stamp| self.stamps.get(name) == Some(&stamp))
     }
 
-    /// Records that `name` with `stamp` hashed to its name, unless the stamp is racy.
+    /// Records that `name` with `stamp` hashed to its name just now, unless the stamp is
+    /// racy.
     pub(crate) fn record(&mut self, name: &str, stamp: Option<FileStamp>) {
-        let Some(stamp) = stamp else {
+        let Some(stamp) = stamp.filter(|stamp| !stamp.is_racy(now_ns())) else {
             return;
         };
-        if stamp.ctime_ns >= now_ns().saturating_sub(RACY_MARGIN_NS) {
-            return;
-        }
         self.stamps.insert(name.to_string(), stamp);
         self.changed = true;
     }
@@ -123,14 +80,6 @@ impl VerifiedSegments {
     }
 }
 
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| {
-            i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX)
-        })
-}
-
 /// A header line, a line per segment (`name size mtime ctime inode device`, sorted), and
 /// the blake3 of everything before as the last line.
 fn encode(stamps: &HashMap<String, FileStamp>) -> String {
@@ -138,11 +87,8 @@ fn encode(stamps: &HashMap<String, FileStamp>) -> String {
     names.sort();
     let mut text = format!("{HEADER}\n");
     for name in names {
-        let stamp = &stamps[name];
-        text.push_str(&format!(
-            "{name} {} {} {} {} {}\n",
-            stamp.size, stamp.mtime_ns, stamp.ctime_ns, stamp.ino, stamp.dev
-        ));
+        let [size, mtime, ctime, ino, dev] = stamps[name].fields();
+        text.push_str(&format!("{name} {size} {mtime} {ctime} {ino} {dev}\n"));
     }
     let sum = blake3::hash(text.as_bytes()).to_hex();
     text.push_str(&sum);
@@ -164,14 +110,8 @@ fn decode(text: &str) -> Option<HashMap<String, FileStamp>> {
     for line in lines {
         let mut fields = line.split(' ');
         let name = fields.next()?.to_string();
-        let mut number = || fields.next()?.parse::<i64>().ok();
-        let stamp = FileStamp {
-            size: number()? as u64,
-            mtime_ns: number()?,
-            ctime_ns: number()?,
-            ino: number()? as u64,
-            dev: number()? as u64,
-        };
+        let mut number = || fields.next()?.parse::<u64>().ok();
+        let stamp = FileStamp::from_fields([number()?, number()?, number()?, number()?, number()?]);
         stamps.insert(name, stamp);
     }
     Some(stamps)
@@ -182,13 +122,7 @@ mod tests {
     use super::*;
 
     fn stamp(ctime_ns: i64) -> FileStamp {
-        FileStamp {
-            size: 10,
-            mtime_ns: 1,
-            ctime_ns,
-            ino: 7,
-            dev: 3,
-        }
+        FileStamp::from_fields([10, 1, ctime_ns as u64, 7, 3])
     }
 
     #[test]

@@ -639,7 +639,7 @@ fn hash_mode_trusts_a_stamp_only_while_size_times_inode_and_hash_all_match() {
     copy_tree(&demo_dir(), &root);
     // Stamps are recorded only for files last changed before the racy margin.
     std::thread::sleep(std::time::Duration::from_millis(
-        crate::stamps::RACY_MARGIN_NS as u64 / 1_000_000 + 200,
+        batho_storage::file_stamp::RACY_MARGIN_NS as u64 / 1_000_000 + 200,
     ));
     quiet_build(&root);
     let dir = artifact_dir(&root);
