@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Rng, arg, batho, copy_repo, edit_demo, run_ok};
+use common::{Rng, arg, batho, copy_repo, edit_demo, replace_tree, run_ok};
 
 /// The questions asked of the artifact, as `batho query` statements.
 const QUESTIONS: [&str; 3] = [
@@ -151,20 +151,6 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    let _ = fs::remove_dir_all(to);
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// Applies fault number `index` to a file chosen by `random`; says what it did.
 fn apply_fault(index: usize, cuts_every: usize, dir: &Path, random: &mut Rng) -> String {
     let files = files_under(dir);
@@ -196,7 +182,7 @@ fn apply_fault(index: usize, cuts_every: usize, dir: &Path, random: &mut Rng) ->
 fn campaign(repo: &Path, faults: usize, seed: u64, tally: &mut Tally) {
     let dir = repo.join(".batho");
     let pristine = repo.parent().unwrap().join("pristine");
-    copy_tree(&dir, &pristine);
+    replace_tree(&dir, &pristine);
     let golden = tally
         .answers("pristine", repo)
         .expect("the pristine artifact answers");
@@ -206,7 +192,7 @@ fn campaign(repo: &Path, faults: usize, seed: u64, tally: &mut Tally) {
     );
     let mut random = Rng(seed | 1);
     for index in 0..faults {
-        copy_tree(&pristine, &dir);
+        replace_tree(&pristine, &dir);
         let fault = apply_fault(index, 6, &dir, &mut random);
         tally.faults += 1;
         let Some(answers) = tally.answers(&fault, repo) else {

@@ -12,7 +12,7 @@ use batho_engine::testing::storage::format::{
     SegmentKind, bitmaps_col, edges_col, names, nodes_col, strings_col,
 };
 use batho_engine::testing::storage::manifest::{self, ManifestBody};
-use common::{arg, batho_ql, copy_repo, run, run_ok};
+use common::{arg, batho_ql, copy_repo, replace_tree, run, run_ok};
 use serde_json::Value;
 
 /// The demo built twice, the second time with one more function, so the two generations
@@ -73,19 +73,6 @@ fn flip(path: &Path, pos: usize) {
     fs::write(path, b).unwrap();
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    let _ = fs::remove_dir_all(to);
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 /// How a damaged file is expected to come out of `fix`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Expect {
@@ -107,7 +94,7 @@ fn every_kind_of_damage_is_detected_and_every_derivable_one_repaired() {
     assert_eq!(code, 0);
     assert!(dir.join("audit.log").is_file());
     let pristine = repo.parent().unwrap().join("pristine");
-    copy_dir(&dir, &pristine);
+    replace_tree(&dir, &pristine);
 
     type Damage = Box<dyn Fn(&Path) -> PathBuf>;
     let col = |kind: SegmentKind, id: u32| -> Damage {
@@ -209,7 +196,7 @@ fn every_kind_of_damage_is_detected_and_every_derivable_one_repaired() {
         ("audit log", at("audit.log", 40), Expect::Reported),
     ];
     for (name, damage, expect) in &cases {
-        copy_dir(&pristine, &dir);
+        replace_tree(&pristine, &dir);
         let file = damage(&dir);
         let damaged = fs::read(&file).unwrap();
 

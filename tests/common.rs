@@ -71,6 +71,22 @@ fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
+/// Replaces the folder `to` with a copy of `from` (an artifact's pristine copy put back
+/// before each planted fault).
+pub fn replace_tree(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            replace_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// `path` as a `&str` argument.
 pub fn arg(path: &Path) -> &str {
     path.to_str().expect("temp paths are UTF-8")
