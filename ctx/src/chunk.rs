@@ -224,7 +224,7 @@ fn line_range(text: &str, starts: &[usize], lines: std::ops::Range<usize>) -> tr
 }
 
 /// Byte offsets where each line starts (one entry for an empty text).
-fn line_starts(text: &str) -> Vec<usize> {
+pub(crate) fn line_starts(text: &str) -> Vec<usize> {
     let mut starts = vec![0];
     starts.extend(
         text.match_indices('\n')

@@ -205,13 +205,7 @@ fn scan_line(line: &[u8], mut state: State, braces: &mut i64, parentheses: &mut 
 #[cfg(test)]
 mod tests {
     use super::{SPLIT_FROM_BYTES, split_line};
-
-    fn starts(text: &str) -> Vec<usize> {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(at, _)| at + 1));
-        starts.retain(|&at| at < text.len());
-        starts
-    }
+    use crate::chunk::line_starts as starts;
 
     fn function(index: usize) -> String {
         format!("static int f{index}(int a)\n{{\n    return a + {index};\n}}\n")
