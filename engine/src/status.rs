@@ -283,7 +283,7 @@ fn integrity_findings(dir: &Path) -> Result<Vec<String>, StorageError> {
 fn is_leftover(what: &str) -> bool {
     what.rsplit('/')
         .next()
-        .is_some_and(|name| name.contains(".tmp-"))
+        .is_some_and(|name| name.contains(batho_storage::gc::TEMP_MARKER))
 }
 
 #[cfg(test)]

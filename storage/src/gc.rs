@@ -28,7 +28,7 @@ use crate::manifest::{ManifestBody, RunRecord};
 use crate::store::{generation_manifest_path, io_err, list_generations, now_ms, read_manifest};
 
 /// Marker in the names of leftovers of interrupted writes (`<name>.tmp-<uuid>`).
-pub(crate) const TEMP_MARKER: &str = ".tmp-";
+pub const TEMP_MARKER: &str = ".tmp-";
 /// Marker in the names of damaged files that `fix` set aside (`<name>.damaged-<ms>`).
 pub(crate) const DAMAGED_MARKER: &str = ".damaged-";
 

@@ -69,7 +69,11 @@ impl VerifiedSegments {
         }
         let segments = batho_dir.join(crate::format::names::SEGMENTS_DIR);
         self.stamps.retain(|name, _| segments.join(name).is_file());
-        let aside = batho_dir.join(format!("{FILE_NAME}.tmp-{}", uuid::Uuid::new_v4()));
+        let aside = batho_dir.join(format!(
+            "{FILE_NAME}{}{}",
+            crate::gc::TEMP_MARKER,
+            uuid::Uuid::new_v4()
+        ));
         if std::fs::write(&aside, encode(&self.stamps)).is_ok()
             && std::fs::rename(&aside, batho_dir.join(FILE_NAME)).is_ok()
         {
