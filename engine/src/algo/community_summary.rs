@@ -130,15 +130,8 @@ pub fn stored(art: &Artifact) -> Option<CommunitySummary> {
 /// with what is wrong: `fix --deep` and `status --verify` report them. A summary written
 /// before summaries carried their hash is not damage (it is recomputed when next read).
 pub(crate) fn damaged_summaries(batho_dir: &std::path::Path) -> Vec<(PathBuf, String)> {
-    let Ok(entries) = std::fs::read_dir(batho_dir.join("derived")) else {
-        return Vec::new();
-    };
     let mut damaged = Vec::new();
-    for path in entries.flatten().map(|entry| entry.path()) {
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        if !(name.starts_with("communities-") && name.ends_with(".json")) {
-            continue;
-        }
+    for path in summary_files(&batho_dir.join("derived")) {
         let Ok(bytes) = std::fs::read(&path) else {
             continue;
         };
@@ -168,19 +161,26 @@ pub fn store(art: &Artifact, summary: &CommunitySummary) -> std::io::Result<()> 
     Ok(())
 }
 
-/// Deletes the summaries after the [`SUMMARIES_KEPT`] most recently written.
-fn prune(art: &Artifact) {
-    let Ok(entries) = std::fs::read_dir(derived_dir(art)) else {
-        return;
+/// The summary files (`communities-*.json`) in the folder `derived`.
+fn summary_files(derived: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(derived) else {
+        return Vec::new();
     };
-    let mut summaries: Vec<(std::time::SystemTime, PathBuf)> = entries
+    entries
         .flatten()
-        .filter(|entry| {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
             name.starts_with("communities-") && name.ends_with(".json")
         })
-        .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
+        .collect()
+}
+
+/// Deletes the summaries after the [`SUMMARIES_KEPT`] most recently written.
+fn prune(art: &Artifact) {
+    let mut summaries: Vec<(std::time::SystemTime, PathBuf)> = summary_files(&derived_dir(art))
+        .into_iter()
+        .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
         .collect();
     summaries.sort_by(|a, b| b.cmp(a));
     for (_, path) in summaries.into_iter().skip(SUMMARIES_KEPT) {
