@@ -11,8 +11,9 @@ pub fn count(text: &str) -> usize {
     bpe_openai::o200k_base().count(text)
 }
 
-/// The most pieces [`PieceCounter`]'s shared cache keeps: about 60 bytes each, so at
-/// most about 12 MiB. A full cache is emptied and fills again.
+/// The most pieces [`PieceCounter`]'s shared cache keeps, so that its memory stays
+/// bounded however many files a server reads (each entry is a short string and a count).
+/// A full cache is emptied and fills again.
 const MAX_SHARED_PIECES: usize = 200_000;
 
 /// Piece counts kept between files: the files of one project share most of their pieces

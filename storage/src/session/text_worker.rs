@@ -21,9 +21,10 @@ use std::thread::JoinHandle;
 use super::prop::PropValue;
 use super::text_index::{TextIndex, indexed_text};
 
-/// Text indexed on the writer's thread before the indexes move to a worker. Below it, a
-/// thread costs more than it saves (spawning one takes about 40 µs, indexing 32 KiB about
-/// 0.5 ms); notes of a few lines never start one.
+/// Text indexed on the writer's thread before the indexes move to a worker: a file read
+/// (hundreds of kilobytes) hands over, while a stream of short notes, each far smaller
+/// than a thread is worth, starts one only after many of them (not measured finely: the
+/// bound only needs to sit between the two).
 pub(crate) const HAND_OVER_BYTES: usize = 32 << 10;
 
 /// The text indexes of one graph, wherever they are.
