@@ -819,6 +819,92 @@ fn patch_tool_reindexes_an_edit_and_audits_it() {
     assert!(md.contains("table_is_empty"), "{md}");
 }
 
+/// `batho query --format json STATEMENT` on `repo`: its one row.
+fn statement_row(repo: &std::path::Path, statement: &str) -> Value {
+    let rows = common::run_ok(&[
+        "query",
+        "--repo",
+        common::arg(repo),
+        "--format",
+        "json",
+        statement,
+    ]);
+    let rows: Value = serde_json::from_str(&rows).unwrap();
+    assert_eq!(
+        rows.as_array().map(Vec::len),
+        Some(1),
+        "{statement}: {rows}"
+    );
+    rows[0].clone()
+}
+
+/// Every life-cycle tool carries in meta.query the statement that does what it did: run
+/// through `batho query`, it does the same (issue 28, item 14).
+#[test]
+fn lifecycle_tools_carry_the_statement_that_does_the_same() {
+    let (tmp, repo) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", repo.to_str().unwrap()]);
+    let home = tempfile::tempdir().unwrap();
+    let enabled = "batho_export,batho_load,batho_build";
+    let mut c = Client::start(
+        home.path(),
+        &["--root", repo.to_str().unwrap()],
+        &[("BATHO_MCP_TOOLS_ENABLED", enabled)],
+    );
+
+    let (_, sc) = c.ok("batho_status", json!({}));
+    assert_eq!(sc["meta"]["query"], "CALL db.status()");
+    let row = statement_row(&repo, "CALL db.status()");
+    assert_eq!(row["generation"], sc["repos"][0]["artifact_generation"]);
+    assert_eq!(row["entities"], sc["repos"][0]["entity_count"]);
+
+    // The default file is named in the statement, so both write the same file.
+    let (_, sc) = c.ok("batho_export", json!({"json_mode": false}));
+    let statement = sc["meta"]["query"].as_str().unwrap().to_string();
+    assert!(
+        statement.starts_with("CALL db.export({format: 'archive', output: '.batho/exports/"),
+        "{statement}"
+    );
+    let path = sc["export"]["path"].as_str().unwrap().to_string();
+    std::fs::remove_file(&path).unwrap();
+    let row = statement_row(&repo, &statement);
+    assert_eq!(row["path"], path.as_str());
+    assert_eq!(row["node_count"], sc["export"]["entities_exported"]);
+    assert!(std::path::Path::new(&path).is_file());
+
+    let (_, sc) = c.ok("batho_load", json!({"artifact_path": path}));
+    let statement = sc["meta"]["query"].as_str().unwrap().to_string();
+    assert_eq!(statement, format!("CALL db.load({{archive: '{path}'}})"));
+    let loaded = sc["load"]["generation"].as_u64().unwrap();
+    let row = statement_row(&repo, &statement);
+    assert_eq!(row["generation"].as_u64(), Some(loaded + 1), "{row}");
+
+    let table = repo.join("src/table.c");
+    let text =
+        std::fs::read_to_string(&table).unwrap() + "\nint lifecycle_one(void) { return 1; }\n";
+    std::fs::write(&table, text).unwrap();
+    let (_, sc) = c.ok("batho_patch", json!({}));
+    let queries = sc["meta"]["query"].as_array().unwrap();
+    assert_eq!(queries[0], "CALL db.patch()", "{queries:?}");
+    assert_eq!(sc["patch"]["files_changed"], 1);
+    let text =
+        std::fs::read_to_string(&table).unwrap() + "\nint lifecycle_two(void) { return 2; }\n";
+    std::fs::write(&table, text).unwrap();
+    let row = statement_row(&repo, "CALL db.patch()");
+    assert_eq!(row["files"]["modified"], json!(["src/table.c"]), "{row}");
+
+    let (_, sc) = c.ok("batho_build", json!({"full": true, "max_workers": 2}));
+    let statement = sc["meta"]["query"].as_str().unwrap().to_string();
+    assert_eq!(statement, "CALL db.build({full: true, max_workers: 2})");
+    let row = statement_row(&repo, &statement);
+    assert_eq!(row["entities"], sc["build"]["entity_count"]);
+    assert_eq!(
+        row["generation"].as_u64(),
+        sc["build"]["artifact_generation"].as_u64().map(|g| g + 1)
+    );
+    drop(tmp);
+}
+
 #[test]
 fn export_load_and_gc_tools_are_gated_and_work() {
     let (tmp, repo) = common::copy_repo("examples/demo");
@@ -897,11 +983,9 @@ fn export_load_and_gc_tools_are_gated_and_work() {
             .unwrap()
             .len()
     );
-    assert!(
-        sc["meta"]["query"]
-            .as_str()
-            .unwrap()
-            .starts_with("MATCH (n)")
+    assert_eq!(
+        sc["meta"]["query"],
+        "CALL db.export({view: 'agent', token_budget: 400, output: 'out/agent.json'})"
     );
     // Storage view, default output under .batho/exports.
     let (_, sc) = c.ok("batho_export", json!({}));

@@ -41,6 +41,21 @@ pub(crate) fn remedy_hint(remedy: batho_engine::Remedy, root: &Path) -> String {
     }
 }
 
+/// The hint of a failure: what the engine says to check (`hint`, worded for no front end
+/// in particular), then the way out as a command.
+pub(crate) fn failure_hint(
+    hint: Option<&str>,
+    remedy: Option<batho_engine::Remedy>,
+    root: &Path,
+) -> Option<String> {
+    let way_out = remedy.map(|remedy| remedy_hint(remedy, root));
+    match (hint, way_out) {
+        (Some(hint), Some(way_out)) => Some(format!("{hint}; {way_out}")),
+        (Some(hint), None) => Some(hint.to_owned()),
+        (None, way_out) => way_out,
+    }
+}
+
 /// The message and the hint for PATH (a repository root or its `.batho` folder) without
 /// an artifact.
 pub(crate) fn no_artifact_advice(path: &Path) -> (String, String) {

@@ -68,10 +68,7 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
     }
     let report = result.map_err(|e| Failure {
         message: e.to_string(),
-        hint: e.hint().map(str::to_owned).or_else(|| {
-            e.remedy()
-                .map(|remedy| crate::advice::remedy_hint(remedy, &root))
-        }),
+        hint: crate::advice::failure_hint(e.hint(), e.remedy(), &root),
         code: if e.is_usage() { 2 } else { 1 },
     })?;
 

@@ -46,10 +46,12 @@ pub(crate) fn diff_failure(e: &DiffError, dir: &Path) -> Failure {
     }
     Failure {
         message: e.to_string(),
-        hint: e.hint().or_else(|| {
-            e.remedy()
-                .map(|remedy| crate::advice::remedy_hint(remedy, dir))
-        }),
+        hint: match e {
+            DiffError::UnknownRun { .. } => e
+                .hint()
+                .map(|newest| format!("list runs with 'batho runs'; {newest}")),
+            e => crate::advice::failure_hint(e.hint().as_deref(), e.remedy(), dir),
+        },
         code: if e.is_client_error() { 1 } else { 2 },
     }
 }

@@ -31,7 +31,7 @@ pub fn artifact_dir(root: &Path) -> PathBuf {
 }
 
 /// What a build may do.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BuildOptions {
     /// Replace an existing artifact (a new generation built from scratch).
     pub full: bool,
@@ -167,24 +167,19 @@ impl BuildError {
     /// [`BuildError::hint`] has nothing more specific).
     pub fn remedy(&self) -> Option<batho_storage::Remedy> {
         match self {
+            BuildError::ArtifactExists(_) => Some(batho_storage::Remedy::Rebuild),
             BuildError::Storage(error) => error.remedy(),
             _ => None,
         }
     }
 
-    /// An actionable hint for people, when there is one.
+    /// What to check, in words that name no command of a front end (each words
+    /// [`BuildError::remedy`] its own way).
     pub fn hint(&self) -> Option<&'static str> {
         match self {
-            BuildError::ArtifactExists(_) => Some("rebuild it with 'batho build --full'"),
             BuildError::NothingToIndex { .. } => Some(
-                "batho indexes .c, .h, .cc, .cpp, .hpp and similar files; check the path, .gitignore, .bathoignore and --max-file-size-kb",
+                "batho indexes .c, .h, .cc, .cpp, .hpp and similar files; check the path, .gitignore, .bathoignore and the file size limit",
             ),
-            BuildError::Storage(StorageError::UnsupportedFormat { .. }) => Some(
-                "rebuild it with 'batho build --full' (the old artifact is moved aside, not deleted)",
-            ),
-            BuildError::Storage(StorageError::Locked { .. }) => {
-                Some("another build or patch is running on this repository; wait for it")
-            }
             _ => None,
         }
     }

@@ -127,34 +127,6 @@ impl ExportOptions {
         matches!(self.category, Category::All | Category::Relationships)
             || self.include_relationships
     }
-
-    /// A BQL query that returns the same rows as the export's node and relationship lists
-    /// (the export itself is a streaming scan, not this query).
-    pub fn describe_query(&self) -> String {
-        let mut w = Vec::new();
-        match (self.category, self.view) {
-            (Category::Files, _) => w.push("n.kind = 'File'"),
-            (_, View::Agent) => w.push("n.kind <> 'File' AND n.kind <> 'External'"),
-            (Category::Entities, View::Storage) => w.push("n.kind <> 'File'"),
-            _ => {}
-        }
-        if self.filter_pattern.is_some() {
-            w.push("n.file =~ $filter_regex");
-        }
-        let wc = if w.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", w.join(" AND "))
-        };
-        let tail = match (self.relationships(), self.view) {
-            (false, _) => " RETURN n",
-            (true, View::Agent) => {
-                " OPTIONAL MATCH (n)-[r]->(m) WHERE m.kind <> 'External' RETURN n, r, m"
-            }
-            (true, View::Storage) => " OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m",
-        };
-        format!("MATCH (n){wc}{tail}")
-    }
 }
 
 /// What an export wrote.

@@ -94,7 +94,7 @@ impl DetectMode {
 }
 
 /// What a patch may do.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PatchOptions {
     /// Change detection.
     pub mode: DetectMode,
@@ -267,23 +267,21 @@ impl PatchError {
     pub fn remedy(&self) -> Option<batho_storage::Remedy> {
         match self {
             PatchError::NoArtifact(_) => Some(batho_storage::Remedy::Build),
+            PatchError::AuditFailed { .. } => Some(batho_storage::Remedy::Fix),
             PatchError::Storage(error) => error.remedy(),
             _ => None,
         }
     }
 
-    /// An actionable hint for people, when there is one.
+    /// What to check, in words that name no command of a front end (each words
+    /// [`PatchError::remedy`] its own way).
     pub fn hint(&self) -> Option<&'static str> {
         match self {
-            PatchError::NoArtifact(_) => Some("build it first with 'batho build'"),
             PatchError::WouldDropMostFiles { .. } => Some(
-                "keep the size limit the artifact was built with (or raise it); to index with fewer files on purpose, rebuild: 'batho build --full'",
+                "keep the file size limit the artifact was built with, or raise it; to index fewer files on purpose, rebuild in full",
             ),
-            PatchError::Storage(StorageError::Locked { .. }) => {
-                Some("another build or patch is running on this repository; wait for it")
-            }
             PatchError::AuditFailed { .. } => {
-                Some("the graph is current; 'batho fix' verifies the audit log")
+                Some("the graph is current; only the audit log needs verifying")
             }
             _ => None,
         }

@@ -1,14 +1,19 @@
-//! Maintenance statements (`CALL db.fix(...)`, `CALL db.gc(...)`): the documented examples
-//! run, every call's statement reads back as the same call, bad options are refused with
-//! the options named, and an artifact too damaged to open is repaired by a statement.
+//! Maintenance and life-cycle statements (`CALL db.fix(...)`, `db.gc`, `db.status`,
+//! `db.export`, `db.load`, `db.patch`, `db.build`): the documented examples run, every
+//! call's statement reads back as the same call, bad options are refused with the options
+//! named, paths stay inside the repository, and an artifact too damaged to open is
+//! repaired by a statement.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use batho_engine::build::{BuildOptions, artifact_dir, build};
+use batho_engine::export::{Category, ExportOptions, View};
 use batho_engine::maintenance::fix::{FixOptions, FixTarget};
 use batho_engine::maintenance::gc::PruneOptions;
+use batho_engine::maintenance::transfer::{ExportFormat, ExportRequest, LoadRequest};
 use batho_engine::maintenance::{GcRequest, MaintenanceCall, MaintenanceStatement, run_statement};
+use batho_engine::patch::PatchOptions;
 use batho_engine::query::{Database, QueryError, Value};
 
 /// A built copy of the demo repository.
@@ -98,6 +103,44 @@ fn a_call_reads_back_from_its_statement() {
         })),
         MaintenanceCall::Gc(GcRequest::Compact { dry_run: false }),
         MaintenanceCall::Gc(GcRequest::Reclaim { dry_run: true }),
+        MaintenanceCall::Status { verify: true },
+        MaintenanceCall::Status { verify: false },
+        MaintenanceCall::Export(ExportRequest {
+            format: ExportFormat::Archive,
+            output: Some("exports/it's.tar".into()),
+            run: Some("3f2a".into()),
+        }),
+        MaintenanceCall::Export(ExportRequest {
+            format: ExportFormat::Json(ExportOptions {
+                category: Category::Files,
+                include_relationships: true,
+                filter_pattern: Some("src/**/*.c".into()),
+                token_budget: Some(500),
+                ..ExportOptions::new(View::Agent)
+            }),
+            output: None,
+            run: None,
+        }),
+        MaintenanceCall::Export(ExportRequest {
+            format: ExportFormat::Json(ExportOptions::new(View::Storage)),
+            output: None,
+            run: None,
+        }),
+        MaintenanceCall::Load(LoadRequest {
+            archive: "/abs/path.tar".into(),
+            force: true,
+        }),
+        MaintenanceCall::Build(BuildOptions {
+            full: true,
+            max_workers: Some(2),
+            max_file_size_kb: Some(0),
+        }),
+        MaintenanceCall::Build(BuildOptions::default()),
+        MaintenanceCall::Patch(PatchOptions {
+            max_workers: Some(1),
+            max_file_size_kb: Some(512),
+            ..PatchOptions::default()
+        }),
     ];
     for call in calls {
         let statement = call.statement();
@@ -170,6 +213,34 @@ fn bad_options_are_refused_with_what_would_do() {
         ),
         ("EXPLAIN CALL db.gc()", "runs alone"),
         ("CALL db.fix($missing)", "missing"),
+        (
+            "CALL db.export({format: 'archive', view: 'agent'})",
+            "option 'view' shapes a JSON view",
+        ),
+        (
+            "CALL db.export({format: 'csv'})",
+            "format 'csv' is not one of json, archive",
+        ),
+        (
+            "CALL db.export({token_budget: 0})",
+            "token_budget must be a positive integer",
+        ),
+        ("CALL db.export({view: 'all'})", "view 'all' is not one of"),
+        (
+            "CALL db.export({output: 3})",
+            "option 'output' must be a string",
+        ),
+        ("CALL db.load()", "needs the option archive"),
+        (
+            "CALL db.load({archive: 'a.tar', forse: true})",
+            "no option 'forse'",
+        ),
+        (
+            "CALL db.build({max_workers: 0})",
+            "option 'max_workers' must be an integer >= 1, got 0",
+        ),
+        ("CALL db.patch({full: true})", "no option 'full'"),
+        ("CALL db.status({verify: 'yes'})", "must be a boolean"),
     ];
     for (text, expected) in cases {
         let error = match MaintenanceStatement::parse(text, &no_params()) {
@@ -222,6 +293,71 @@ fn a_statement_repairs_an_artifact_too_damaged_to_open() {
     );
     let db = Database::open(&root).unwrap();
     assert!(db.query("MATCH (n) RETURN count(n)", &no_params()).is_ok());
+}
+
+/// The paths `db.export` writes and `db.load` reads stay inside the repository and out
+/// of the artifact's own files, as batho_export's and batho_load's do.
+#[test]
+fn export_and_load_paths_stay_inside_the_repository() {
+    let (scratch, root) = built_demo();
+    let outside = scratch.path().join("outside.tar");
+    let manifest = artifact_dir(&root).join("MANIFEST");
+    let before = std::fs::read(&manifest).unwrap();
+    let cases = [
+        (
+            "CALL db.export({format: 'archive', output: '../outside.tar'})".to_string(),
+            "leaves the repository",
+        ),
+        (
+            format!(
+                "CALL db.export({{format: 'archive', output: '{}'}})",
+                outside.display()
+            ),
+            "is outside the repository",
+        ),
+        (
+            "CALL db.export({output: '.batho/MANIFEST'})".to_string(),
+            "is inside the artifact folder",
+        ),
+        (
+            "CALL db.load({archive: '/etc/hostname'})".to_string(),
+            "is outside the repository",
+        ),
+        (
+            "CALL db.load({archive: 'no/such.tar'})".to_string(),
+            "no archive at",
+        ),
+    ];
+    for (text, expected) in &cases {
+        let error = run_statement(&root, text, &no_params())
+            .unwrap()
+            .expect_err(text);
+        assert!(
+            matches!(error, QueryError::Maintenance(_)),
+            "{text}: {error:?}"
+        );
+        assert!(error.is_query_error(), "{text}: a usage error");
+        assert!(error.to_string().contains(expected), "{text}: {error}");
+    }
+    assert!(!outside.exists());
+    assert_eq!(std::fs::read(&manifest).unwrap(), before);
+    // Inside the repository, an archive exported by a statement loads back.
+    let exported = run_statement(
+        &root,
+        "CALL db.export({format: 'archive', output: './out/graph.tar'}) YIELD path",
+        &no_params(),
+    )
+    .unwrap()
+    .unwrap();
+    assert!(root.join("out/graph.tar").is_file(), "{:?}", exported.rows);
+    let loaded = run_statement(
+        &root,
+        "CALL db.load({archive: 'out/graph.tar'}) YIELD generation",
+        &no_params(),
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(loaded.rows, vec![vec![Value::Int(2)]]);
 }
 
 #[test]

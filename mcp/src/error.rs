@@ -48,11 +48,11 @@ impl ToolError {
     /// Adds the way out of an error about an artifact, worded for an agent: the one place
     /// the server names the tools that build, rebuild and fix (the engine names the
     /// remedy, the CLI words it as commands).
-    pub fn remedy(self, remedy: Option<batho_engine::Remedy>) -> Self {
+    pub fn remedy(mut self, remedy: Option<batho_engine::Remedy>) -> Self {
         let Some(remedy) = remedy else {
             return self;
         };
-        self.hint(match remedy {
+        let way_out = match remedy {
             batho_engine::Remedy::Build => {
                 "index the repository first: batho_build (if enabled) or 'batho build' in a terminal"
             }
@@ -65,7 +65,13 @@ impl ToolError {
             batho_engine::Remedy::WaitForWriter => {
                 "another batho process is writing this artifact; retry when it has finished"
             }
-        })
+        };
+        // A hint the engine gave (what to check) comes first, the way out after it.
+        let hint = match self.hint.take() {
+            Some(first) => format!("{first}; {way_out}"),
+            None => way_out.to_string(),
+        };
+        self.hint(hint)
     }
 
     /// The MCP result: `isError`, text `Error: …\nHint: …`, and the structured payload.

@@ -7,6 +7,8 @@
 #[path = "../stdout.rs"]
 mod stdout;
 
+// Shared with batho, which also words build, patch and diff failures.
+#[allow(dead_code)]
 #[path = "../advice.rs"]
 mod advice;
 

@@ -95,12 +95,14 @@ impl DiffError {
     /// The way out of an error of the store, for a front end to word.
     pub fn remedy(&self) -> Option<batho_storage::Remedy> {
         match self {
+            DiffError::NoArtifact { .. } => Some(batho_storage::Remedy::Build),
             DiffError::Storage(error) => error.remedy(),
             _ => None,
         }
     }
 
-    /// What to do about it.
+    /// What to do about it, in words that name no command of a front end (each words
+    /// [`DiffError::remedy`] its own way).
     pub fn hint(&self) -> Option<String> {
         let list = |r: &[u64]| {
             let shown: Vec<String> = r.iter().map(u64::to_string).collect();
@@ -111,17 +113,10 @@ impl DiffError {
             }
         };
         match self {
-            DiffError::NoArtifact { path } => Some(format!(
-                "batho build {}",
-                path.parent().unwrap_or(path).display()
-            )),
             DiffError::UnknownRun { known, .. } => Some(if known.is_empty() {
                 "the run history is empty".into()
             } else {
-                format!(
-                    "list runs with batho_list_runs or 'batho runs'; newest: {}",
-                    known.join(", ")
-                )
+                format!("the newest runs: {}", known.join(", "))
             }),
             DiffError::AmbiguousRun { .. } => Some("give more characters of the run id".into()),
             DiffError::NoPredecessor { .. } | DiffError::NothingToCompare { .. } => {
@@ -137,7 +132,7 @@ impl DiffError {
                 Some("compare with the generation of a completed run".into())
             }
             // Worded by each front end from `remedy`.
-            DiffError::Storage(_) => None,
+            DiffError::NoArtifact { .. } | DiffError::Storage(_) => None,
         }
     }
 

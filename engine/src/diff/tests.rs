@@ -331,7 +331,8 @@ fn time_travel_reads_an_older_generation_and_procedures_report_the_delta() {
     );
     let e = db.query(&format!("AT RUN 'nope' {q}"), &p).unwrap_err();
     assert!(
-        e.to_string().starts_with("Run not found: nope; list runs"),
+        e.to_string()
+            .starts_with("Run not found: nope; the newest runs: "),
         "{e}"
     );
 

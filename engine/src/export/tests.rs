@@ -140,28 +140,3 @@ fn agent_view_resolves_relationships_and_respects_the_budget() {
     assert!(st.bytes <= 300 * 4 + 200, "{} bytes", st.bytes);
     assert_eq!(j["summary"]["truncated"], true);
 }
-
-#[test]
-fn the_descriptive_query_runs_and_counts_the_same_entities() {
-    let (_t, root) = demo();
-    let db = crate::query::Database::open(&root).unwrap();
-    let a = db.artifact();
-    for view in [View::Storage, View::Agent] {
-        let mut o = ExportOptions::new(view);
-        o.category = Category::Entities;
-        let q = o.describe_query();
-        let res = db
-            .query(&q, &Default::default())
-            .unwrap_or_else(|e| panic!("{q}: {e}"));
-        let (_, st) = {
-            let mut buf = Vec::new();
-            let st = write_view(a, &root, &o, &mut buf).unwrap();
-            ((), st)
-        };
-        assert_eq!(res.rows.len() as u64, st.entities, "{q}");
-        o.category = Category::All;
-        let q = o.describe_query();
-        db.query(&q, &Default::default())
-            .unwrap_or_else(|e| panic!("{q}: {e}"));
-    }
-}

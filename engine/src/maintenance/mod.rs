@@ -15,7 +15,9 @@ use std::path::Path;
 use crate::query::{QueryError, QueryResult, Value};
 
 pub mod fix;
+mod lifecycle;
 mod statement;
+pub mod transfer;
 
 pub use statement::{
     GcRequest, MaintenanceCall, MaintenanceReport, MaintenanceStatement, PrunedRun, run,
@@ -27,6 +29,64 @@ pub use batho_storage::{archive, gc};
 
 use batho_storage::Store;
 use batho_storage::audit::AuditLog;
+
+/// Why a maintenance or life-cycle operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MaintenanceError {
+    /// The store could not be read or written.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// An archive could not be written or was refused.
+    #[error(transparent)]
+    Archive(#[from] archive::ArchiveError),
+    /// A JSON view could not be written.
+    #[error(transparent)]
+    Export(#[from] crate::export::ExportError),
+    /// A build failed.
+    #[error(transparent)]
+    Build(#[from] crate::build::BuildError),
+    /// A patch failed.
+    #[error(transparent)]
+    Patch(#[from] crate::patch::PatchError),
+    /// A path given to an export or a load leaves the repository.
+    #[error(transparent)]
+    Path(#[from] transfer::PathRefused),
+    /// The archive to load is not a file.
+    #[error("no archive at {}", .path.display())]
+    NoArchive {
+        /// The path, inside the repository.
+        path: std::path::PathBuf,
+    },
+}
+
+impl MaintenanceError {
+    /// The way out, for a front end to word.
+    pub fn remedy(&self) -> Option<batho_storage::Remedy> {
+        match self {
+            MaintenanceError::Storage(error) => error.remedy(),
+            MaintenanceError::Archive(archive::ArchiveError::Storage(error)) => error.remedy(),
+            MaintenanceError::Build(error) => error.remedy(),
+            MaintenanceError::Patch(error) => error.remedy(),
+            _ => None,
+        }
+    }
+
+    /// Whether the caller asked for something wrong (a bad path, option or archive), as
+    /// opposed to a failure of the artifact or the machine.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            MaintenanceError::Path(_) | MaintenanceError::NoArchive { .. } => true,
+            MaintenanceError::Archive(error) => error.is_bad_archive(),
+            MaintenanceError::Export(crate::export::ExportError::BadPattern { .. }) => true,
+            MaintenanceError::Build(error) => error.is_usage(),
+            MaintenanceError::Patch(error) => error.is_usage(),
+            MaintenanceError::Storage(StorageError::InvalidInput { .. })
+            | MaintenanceError::Storage(StorageError::NoSuchGeneration { .. }) => true,
+            _ => false,
+        }
+    }
+}
 
 /// The runs of an artifact and the generation it serves.
 #[derive(Clone, Debug)]
@@ -57,9 +117,10 @@ pub(crate) fn append_audit(
     AuditLog::new(batho_dir).append(action, detail)
 }
 
-/// Runs `text` when it is a maintenance statement (`CALL db.fix(...)`, `CALL db.gc(...)`)
-/// on the artifact under `path` (a repository root or its `.batho` folder), without
-/// opening the graph; `None` when `text` is any other query.
+/// Runs `text` when it is a maintenance or life-cycle statement (`CALL db.fix(...)`,
+/// `db.gc`, `db.export`, `db.load`, `db.build`, `db.patch`, `db.status`) on the artifact
+/// under `path` (a repository root or its `.batho` folder), without opening the graph;
+/// `None` when `text` is any other query.
 pub fn run_statement(
     path: &Path,
     text: &str,
@@ -69,6 +130,5 @@ pub fn run_statement(
         Ok(statement) => statement,
         Err(error) => return Some(Err(error)),
     };
-    let dir = crate::query::store_dir(path);
-    Some(statement.run(&dir).map(|(_, result)| result))
+    Some(statement.run(path).map(|(_, result)| result))
 }

@@ -1,8 +1,9 @@
-//! Maintenance operations as BQL statements: `CALL db.fix({deep: true, dry_run: true})`
-//! and `CALL db.gc({action: 'prune', older_than_days: 30})`. They act on an artifact's
-//! files rather than on its graph, so they run without opening it (an artifact too damaged
-//! to open can still be fixed), and such a statement holds the call alone, with an optional
-//! `YIELD` of some of its columns. The MCP tools `batho_fix` and `batho_gc` run the same
+//! Maintenance and life-cycle operations as BQL statements: `CALL db.fix({deep: true,
+//! dry_run: true})`, `CALL db.gc({action: 'prune', older_than_days: 30})`, `db.export`,
+//! `db.load`, `db.build`, `db.patch` and `db.status`. They act on an artifact's files (or
+//! the repository's) rather than on its graph, so they run without opening it (an artifact
+//! too damaged to open can still be fixed), and such a statement holds the call alone, with
+//! an optional `YIELD` of some of its columns. The lifecycle MCP tools run the same
 //! [`MaintenanceCall`] and carry [`MaintenanceCall::statement`] in `meta.query`, so pasting
 //! it into `batho query` or `batho-ql` does what the tool did.
 
@@ -14,10 +15,19 @@ use batho_lang::ast::{CallClause, Clause, Expr, Mode};
 use batho_lang::{Diagnostic, Evaluator, NoGraph, Value};
 use serde::Serialize;
 
-use super::StorageError;
+use super::MaintenanceError;
+use super::archive::LoadReport;
 use super::fix::{FixOptions, FixReport, FixTarget};
 use super::gc::{self, CompactReport, GcStatus, PruneOptions, PruneReport, ReclaimReport};
+use super::lifecycle::{self, BuildView, PatchView, StatusView};
+use super::transfer::{self, ExportDone, ExportRequest, LoadRequest};
+use crate::build::{ARTIFACT_DIR, BuildOptions, BuildReport};
+use crate::patch::{PatchOptions, PatchReport};
 use crate::query::{QueryError, QueryResult, QueryStats, value_from_json};
+use crate::status::StatusReport;
+
+/// A statement's options, by name.
+pub(super) type Options = BTreeMap<String, Value>;
 
 /// A maintenance operation with its options.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +36,19 @@ pub enum MaintenanceCall {
     Fix(FixOptions),
     /// `db.gc`: the run history and the disk space of old generations.
     Gc(GcRequest),
+    /// `db.export`: a generation written to a file in the repository.
+    Export(ExportRequest),
+    /// `db.load`: an archive in the repository made the current generation.
+    Load(LoadRequest),
+    /// `db.build`: the graph built from the repository's sources.
+    Build(BuildOptions),
+    /// `db.patch`: the changed sources indexed into a new generation.
+    Patch(PatchOptions),
+    /// `db.status`: ready, stale or missing, with the counts; verified on request.
+    Status {
+        /// Re-hash every segment and check every structure.
+        verify: bool,
+    },
 }
 
 /// What `db.gc` is asked to do (its `action` option).
@@ -60,6 +83,16 @@ pub enum MaintenanceReport {
     Compact(CompactReport),
     /// `db.gc` with `action: 'reclaim'`.
     Reclaim(ReclaimReport),
+    /// `db.export`.
+    Export(ExportDone),
+    /// `db.load`.
+    Load(LoadReport),
+    /// `db.build`.
+    Build(Box<BuildReport>),
+    /// `db.patch`.
+    Patch(Box<PatchReport>),
+    /// `db.status`.
+    Status(Box<StatusReport>),
 }
 
 /// The options `db.fix` takes.
@@ -67,8 +100,17 @@ const FIX_OPTIONS: [&str; 5] = ["deep", "dry_run", "target", "phase", "parallel"
 /// The options `db.gc` takes.
 const GC_OPTIONS: [&str; 4] = ["action", "older_than_days", "run", "dry_run"];
 
-/// The maintenance procedures and their options, as `docs/bql.md` lists them.
-const PROCEDURES: [(&str, &[&str]); 2] = [("db.fix", &FIX_OPTIONS), ("db.gc", &GC_OPTIONS)];
+/// The maintenance and life-cycle procedures and their options, as `docs/bql.md` lists
+/// them.
+const PROCEDURES: [(&str, &[&str]); 7] = [
+    ("db.fix", &FIX_OPTIONS),
+    ("db.gc", &GC_OPTIONS),
+    ("db.export", &transfer::EXPORT_OPTIONS),
+    ("db.load", &transfer::LOAD_OPTIONS),
+    ("db.build", &lifecycle::BUILD_OPTIONS),
+    ("db.patch", &lifecycle::PATCH_OPTIONS),
+    ("db.status", &lifecycle::STATUS_OPTIONS),
+];
 
 impl MaintenanceCall {
     /// The statement that runs this call, its options written out (defaults left out):
@@ -77,6 +119,11 @@ impl MaintenanceCall {
         let (name, options) = match self {
             MaintenanceCall::Fix(fix) => ("db.fix", fix_options(fix)),
             MaintenanceCall::Gc(request) => ("db.gc", gc_options(request)),
+            MaintenanceCall::Export(request) => ("db.export", transfer::export_options(request)),
+            MaintenanceCall::Load(request) => ("db.load", transfer::load_options(request)),
+            MaintenanceCall::Build(options) => ("db.build", lifecycle::build_options(options)),
+            MaintenanceCall::Patch(options) => ("db.patch", lifecycle::patch_options(options)),
+            MaintenanceCall::Status { verify } => ("db.status", lifecycle::status_options(*verify)),
         };
         if options.is_empty() {
             format!("CALL {name}()")
@@ -119,8 +166,7 @@ fn gc_options(request: &GcRequest) -> Vec<String> {
             options.push(format!("older_than_days: {days}"));
         }
         if let Some(run) = &prune.run {
-            let quoted = run.replace('\\', "\\\\").replace('\'', "\\'");
-            options.push(format!("run: '{quoted}'"));
+            options.push(format!("run: {}", quoted(run)));
         }
     }
     if dry_run {
@@ -129,9 +175,22 @@ fn gc_options(request: &GcRequest) -> Vec<String> {
     options
 }
 
-/// Runs `call` on the artifact in `batho_dir` (each operation takes the writer lock it
-/// needs and appends its audit entries).
-pub fn run(batho_dir: &Path, call: &MaintenanceCall) -> Result<MaintenanceReport, StorageError> {
+/// `text` as a BQL string literal.
+pub(super) fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// Runs `call` on the repository or artifact at `path` (a repository root or its `.batho`
+/// folder; each operation takes the writer lock it needs and appends its audit entries).
+pub fn run(path: &Path, call: &MaintenanceCall) -> Result<MaintenanceReport, MaintenanceError> {
+    let batho_dir = crate::query::store_dir(path);
+    let batho_dir = batho_dir.as_path();
+    let root = if path.file_name().is_some_and(|name| name == ARTIFACT_DIR) {
+        path.parent().unwrap_or(path)
+    } else {
+        path
+    };
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     Ok(match call {
         MaintenanceCall::Fix(options) => {
             MaintenanceReport::Fix(super::fix::fix(batho_dir, options)?)
@@ -148,6 +207,19 @@ pub fn run(batho_dir: &Path, call: &MaintenanceCall) -> Result<MaintenanceReport
         MaintenanceCall::Gc(GcRequest::Reclaim { dry_run }) => {
             MaintenanceReport::Reclaim(gc::reclaim(batho_dir, *dry_run)?)
         }
+        MaintenanceCall::Export(request) => {
+            MaintenanceReport::Export(transfer::export(&root, request)?)
+        }
+        MaintenanceCall::Load(request) => MaintenanceReport::Load(transfer::load(&root, request)?),
+        MaintenanceCall::Build(options) => {
+            MaintenanceReport::Build(Box::new(crate::build::build(&root, options, &|_| {})?))
+        }
+        MaintenanceCall::Patch(options) => {
+            MaintenanceReport::Patch(Box::new(crate::patch::patch(&root, options)?))
+        }
+        MaintenanceCall::Status { verify } => {
+            MaintenanceReport::Status(Box::new(crate::status::status(&root, *verify)?))
+        }
     })
 }
 
@@ -161,6 +233,11 @@ impl MaintenanceReport {
             MaintenanceReport::Prune(prune) => to_json(&PruneView::from(prune)),
             MaintenanceReport::Compact(compact) => to_json(compact),
             MaintenanceReport::Reclaim(reclaim) => to_json(reclaim),
+            MaintenanceReport::Export(export) => to_json(export),
+            MaintenanceReport::Load(load) => to_json(load),
+            MaintenanceReport::Build(build) => to_json(&BuildView::from(build.as_ref())),
+            MaintenanceReport::Patch(patch) => to_json(&PatchView::from(patch.as_ref())),
+            MaintenanceReport::Status(status) => to_json(&StatusView::from(status.as_ref())),
         };
         match value_from_json(json) {
             Value::Map(fields) => fields,
@@ -247,7 +324,14 @@ impl MaintenanceStatement {
             let options = options_of(known, call, params)?;
             let call_of = match name {
                 "db.fix" => MaintenanceCall::Fix(fix_request(&options)?),
-                _ => MaintenanceCall::Gc(gc_request(&options)?),
+                "db.gc" => MaintenanceCall::Gc(gc_request(&options)?),
+                "db.export" => MaintenanceCall::Export(transfer::export_request(&options)?),
+                "db.load" => MaintenanceCall::Load(transfer::load_request(&options)?),
+                "db.build" => MaintenanceCall::Build(lifecycle::build_request(&options)?),
+                "db.patch" => MaintenanceCall::Patch(lifecycle::patch_request(&options)?),
+                _ => MaintenanceCall::Status {
+                    verify: lifecycle::status_request(&options)?,
+                },
             };
             Ok(MaintenanceStatement {
                 call: call_of,
@@ -265,11 +349,14 @@ impl MaintenanceStatement {
         Some(read().map_err(refuse))
     }
 
-    /// Runs the statement on the artifact in `batho_dir`: the report and the one row BQL
-    /// shows of it.
-    pub fn run(&self, batho_dir: &Path) -> Result<(MaintenanceReport, QueryResult), QueryError> {
+    /// Runs the statement on the repository or artifact at `path` (see [`run`]): the
+    /// report and the one row BQL shows of it.
+    pub fn run(&self, path: &Path) -> Result<(MaintenanceReport, QueryResult), QueryError> {
         let started = Instant::now();
-        let report = run(batho_dir, &self.call)?;
+        let report = run(path, &self.call).map_err(|error| match error {
+            MaintenanceError::Storage(error) => QueryError::Storage(error),
+            error => QueryError::Maintenance(error),
+        })?;
         let fields = report.row();
         let chosen: Vec<(String, String)> = match &self.yields {
             Some(items) if !items.is_empty() => items.clone(),
@@ -334,7 +421,17 @@ fn constant(argument: &Expr, params: &BTreeMap<String, Value>) -> Result<Value, 
         .map_err(|error| error.to_string())
 }
 
-fn flag(options: &BTreeMap<String, Value>, key: &str) -> Result<bool, String> {
+/// A string option, if given.
+pub(super) fn text_option<'a>(options: &'a Options, key: &str) -> Result<Option<&'a str>, String> {
+    match options.get(key) {
+        None => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(format!("option '{key}' must be a string, got {other}")),
+    }
+}
+
+/// A boolean option, false when not given.
+pub(super) fn flag(options: &Options, key: &str) -> Result<bool, String> {
     match options.get(key) {
         None => Ok(false),
         Some(Value::Bool(on)) => Ok(*on),

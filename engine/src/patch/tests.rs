@@ -368,7 +368,8 @@ fn no_artifact_is_a_clear_error() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let err = patch(tmp.path(), &PatchOptions::default()).expect_err("no artifact");
     assert!(matches!(err, super::PatchError::NoArtifact(_)));
-    assert!(err.is_usage() && err.hint().is_some_and(|h| h.contains("batho build")));
+    assert!(err.is_usage());
+    assert_eq!(err.remedy(), Some(batho_storage::Remedy::Build));
 }
 
 /// A small tree of its own (no demo files), for the coupling and macro rules.

@@ -282,6 +282,10 @@ pub enum QueryError {
     /// The store could not be read.
     #[error("cannot read the artifact: {0}")]
     Storage(#[from] StorageError),
+    /// A maintenance or life-cycle statement (`CALL db.export(...)`, `db.build`, ...)
+    /// failed.
+    #[error("{0}")]
+    Maintenance(#[from] crate::maintenance::MaintenanceError),
     /// A new writable graph was asked for where a graph already is.
     #[error("{} already holds a graph; open it instead of creating one", .path.display())]
     GraphExists {
@@ -317,6 +321,7 @@ impl QueryError {
         match self {
             QueryError::NoArtifact { .. } => Some(batho_storage::Remedy::Build),
             QueryError::Storage(error) => error.remedy(),
+            QueryError::Maintenance(error) => error.remedy(),
             _ => None,
         }
     }
@@ -324,10 +329,15 @@ impl QueryError {
     /// Whether the query itself is at fault (CLI exit code 1) rather than the artifact or
     /// the environment (exit code 2).
     pub fn is_query_error(&self) -> bool {
-        !matches!(
-            self,
-            QueryError::NoArtifact { .. } | QueryError::Storage(_) | QueryError::GraphExists { .. }
-        )
+        match self {
+            QueryError::Maintenance(error) => error.is_usage(),
+            _ => !matches!(
+                self,
+                QueryError::NoArtifact { .. }
+                    | QueryError::Storage(_)
+                    | QueryError::GraphExists { .. }
+            ),
+        }
     }
 
     /// The diagnostics of a compile or evaluation error.

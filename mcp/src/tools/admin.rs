@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use batho_engine::build::{BuildError, BuildOptions};
+use batho_engine::maintenance::{self, MaintenanceCall, MaintenanceError, MaintenanceReport};
 use batho_engine::watch::WatchReport;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -442,8 +444,16 @@ impl ToolOutput for StatusOutput {
     }
 }
 
+/// The statement each repo's status is read with.
+const STATUS: MaintenanceCall = MaintenanceCall::Status { verify: false };
+
 fn repo_status(st: &State, repo: RepoEntry) -> RepoStatus {
-    match batho_engine::status::status(&repo.path, false) {
+    let report = match maintenance::run(&repo.path, &STATUS) {
+        Ok(MaintenanceReport::Status(report)) => Ok(*report),
+        Ok(_) => Err("db.status answered with another report".to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    match report {
         Ok(report) => RepoStatus::Read(ArtifactStatus {
             status: report.state.name(),
             artifact_generation: report.generation,
@@ -461,7 +471,7 @@ fn repo_status(st: &State, repo: RepoEntry) -> RepoStatus {
             name: repo.name,
             path: repo.path,
             status: "error",
-            message: e.to_string(),
+            message: e,
         },
     }
 }
@@ -484,7 +494,7 @@ pub(crate) fn batho_status(st: &State, a: StatusArgs) -> Result<Reply, ToolError
             .map(|repo| repo_status(st, repo))
             .collect(),
     };
-    Reply::new(&output, Map::new(), a.budget.max_tokens)
+    Reply::new(&output, meta_only(&STATUS.statement()), a.budget.max_tokens)
 }
 
 pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<Reply, ToolError> {
@@ -497,21 +507,17 @@ pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<Reply, ToolError> 
             "Invalid graph_backend '{b}'. Valid: auto, in-memory, arrow"
         )));
     }
-    let opts = batho_engine::build::BuildOptions {
+    let call = MaintenanceCall::Build(BuildOptions {
         full: a.full,
         max_workers: a.max_workers.map(|w| w.max(1) as usize),
         max_file_size_kb: a.max_file_size_kb.or(repo.max_file_size_kb),
+    });
+    let rep = match maintenance::run(&repo.path, &call) {
+        Ok(MaintenanceReport::Build(report)) => report,
+        Ok(_) => return Err(ToolError::server("db.build answered with another report")),
+        Err(MaintenanceError::Build(e)) => return Err(build_error(&repo.name, &e)),
+        Err(e) => return Err(ToolError::server(e.to_string()).remedy(e.remedy())),
     };
-    let rep = batho_engine::build::build(&repo.path, &opts, &|_| {}).map_err(|e| {
-        let err = ToolError::client(format!("build of '{}' failed: {e}", repo.name));
-        match e.hint() {
-            Some(h) if h.contains("--full") => {
-                err.hint("call batho_build with full=true to rebuild")
-            }
-            Some(h) => err.hint(h),
-            None => err,
-        }
-    })?;
     let output = BuildOutput {
         build: BuildSummary {
             repo: repo.name,
@@ -524,10 +530,22 @@ pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<Reply, ToolError> 
             skipped_files: rep.skipped.len(),
         },
     };
-    Reply::new(&output, Map::new(), a.budget.max_tokens)
+    Reply::new(&output, meta_only(&call.statement()), a.budget.max_tokens)
 }
 
-/// What a build did.
+/// A failed build as a tool error.
+fn build_error(repo: &str, e: &BuildError) -> ToolError {
+    let err = if e.is_usage() {
+        ToolError::client(format!("build of '{repo}' failed: {e}"))
+    } else {
+        ToolError::server(format!("build of '{repo}' failed: {e}"))
+    };
+    let err = match e.hint() {
+        Some(hint) => err.hint(hint),
+        None => err,
+    };
+    err.remedy(e.remedy())
+}
 #[derive(Serialize)]
 struct BuildSummary {
     repo: String,

@@ -34,10 +34,14 @@ fn diff_error(e: DiffError) -> ToolError {
     } else {
         ToolError::server(e.to_string())
     };
-    match e.hint() {
-        Some(h) => t.hint(h),
-        None => t,
-    }
+    let t = match (&e, e.hint()) {
+        (DiffError::UnknownRun { .. }, Some(newest)) => {
+            t.hint(format!("list runs with batho_list_runs; {newest}"))
+        }
+        (_, Some(h)) => t.hint(h),
+        (_, None) => t,
+    };
+    t.remedy(e.remedy())
 }
 
 /// A text parameter: null when absent or blank.

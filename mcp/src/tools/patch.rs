@@ -6,7 +6,8 @@
 use std::fmt::Write as _;
 
 use batho_engine::maintenance::AuditEntry;
-use batho_engine::patch::{FileChanges, PatchError, PatchOptions, patch};
+use batho_engine::maintenance::{self, MaintenanceCall, MaintenanceError, MaintenanceReport};
+use batho_engine::patch::{FileChanges, PatchError, PatchOptions};
 use serde::Serialize;
 
 use super::args::PatchArgs;
@@ -121,6 +122,26 @@ impl ToolOutput for PatchOutput {
     }
 }
 
+/// A failed patch as a tool error.
+fn patch_error(repo: &str, e: &PatchError) -> ToolError {
+    let err = if e.is_usage() {
+        ToolError::client(format!("patch of '{repo}' failed: {e}"))
+    } else {
+        ToolError::server(format!("patch of '{repo}' failed: {e}"))
+    };
+    match e {
+        // The engine's hint in this tool's terms: its argument and batho_build.
+        PatchError::WouldDropMostFiles { .. } => err.hint(
+            "pass the max_file_size_kb the artifact was built with (or a larger one); to index fewer files on purpose, call batho_build with full=true",
+        ),
+        e => match e.hint() {
+            Some(hint) => err.hint(hint),
+            None => err,
+        }
+        .remedy(e.remedy()),
+    }
+}
+
 pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     if let Some(b) = a.graph_backend.as_deref()
@@ -131,26 +152,19 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<Reply, ToolError> 
         )));
     }
     let repo = st.resolve(a.repo.name())?;
-    let opts = PatchOptions {
+    let call = MaintenanceCall::Patch(PatchOptions {
         max_file_size_kb: a.max_file_size_kb.or(repo.max_file_size_kb),
         ..PatchOptions::default()
+    });
+    let rep = match maintenance::run(&repo.path, &call) {
+        Ok(MaintenanceReport::Patch(report)) => report,
+        Ok(_) => return Err(ToolError::server("db.patch answered with another report")),
+        Err(MaintenanceError::Patch(e)) => return Err(patch_error(&repo.name, &e)),
+        Err(e) => return Err(ToolError::server(e.to_string()).remedy(e.remedy())),
     };
-    let rep = patch(&repo.path, &opts).map_err(|e| {
-        let err = if e.is_usage() {
-            ToolError::client(format!("patch of '{}' failed: {e}", repo.name))
-        } else {
-            ToolError::server(format!("patch of '{}' failed: {e}", repo.name))
-        };
-        match (&e, e.hint()) {
-            (PatchError::NoArtifact(_), _) => err.hint("call batho_build first"),
-            (PatchError::WouldDropMostFiles { .. }, _) => err.hint(
-                "pass the max_file_size_kb the artifact was built with (or a larger one); to index fewer files on purpose, call batho_build with full=true",
-            ),
-            (_, Some(h)) => err.hint(h),
-            (_, None) => err,
-        }
-    })?;
     let mut cx = st.ctx(Some(&repo.name))?;
+    // meta.query: the patch itself first, then the count query below.
+    cx.queries.push(call.statement());
     let counts = match &rep.run {
         Some(run) => run_counts(&mut cx, &run.uuid)?,
         None => RunCounts::default(),

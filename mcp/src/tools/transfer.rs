@@ -6,25 +6,24 @@
 //! The JSON views are a streaming scan of the artifact, not a query; `meta.query` carries
 //! the BQL that returns the same nodes and relationships (see docs/mcp.md).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use batho_engine::build::{ARTIFACT_DIR, artifact_dir};
-use batho_engine::export::{self, Category, ExportOptions, View};
-use batho_engine::maintenance::AuditEntry;
-use batho_engine::maintenance::archive::{
-    self, ArchiveError, IndexMember, LoadOptions, LoadReport,
-};
+use batho_engine::build::artifact_dir;
+use batho_engine::export::{self, Category, ExportOptions, ExportStats, View};
+use batho_engine::maintenance::archive::{self, ArchiveError, IndexMember, LoadReport};
 use batho_engine::maintenance::gc::{self, PruneOptions};
-use batho_engine::maintenance::{Artifact, StorageError};
-use batho_engine::maintenance::{GcRequest, MaintenanceCall, PrunedRun};
-use batho_engine::repo_files::{self, RepoReadError};
+use batho_engine::maintenance::transfer::{
+    self, ExportDone, ExportFormat, ExportRequest, LoadRequest, default_export_path,
+};
+use batho_engine::maintenance::{self, AuditEntry, MaintenanceError, MaintenanceReport};
+use batho_engine::maintenance::{GcRequest, MaintenanceCall, PrunedRun, StorageError};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
 use super::args::{ExportArgs, GcArgs, LoadArgs};
 use super::{Reply, Rows, ToolOutput, positive};
 use crate::error::ToolError;
-use crate::registry::{RepoEntry, is_repo_name_char};
+use crate::registry::RepoEntry;
 use crate::state::{State, missing_artifact};
 
 fn storage_error(repo: &RepoEntry, e: &StorageError) -> ToolError {
@@ -52,55 +51,28 @@ fn archive_error(repo: &RepoEntry, e: ArchiveError) -> ToolError {
     }
 }
 
-/// Where an export may write or a load may read `requested` (the argument `what`): a
-/// path inside the repository, relative or absolute under its root, with no `..` and no
-/// symbolic link on the way (`repo_files::confined_new_path`, the rule every read of
-/// source follows), and inside `.batho/` only under `exports/` (an export once overwrote
-/// the repository's own `.batho/MANIFEST`).
-fn confined(repo: &RepoEntry, requested: &str, what: &str) -> Result<PathBuf, ToolError> {
-    let refuse = |why: &str| {
-        ToolError::client(format!("{what} '{requested}' {why}")).hint(format!(
-            "give a path inside the repository ({}), e.g. exports/graph.json",
-            repo.path.display()
-        ))
-    };
-    let given = Path::new(requested);
-    let relative = if given.is_absolute() {
-        given
-            .strip_prefix(&repo.path)
-            .map_err(|_| refuse("is outside the repository"))?
-    } else {
-        given
-    };
-    // `./` says nothing; everything else is checked below.
-    let parts: Vec<String> = relative
-        .components()
-        .filter(|part| !matches!(part, Component::CurDir))
-        .map(|part| part.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.is_empty() {
-        return Err(refuse("names no file"));
+/// A failed export or load as a tool error; `what` names the path argument (`output`,
+/// `artifact_path`) for a refused path.
+fn transfer_error(repo: &RepoEntry, what: &str, e: MaintenanceError) -> ToolError {
+    match e {
+        MaintenanceError::Path(refused) => {
+            ToolError::client(format!("{what} {refused}")).hint(format!(
+                "give a path inside the repository ({}), e.g. exports/graph.json",
+                repo.path.display()
+            ))
+        }
+        MaintenanceError::NoArchive { path } => {
+            ToolError::client(format!("Archive not found: {}", path.display())).hint(
+                "create one with batho_export(json_mode=false) or 'batho export --output FILE.tar'",
+            )
+        }
+        MaintenanceError::Archive(e) => archive_error(repo, e),
+        MaintenanceError::Storage(e) => storage_error(repo, &e),
+        MaintenanceError::Export(e @ export::ExportError::BadPattern { .. }) => {
+            ToolError::client(e.to_string()).hint("globs use *, ** and ?, e.g. \"src/**/*.c\"")
+        }
+        e => ToolError::server(e.to_string()).remedy(e.remedy()),
     }
-    if parts[0] == ARTIFACT_DIR && (parts.len() < 3 || parts[1] != "exports") {
-        return Err(refuse(
-            "is inside the artifact folder (only .batho/exports/ is allowed)",
-        ));
-    }
-    repo_files::confined_new_path(&repo.path, &parts.join("/")).map_err(|e| match e {
-        RepoReadError::Outside { .. } => refuse("leaves the repository (`..` or a root)"),
-        RepoReadError::Symlink { .. } => refuse("reaches a symbolic link; links are not followed"),
-        RepoReadError::Io { source, .. } => refuse(&format!("cannot be reached: {source}")),
-    })
-}
-
-/// A repo name as a file name: anything but letters, digits, `-`, `_` and `.` becomes `_`
-/// (a registry written before names were checked may hold `../`).
-fn file_name_part(name: &str) -> String {
-    name.chars()
-        .map(|c| if is_repo_name_char(c) { c } else { '_' })
-        .collect::<String>()
-        .trim_start_matches('.')
-        .to_string()
 }
 
 fn meta(repo: &RepoEntry, generation: u64, query: &str) -> Map<String, Json> {
@@ -111,8 +83,15 @@ fn meta(repo: &RepoEntry, generation: u64, query: &str) -> Map<String, Json> {
     m
 }
 
-/// batho_export's view, category and token budget, checked.
-fn export_choices(a: &ExportArgs) -> Result<(View, Category, Option<u64>), ToolError> {
+/// batho_export's arguments as a `db.export` request (its output still to be named).
+fn export_request(a: &ExportArgs) -> Result<ExportRequest, ToolError> {
+    if !a.json_mode {
+        return Ok(ExportRequest {
+            format: ExportFormat::Archive,
+            output: a.output.clone(),
+            run: a.index_id.clone(),
+        });
+    }
     let view = View::parse(&a.view).ok_or_else(|| {
         ToolError::client(format!("Invalid view '{}'. Valid: storage, agent", a.view))
     })?;
@@ -131,133 +110,74 @@ fn export_choices(a: &ExportArgs) -> Result<(View, Category, Option<u64>), ToolE
             )));
         }
     };
-    Ok((view, category, token_budget))
-}
-
-/// batho_export with json_mode=false: the transport archive of `generation` at `out`.
-fn export_transport_archive(
-    repo: &RepoEntry,
-    generation: u64,
-    out: &Path,
-    max_tokens: i64,
-) -> Result<Reply, ToolError> {
-    if let Some(p) = out.parent() {
-        std::fs::create_dir_all(p)
-            .map_err(|e| ToolError::server(format!("cannot create {}: {e}", p.display())))?;
-    }
-    let report = archive::export_archive(&artifact_dir(&repo.path), Some(generation), out)
-        .map_err(|e| archive_error(repo, e))?;
-    let output = ArchiveExportOutput {
-        repo: repo.name.clone(),
-        export: ArchiveExport::from(report),
-    };
-    Reply::new(
-        &output,
-        meta(
-            repo,
-            generation,
-            "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m",
-        ),
-        max_tokens,
-    )
+    Ok(ExportRequest {
+        format: ExportFormat::Json(ExportOptions {
+            view,
+            category,
+            include_relationships: a.include_relationships,
+            filter_pattern: a.filter_pattern.clone(),
+            token_budget,
+            include_source: true,
+        }),
+        output: a.output.clone(),
+        run: a.index_id.clone(),
+    })
 }
 
 pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
-    let (view, category, token_budget) = export_choices(&a)?;
+    let mut request = export_request(&a)?;
     let repo = st.resolve(a.repo.name())?;
     let dir = artifact_dir(&repo.path);
-    let generation = match &a.index_id {
-        Some(id) => {
-            Some(export::generation_of_run(&dir, id).map_err(|e| storage_error(&repo, &e))?)
-        }
-        None => None,
-    };
-    // The current generation comes from the shared cache; an older one is opened for the call.
-    let art_holder;
-    let db;
-    let art: &Artifact = match generation {
-        Some(g) => {
-            art_holder =
-                Artifact::open_generation(&dir, g).map_err(|e| storage_error(&repo, &e))?;
-            &art_holder
-        }
-        None => {
-            db = st.database(&repo)?;
-            db.artifact()
-        }
-    };
-    let gen_now = art.generation();
-    let default_name = |ext: &str| {
-        dir.join("exports").join(format!(
-            "{}-{}-g{gen_now}.{ext}",
-            file_name_part(&repo.name),
-            if a.json_mode { view.name() } else { "archive" }
-        ))
-    };
-    if !a.json_mode {
-        let out = match &a.output {
-            Some(o) => confined(&repo, o, "output")?,
-            None => default_name("tar"),
+    // The default file is named after the registered repo and the exported generation;
+    // the request names it, so meta.query writes the same file.
+    if request.output.is_none() {
+        let generation = match &request.run {
+            Some(id) => {
+                export::generation_of_run(&dir, id).map_err(|e| storage_error(&repo, &e))?
+            }
+            None => st.database(&repo)?.generation(),
         };
-        return export_transport_archive(&repo, gen_now, &out, a.budget.max_tokens);
+        request.output = Some(default_export_path(&repo.name, &request.format, generation));
     }
-    let opts = ExportOptions {
-        view,
-        category,
-        include_relationships: a.include_relationships,
-        filter_pattern: a.filter_pattern.clone(),
-        token_budget,
-        include_source: true,
+    let call = MaintenanceCall::Export(request);
+    let started = std::time::Instant::now();
+    let done = match maintenance::run(&repo.path, &call) {
+        Ok(MaintenanceReport::Export(done)) => done,
+        Ok(_) => return Err(ToolError::server("db.export answered with another report")),
+        Err(e) => return Err(transfer_error(&repo, "output", e)),
     };
-    let out = match &a.output {
-        Some(o) => confined(&repo, o, "output")?,
-        None => default_name("json"),
+    let MaintenanceCall::Export(request) = &call else {
+        unreachable!("the call was built as an export")
     };
-    export_json_view(art, &repo, &opts, out, a.budget.max_tokens)
+    let (generation, max_tokens) = (export_generation(&done), a.budget.max_tokens);
+    let meta = meta(&repo, generation, &call.statement());
+    match (done, &request.format) {
+        (ExportDone::Archive(report), _) => {
+            let output = ArchiveExportOutput {
+                repo: repo.name.clone(),
+                export: ArchiveExport::from(report),
+            };
+            Reply::new(&output, meta, max_tokens)
+        }
+        (ExportDone::Json { path, stats }, ExportFormat::Json(opts)) => {
+            let output = JsonExportOutput {
+                repo: repo.name.clone(),
+                export: JsonExport::new(path, opts, stats, started.elapsed()),
+            };
+            Reply::new(&output, meta, max_tokens)
+        }
+        (ExportDone::Json { .. }, ExportFormat::Archive) => Err(ToolError::server(
+            "db.export wrote a JSON view where an archive was asked for",
+        )),
+    }
 }
 
-/// batho_export with json_mode=true: the JSON view of `art` at `out`.
-fn export_json_view(
-    art: &Artifact,
-    repo: &RepoEntry,
-    opts: &ExportOptions,
-    out: PathBuf,
-    max_tokens: i64,
-) -> Result<Reply, ToolError> {
-    let t0 = std::time::Instant::now();
-    let stats = export::export_to_file(art, &repo.path, opts, &out).map_err(|e| match e {
-        export::ExportError::BadPattern { .. } => {
-            ToolError::client(e.to_string()).hint("globs use *, ** and ?, e.g. \"src/**/*.c\"")
-        }
-        e => ToolError::server(e.to_string()),
-    })?;
-    let output = JsonExportOutput {
-        repo: repo.name.clone(),
-        export: JsonExport {
-            path: out,
-            json_mode: true,
-            view: opts.view.name(),
-            category: opts.category.name(),
-            generation: stats.generation,
-            entities_exported: stats.entities,
-            entities_total: stats.entities_total,
-            relationships_exported: stats.relationships,
-            files: stats.files,
-            file_size: stats.bytes,
-            truncated: stats.truncated,
-            token_budget: opts.token_budget,
-            filter_pattern: opts.filter_pattern.clone(),
-            sources_ok: stats.sources_ok,
-            sources_stale: stats.sources_stale,
-            duration_ms: t0.elapsed().as_millis() as u64,
-        },
-    };
-    Reply::new(
-        &output,
-        meta(repo, art.generation(), &opts.describe_query()),
-        max_tokens,
-    )
+fn export_generation(done: &ExportDone) -> u64 {
+    match done {
+        ExportDone::Archive(report) => report.generation,
+        ExportDone::Json { stats, .. } => stats.generation,
+    }
 }
 
 /// The transport archive batho_export wrote.
@@ -336,6 +256,34 @@ struct JsonExport {
     sources_ok: u64,
     sources_stale: u64,
     duration_ms: u64,
+}
+
+impl JsonExport {
+    fn new(
+        path: PathBuf,
+        opts: &ExportOptions,
+        stats: ExportStats,
+        elapsed: std::time::Duration,
+    ) -> JsonExport {
+        JsonExport {
+            path,
+            json_mode: true,
+            view: opts.view.name(),
+            category: opts.category.name(),
+            generation: stats.generation,
+            entities_exported: stats.entities,
+            entities_total: stats.entities_total,
+            relationships_exported: stats.relationships,
+            files: stats.files,
+            file_size: stats.bytes,
+            truncated: stats.truncated,
+            token_budget: opts.token_budget,
+            filter_pattern: opts.filter_pattern.clone(),
+            sources_ok: stats.sources_ok,
+            sources_stale: stats.sources_stale,
+            duration_ms: elapsed.as_millis() as u64,
+        }
+    }
 }
 
 /// batho_export's answer for a JSON view.
@@ -418,31 +366,23 @@ impl ToolOutput for LoadOutput {
 pub(crate) fn batho_load(st: &State, a: LoadArgs) -> Result<Reply, ToolError> {
     positive("max_tokens", a.budget.max_tokens)?;
     let repo = st.resolve(a.repo.name())?;
-    let archive_path = confined(&repo, &a.artifact_path, "artifact_path")?;
-    if !archive_path.is_file() {
-        return Err(
-            ToolError::client(format!("Archive not found: {}", archive_path.display())).hint(
-                "create one with batho_export(json_mode=false) or 'batho export --output FILE.tar'",
-            ),
-        );
-    }
-    let dir = artifact_dir(&repo.path);
-    let opts = LoadOptions {
+    let call = MaintenanceCall::Load(LoadRequest {
+        archive: a.artifact_path.clone(),
         force: a.force,
-        ..LoadOptions::default()
+    });
+    let load = match maintenance::run(&repo.path, &call) {
+        Ok(MaintenanceReport::Load(load)) => load,
+        Ok(_) => return Err(ToolError::server("db.load answered with another report")),
+        Err(e) => return Err(transfer_error(&repo, "artifact_path", e)),
     };
-    let load =
-        archive::load_archive(&dir, &archive_path, &opts).map_err(|e| archive_error(&repo, e))?;
-    let meta = meta(
-        &repo,
-        load.generation,
-        "CALL db.runs(1) YIELD id, type, status RETURN id, type, status",
-    );
+    let archive_path = transfer::confined(&repo.path, &a.artifact_path)
+        .map_err(|e| transfer_error(&repo, "artifact_path", e.into()))?;
+    let meta = meta(&repo, load.generation, &call.statement());
     let output = LoadOutput {
         repo: repo.name,
         archive_path,
         load,
-        artifact_path: dir,
+        artifact_path: artifact_dir(&repo.path),
         verification_status: "verified",
     };
     Reply::new(&output, meta, a.budget.max_tokens)
