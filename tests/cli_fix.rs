@@ -552,6 +552,44 @@ fn fix_deep_sets_damaged_derived_files_aside() {
     run_ok(&["patch", arg(&repo)]);
 }
 
+/// A deleted facts pack or stamps file is found by `status --verify` (the caches then
+/// disagree with the graph or with each other) and set aside whole by `fix --deep`, and
+/// the next patch writes complete caches again (issue 28: the fault campaign's deleted
+/// caches went unreported).
+#[test]
+fn deleted_caches_are_reported_and_set_aside_whole() {
+    for deleted in ["pack", "stamps"] {
+        let (_tmp, repo) = copy_repo("examples/demo");
+        run_ok(&["build", arg(&repo)]);
+        run_ok(&["status", "--verify", arg(&repo)]);
+        let target = if deleted == "stamps" {
+            repo.join(".batho/stamps")
+        } else {
+            fs::read_dir(repo.join(".batho/facts"))
+                .unwrap()
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .find(|path| path.extension().is_some_and(|x| x == "pack"))
+                .expect("a build writes a facts pack")
+        };
+        fs::remove_file(&target).unwrap();
+        let verified = run(&["status", "--verify", arg(&repo)]);
+        let stdout = String::from_utf8_lossy(&verified.stdout);
+        assert_ne!(verified.status.code(), Some(0), "{deleted}: {stdout}");
+        assert!(stdout.contains("facts cache and stamps"), "{stdout}");
+        let (code, report) = fix_json(&repo, &["--deep"]);
+        assert_eq!(
+            (code, report["outcome"].as_str()),
+            (0, Some("repaired")),
+            "{report}"
+        );
+        run_ok(&["status", "--verify", arg(&repo)]);
+        fs::write(repo.join("src/extra.c"), "int extra(void) { return 1; }\n").unwrap();
+        run_ok(&["patch", arg(&repo)]);
+        run_ok(&["status", "--verify", arg(&repo)]);
+    }
+}
+
 /// Flips a byte in the middle of the start-line column of the current nodes segment:
 /// primary data, which no exact restoration recomputes.
 fn damage_start_lines(dir: &Path) {
@@ -617,6 +655,14 @@ fn a_rollback_is_healed_from_the_source() {
         before,
         "the graph is the damaged generation's again"
     );
+    // The lost generation's run is pruned from the history, and said so: nothing dangles
+    // for a later verification to report.
+    let pruned = repairs_of(&report, "prune_lost_run");
+    assert!(
+        pruned.len() == 1 && pruned[0].contains("the build that made generation 2"),
+        "{report:#}"
+    );
+    run_ok(&["status", "--verify", arg(&repo)]);
     let (code, again) = fix_json(&repo, &["--deep"]);
     assert_eq!(
         (code, again["outcome"].as_str()),

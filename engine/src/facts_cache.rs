@@ -223,19 +223,26 @@ pub struct FactsCache {
     packs: Vec<Pack>,
 }
 
+/// The pack files of `batho_dir`'s cache, sorted (none when it has no cache folder).
+pub(crate) fn pack_files(batho_dir: &Path) -> Vec<PathBuf> {
+    let Ok(listing) = fs::read_dir(cache_dir(batho_dir)) else {
+        return Vec::new();
+    };
+    let mut packs: Vec<PathBuf> = listing
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|x| x == "pack"))
+        .collect();
+    packs.sort();
+    packs
+}
+
 /// The pack files of `batho_dir`'s cache that `fix --deep` reports, with what is wrong:
 /// a header, index or footer that does not verify (damaged, truncated, or of another cache
 /// version), or an entry or filter that fails its check. Reads every byte of every pack.
 pub(crate) fn damaged_packs(batho_dir: &Path) -> Vec<(PathBuf, String)> {
-    let Ok(listing) = fs::read_dir(cache_dir(batho_dir)) else {
-        return Vec::new();
-    };
     let mut damaged = Vec::new();
-    for entry in listing.flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|x| x != "pack") {
-            continue;
-        }
+    for path in pack_files(batho_dir) {
         let problem = match Pack::open(&path) {
             None => Some(
                 "its header, index or footer does not verify (damaged, truncated, or of \
@@ -250,7 +257,6 @@ pub(crate) fn damaged_packs(batho_dir: &Path) -> Vec<(PathBuf, String)> {
             damaged.push((path, problem));
         }
     }
-    damaged.sort();
     damaged
 }
 

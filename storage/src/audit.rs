@@ -174,6 +174,12 @@ impl AuditLog {
             // A torn last line (crash mid-append) stays a line of its own.
             line.insert(0, '\n');
         }
+        if text.is_empty() && !self.head_path().exists() {
+            // The head exists before the first entry (naming none), so a log of one entry
+            // without a head was cut, not interrupted: a crash between the first entry and
+            // its head leaves this head, naming entry 0.
+            self.write_head(0, GENESIS_HASH)?;
+        }
         let mut f = OpenOptions::new()
             .create(true)
             .append(true)
@@ -185,16 +191,22 @@ impl AuditLog {
         if text.is_empty() {
             sync_dir(&self.dir)?;
         }
+        self.write_head(entry.seq, &entry.hash)?;
+        Ok(entry)
+    }
+
+    /// Replaces the head with one naming entry `seq` of hash `hash` (written aside, then
+    /// renamed into place).
+    fn write_head(&self, seq: u64, hash: &str) -> Result<()> {
         let head = serde_json::to_string(&Head {
-            seq: entry.seq,
-            hash: entry.hash.clone(),
+            seq,
+            hash: hash.to_owned(),
         })
         .unwrap_or_default();
         let tmp = write_temp(&self.dir, AUDIT_HEAD, head.as_bytes())?;
         let head_path = self.head_path();
         fs::rename(&tmp, &head_path).map_err(io_err(&head_path))?;
-        sync_dir(&self.dir)?;
-        Ok(entry)
+        sync_dir(&self.dir)
     }
 
     /// Checks the whole chain and the head.
@@ -309,9 +321,9 @@ impl AuditLog {
                 }
                 Err(e) => problem(&mut check, 0, format!("{AUDIT_HEAD} is damaged: {e}")),
             },
-            // A crash between the first append and the first head write leaves one entry
-            // and no head; anything more means the head was removed.
-            None if check.entries > 1 => {
+            // The head is written before the first entry (see `append`): a log without a
+            // head lost it.
+            None if !text.is_empty() => {
                 problem(&mut check, 0, format!("{AUDIT_HEAD} is missing"));
             }
             None => {}
@@ -351,6 +363,31 @@ mod tests {
         assert_eq!(e[0].prev_hash, GENESIS_HASH);
         assert_eq!(e[4].prev_hash, e[3].hash);
         assert_eq!(e.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn a_one_entry_log_without_its_head_is_reported() {
+        let (_t, log) = log_with(1);
+        fs::remove_file(log.head_path()).unwrap();
+        let check = log.verify().unwrap();
+        assert!(
+            check
+                .problems
+                .iter()
+                .any(|p| p.detail.contains("is missing")),
+            "{:?}",
+            check.problems
+        );
+    }
+
+    /// A crash after the first entry, before its head: the head written before the entry
+    /// names entry 0, and the log verifies.
+    #[test]
+    fn a_crash_between_the_first_entry_and_its_head_verifies() {
+        let (_t, log) = log_with(1);
+        log.write_head(0, GENESIS_HASH).unwrap();
+        let check = log.verify().unwrap();
+        assert!(check.problems.is_empty(), "{:?}", check.problems);
     }
 
     #[test]

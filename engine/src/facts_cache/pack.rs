@@ -173,7 +173,11 @@ impl Pack {
         }
         let mut head = [0u8; 16];
         file.read_exact_at(&mut head, 0).ok()?;
-        if &head[..8] != MAGIC || head[8..12] != CACHE_VERSION.to_le_bytes() {
+        // The last four bytes are reserved and written as zero: anything else is damage.
+        if &head[..8] != MAGIC
+            || head[8..12] != CACHE_VERSION.to_le_bytes()
+            || head[12..16] != [0; 4]
+        {
             return None;
         }
         let mut foot = [0u8; FOOTER_LEN as usize];

@@ -156,12 +156,14 @@ fn a_damaged_entry_or_pack_is_a_miss_not_an_error() {
             .is_none()
     );
 
-    // A flipped byte in the index, a truncated pack, another version: the pack is ignored.
+    // A flipped byte in the index, a truncated pack, another version, a flipped reserved
+    // header byte (the fault campaign's last undetected flip): the pack is ignored.
     let index_at = good.len() - FOOTER_LEN as usize - INDEX_ROW;
     for damage in [
         |b: &mut Vec<u8>, at: usize| b[at] ^= 1,
         |b: &mut Vec<u8>, _| b.truncate(b.len() - 3),
         |b: &mut Vec<u8>, _| b[8] = b[8].wrapping_add(1),
+        |b: &mut Vec<u8>, _| b[15] ^= 0x6b,
     ] {
         let mut bad = good.clone();
         damage(&mut bad, index_at);

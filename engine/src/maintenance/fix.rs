@@ -74,15 +74,8 @@ fn heal_from_source(
     };
     match healed {
         Ok(detail) => {
-            let store = Store::open_existing(batho_dir)?;
-            let _lock = store.lock_writer()?;
-            let entry = super::append_audit(batho_dir, "fix.heal_from_source", &detail)?;
-            report.audit.push(entry);
-            report.repairs.push(Repair {
-                phase: GRAPH_PHASE,
-                action: "heal_from_source".into(),
-                detail,
-            });
+            audit_heal(batho_dir, detail, report)?;
+            forget_lost_generations(batho_dir, options, rollback, report)?;
             check_again(batho_dir, options, report)?;
         }
         Err(why) => {
@@ -102,6 +95,65 @@ fn heal_from_source(
             report.settle_outcome();
         }
     }
+    Ok(())
+}
+
+/// Records the source's repair in the report and, under the writer lock (released before
+/// the steps after it, which take it themselves), in the audit log.
+fn audit_heal(
+    batho_dir: &Path,
+    detail: String,
+    report: &mut FixReport,
+) -> Result<(), StorageError> {
+    let store = Store::open_existing(batho_dir)?;
+    let _lock = store.lock_writer()?;
+    let entry = super::append_audit(batho_dir, "fix.heal_from_source", &detail)?;
+    report.audit.push(entry);
+    report.repairs.push(Repair {
+        phase: GRAPH_PHASE,
+        action: "heal_from_source".into(),
+        detail,
+    });
+    Ok(())
+}
+
+/// Once the source has brought the graph back, the generations the rollback lost are gone
+/// for good (the report and the audit log say which): their runs are pruned from the
+/// history, and a second repair pass sets aside the manifests that still name their
+/// missing segments, so that a later verification checks what is there rather than
+/// reporting again what was lost.
+fn forget_lost_generations(
+    batho_dir: &Path,
+    options: &FixOptions,
+    rollback: &RollBack,
+    report: &mut FixReport,
+) -> Result<(), StorageError> {
+    for run in &rollback.lost_runs {
+        let prune = batho_storage::gc::PruneOptions {
+            older_than_days: None,
+            run: Some(run.run_id.clone()),
+            dry_run: false,
+        };
+        let pruned = batho_storage::gc::prune(batho_dir, &prune)?;
+        report.audit.extend(pruned.audit);
+        report.repairs.push(Repair {
+            phase: GRAPH_PHASE,
+            action: "prune_lost_run".into(),
+            detail: format!(
+                "pruned run {} (the {} that made generation {}) from the history: its generation is lost",
+                run.run_id, run.kind, run.generation
+            ),
+        });
+    }
+    let second = batho_storage::fix::fix(
+        batho_dir,
+        &FixOptions {
+            dry_run: false,
+            ..options.clone()
+        },
+    )?;
+    report.repairs.extend(second.repairs);
+    report.audit.extend(second.audit);
     Ok(())
 }
 
@@ -217,55 +269,136 @@ fn damaged_derived_files(batho_dir: &Path) -> Vec<(PathBuf, String)> {
     damaged
 }
 
-/// Reports each damaged derived file and, on a real run, sets it aside under the writer
-/// lock with an audit entry.
+/// The derived caches as a whole, when they disagree with the graph: the facts cache
+/// misses files the graph indexed, or one of the facts cache and the stamps file is there
+/// without the other (a build writes both). Neither there is a state of its own, not a
+/// fault: an artifact loaded from an archive, or set aside whole by an earlier fix.
+/// Returns what is wrong and the cache files there are.
+fn incomplete_caches(batho_dir: &Path) -> Option<(String, Vec<PathBuf>)> {
+    let mut files = crate::facts_cache::pack_files(batho_dir);
+    let stamps = crate::stamps::file_path(batho_dir);
+    let has_stamps = stamps.is_file();
+    let problem = match (files.is_empty(), has_stamps) {
+        (true, false) => return None,
+        (false, false) => "the stamps file is missing beside the facts cache".to_string(),
+        (true, true) => "the facts cache is missing beside the stamps file".to_string(),
+        (false, true) => {
+            let artifact = batho_storage::Artifact::open(batho_dir).ok()?;
+            let cache = crate::facts_cache::FactsCache::open(batho_dir);
+            let indexed = crate::patch::Indexed::of(&artifact);
+            let missing = indexed
+                .files
+                .iter()
+                .filter(|(path, (_, _, hash))| !cache.holds(path, hash))
+                .count();
+            if missing == 0 {
+                return None;
+            }
+            format!(
+                "the facts cache holds nothing for {missing} of the {} indexed files (a pack \
+                 was removed, or the graph was loaded from an archive of other sources)",
+                indexed.files.len()
+            )
+        }
+    };
+    if has_stamps {
+        files.push(stamps);
+    }
+    Some((problem, files))
+}
+
+/// A derived file, or the derived caches as a whole, that `fix --deep` reports and sets
+/// aside.
+struct DerivedProblem {
+    /// What the finding names.
+    what: String,
+    /// What is wrong.
+    problem: String,
+    /// The files a repair sets aside.
+    files: Vec<PathBuf>,
+}
+
+/// Reports each damaged derived file, then caches that disagree with the graph, and on a
+/// real run sets them aside under the writer lock with an audit entry each. The caches
+/// are looked at after the damaged files are set aside, so the caches left agree.
 fn check_derived_files(
     batho_dir: &Path,
     dry_run: bool,
     report: &mut FixReport,
 ) -> Result<(), StorageError> {
-    let damaged = damaged_derived_files(batho_dir);
-    if damaged.is_empty() {
-        return Ok(());
-    }
+    let damaged: Vec<DerivedProblem> = damaged_derived_files(batho_dir)
+        .into_iter()
+        .map(|(path, problem)| DerivedProblem {
+            what: relative_name(batho_dir, &path),
+            problem,
+            files: vec![path],
+        })
+        .collect();
     let store = (!dry_run)
         .then(|| Store::open_existing(batho_dir))
         .transpose()?;
     let _lock = store.as_ref().map(Store::lock_writer).transpose()?;
-    for (path, problem) in damaged {
-        let what = path
-            .strip_prefix(batho_dir)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        let finding = Finding {
-            phase: DERIVED_PHASE,
-            severity: Severity::Warning,
-            what: what.clone(),
-            detail: format!(
-                "{problem}; derived, it only saves work (parsing, hashing or computing)"
-            ),
-            repair: Some("set it aside: the next build or patch writes what it held".into()),
+    for problem in damaged {
+        set_aside_derived(batho_dir, dry_run, problem, report)?;
+    }
+    if let Some((problem, files)) = incomplete_caches(batho_dir) {
+        let problem = DerivedProblem {
+            what: "facts cache and stamps".into(),
+            problem,
+            files,
         };
-        report.findings.push(finding.clone());
-        if dry_run {
-            report.remaining.push(finding);
-            continue;
-        }
-        let aside = batho_storage::fix::set_aside(&path)?;
-        let detail = format!(
-            "{what} set aside as {}",
-            aside.file_name().unwrap_or_default().to_string_lossy()
-        );
-        report
-            .audit
-            .push(super::append_audit(batho_dir, "fix.set_aside", &detail)?);
-        report.repairs.push(Repair {
-            phase: DERIVED_PHASE,
-            action: "set_aside".into(),
-            detail,
-        });
+        set_aside_derived(batho_dir, dry_run, problem, report)?;
     }
     report.settle_outcome();
+    Ok(())
+}
+
+fn relative_name(batho_dir: &Path, path: &Path) -> String {
+    path.strip_prefix(batho_dir)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// Reports `problem` and, on a real run, sets its files aside with an audit entry.
+fn set_aside_derived(
+    batho_dir: &Path,
+    dry_run: bool,
+    problem: DerivedProblem,
+    report: &mut FixReport,
+) -> Result<(), StorageError> {
+    let finding = Finding {
+        phase: DERIVED_PHASE,
+        severity: Severity::Warning,
+        what: problem.what.clone(),
+        detail: format!(
+            "{}; derived, it only saves work (parsing, hashing or computing)",
+            problem.problem
+        ),
+        repair: Some("set it aside: the next build or patch writes what it held".into()),
+    };
+    report.findings.push(finding.clone());
+    if dry_run {
+        report.remaining.push(finding);
+        return Ok(());
+    }
+    let mut moved = Vec::new();
+    for path in &problem.files {
+        let aside = batho_storage::fix::set_aside(path)?;
+        moved.push(format!(
+            "{} as {}",
+            relative_name(batho_dir, path),
+            aside.file_name().unwrap_or_default().to_string_lossy()
+        ));
+    }
+    let detail = format!("set aside {}", moved.join(", "));
+    report
+        .audit
+        .push(super::append_audit(batho_dir, "fix.set_aside", &detail)?);
+    report.repairs.push(Repair {
+        phase: DERIVED_PHASE,
+        action: "set_aside".into(),
+        detail,
+    });
     Ok(())
 }

@@ -226,6 +226,8 @@ pub struct RollBack {
 /// A run whose generation a rollback gave up.
 #[derive(Clone, Debug, Serialize)]
 pub struct LostRun {
+    /// The run's id.
+    pub run_id: String,
     /// The generation it made.
     pub generation: u64,
     /// `build` or `patch`.
@@ -239,6 +241,7 @@ pub struct LostRun {
 impl LostRun {
     pub(crate) fn of(run: &RunRecord) -> LostRun {
         LostRun {
+            run_id: run.uuid.clone(),
             generation: run.generation,
             kind: match run.kind {
                 crate::manifest::RunKind::Build => "build",

@@ -426,7 +426,18 @@ fn restore_manifests(
             };
             if bad && *g != cur.generation {
                 let p = generation_manifest_path(dir, *g);
-                if p.exists() {
+                if let Some(body) = reconstructed_copy(*g, &cur) {
+                    replace_file(&p, &crate::manifest::encode(&body)?)?;
+                    cx.done(
+                        1,
+                        "restore_manifest_copy",
+                        format!(
+                            "rebuilt {} from generation {}, which still holds its layers",
+                            rel(dir, &p),
+                            cur.generation
+                        ),
+                    )?;
+                } else if p.exists() {
                     let to = set_aside(&p)?;
                     cx.done(
                         1,
@@ -441,6 +452,31 @@ fn restore_manifests(
         }
     }
     Ok(())
+}
+
+/// The manifest of generation `g`, rebuilt from the current one `cur` when `cur` still
+/// holds g's layers: a run made g, and a layer of `cur` was created by g. A layer stack
+/// only grows at its top or is replaced whole (a new base, a compaction, a rollback to
+/// an older stack), so the layers of `cur` up to that one are exactly g's, and the runs
+/// up to g are g's history (less any pruned since). `None` otherwise: g is lost.
+fn reconstructed_copy(g: u64, cur: &ManifestBody) -> Option<ManifestBody> {
+    let run = cur.runs.iter().find(|run| run.generation == g)?;
+    let top = cur
+        .layers
+        .iter()
+        .position(|layer| layer.created_generation == g)?;
+    Some(ManifestBody {
+        generation: g,
+        db_uuid: cur.db_uuid,
+        created_at_ms: run.ended_at_ms,
+        layers: cur.layers[..=top].to_vec(),
+        runs: cur
+            .runs
+            .iter()
+            .filter(|run| run.generation <= g)
+            .cloned()
+            .collect(),
+    })
 }
 
 /// Brings the current generation back to a sound state. Returns `true` when it is

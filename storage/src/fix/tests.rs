@@ -581,3 +581,27 @@ fn damaged_delta_rows_fall_back_to_the_base_generation() {
     );
     assert_clean_after(&dir);
 }
+
+/// The copy of a generation whose layers live on in the current one is rebuilt from it:
+/// the base under a delta (the fault campaign found it set aside, its run left dangling).
+#[test]
+fn a_damaged_copy_of_the_base_under_a_delta_is_rebuilt_from_the_current_generation() {
+    let (_t, dir) = store_with_delta();
+    let before: Vec<String> = Artifact::open_generation(&dir, 1)
+        .unwrap()
+        .nodes()
+        .map(|n| n.id().into_owned())
+        .collect();
+    flip(&crate::store::generation_manifest_path(&dir, 1), 70);
+    assert!(Artifact::open_generation(&dir, 1).is_err());
+    let r = run(&dir, false, false);
+    assert_eq!(actions(&r), ["restore_manifest_copy"], "{:?}", r.repairs);
+    assert!(r.remaining.is_empty(), "{:#?}", r.remaining);
+    let after: Vec<String> = Artifact::open_generation(&dir, 1)
+        .unwrap()
+        .nodes()
+        .map(|n| n.id().into_owned())
+        .collect();
+    assert_eq!(after, before);
+    assert_clean_after(&dir);
+}
