@@ -8,7 +8,8 @@
 //! What it asserts: no panic, no hang, no silent wrong answer (a query that succeeds with
 //! a different answer: opening hashes a changed segment against its name,
 //! `storage/src/verified.rs`), every fault detected by `status --verify` (a deleted cache
-//! too: the caches then disagree with the graph or with each other), and after
+//! too: the caches then disagree with the graph or with each other; but for a deleted
+//! community summary, a memo whose absence is a valid state), and after
 //! `fix --deep` every answer is the pristine one again and `status --verify` passes, but
 //! for damage to the audit log, which fix reports and never rewrites (the log is
 //! evidence). It prints the counts, and the faults still reported after fix.
@@ -290,10 +291,16 @@ fn random_faults_never_panic_hang_or_survive_fix() {
         "answers changed but status --verify passed: {:#?}",
         tally.missed_by_verify
     );
+    // A community summary is a memo written on first use (a patch leaves none; the first
+    // query writes it), so its absence is a valid state, not damage.
+    let missed: Vec<&String> = tally
+        .missed_entirely
+        .iter()
+        .filter(|fault| !fault.starts_with("delete derived/communities-"))
+        .collect();
     assert!(
-        tally.missed_entirely.is_empty(),
-        "not found by status --verify: {:#?}",
-        tally.missed_entirely
+        missed.is_empty(),
+        "not found by status --verify: {missed:#?}"
     );
     // The audit log is evidence: fix reports its damage and never rewrites it.
     let unhealed: Vec<&String> = tally

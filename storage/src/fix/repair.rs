@@ -201,7 +201,7 @@ pub(super) fn repair(dir: &Path, opts: &FixOptions, scan: &Scan) -> Result<Repai
     } else {
         BTreeMap::new()
     };
-    if cx.has(1) && scan.phase1 {
+    if cx.has(1) && (scan.phase1 || a_run_lacks_its_copy(scan)) {
         restore_manifests(&mut cx, scan, &unrestored)?;
     }
     let mut lost_current = false;
@@ -418,6 +418,28 @@ fn restore_manifests(
                 format!("rewrote {} from MANIFEST", rel(dir, &copy)),
             )?;
         }
+        // A copy deleted outright is rebuilt too, when the current manifest holds its
+        // generation's layers (a run still names the generation).
+        for run in &cur.runs {
+            let g = run.generation;
+            let p = generation_manifest_path(dir, g);
+            if g != cur.generation
+                && copy_is_missing(scan, g)
+                && !p.exists()
+                && let Some(body) = reconstructed_copy(g, &cur)
+            {
+                replace_file(&p, &crate::manifest::encode(&body)?)?;
+                cx.done(
+                    1,
+                    "restore_manifest_copy",
+                    format!(
+                        "rebuilt the missing {} from generation {}, which still holds its layers",
+                        rel(dir, &p),
+                        cur.generation
+                    ),
+                )?;
+            }
+        }
         for (g, c) in &scan.copies {
             let bad = match c {
                 ManState::Damaged(_) => true,
@@ -454,12 +476,26 @@ fn restore_manifests(
     Ok(())
 }
 
+/// Whether generation `g` has no manifest copy on disk.
+fn copy_is_missing(scan: &Scan, g: u64) -> bool {
+    matches!(scan.copies.get(&g), None | Some(ManState::Missing))
+}
+
+/// Whether a run of the current history names a generation whose copy is gone.
+fn a_run_lacks_its_copy(scan: &Scan) -> bool {
+    scan.current().is_some_and(|cur| {
+        cur.runs
+            .iter()
+            .any(|run| run.generation != cur.generation && copy_is_missing(scan, run.generation))
+    })
+}
+
 /// The manifest of generation `g`, rebuilt from the current one `cur` when `cur` still
 /// holds g's layers: a run made g, and a layer of `cur` was created by g. A layer stack
 /// only grows at its top or is replaced whole (a new base, a compaction, a rollback to
 /// an older stack), so the layers of `cur` up to that one are exactly g's, and the runs
 /// up to g are g's history (less any pruned since). `None` otherwise: g is lost.
-fn reconstructed_copy(g: u64, cur: &ManifestBody) -> Option<ManifestBody> {
+pub(super) fn reconstructed_copy(g: u64, cur: &ManifestBody) -> Option<ManifestBody> {
     let run = cur.runs.iter().find(|run| run.generation == g)?;
     let top = cur
         .layers

@@ -397,15 +397,25 @@ fn state(dir: &Path, s: &mut Scan) {
             if r.generation != cur.generation
                 && !matches!(s.copies.get(&r.generation), Some(ManState::Ok { .. }))
             {
+                // The current generation may still hold its layers: then its manifest
+                // is rebuilt from them.
+                let rebuilt = super::repair::reconstructed_copy(r.generation, &cur).is_some();
                 s.add(
                     2,
                     Severity::Warning,
                     "runs",
-                    format!(
-                        "generation {} of run {} is gone; the run can no longer be inspected (prune it with `batho gc prune --run {}`)",
-                        r.generation, r.uuid, r.uuid
-                    ),
-                    None,
+                    if rebuilt {
+                        format!(
+                            "generation {} of run {} has no manifest; the current generation still holds its layers",
+                            r.generation, r.uuid
+                        )
+                    } else {
+                        format!(
+                            "generation {} of run {} is gone; the run can no longer be inspected (prune it with `batho gc prune --run {}`)",
+                            r.generation, r.uuid, r.uuid
+                        )
+                    },
+                    rebuilt.then(|| "rebuild its manifest from the current generation".into()),
                 );
             }
         }

@@ -605,3 +605,22 @@ fn a_damaged_copy_of_the_base_under_a_delta_is_rebuilt_from_the_current_generati
     assert_eq!(after, before);
     assert_clean_after(&dir);
 }
+
+/// A deleted copy of such a generation is rebuilt the same way (its run was left
+/// pointing at nothing).
+#[test]
+fn a_deleted_copy_of_the_base_under_a_delta_is_rebuilt_from_the_current_generation() {
+    let (_t, dir) = store_with_delta();
+    fs::remove_file(crate::store::generation_manifest_path(&dir, 1)).unwrap();
+    let dry = run(&dir, false, true);
+    assert!(
+        dry.findings.iter().any(|f| f.repair.is_some()),
+        "{:#?}",
+        dry.findings
+    );
+    let r = run(&dir, false, false);
+    assert_eq!(actions(&r), ["restore_manifest_copy"], "{:?}", r.repairs);
+    assert!(r.remaining.is_empty(), "{:#?}", r.remaining);
+    assert!(Artifact::open_generation(&dir, 1).is_ok());
+    assert_clean_after(&dir);
+}
