@@ -34,6 +34,7 @@ mod context;
 mod fragment;
 mod members;
 mod scope;
+mod steps;
 mod units;
 
 #[cfg(test)]
@@ -48,16 +49,13 @@ use std::time::Instant;
 use batho_schema::{Language, NodeFlags, NodeKind};
 use batho_storage::audit::AuditEntry;
 use batho_storage::input::NodeIdx;
-use batho_storage::{
-    Artifact, CONTENT_HASH_LEN, RunKind, RunRecord, RunStatus, StorageError, Store, StoredHash,
-};
+use batho_storage::{Artifact, CONTENT_HASH_LEN, RunRecord, StorageError, Store, StoredHash};
 
-use crate::build::{self, FileOutcome, artifact_dir, extract_all, now_ms};
-use crate::discover::{self, DiscoverOptions, SourceFile};
+use crate::build::{self, FileOutcome, extract_all};
+use crate::discover::{self, SourceFile};
 use crate::extract::FileFacts;
 use crate::facts_cache::{self, FactsCache, PackWriter};
-use crate::git;
-use crate::resolve::{self, ResolveOptions};
+use crate::resolve::ResolveOptions;
 use crate::stamps::Stamps;
 
 pub use fragment::{ChangeKind, EntityChange, EntitySnapshot};
@@ -333,337 +331,97 @@ impl Indexed {
 
 /// Patches the artifact of the repository at `root`.
 pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError> {
-    let started = Instant::now();
-    let started_at_ms = now_ms();
-    // Before any file is looked at: what changes from here on is never stamped as seen.
-    let hashed_from_ns = crate::stamps::now_ns();
-    if !root.is_dir() {
-        return Err(PatchError::NotADirectory(root.to_path_buf()));
-    }
-    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let dir = artifact_dir(&root);
-    if !dir.is_dir() {
-        return Err(PatchError::NoArtifact(dir));
-    }
+    let clock = steps::Clock::start();
+    let (root, dir) = steps::locate(root)?;
     let store = Store::create_or_open(&dir)?;
     let mut writer = store.lock_writer()?;
-    if store.generations()?.is_empty() {
-        return Err(PatchError::NoArtifact(dir));
-    }
-    let base = store.open_current()?;
+    let base = steps::current_generation(&store, &dir)?;
     let indexed = Indexed::of(&base);
-    let disc_opts = DiscoverOptions {
-        max_file_size_kb: opts.max_file_size_kb,
-        known_text: Some(std::sync::Arc::new(indexed.files.keys().cloned().collect())),
-        ..DiscoverOptions::default()
-    };
-    let limit = disc_opts.max_bytes();
-    let workers = opts
-        .max_workers
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-
-    let discovery = discover::discover(&root, &disc_opts)?;
-    let since_ms = base
-        .runs()
-        .iter()
-        .filter(|r| r.status == RunStatus::Completed && r.generation == base.generation())
-        .map(|r| r.started_at_ms)
-        .min()
-        .or_else(|| base.last_run().map(|r| r.started_at_ms))
-        .unwrap_or(0);
-    let mut stamps = Stamps::load(&dir);
-    let (mut files, hashed) = detect(
-        &discovery.files,
-        &indexed,
-        opts.mode,
-        since_ms,
-        &stamps,
-        workers,
-    );
-    refuse_dropping_most_files(&root, &files.deleted, indexed.files.len())?;
-    // Stamps of the files just hashed, and none for files gone (stamps only ever name
-    // indexed files, so the gone ones are all in `deleted`); written under the writer lock
-    // whether or not anything changed, so that a touched file is hashed once.
-    for (i, hash) in &hashed {
-        let f = &discovery.files[*i];
-        stamps.record(&f.rel_path, f.stamp, hash, hashed_from_ns);
-    }
-    stamps.forget(&files.deleted);
-    let mut phases = PatchPhases {
-        detect_ms: started.elapsed().as_millis() as u64,
-        ..PatchPhases::default()
-    };
-    let mut report = PatchReport {
-        root: root.clone(),
-        files: FileChanges::default(),
-        affected: Vec::new(),
-        context_files: 0,
-        context_cached: 0,
-        affected_cached: 0,
-        changed_cached: 0,
-        facts_cache_missing: false,
-        rebuilt: false,
-        entities: Vec::new(),
-        relationships_added: 0,
-        relationships_removed: 0,
-        run: None,
-        audit: None,
-        bytes_written: 0,
-        artifact_bytes: 0,
-        duration_ms: 0,
-        phases,
-    };
+    let limits = steps::Limits::new(opts, &indexed);
+    let detected = steps::detect_changes(&root, &dir, &base, &indexed, opts, &limits, &clock)?;
+    let mut report = steps::empty_report(&root, clock.elapsed_ms());
+    let mut files = detected.files.clone();
     if files.is_empty() {
-        let _ = stamps.save(&dir);
-        report.duration_ms = started.elapsed().as_millis() as u64;
-        report.artifact_bytes = store.size_on_disk()?;
-        return Ok(report);
+        return steps::nothing_changed(report, &detected.stamps, &dir, &store, &clock);
     }
-
-    // Files on disk after the patch, by path.
-    let by_path: HashMap<&str, &SourceFile> = discovery
-        .files
-        .iter()
-        .map(|f| (f.rel_path.as_str(), f))
-        .collect();
+    let by_path = detected.by_path();
     let mark = Instant::now();
     let cache = FactsCache::open(&dir);
     report.facts_cache_missing = cache.packs() == 0;
     let extractor = Extract {
         by_path: &by_path,
-        workers,
-        limit,
+        workers: limits.workers,
+        limit: limits.bytes,
         cache: &cache,
         indexed: &indexed,
     };
-    // The changed files' new facts. One that can no longer be read is gone for the
-    // index, as a full build would skip it.
-    let mut facts: HashMap<String, FileFacts> = HashMap::new();
-    let changed_present: Vec<String> = files.added.iter().chain(&files.modified).cloned().collect();
-    let new_hashes: HashMap<&str, [u8; 32]> = hashed
-        .iter()
-        .map(|(i, h)| (discovery.files[*i].rel_path.as_str(), *h))
-        .collect();
-    let (got, failed, changed_cached) = extractor.changed(&changed_present, &new_hashes)?;
-    for f in got {
-        facts.insert(f.path.clone(), f);
-    }
-    for p in failed {
-        files.added.retain(|a| *a != p);
-        if files.modified.contains(&p) {
-            files.modified.retain(|a| *a != p);
-            files.deleted.push(p);
-        }
-    }
-    files.deleted.sort();
+    let changed_facts = steps::extract_changed(&extractor, &detected, &mut files)?;
     if files.is_empty() {
-        let _ = stamps.save(&dir);
-        report.duration_ms = started.elapsed().as_millis() as u64;
-        report.artifact_bytes = store.size_on_disk()?;
-        return Ok(report);
+        return steps::nothing_changed(report, &detected.stamps, &dir, &store, &clock);
     }
-
-    // Every file indexed after the patch, with its language.
-    let mut present: BTreeMap<String, Language> = indexed
-        .files
-        .iter()
-        .filter(|(p, _)| !files.deleted.contains(p))
-        .map(|(p, v)| (p.clone(), v.1))
-        .collect();
-    for p in &files.added {
-        if let Some(f) = facts.get(p) {
-            present.insert(p.clone(), f.language);
-        }
-    }
-    let ropts = ResolveOptions {
-        threads: workers,
+    let mut facts = changed_facts.facts;
+    let present = steps::present_after(&indexed, &files, &facts);
+    let options = ResolveOptions {
+        threads: limits.workers,
         ..ResolveOptions::default()
     };
     let changed: BTreeSet<String> = files.paths().cloned().collect();
-    let mut emit: BTreeSet<String> = scope::affected(scope::Inputs {
+    let mut emit = scope::affected(scope::Inputs {
         base: &base,
         changes: &files,
         facts: &facts,
         present: &present,
-        include_dirs: &ropts.include_dirs,
+        include_dirs: &options.include_dirs,
         indexed: &indexed,
         cache: &cache,
-        threads: workers,
+        threads: limits.workers,
     });
-    let affected: BTreeSet<String> = emit.difference(&changed).cloned().collect();
+    let affected_before: BTreeSet<String> = emit.difference(&changed).cloned().collect();
     emit.retain(|p| present.contains_key(p));
-    // Files whose facts in `facts` are cached skeletons: context only, never emitted.
-    let mut skeletal: HashSet<String> = HashSet::new();
-    let mut context_files = 0;
-    let mut affected_cached = 0;
-    let outcome = if whole_tree_is_cheaper(emit.len(), present.len(), opts) {
-        // Re-resolving most of the tree file by file (parsing each for its references,
-        // then laying a fragment the size of the artifact over it) costs more than
-        // indexing it whole: do what a full build does, and record it as this patch.
-        phases.scope_ms = mark.elapsed().as_millis() as u64;
-        let mark = Instant::now();
-        let whole = build::index_all(&dir, &discovery.files, workers, limit, &|_| {})?;
-        phases.resolve_ms = mark.elapsed().as_millis() as u64;
-        Outcome::Whole(whole)
-    } else {
-        loop {
-            let context = context::gather(
-                &base,
-                &emit,
-                &mut facts,
-                &mut skeletal,
-                &present,
-                &extractor,
-                &ropts,
-            )?;
-            affected_cached += context.unchanged_cached;
-            phases.scope_ms = mark.elapsed().as_millis() as u64;
-            let mark = Instant::now();
-            let inputs = resolver_inputs(&present, &facts, &emit, &context, workers);
-            let mut replaced = emit.clone();
-            replaced.extend(files.deleted.iter().cloned());
-            // The base side of the replaced files is read on a thread of its own: much of
-            // the resolution runs on one.
-            let (resolved, base_ids) = std::thread::scope(|s| {
-                let base_ids = s.spawn(|| fragment::BaseIds::of(&base, &replaced));
-                let resolved =
-                    resolve::resolve_partial(inputs, &emit.iter().cloned().collect(), &ropts);
-                let base_ids = base_ids
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (resolved, base_ids)
-            });
-            match fragment::cut(&base, resolved.graph, &replaced, &base_ids) {
-                Ok(fragment) => {
-                    phases.resolve_ms = mark.elapsed().as_millis() as u64;
-                    context_files = context.files.len() as u64;
-                    break Outcome::Fragment(fragment, base_ids);
-                }
-                // An edge left a file that is not replaced (a CONTAINS from a class to an
-                // out-of-line method defined elsewhere): that file is replaced too, and
-                // the resolution runs again.
-                Err(more) => emit.extend(more),
-            }
-        }
+    let inputs = steps::ResolveInputs {
+        base: &base,
+        dir: &dir,
+        discovery: &detected.discovery,
+        files: &files,
+        present: &present,
+        extractor: &extractor,
+        limits: &limits,
+        options,
     };
-    let affected: Vec<String> = emit
-        .iter()
-        .filter(|p| !changed.contains(*p))
-        .cloned()
-        .chain(affected.into_iter().filter(|p| !present.contains_key(p)))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let resolution =
+        steps::resolve_changes(&inputs, emit, &mut facts, opts, &mut report.phases, mark)?;
+    let affected = steps::affected_files(&resolution.emit, &changed, affected_before, &present);
     let mark = Instant::now();
-    let head = git::read_head(&root);
-    let summary = format!(
-        "{} changes ({} added, {} modified, {} deleted)",
-        files.total(),
-        files.added.len(),
-        files.modified.len(),
-        files.deleted.len()
+    let run = steps::patch_run(
+        &root,
+        &base,
+        &files,
+        &resolution,
+        present.len(),
+        detected.discovery.skipped.len(),
+        &clock,
     );
-    let run = RunRecord {
-        uuid: uuid::Uuid::new_v4().to_string(),
-        kind: RunKind::Patch,
-        started_at_ms,
-        ended_at_ms: now_ms(),
-        status: RunStatus::Completed,
-        git_commit: head.commit,
-        git_branch: head.branch,
-        // Filled in by the commit, which alone knows the merged graph's size.
-        node_count: 0,
-        edge_count: 0,
-        file_count: if matches!(outcome, Outcome::Whole(_)) {
-            present.len() as u64
-        } else {
-            emit.len() as u64
-        },
-        skipped_files: discovery.skipped.len() as u64,
-        duration_ms: started.elapsed().as_millis() as u64,
-        generation: base.generation() + 1,
-        message: summary,
+    report.rebuilt = matches!(resolution.outcome, Outcome::Whole(_));
+    report.context_files = resolution.context_files;
+    report.context_cached = resolution.skeletal.len() as u64;
+    report.affected_cached = resolution.affected_cached as u64;
+    let commit_inputs = steps::CommitInputs {
+        base: &base,
+        dir: &dir,
+        cache: &cache,
+        facts: &facts,
+        present: &present,
+        files: &files,
     };
-    report.rebuilt = matches!(outcome, Outcome::Whole(_));
-    // The entity-level changes (of the replaced files, or of the changed ones when the
-    // whole tree was indexed) and the edge counts (of the files re-resolved) only read the
-    // base and the new graph: they are worked out on a second thread while the commit
-    // writes (each takes seconds on a large patch).
-    let (new_graph, entity_files, edge_files, base_ids) = match &outcome {
-        Outcome::Fragment(f, ids) => (
-            &f.graph,
-            &f.replaced_files,
-            f.replaced_files.clone(),
-            Some(ids),
-        ),
-        Outcome::Whole(w) => {
-            let mut replaced = emit.clone();
-            replaced.extend(files.deleted.iter().cloned());
-            (&w.graph, &changed, replaced, None)
-        }
-    };
-    let (commit, (changes, (rel_added, rel_removed))) = std::thread::scope(|s| {
-        let report_side = s.spawn(|| {
-            // A whole tree indexed has not read the base side yet.
-            let read;
-            let (entity_ids, edge_ids) = match base_ids {
-                Some(ids) => (ids, ids),
-                None => {
-                    read = (
-                        fragment::BaseIds::of(&base, entity_files),
-                        fragment::BaseIds::of(&base, &edge_files),
-                    );
-                    (&read.0, &read.1)
-                }
-            };
-            (
-                fragment::changes(&base, entity_files, entity_ids, new_graph),
-                fragment::edge_delta(&base, &edge_files, edge_ids, new_graph),
-            )
-        });
-        let commit = match &outcome {
-            Outcome::Fragment(fragment, _) => {
-                let commit = writer.commit_fragment(&base, fragment, run.clone());
-                // The files parsed here join the cache (changed ones under their new
-                // hashes), so the next patch finds them; still under the writer lock,
-                // which guards the cache too. The cache is an accelerator: failing to
-                // write it fails nothing.
-                if commit.is_ok() {
-                    let _ = save_parsed(&dir, &cache, &facts, &skeletal, &present);
-                }
-                commit
-            }
-            Outcome::Whole(whole) => {
-                crate::build::commit_whole(&mut writer, &whole.graph, run.clone()).map(|c| c.0)
-            }
-        };
-        let side = report_side
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        // Every patch a test runs checks the fast change records and edge counts
-        // against the plain first versions.
-        #[cfg(test)]
-        {
-            let reference = (
-                fragment::reference::changes(&base, entity_files, new_graph),
-                fragment::reference::edge_delta(&base, &edge_files, new_graph),
-            );
-            assert_eq!(side, reference);
-        }
-        (commit, side)
-    });
-    let commit = commit?;
-    if let Outcome::Whole(whole) = outcome {
-        whole.pack.finish(&dir);
-    }
+    let committed =
+        steps::commit_beside_changes(&mut writer, &commit_inputs, resolution, run.clone())?;
     // After the commit: a stamp is trusted only for the content hash the artifact holds.
-    let _ = stamps.save(&dir);
-    phases.write_ms = mark.elapsed().as_millis() as u64;
+    let _ = detected.stamps.save(&dir);
+    report.phases.write_ms = mark.elapsed().as_millis() as u64;
     let run = RunRecord {
-        generation: commit.generation,
-        node_count: commit.node_count,
-        edge_count: commit.edge_count,
+        generation: committed.commit.generation,
+        node_count: committed.commit.node_count,
+        edge_count: committed.commit.edge_count,
         ..run
     };
     report.audit = Some(audit_patch(&dir, &run)?);
@@ -671,17 +429,13 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     report.run = Some(run);
     report.files = files;
     report.affected = affected;
-    report.context_files = context_files;
-    report.context_cached = skeletal.len() as u64;
-    report.affected_cached = affected_cached as u64;
-    report.changed_cached = changed_cached as u64;
-    report.entities = changes;
-    report.relationships_added = rel_added;
-    report.relationships_removed = rel_removed;
-    report.bytes_written = commit.bytes_written;
+    report.changed_cached = changed_facts.cached as u64;
+    report.entities = committed.entities;
+    report.relationships_added = committed.relationships_added;
+    report.relationships_removed = committed.relationships_removed;
+    report.bytes_written = committed.commit.bytes_written;
     report.artifact_bytes = store.size_on_disk()?;
-    report.duration_ms = started.elapsed().as_millis() as u64;
-    report.phases = phases;
+    report.duration_ms = clock.elapsed_ms();
     Ok(report)
 }
 
