@@ -58,6 +58,17 @@ impl Client {
         c
     }
 
+    /// The server's peak resident memory so far, in KiB (`VmHWM` of `/proc/PID/status`).
+    pub fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the server's /proc status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmHWM in /proc status")
+    }
+
     /// Writes `bytes` and a newline as one frame, whatever they hold.
     pub fn send_raw(&mut self, bytes: &[u8]) {
         self.stdin.write_all(bytes).unwrap();

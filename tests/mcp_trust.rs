@@ -461,3 +461,84 @@ fn a_confidence_threshold_does_not_turn_trace_path_into_path_enumeration() {
         );
     }
 }
+
+/// The hostile-input target of issue 28 for the MCP server, in one session: malformed
+/// frames, oversized and mistyped arguments, unknown tools, path tricks and a planted
+/// symbolic link, with the gated tools enabled. Every case gets a clear error, the server
+/// serves afterwards, and its peak memory stays under 1 GiB.
+#[test]
+fn a_hostile_session_is_answered_and_stays_under_a_gibibyte() {
+    let (_tmp, repo) = common::copy_repo("examples/demo");
+    common::run_ok(&["build", repo.to_str().unwrap()]);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("secret.env"),
+        "API_KEY=do-not-echo-me\n".repeat(64),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.join("src/planted")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let enabled = "batho_export,batho_load,batho_gc,batho_build";
+    let mut c = Client::start(
+        home.path(),
+        &["--root", repo.to_str().unwrap()],
+        &[("BATHO_MCP_TOOLS_ENABLED", enabled)],
+    );
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let frames: [&[u8]; 4] = [
+        b"{\"jsonrpc\": \"2.0\", \"id\": ",
+        b"\xff\xfe not utf-8",
+        deep.as_bytes(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":[1,2]}",
+    ];
+    for frame in frames {
+        c.send_raw(frame);
+        let reply = c.next_message();
+        assert!(reply["error"]["code"].as_i64().is_some(), "{reply}");
+    }
+    let big = "x".repeat(7 << 20);
+    let secret = outside.path().join("secret.env");
+    let secret = secret.to_str().unwrap();
+    let calls = [
+        ("search_entities", json!({"query": big})),
+        ("search_entities", json!({"query": 42})),
+        ("graph_query", json!({"limit": "all"})),
+        ("no_such_tool", json!({})),
+        ("batho_export", json!({"output": "../escape.json"})),
+        ("batho_export", json!({"output": "src/planted/out.json"})),
+        (
+            "batho_export",
+            json!({"json_mode": false, "output": ".batho/MANIFEST"}),
+        ),
+        ("batho_load", json!({"artifact_path": secret})),
+        (
+            "batho_load",
+            json!({"artifact_path": "src/planted/secret.env"}),
+        ),
+        ("ctx_tree_read", json!({"path": "src/planted/secret.env"})),
+        ("ctx_tree_read", json!({"path": secret})),
+        ("get_file_graph", json!({"file_path": "../../etc/passwd"})),
+        ("batho_gc", json!({"subcommand": "prune", "older_than": -1})),
+        ("batho_build", json!({"max_file_size_kb": "huge"})),
+    ];
+    for (tool, args) in calls {
+        let reply = c.call(tool, args.clone());
+        assert_eq!(
+            reply["isError"],
+            json!(true),
+            "{tool}({args}) should fail: {reply}"
+        );
+        let text = reply.to_string();
+        assert!(
+            !text.contains("do-not-echo-me"),
+            "{tool} echoed a file: {text}"
+        );
+    }
+    assert!(!repo.parent().unwrap().join("escape.json").exists());
+    assert!(!outside.path().join("out.json").exists());
+    let (markdown, _) = c.ok("search_entities", json!({"query": "table_put"}));
+    assert!(markdown.contains("table_put"), "{markdown}");
+    let peak = c.peak_rss_kib();
+    eprintln!("batho mcp peak RSS over the hostile session: {peak} KiB");
+    assert!(peak < 1 << 20, "peak RSS {peak} KiB");
+}
