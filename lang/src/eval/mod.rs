@@ -401,10 +401,14 @@ impl<'a> Evaluator<'a> {
                         span: sp,
                     })
             }
-            ExprKind::Property(base, key) => {
-                let b = self.eval(base, row)?;
-                self.property(&b, &key.name, sp)
-            }
+            ExprKind::Property(base, key) => match self.borrowed(base, row) {
+                // `r.a` of a map variable reads the one entry instead of copying the map.
+                Some(b) => self.property(b, &key.name, sp),
+                None => {
+                    let b = self.eval(base, row)?;
+                    self.property(&b, &key.name, sp)
+                }
+            },
             ExprKind::Index(base, ix) => {
                 let b = self.eval(base, row)?;
                 let i = self.eval(ix, row)?;
@@ -590,6 +594,21 @@ impl<'a> Evaluator<'a> {
         match otherwise {
             Some(otherwise) => self.eval(otherwise, row),
             None => Ok(Value::Null),
+        }
+    }
+
+    /// The value of `e` without a copy, when it is a variable, a parameter or an entry of
+    /// a map reached from one (`r`, `$rows`, `r.a.b`); `None` for anything that must be
+    /// computed (or that is unbound: [`Evaluator::eval`] reports it).
+    fn borrowed<'v>(&'v self, e: &Expr, row: &'v dyn Bindings) -> Option<&'v Value> {
+        match &e.kind {
+            ExprKind::Variable(v) => row.get(v),
+            ExprKind::Parameter(p) => self.params.get(p),
+            ExprKind::Property(base, key) => match self.borrowed(base, row)? {
+                Value::Map(entries) => entries.get(&key.name),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
