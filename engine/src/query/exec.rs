@@ -650,6 +650,18 @@ impl<'a> Operator<'a> for Limit<'a> {
     }
 }
 
+/// The input row an operator extends for its next output: moved out for the last output
+/// of that row (`left` more to come is 0), copied otherwise. A seek that finds one node,
+/// or the last element of an UNWIND, so copies nothing: a row holding an UNWIND map or
+/// list was copied whole for every output.
+pub(crate) fn last_or_clone(row: &mut Row, left: usize) -> Row {
+    if left == 0 {
+        std::mem::take(row)
+    } else {
+        row.clone()
+    }
+}
+
 /// One row per list element.
 pub(crate) struct Unwind<'a> {
     pub(crate) input: BoxOp<'a>,
@@ -670,7 +682,7 @@ impl<'a> Operator<'a> for Unwind<'a> {
                 && let Some(v) = items.next()
             {
                 ctx.tick(1)?;
-                let mut out = row.clone();
+                let mut out = last_or_clone(row, items.len());
                 out.push(v);
                 return Ok(Some(out));
             }
@@ -909,7 +921,7 @@ impl<'a> Operator<'a> for ProcedureCall<'a> {
             if let Some((row, recs)) = &mut self.cur
                 && let Some(rec) = recs.next()
             {
-                let mut out = row.clone();
+                let mut out = last_or_clone(row, recs.len());
                 out.extend(rec);
                 return Ok(Some(out));
             }

@@ -225,7 +225,7 @@ impl<'a> Operator<'a> for NodeSeek<'a> {
             if let Some((row, it)) = &mut self.cur
                 && let Some(n) = it.next()
             {
-                let mut out = row.clone();
+                let mut out = super::exec::last_or_clone(row, it.len());
                 out.push(Value::Node(n));
                 return Ok(Some(out));
             }

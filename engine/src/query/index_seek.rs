@@ -85,7 +85,7 @@ impl<'a> Operator<'a> for IndexSeek<'a> {
             if let Some((row, nodes)) = &mut self.cur
                 && let Some(n) = nodes.next()
             {
-                let mut out = row.clone();
+                let mut out = super::exec::last_or_clone(row, nodes.len());
                 out.push(Value::Node(n));
                 return Ok(Some(out));
             }
