@@ -78,11 +78,18 @@ def bulk(path, count):
                 for i in range(first, min(first + BULK_BATCH, count))]
         conn.execute(BULK, {"rows": rows})
     load = time.perf_counter() - start
+    # The node load's time is printed first: on this machine Kùzu's buffer pool can fill
+    # during the relationship load (see bench/README.md), and the load still compares.
+    print(f"load_s={load:.2f}", end=" ", flush=True)
     start = time.perf_counter()
-    for first in range(0, 2 * count, BULK_BATCH):
-        rows = [{"a": i // 2, "b": (i * 7919 + 13) % count}
-                for i in range(first, min(first + BULK_BATCH, 2 * count))]
-        conn.execute(BULK_EDGES, {"rows": rows})
+    try:
+        for first in range(0, 2 * count, BULK_BATCH):
+            rows = [{"a": i // 2, "b": (i * 7919 + 13) % count}
+                    for i in range(first, min(first + BULK_BATCH, 2 * count))]
+            conn.execute(BULK_EDGES, {"rows": rows})
+    except RuntimeError as error:
+        print(f"edges_failed_after_s={time.perf_counter() - start:.2f} error={str(error)[:80]!r}")
+        return
     edges = time.perf_counter() - start
     start = time.perf_counter()
     conn.execute("CHECKPOINT")
@@ -95,7 +102,7 @@ def bulk(path, count):
     start = time.perf_counter()
     total = conn.execute("MATCH (n:Node) RETURN sum(n.score) AS total").get_next()[0]
     read_ms = (time.perf_counter() - start) * 1e3
-    print(f"load_s={load:.2f} edges_s={edges:.2f} checkpoint_s={checkpoint:.2f} reopen_s={reopen:.2f} "
+    print(f"edges_s={edges:.2f} checkpoint_s={checkpoint:.2f} reopen_s={reopen:.2f} "
           f"read_ms={read_ms:.1f} sum={total}")
     counts(conn, ["Node"])
 
