@@ -21,7 +21,7 @@ use super::topology::Topology;
 use super::update::{CreateClause, DeleteClause, Eager, RemoveClause, SetClause, pattern_columns};
 use batho_lang::ast::{BinaryOp, Direction, Expr, ExprKind, Literal, Quantifier};
 use batho_lang::eval::AggregateFunc;
-use batho_lang::plan::{LogicalPlan, SeekKey};
+use batho_lang::plan::{LogicalPlan, SeekKey, SortKey};
 use batho_schema::{NodeKind, RelType, Roles};
 
 /// Planner switches.
@@ -46,6 +46,10 @@ pub(crate) struct Builder<'a> {
     /// Those of them that were built as asked (not replaced by an index seek).
     id_order_built: HashSet<usize>,
 }
+
+/// What [`Builder::make`] builds for one plan node: the operator, its columns and its
+/// EXPLAIN note.
+type Made<'a> = (BoxOp<'a>, Vec<String>, String);
 
 pub(crate) struct Built<'a> {
     pub(crate) op: BoxOp<'a>,
@@ -327,281 +331,27 @@ impl<'a> Builder<'a> {
         s
     }
 
-    #[allow(clippy::type_complexity)]
-    fn make(
-        &mut self,
-        lp: &LogicalPlan,
-        arg_cols: &[String],
-        roles: Vec<Roles>,
-    ) -> R<(BoxOp<'a>, Vec<String>, String)> {
-        let opt = self.flags.optimize;
-        Ok(match lp {
-            LogicalPlan::Argument { columns } => {
-                let picks = columns
-                    .iter()
-                    .map(|c| pos(arg_cols, c))
-                    .collect::<R<Vec<_>>>()?;
-                (
-                    Box::new(Argument { picks, row: None }),
-                    columns.clone(),
-                    String::new(),
-                )
-            }
-            LogicalPlan::NodeScan {
-                input, var, labels, ..
-            } => {
-                let b = self.build(input, arg_cols)?;
-                let note = match (labels.is_empty(), self.topology) {
-                    (true, _) => "all nodes".to_string(),
-                    (false, Topology::Code(_)) => format!("kind bitmap {}", labels.join("|")),
-                    (false, Topology::Writable(_)) => {
-                        format!("label bitmap {}", labels.join("|"))
-                    }
-                };
-                let mut cols = b.cols;
-                cols.push(var.clone());
-                let order = match self.id_order_wanted.get(&addr(lp)) {
-                    Some(&order) => {
-                        self.id_order_built.insert(addr(lp));
-                        order
-                    }
-                    None => ScanOrder::Any,
-                };
-                let op = NodeScan {
-                    input: b.op,
-                    labels: labels.clone(),
-                    order,
-                    cur: None,
-                };
-                let note = match order {
-                    ScanOrder::Any => note,
-                    ScanOrder::Ascending => format!("{note}, ascending ids"),
-                    ScanOrder::Descending => format!("{note}, descending ids"),
-                };
-                (Box::new(op), cols, note)
-            }
-            LogicalPlan::NodeSeek {
-                input,
-                var,
-                key,
-                value,
-                labels,
-            } => {
-                let b = self.build(input, arg_cols)?;
-                let kinds = (!labels.is_empty())
-                    .then(|| kinds_of(labels).into_iter().map(|k| k.code()).collect());
-                let note = match (opt, key) {
-                    _ if self.topology.artifact().is_none() => {
-                        format!("label scan comparing {}", key.property())
-                    }
-                    (false, SeekKey::NameRegex) => "all nodes (unoptimised)".to_string(),
-                    (false, SeekKey::NamePrefix) => {
-                        "full scan comparing name prefixes (unoptimised)".to_string()
-                    }
-                    (false, _) => format!("full scan comparing {} (unoptimised)", key.property()),
-                    (true, SeekKey::Id) => "id index (binary search)".to_string(),
-                    (true, SeekKey::Name) => "name index (binary search)".to_string(),
-                    (true, SeekKey::NamePrefix) => "name index (prefix range)".to_string(),
-                    (true, SeekKey::NameRegex) => {
-                        "name index (range of the regex's literal prefix; scan without one)"
-                            .to_string()
-                    }
-                };
-                let mut cols = b.cols.clone();
-                cols.push(var.clone());
-                let op = NodeSeek {
-                    input: b.op,
-                    cols: b.cols,
-                    key: *key,
-                    value: value.clone(),
-                    kinds,
-                    labels: labels.clone(),
-                    use_index: opt,
-                    cur: None,
-                };
-                (Box::new(op), cols, note)
-            }
-            LogicalPlan::Expand {
-                input,
-                from,
-                rel,
-                to,
-                direction,
-                types,
-                length,
-                into,
-                unique_with,
-            } => {
-                let b = self.build(input, arg_cols)?;
-                let from_i = pos(&b.cols, from)?;
-                let into_i = if *into { Some(pos(&b.cols, to)?) } else { None };
-                let uw = unique_with
-                    .iter()
-                    .map(|c| pos(&b.cols, c))
-                    .collect::<R<Vec<_>>>()?;
-                let mut cols = b.cols;
-                cols.push(rel.clone());
-                if !into {
-                    cols.push(to.clone());
-                }
-                let csr = match direction {
-                    Direction::Outgoing => "out-CSR",
-                    Direction::Incoming => "in-CSR",
-                    Direction::Both => "out- and in-CSR",
-                };
-                match length {
-                    None => {
-                        let note = format!("{csr}, {}", Self::filter_note(types, &roles));
-                        let op = Expand {
-                            input: b.op,
-                            from: from_i,
-                            into: into_i,
-                            dir: *direction,
-                            filter: self.filter(types, &roles),
-                            unique_with: uw,
-                            buf: Vec::new(),
-                            pos: 0,
-                            row: None,
-                        };
-                        (Box::new(op), cols, note)
-                    }
-                    Some(h) => {
-                        let endpoints = self.endpoint_only.contains(&addr(lp));
-                        let note = format!(
-                            "{csr}, {}, {}",
-                            Self::filter_note(types, &[]),
-                            if endpoints {
-                                "BFS with a visited set (only distinct endpoints are used)"
-                            } else {
-                                "DFS over trails (relationship-unique per path)"
-                            }
-                        );
-                        let op = VarExpand {
-                            input: b.op,
-                            from: from_i,
-                            into: into_i,
-                            dir: *direction,
-                            filter: self.filter(types, &[]),
-                            unique_with: uw,
-                            min: h.min,
-                            max: h.max,
-                            endpoints_only: endpoints,
-                            state: None,
-                        };
-                        (Box::new(op), cols, note)
-                    }
-                }
-            }
-            LogicalPlan::ShortestPath { .. } => self.shortest_path(lp, arg_cols, None)?,
-            LogicalPlan::Filter { input, predicate }
-                if opt
-                    && let LogicalPlan::ShortestPath { rel, .. } = &**input
-                    && let Some(hop) = hop_condition(predicate, rel) =>
-            {
-                // The search tests each hop; the filter stays above it (a no-op then). The
-                // search gets its own EXPLAIN line and PROFILE counter, as `build` gives.
-                let me = self.notes.len();
-                self.notes.push(String::new());
-                let counter = Rc::new(Counter::default());
-                self.counters.push(counter.clone());
-                let (search, cols, note) = self.shortest_path(input, arg_cols, Some(hop))?;
-                self.notes[me] = format!("{note}, every hop tested during the search");
-                let search: BoxOp<'a> = if self.flags.profile {
-                    Box::new(Profiled {
-                        inner: search,
-                        counter,
-                    })
-                } else {
-                    search
-                };
-                let op = Filter {
-                    input: search,
-                    cols: cols.clone(),
-                    predicate: predicate.clone(),
-                };
-                (Box::new(op), cols, String::new())
-            }
-            LogicalPlan::Filter { input, predicate }
-                if let Some(seek) = self.index_seek(input, predicate, arg_cols)? =>
-            {
-                let (seek, cols, note) = seek;
-                let op = Filter {
-                    input: seek,
-                    cols: cols.clone(),
-                    predicate: predicate.clone(),
-                };
-                (Box::new(op), cols, note)
-            }
+    /// The operator of one plan node, with its columns and its EXPLAIN note: a dispatch to
+    /// the maker of each kind of operator (the impl block below).
+    fn make(&mut self, lp: &LogicalPlan, arg_cols: &[String], roles: Vec<Roles>) -> R<Made<'a>> {
+        match lp {
+            LogicalPlan::Argument { columns } => self.make_argument(columns, arg_cols),
+            LogicalPlan::NodeScan { .. } => self.make_node_scan(lp, arg_cols),
+            LogicalPlan::NodeSeek { .. } => self.make_node_seek(lp, arg_cols),
+            LogicalPlan::Expand { .. } => self.make_expand(lp, arg_cols, &roles),
+            LogicalPlan::ShortestPath { .. } => self.shortest_path(lp, arg_cols, None),
             LogicalPlan::Filter { input, predicate } => {
-                let (push, note) = match input.as_ref() {
-                    LogicalPlan::Expand {
-                        rel, length: None, ..
-                    } if opt => {
-                        let r = required_roles(predicate, rel);
-                        let note = if r.is_empty() {
-                            String::new()
-                        } else {
-                            "role predicate pushed into the expansion below".to_string()
-                        };
-                        (r, note)
-                    }
-                    _ => (Vec::new(), String::new()),
-                };
-                let b = self.build_with(input, arg_cols, push)?;
-                let op = Filter {
-                    input: b.op,
-                    cols: b.cols.clone(),
-                    predicate: predicate.clone(),
-                };
-                (Box::new(op), b.cols, note)
+                self.make_filter(input, predicate, arg_cols)
             }
-            LogicalPlan::Project { input, items } => {
-                let b = self.build(input, arg_cols)?;
-                let its = items
-                    .iter()
-                    .map(|(e, _)| match &e.kind {
-                        ExprKind::Variable(v) => match b.cols.iter().position(|c| c == v) {
-                            Some(i) => ProjItem::Column(i),
-                            None => ProjItem::Expr(e.clone()),
-                        },
-                        _ => ProjItem::Expr(e.clone()),
-                    })
-                    .collect();
-                let cols = items.iter().map(|(_, c)| c.clone()).collect();
-                let op = Project {
-                    input: b.op,
-                    cols: b.cols,
-                    items: its,
-                };
-                (Box::new(op), cols, String::new())
-            }
-            LogicalPlan::Aggregate {
-                input,
-                group_by,
-                aggregates,
-            } => {
-                let b = self.build(input, arg_cols)?;
-                let cols = group_by
-                    .iter()
-                    .map(|(_, c)| c.clone())
-                    .chain(aggregates.iter().map(|a| a.column.clone()))
-                    .collect();
-                let op = Aggregate {
-                    input: b.op,
-                    cols: b.cols,
-                    group_by: group_by.iter().map(|(e, _)| e.clone()).collect(),
-                    aggregates: aggregates.clone(),
-                    out: Vec::new().into_iter(),
-                };
-                (Box::new(op), cols, "hash aggregation".to_string())
-            }
+            LogicalPlan::Project { input, items } => self.make_project(input, items, arg_cols),
+            LogicalPlan::Aggregate { .. } => self.make_aggregate(lp, arg_cols),
             LogicalPlan::Distinct { input } => {
                 let b = self.build(input, arg_cols)?;
                 let op = Distinct {
                     input: b.op,
                     seen: HashSet::new(),
                 };
-                (Box::new(op), b.cols, "hash set, streaming".to_string())
+                Ok((Box::new(op), b.cols, "hash set, streaming".to_string()))
             }
             LogicalPlan::Sort { input, keys } => {
                 let b = self.build(input, arg_cols)?;
@@ -611,43 +361,378 @@ impl<'a> Builder<'a> {
                     keys: keys.clone(),
                     out: Vec::new().into_iter(),
                 };
-                (Box::new(op), b.cols, "full stable sort".to_string())
+                Ok((Box::new(op), b.cols, "full stable sort".to_string()))
             }
             LogicalPlan::TopK { input, keys, limit } => {
-                if opt && let Some(built) = self.id_ordered_top_k(input, keys, limit, arg_cols)? {
-                    return Ok(built);
-                }
-                let b = self.build(input, arg_cols)?;
-                if opt {
-                    let op = TopK {
-                        input: b.op,
-                        cols: b.cols.clone(),
-                        keys: keys.clone(),
-                        limit: limit.clone(),
-                        out: Vec::new().into_iter(),
-                    };
-                    (Box::new(op), b.cols, "bounded heap".to_string())
-                } else {
-                    let sort = Sort {
-                        input: b.op,
-                        cols: b.cols.clone(),
-                        keys: keys.clone(),
-                        out: Vec::new().into_iter(),
-                    };
-                    let op = Limit {
-                        input: Box::new(sort),
-                        count: limit.clone(),
-                        left: 0,
-                        drain: false,
-                        drained: false,
-                    };
-                    (
-                        Box::new(op),
-                        b.cols,
-                        "full sort then limit (unoptimised)".into(),
-                    )
-                }
+                self.make_top_k(input, keys, limit, arg_cols)
             }
+            LogicalPlan::Skip { .. } | LogicalPlan::Limit { .. } => {
+                self.make_skip_or_limit(lp, arg_cols)
+            }
+            LogicalPlan::Unwind { .. }
+            | LogicalPlan::ProcedureCall { .. }
+            | LogicalPlan::BindPath { .. } => self.make_row_extension(lp, arg_cols),
+            LogicalPlan::Optional { .. } => self.make_optional(lp, arg_cols),
+            LogicalPlan::CartesianProduct { .. } | LogicalPlan::HashJoin { .. } => {
+                self.make_join(lp, arg_cols)
+            }
+            LogicalPlan::Create { .. }
+            | LogicalPlan::Merge { .. }
+            | LogicalPlan::SetProperties { .. }
+            | LogicalPlan::Delete { .. }
+            | LogicalPlan::Remove { .. } => self.make_update(lp, arg_cols),
+        }
+    }
+}
+
+/// The makers [`Builder::make`] dispatches to, one per kind of operator.
+impl<'a> Builder<'a> {
+    fn make_argument(&mut self, columns: &[String], arg_cols: &[String]) -> R<Made<'a>> {
+        let picks = columns
+            .iter()
+            .map(|c| pos(arg_cols, c))
+            .collect::<R<Vec<_>>>()?;
+        Ok((
+            Box::new(Argument { picks, row: None }),
+            columns.to_vec(),
+            String::new(),
+        ))
+    }
+
+    fn make_node_scan(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+        let LogicalPlan::NodeScan {
+            input, var, labels, ..
+        } = lp
+        else {
+            unreachable!("make dispatches node scans here")
+        };
+        let b = self.build(input, arg_cols)?;
+        let note = match (labels.is_empty(), self.topology) {
+            (true, _) => "all nodes".to_string(),
+            (false, Topology::Code(_)) => format!("kind bitmap {}", labels.join("|")),
+            (false, Topology::Writable(_)) => format!("label bitmap {}", labels.join("|")),
+        };
+        let mut cols = b.cols;
+        cols.push(var.clone());
+        let order = match self.id_order_wanted.get(&addr(lp)) {
+            Some(&order) => {
+                self.id_order_built.insert(addr(lp));
+                order
+            }
+            None => ScanOrder::Any,
+        };
+        let op = NodeScan {
+            input: b.op,
+            labels: labels.clone(),
+            order,
+            cur: None,
+        };
+        let note = match order {
+            ScanOrder::Any => note,
+            ScanOrder::Ascending => format!("{note}, ascending ids"),
+            ScanOrder::Descending => format!("{note}, descending ids"),
+        };
+        Ok((Box::new(op), cols, note))
+    }
+
+    fn make_node_seek(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+        let LogicalPlan::NodeSeek {
+            input,
+            var,
+            key,
+            value,
+            labels,
+        } = lp
+        else {
+            unreachable!("make dispatches node seeks here")
+        };
+        let opt = self.flags.optimize;
+        let b = self.build(input, arg_cols)?;
+        let kinds =
+            (!labels.is_empty()).then(|| kinds_of(labels).into_iter().map(|k| k.code()).collect());
+        let note = match (opt, key) {
+            _ if self.topology.artifact().is_none() => {
+                format!("label scan comparing {}", key.property())
+            }
+            (false, SeekKey::NameRegex) => "all nodes (unoptimised)".to_string(),
+            (false, SeekKey::NamePrefix) => {
+                "full scan comparing name prefixes (unoptimised)".to_string()
+            }
+            (false, _) => format!("full scan comparing {} (unoptimised)", key.property()),
+            (true, SeekKey::Id) => "id index (binary search)".to_string(),
+            (true, SeekKey::Name) => "name index (binary search)".to_string(),
+            (true, SeekKey::NamePrefix) => "name index (prefix range)".to_string(),
+            (true, SeekKey::NameRegex) => {
+                "name index (range of the regex's literal prefix; scan without one)".to_string()
+            }
+        };
+        let mut cols = b.cols.clone();
+        cols.push(var.clone());
+        let op = NodeSeek {
+            input: b.op,
+            cols: b.cols,
+            key: *key,
+            value: value.clone(),
+            kinds,
+            labels: labels.clone(),
+            use_index: opt,
+            cur: None,
+        };
+        Ok((Box::new(op), cols, note))
+    }
+
+    fn make_expand(
+        &mut self,
+        lp: &LogicalPlan,
+        arg_cols: &[String],
+        roles: &[Roles],
+    ) -> R<Made<'a>> {
+        let LogicalPlan::Expand {
+            input,
+            from,
+            rel,
+            to,
+            direction,
+            types,
+            length,
+            into,
+            unique_with,
+        } = lp
+        else {
+            unreachable!("make dispatches expansions here")
+        };
+        let b = self.build(input, arg_cols)?;
+        let from_i = pos(&b.cols, from)?;
+        let into_i = if *into { Some(pos(&b.cols, to)?) } else { None };
+        let uw = unique_with
+            .iter()
+            .map(|c| pos(&b.cols, c))
+            .collect::<R<Vec<_>>>()?;
+        let mut cols = b.cols;
+        cols.push(rel.clone());
+        if !into {
+            cols.push(to.clone());
+        }
+        let csr = match direction {
+            Direction::Outgoing => "out-CSR",
+            Direction::Incoming => "in-CSR",
+            Direction::Both => "out- and in-CSR",
+        };
+        let Some(h) = length else {
+            let note = format!("{csr}, {}", Self::filter_note(types, roles));
+            let op = Expand {
+                input: b.op,
+                from: from_i,
+                into: into_i,
+                dir: *direction,
+                filter: self.filter(types, roles),
+                unique_with: uw,
+                buf: Vec::new(),
+                pos: 0,
+                row: None,
+            };
+            return Ok((Box::new(op), cols, note));
+        };
+        let endpoints = self.endpoint_only.contains(&addr(lp));
+        let note = format!(
+            "{csr}, {}, {}",
+            Self::filter_note(types, &[]),
+            if endpoints {
+                "BFS with a visited set (only distinct endpoints are used)"
+            } else {
+                "DFS over trails (relationship-unique per path)"
+            }
+        );
+        let op = VarExpand {
+            input: b.op,
+            from: from_i,
+            into: into_i,
+            dir: *direction,
+            filter: self.filter(types, &[]),
+            unique_with: uw,
+            min: h.min,
+            max: h.max,
+            endpoints_only: endpoints,
+            state: None,
+        };
+        Ok((Box::new(op), cols, note))
+    }
+
+    /// A filter: on a shortest path whose hops it conditions, tested during the search; on
+    /// an indexed equality, an index seek below it; on an expansion, with its role
+    /// predicates pushed into the expansion's bitmaps; else over its input.
+    fn make_filter(
+        &mut self,
+        input: &LogicalPlan,
+        predicate: &Expr,
+        arg_cols: &[String],
+    ) -> R<Made<'a>> {
+        let opt = self.flags.optimize;
+        if opt
+            && let LogicalPlan::ShortestPath { rel, .. } = input
+            && let Some(hop) = hop_condition(predicate, rel)
+        {
+            return self.make_hop_tested_search(input, predicate, hop, arg_cols);
+        }
+        if let Some((seek, cols, note)) = self.index_seek(input, predicate, arg_cols)? {
+            let op = Filter {
+                input: seek,
+                cols: cols.clone(),
+                predicate: predicate.clone(),
+            };
+            return Ok((Box::new(op), cols, note));
+        }
+        let (push, note) = match input {
+            LogicalPlan::Expand {
+                rel, length: None, ..
+            } if opt => {
+                let r = required_roles(predicate, rel);
+                let note = if r.is_empty() {
+                    String::new()
+                } else {
+                    "role predicate pushed into the expansion below".to_string()
+                };
+                (r, note)
+            }
+            _ => (Vec::new(), String::new()),
+        };
+        let b = self.build_with(input, arg_cols, push)?;
+        let op = Filter {
+            input: b.op,
+            cols: b.cols.clone(),
+            predicate: predicate.clone(),
+        };
+        Ok((Box::new(op), b.cols, note))
+    }
+
+    /// A shortest-path search that tests each hop; the filter stays above it (a no-op
+    /// then). The search gets its own EXPLAIN line and PROFILE counter, as `build` gives.
+    fn make_hop_tested_search(
+        &mut self,
+        search_plan: &LogicalPlan,
+        predicate: &Expr,
+        hop: HopCondition,
+        arg_cols: &[String],
+    ) -> R<Made<'a>> {
+        let me = self.notes.len();
+        self.notes.push(String::new());
+        let counter = Rc::new(Counter::default());
+        self.counters.push(counter.clone());
+        let (search, cols, note) = self.shortest_path(search_plan, arg_cols, Some(hop))?;
+        self.notes[me] = format!("{note}, every hop tested during the search");
+        let search: BoxOp<'a> = if self.flags.profile {
+            Box::new(Profiled {
+                inner: search,
+                counter,
+            })
+        } else {
+            search
+        };
+        let op = Filter {
+            input: search,
+            cols: cols.clone(),
+            predicate: predicate.clone(),
+        };
+        Ok((Box::new(op), cols, String::new()))
+    }
+
+    fn make_project(
+        &mut self,
+        input: &LogicalPlan,
+        items: &[(Expr, String)],
+        arg_cols: &[String],
+    ) -> R<Made<'a>> {
+        let b = self.build(input, arg_cols)?;
+        let its = items
+            .iter()
+            .map(|(e, _)| match &e.kind {
+                ExprKind::Variable(v) => match b.cols.iter().position(|c| c == v) {
+                    Some(i) => ProjItem::Column(i),
+                    None => ProjItem::Expr(e.clone()),
+                },
+                _ => ProjItem::Expr(e.clone()),
+            })
+            .collect();
+        let cols = items.iter().map(|(_, c)| c.clone()).collect();
+        let op = Project {
+            input: b.op,
+            cols: b.cols,
+            items: its,
+        };
+        Ok((Box::new(op), cols, String::new()))
+    }
+
+    fn make_aggregate(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+        let LogicalPlan::Aggregate {
+            input,
+            group_by,
+            aggregates,
+        } = lp
+        else {
+            unreachable!("make dispatches aggregations here")
+        };
+        let b = self.build(input, arg_cols)?;
+        let cols = group_by
+            .iter()
+            .map(|(_, c)| c.clone())
+            .chain(aggregates.iter().map(|a| a.column.clone()))
+            .collect();
+        let op = Aggregate {
+            input: b.op,
+            cols: b.cols,
+            group_by: group_by.iter().map(|(e, _)| e.clone()).collect(),
+            aggregates: aggregates.clone(),
+            out: Vec::new().into_iter(),
+        };
+        Ok((Box::new(op), cols, "hash aggregation".to_string()))
+    }
+
+    /// ORDER BY with LIMIT: answered by an id-ordered scan when it can be, else a bounded
+    /// heap (unoptimised: a full sort, then the limit).
+    fn make_top_k(
+        &mut self,
+        input: &LogicalPlan,
+        keys: &[SortKey],
+        limit: &Expr,
+        arg_cols: &[String],
+    ) -> R<Made<'a>> {
+        let opt = self.flags.optimize;
+        if opt && let Some(built) = self.id_ordered_top_k(input, keys, limit, arg_cols)? {
+            return Ok(built);
+        }
+        let b = self.build(input, arg_cols)?;
+        if opt {
+            let op = TopK {
+                input: b.op,
+                cols: b.cols.clone(),
+                keys: keys.to_vec(),
+                limit: limit.clone(),
+                out: Vec::new().into_iter(),
+            };
+            return Ok((Box::new(op), b.cols, "bounded heap".to_string()));
+        }
+        let sort = Sort {
+            input: b.op,
+            cols: b.cols.clone(),
+            keys: keys.to_vec(),
+            out: Vec::new().into_iter(),
+        };
+        let op = Limit {
+            input: Box::new(sort),
+            count: limit.clone(),
+            left: 0,
+            drain: false,
+            drained: false,
+        };
+        Ok((
+            Box::new(op),
+            b.cols,
+            "full sort then limit (unoptimised)".into(),
+        ))
+    }
+
+    fn make_skip_or_limit(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+        match lp {
             LogicalPlan::Skip { input, count } => {
                 let b = self.build(input, arg_cols)?;
                 let op = Skip {
@@ -655,7 +740,7 @@ impl<'a> Builder<'a> {
                     count: count.clone(),
                     left: 0,
                 };
-                (Box::new(op), b.cols, String::new())
+                Ok((Box::new(op), b.cols, String::new()))
             }
             LogicalPlan::Limit { input, count } => {
                 let b = self.build(input, arg_cols)?;
@@ -666,8 +751,16 @@ impl<'a> Builder<'a> {
                     drain: super::write_clause(input).is_some(),
                     drained: false,
                 };
-                (Box::new(op), b.cols, "stops its input early".to_string())
+                Ok((Box::new(op), b.cols, "stops its input early".to_string()))
             }
+            _ => unreachable!("make dispatches SKIP and LIMIT here"),
+        }
+    }
+
+    /// The operators that add columns to each input row: UNWIND, a procedure call, a
+    /// path bound from its parts.
+    fn make_row_extension(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+        match lp {
             LogicalPlan::Unwind { input, expr, var } => {
                 let b = self.build(input, arg_cols)?;
                 let mut cols = b.cols.clone();
@@ -678,7 +771,7 @@ impl<'a> Builder<'a> {
                     expr: expr.clone(),
                     cur: None,
                 };
-                (Box::new(op), cols, String::new())
+                Ok((Box::new(op), cols, String::new()))
             }
             LogicalPlan::ProcedureCall {
                 input,
@@ -697,31 +790,65 @@ impl<'a> Builder<'a> {
                     yields: yields.iter().map(|(f, _)| f.clone()).collect(),
                     cur: None,
                 };
-                (Box::new(op), cols, String::new())
+                Ok((Box::new(op), cols, String::new()))
             }
-            LogicalPlan::Optional {
+            LogicalPlan::BindPath {
                 input,
-                inner,
-                new_columns,
+                var,
+                start,
+                rels,
             } => {
                 let b = self.build(input, arg_cols)?;
-                let i = self.build(inner, &b.cols)?;
-                let mut cols = b.cols.clone();
-                let mut layout: Vec<Side> = (0..b.cols.len()).map(Side::Left).collect();
-                for c in new_columns {
-                    if !cols.contains(c) {
-                        cols.push(c.clone());
-                        layout.push(Side::Right(pos(&i.cols, c)?));
-                    }
-                }
-                let op = Optional {
+                let s = pos(&b.cols, start)?;
+                let rs = rels
+                    .iter()
+                    .map(|r| pos(&b.cols, r))
+                    .collect::<R<Vec<_>>>()?;
+                let mut cols = b.cols;
+                cols.push(var.clone());
+                let op = BindPath {
                     input: b.op,
-                    inner: i.op,
-                    layout,
-                    cur: None,
+                    start: s,
+                    rels: rs,
                 };
-                (Box::new(op), cols, "nested apply, nulls when empty".into())
+                Ok((Box::new(op), cols, String::new()))
             }
+            _ => unreachable!("make dispatches row extensions here"),
+        }
+    }
+
+    fn make_optional(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+        let LogicalPlan::Optional {
+            input,
+            inner,
+            new_columns,
+        } = lp
+        else {
+            unreachable!("make dispatches OPTIONAL MATCH here")
+        };
+        let b = self.build(input, arg_cols)?;
+        let i = self.build(inner, &b.cols)?;
+        let mut cols = b.cols.clone();
+        let mut layout: Vec<Side> = (0..b.cols.len()).map(Side::Left).collect();
+        for c in new_columns {
+            if !cols.contains(c) {
+                cols.push(c.clone());
+                layout.push(Side::Right(pos(&i.cols, c)?));
+            }
+        }
+        let op = Optional {
+            input: b.op,
+            inner: i.op,
+            layout,
+            cur: None,
+        };
+        Ok((Box::new(op), cols, "nested apply, nulls when empty".into()))
+    }
+
+    /// A cartesian product (the right side materialised once) or a hash join (built on
+    /// the right, probed with the left).
+    fn make_join(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+        match lp {
             LogicalPlan::CartesianProduct { left, right } => {
                 let l = self.build(left, arg_cols)?;
                 let r = self.build(right, &[])?;
@@ -733,7 +860,7 @@ impl<'a> Builder<'a> {
                     right_rows: None,
                     cur: None,
                 };
-                (Box::new(op), cols, "right side materialised once".into())
+                Ok((Box::new(op), cols, "right side materialised once".into()))
             }
             LogicalPlan::HashJoin {
                 left,
@@ -755,39 +882,14 @@ impl<'a> Builder<'a> {
                     table: None,
                     cur: None,
                 };
-                (
+                Ok((
                     Box::new(op),
                     cols,
                     "build on the right, probe with the left".into(),
-                )
+                ))
             }
-            LogicalPlan::BindPath {
-                input,
-                var,
-                start,
-                rels,
-            } => {
-                let b = self.build(input, arg_cols)?;
-                let s = pos(&b.cols, start)?;
-                let rs = rels
-                    .iter()
-                    .map(|r| pos(&b.cols, r))
-                    .collect::<R<Vec<_>>>()?;
-                let mut cols = b.cols;
-                cols.push(var.clone());
-                let op = BindPath {
-                    input: b.op,
-                    start: s,
-                    rels: rs,
-                };
-                (Box::new(op), cols, String::new())
-            }
-            LogicalPlan::Create { .. }
-            | LogicalPlan::Merge { .. }
-            | LogicalPlan::SetProperties { .. }
-            | LogicalPlan::Delete { .. }
-            | LogicalPlan::Remove { .. } => self.make_update(lp, arg_cols)?,
-        })
+            _ => unreachable!("make dispatches joins here"),
+        }
     }
 }
 
@@ -845,7 +947,7 @@ impl<'a> Builder<'a> {
     fn id_ordered_top_k(
         &mut self,
         input: &LogicalPlan,
-        keys: &[batho_lang::plan::SortKey],
+        keys: &[SortKey],
         limit: &Expr,
         arg_cols: &[String],
     ) -> R<Option<(BoxOp<'a>, Vec<String>, String)>> {
