@@ -385,6 +385,14 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// The error of a maker handed a plan node of another kind: [`Builder::make`] never does,
+/// and a query fails rather than the process.
+fn misrouted(what: &str) -> ExecError {
+    ExecError::Unsupported(format!(
+        "internal: a plan node other than {what} reached its maker"
+    ))
+}
+
 /// The makers [`Builder::make`] dispatches to, one per kind of operator.
 impl<'a> Builder<'a> {
     fn make_argument(&mut self, columns: &[String], arg_cols: &[String]) -> R<Made<'a>> {
@@ -404,7 +412,7 @@ impl<'a> Builder<'a> {
             input, var, labels, ..
         } = lp
         else {
-            unreachable!("make dispatches node scans here")
+            return Err(misrouted("node scans"));
         };
         let b = self.build(input, arg_cols)?;
         let note = match (labels.is_empty(), self.topology) {
@@ -444,7 +452,7 @@ impl<'a> Builder<'a> {
             labels,
         } = lp
         else {
-            unreachable!("make dispatches node seeks here")
+            return Err(misrouted("node seeks"));
         };
         let opt = self.flags.optimize;
         let b = self.build(input, arg_cols)?;
@@ -499,7 +507,7 @@ impl<'a> Builder<'a> {
             unique_with,
         } = lp
         else {
-            unreachable!("make dispatches expansions here")
+            return Err(misrouted("expansions"));
         };
         let b = self.build(input, arg_cols)?;
         let from_i = pos(&b.cols, from)?;
@@ -669,7 +677,7 @@ impl<'a> Builder<'a> {
             aggregates,
         } = lp
         else {
-            unreachable!("make dispatches aggregations here")
+            return Err(misrouted("aggregations"));
         };
         let b = self.build(input, arg_cols)?;
         let cols = group_by
@@ -753,7 +761,7 @@ impl<'a> Builder<'a> {
                 };
                 Ok((Box::new(op), b.cols, "stops its input early".to_string()))
             }
-            _ => unreachable!("make dispatches SKIP and LIMIT here"),
+            _ => Err(misrouted("SKIP and LIMIT")),
         }
     }
 
@@ -813,7 +821,7 @@ impl<'a> Builder<'a> {
                 };
                 Ok((Box::new(op), cols, String::new()))
             }
-            _ => unreachable!("make dispatches row extensions here"),
+            _ => Err(misrouted("row extensions")),
         }
     }
 
@@ -824,7 +832,7 @@ impl<'a> Builder<'a> {
             new_columns,
         } = lp
         else {
-            unreachable!("make dispatches OPTIONAL MATCH here")
+            return Err(misrouted("OPTIONAL MATCH"));
         };
         let b = self.build(input, arg_cols)?;
         let i = self.build(inner, &b.cols)?;
@@ -888,7 +896,7 @@ impl<'a> Builder<'a> {
                     "build on the right, probe with the left".into(),
                 ))
             }
-            _ => unreachable!("make dispatches joins here"),
+            _ => Err(misrouted("joins")),
         }
     }
 }

@@ -422,22 +422,11 @@ fn restore_manifests(
         // generation's layers (a run still names the generation).
         for run in &cur.runs {
             let g = run.generation;
-            let p = generation_manifest_path(dir, g);
             if g != cur.generation
                 && copy_is_missing(scan, g)
-                && !p.exists()
-                && let Some(body) = reconstructed_copy(g, &cur)
+                && !generation_manifest_path(dir, g).exists()
             {
-                replace_file(&p, &crate::manifest::encode(&body)?)?;
-                cx.done(
-                    1,
-                    "restore_manifest_copy",
-                    format!(
-                        "rebuilt the missing {} from generation {}, which still holds its layers",
-                        rel(dir, &p),
-                        cur.generation
-                    ),
-                )?;
+                rebuild_copy(cx, g, &cur, "the missing ")?;
             }
         }
         for (g, c) in &scan.copies {
@@ -448,18 +437,7 @@ fn restore_manifests(
             };
             if bad && *g != cur.generation {
                 let p = generation_manifest_path(dir, *g);
-                if let Some(body) = reconstructed_copy(*g, &cur) {
-                    replace_file(&p, &crate::manifest::encode(&body)?)?;
-                    cx.done(
-                        1,
-                        "restore_manifest_copy",
-                        format!(
-                            "rebuilt {} from generation {}, which still holds its layers",
-                            rel(dir, &p),
-                            cur.generation
-                        ),
-                    )?;
-                } else if p.exists() {
+                if !rebuild_copy(cx, *g, &cur, "")? && p.exists() {
                     let to = set_aside(&p)?;
                     cx.done(
                         1,
@@ -474,6 +452,27 @@ fn restore_manifests(
         }
     }
     Ok(())
+}
+
+/// Writes the manifest copy of generation `g` rebuilt from the current manifest `cur`
+/// (see [`reconstructed_copy`]) and reports it; `false` when it cannot be rebuilt.
+/// `what` prefixes the copy's name in the report (`the missing `).
+fn rebuild_copy(cx: &mut Ctx<'_>, g: u64, cur: &ManifestBody, what: &str) -> Result<bool> {
+    let Some(body) = reconstructed_copy(g, cur) else {
+        return Ok(false);
+    };
+    let p = generation_manifest_path(cx.dir, g);
+    replace_file(&p, &crate::manifest::encode(&body)?)?;
+    cx.done(
+        1,
+        "restore_manifest_copy",
+        format!(
+            "rebuilt {what}{} from generation {}, which still holds its layers",
+            rel(cx.dir, &p),
+            cur.generation
+        ),
+    )?;
+    Ok(true)
 }
 
 /// Whether generation `g` has no manifest copy on disk.
