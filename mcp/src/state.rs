@@ -47,7 +47,7 @@ pub(crate) struct Ctx {
     pub stale: Vec<String>,
     /// Whether a watcher re-indexes this repo by itself (the notice's advice differs).
     pub watched: bool,
-    pub queries: Vec<String>,
+    queries: Vec<String>,
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -226,6 +226,12 @@ fn query_error(text: &str, error: QueryError) -> ToolError {
 }
 
 impl Ctx {
+    /// Records `statement`, run outside this context (a life-cycle operation such as
+    /// `CALL db.patch()`), for `meta.query`, before the queries run after it.
+    pub fn record_statement(&mut self, statement: String) {
+        self.queries.push(statement);
+    }
+
     /// Runs `text` with `params`, recording both for `meta.query` / `meta.params`.
     pub fn run(&mut self, text: &str, params: &[(&str, Value)]) -> Result<QueryResult, ToolError> {
         let mut map = BTreeMap::new();

@@ -164,7 +164,7 @@ pub(crate) fn batho_patch(st: &State, a: PatchArgs) -> Result<Reply, ToolError> 
     };
     let mut cx = st.ctx(Some(&repo.name))?;
     // meta.query: the patch itself first, then the count query below.
-    cx.queries.push(call.statement());
+    cx.record_statement(call.statement());
     let counts = match &rep.run {
         Some(run) => run_counts(&mut cx, &run.uuid)?,
         None => RunCounts::default(),
