@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 
 use batho_lang::ast::{
-    Direction, Expr, NodePattern, PatternPart, RelPattern, RemoveItem, SetItem, Span,
+    Direction, Expr, ExprKind, NodePattern, PatternPart, RelPattern, RemoveItem, SetItem, Span,
 };
 use batho_lang::{EvalError, Value};
 use batho_storage::session::{Change, PropValue};
@@ -135,6 +135,22 @@ pub(crate) fn pattern_properties(
     let Some(expr) = properties else {
         return Ok(Vec::new());
     };
+    if let ExprKind::Map(entries) = &expr.kind {
+        // A literal map (`{id: r.id, name: r.name}`, its keys distinct: the checker refuses
+        // a repeated one): each entry evaluated and stored straight away, in key order as
+        // the map would give them, without building the map first (a bulk CREATE built
+        // and dropped one per row).
+        let mut stored = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            let value = ctx.eval(value, cols, row)?;
+            if !value.is_null() {
+                let value = into_stored(value).map_err(|m| update_error(m, expr.span))?;
+                stored.push((key.name.clone(), value));
+            }
+        }
+        stored.sort_by(|a, b| a.0.cmp(&b.0));
+        return Ok(stored);
+    }
     match ctx.eval(expr, cols, row)? {
         Value::Map(entries) => entries
             .into_iter()
