@@ -134,11 +134,11 @@ pub enum ExportDone {
 }
 
 impl ExportDone {
-    /// The file written.
-    pub fn path(&self) -> &Path {
+    /// The generation exported.
+    pub fn generation(&self) -> u64 {
         match self {
-            ExportDone::Archive(report) => &report.path,
-            ExportDone::Json { path, .. } => path,
+            ExportDone::Archive(report) => report.generation,
+            ExportDone::Json { stats, .. } => stats.generation,
         }
     }
 }

@@ -140,6 +140,7 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
         };
         request.output = Some(default_export_path(&repo.name, &request.format, generation));
     }
+    let format = request.format.clone();
     let call = MaintenanceCall::Export(request);
     let started = std::time::Instant::now();
     let done = match maintenance::run(&repo.path, &call) {
@@ -147,12 +148,9 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
         Ok(_) => return Err(ToolError::server("db.export answered with another report")),
         Err(e) => return Err(transfer_error(&repo, "output", e)),
     };
-    let MaintenanceCall::Export(request) = &call else {
-        unreachable!("the call was built as an export")
-    };
-    let (generation, max_tokens) = (export_generation(&done), a.budget.max_tokens);
-    let meta = meta(&repo, generation, &call.statement());
-    match (done, &request.format) {
+    let max_tokens = a.budget.max_tokens;
+    let meta = meta(&repo, done.generation(), &call.statement());
+    match (done, &format) {
         (ExportDone::Archive(report), _) => {
             let output = ArchiveExportOutput {
                 repo: repo.name.clone(),
@@ -170,13 +168,6 @@ pub(crate) fn batho_export(st: &State, a: ExportArgs) -> Result<Reply, ToolError
         (ExportDone::Json { .. }, ExportFormat::Archive) => Err(ToolError::server(
             "db.export wrote a JSON view where an archive was asked for",
         )),
-    }
-}
-
-fn export_generation(done: &ExportDone) -> u64 {
-    match done {
-        ExportDone::Archive(report) => report.generation,
-        ExportDone::Json { stats, .. } => stats.generation,
     }
 }
 
