@@ -16,9 +16,13 @@
 //!
 //! Racy stamps ([`FileStamp::is_racy`]) are not recorded: the first open right after a
 //! commit hashes the new segments, a later one records them.
+//!
+//! An artifact folder that cannot take the file (a read-only mount, a shared cache of CI
+//! artifacts) would have every open hash every segment again, 222 ms a query on the
+//! kernel: the stamps then go to the user's cache folder instead ([`fallback_file`]).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::file_stamp::{FileStamp, now_ns};
 
@@ -34,11 +38,20 @@ pub(crate) struct VerifiedSegments {
 }
 
 impl VerifiedSegments {
-    /// The stamps recorded in `batho_dir`; none when the file is missing or damaged.
+    /// The stamps recorded for the artifact in `batho_dir`: in its folder, else in the
+    /// user's cache folder; none when neither holds a file that decodes.
     pub(crate) fn load(batho_dir: &Path) -> VerifiedSegments {
-        let stamps = std::fs::read_to_string(batho_dir.join(FILE_NAME))
-            .ok()
-            .and_then(|text| decode(&text))
+        Self::load_with_fallback(batho_dir, fallback_file(batho_dir).as_deref())
+    }
+
+    fn load_with_fallback(batho_dir: &Path, fallback: Option<&Path>) -> VerifiedSegments {
+        let read = |path: &Path| {
+            std::fs::read_to_string(path)
+                .ok()
+                .and_then(|text| decode(&text))
+        };
+        let stamps = read(&batho_dir.join(FILE_NAME))
+            .or_else(|| fallback.and_then(read))
             .unwrap_or_default();
         VerifiedSegments {
             stamps,
@@ -63,26 +76,58 @@ impl VerifiedSegments {
     }
 
     /// Writes the stamps back if any was recorded, keeping only the segments that still
-    /// exist (best effort: the file is a cache, and a reader may lack write access).
+    /// exist: into the artifact's folder, or the user's cache folder when that cannot take
+    /// them (best effort: the file is a cache).
     pub(crate) fn save_if_changed(&mut self, batho_dir: &Path) {
+        self.save_with_fallback(batho_dir, fallback_file(batho_dir).as_deref());
+    }
+
+    fn save_with_fallback(&mut self, batho_dir: &Path, fallback: Option<&Path>) {
         if !self.changed {
             return;
         }
         let segments = batho_dir.join(crate::format::names::SEGMENTS_DIR);
         self.stamps.retain(|name, _| segments.join(name).is_file());
-        let aside = batho_dir.join(format!(
-            "{FILE_NAME}{}{}",
-            crate::gc::TEMP_MARKER,
-            uuid::Uuid::new_v4()
-        ));
-        if std::fs::write(&aside, encode(&self.stamps)).is_ok()
-            && std::fs::rename(&aside, batho_dir.join(FILE_NAME)).is_ok()
-        {
+        let text = encode(&self.stamps);
+        let saved = replace_file(&batho_dir.join(FILE_NAME), &text)
+            || fallback.is_some_and(|file| {
+                file.parent()
+                    .is_some_and(|folder| std::fs::create_dir_all(folder).is_ok())
+                    && replace_file(file, &text)
+            });
+        if saved {
             self.changed = false;
-        } else {
-            let _ = std::fs::remove_file(&aside);
         }
     }
+}
+
+/// Writes `text` beside `path` and renames it into place; whether that worked.
+fn replace_file(path: &Path, text: &str) -> bool {
+    let aside = path.with_file_name(format!(
+        "{FILE_NAME}{}{}",
+        crate::gc::TEMP_MARKER,
+        uuid::Uuid::new_v4()
+    ));
+    if std::fs::write(&aside, text).is_ok() && std::fs::rename(&aside, path).is_ok() {
+        return true;
+    }
+    let _ = std::fs::remove_file(&aside);
+    false
+}
+
+/// Where the stamps of the artifact in `batho_dir` go when its folder cannot take them:
+/// `batho/verified/` in the user's cache folder (`$XDG_CACHE_HOME`, else `~/.cache`), one
+/// file per artifact, named by the blake3 of the folder's canonical path. `None` without
+/// a cache folder. A stamp holds the inode and the ctime, so a file left from another
+/// artifact at that path never matches a segment.
+fn fallback_file(batho_dir: &Path) -> Option<PathBuf> {
+    let set = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    let base = set("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| set("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+    let canonical = batho_dir.canonicalize().ok()?;
+    let key = blake3::hash(canonical.as_os_str().as_encoded_bytes()).to_hex();
+    Some(base.join("batho").join("verified").join(&key[..32]))
 }
 
 /// A header line, a line per segment (`name size mtime ctime inode device`, sorted), and
@@ -152,6 +197,44 @@ mod tests {
         bytes[middle] ^= 1;
         std::fs::write(&path, bytes).unwrap();
         assert!(!VerifiedSegments::load(dir.path()).holds("a.seg", Some(stamp(5))));
+    }
+
+    /// A folder that cannot take the file (here `verified` is a folder itself: a test
+    /// running as root cannot make a folder read-only) sends the stamps to the fallback,
+    /// and the next load reads them from there.
+    #[test]
+    fn stamps_go_to_the_fallback_when_the_folder_cannot_take_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let fallback = cache.path().join("batho/verified/key");
+        std::fs::create_dir_all(dir.path().join("segments")).unwrap();
+        std::fs::write(dir.path().join("segments/a.seg"), b"x").unwrap();
+        std::fs::create_dir(dir.path().join(FILE_NAME)).unwrap();
+        let mut verified = VerifiedSegments::load_with_fallback(dir.path(), Some(&fallback));
+        verified.record("a.seg", Some(stamp(5)));
+        verified.save_with_fallback(dir.path(), Some(&fallback));
+        assert!(!verified.changed, "saved");
+        assert!(fallback.is_file());
+        let again = VerifiedSegments::load_with_fallback(dir.path(), Some(&fallback));
+        assert!(again.holds("a.seg", Some(stamp(5))));
+        // A folder that takes the file is preferred, and no leftover stays beside it.
+        std::fs::remove_dir(dir.path().join(FILE_NAME)).unwrap();
+        let mut verified = VerifiedSegments::load_with_fallback(dir.path(), Some(&fallback));
+        verified.record("a.seg", Some(stamp(6)));
+        verified.save_with_fallback(dir.path(), Some(&fallback));
+        assert!(dir.path().join(FILE_NAME).is_file());
+        let again = VerifiedSegments::load_with_fallback(dir.path(), Some(&fallback));
+        assert!(again.holds("a.seg", Some(stamp(6))));
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names
+                .iter()
+                .all(|name| !name.contains(crate::gc::TEMP_MARKER)),
+            "{names:?}"
+        );
     }
 
     #[test]
