@@ -41,17 +41,22 @@ impl VerifiedSegments {
     /// The stamps recorded for the artifact in `batho_dir`: in its folder, else in the
     /// user's cache folder; none when neither holds a file that decodes.
     pub(crate) fn load(batho_dir: &Path) -> VerifiedSegments {
-        Self::load_with_fallback(batho_dir, fallback_file(batho_dir).as_deref())
+        Self::load_with_fallback(batho_dir, || fallback_file(batho_dir))
     }
 
-    fn load_with_fallback(batho_dir: &Path, fallback: Option<&Path>) -> VerifiedSegments {
+    /// As [`VerifiedSegments::load`], `fallback` naming the cache file (looked up only
+    /// when the folder holds none).
+    fn load_with_fallback(
+        batho_dir: &Path,
+        fallback: impl FnOnce() -> Option<PathBuf>,
+    ) -> VerifiedSegments {
         let read = |path: &Path| {
             std::fs::read_to_string(path)
                 .ok()
                 .and_then(|text| decode(&text))
         };
         let stamps = read(&batho_dir.join(FILE_NAME))
-            .or_else(|| fallback.and_then(read))
+            .or_else(|| fallback().and_then(|file| read(&file)))
             .unwrap_or_default();
         VerifiedSegments {
             stamps,
@@ -79,10 +84,12 @@ impl VerifiedSegments {
     /// exist: into the artifact's folder, or the user's cache folder when that cannot take
     /// them (best effort: the file is a cache).
     pub(crate) fn save_if_changed(&mut self, batho_dir: &Path) {
-        self.save_with_fallback(batho_dir, fallback_file(batho_dir).as_deref());
+        self.save_with_fallback(batho_dir, || fallback_file(batho_dir));
     }
 
-    fn save_with_fallback(&mut self, batho_dir: &Path, fallback: Option<&Path>) {
+    /// As [`VerifiedSegments::save_if_changed`], `fallback` naming the cache file (looked
+    /// up only when the folder cannot take the stamps).
+    fn save_with_fallback(&mut self, batho_dir: &Path, fallback: impl FnOnce() -> Option<PathBuf>) {
         if !self.changed {
             return;
         }
@@ -90,10 +97,10 @@ impl VerifiedSegments {
         self.stamps.retain(|name, _| segments.join(name).is_file());
         let text = encode(&self.stamps);
         let saved = replace_file(&batho_dir.join(FILE_NAME), &text)
-            || fallback.is_some_and(|file| {
+            || fallback().is_some_and(|file| {
                 file.parent()
                     .is_some_and(|folder| std::fs::create_dir_all(folder).is_ok())
-                    && replace_file(file, &text)
+                    && replace_file(&file, &text)
             });
         if saved {
             self.changed = false;
@@ -210,20 +217,22 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("segments")).unwrap();
         std::fs::write(dir.path().join("segments/a.seg"), b"x").unwrap();
         std::fs::create_dir(dir.path().join(FILE_NAME)).unwrap();
-        let mut verified = VerifiedSegments::load_with_fallback(dir.path(), Some(&fallback));
+        let mut verified =
+            VerifiedSegments::load_with_fallback(dir.path(), || Some(fallback.clone()));
         verified.record("a.seg", Some(stamp(5)));
-        verified.save_with_fallback(dir.path(), Some(&fallback));
+        verified.save_with_fallback(dir.path(), || Some(fallback.clone()));
         assert!(!verified.changed, "saved");
         assert!(fallback.is_file());
-        let again = VerifiedSegments::load_with_fallback(dir.path(), Some(&fallback));
+        let again = VerifiedSegments::load_with_fallback(dir.path(), || Some(fallback.clone()));
         assert!(again.holds("a.seg", Some(stamp(5))));
         // A folder that takes the file is preferred, and no leftover stays beside it.
         std::fs::remove_dir(dir.path().join(FILE_NAME)).unwrap();
-        let mut verified = VerifiedSegments::load_with_fallback(dir.path(), Some(&fallback));
+        let mut verified =
+            VerifiedSegments::load_with_fallback(dir.path(), || Some(fallback.clone()));
         verified.record("a.seg", Some(stamp(6)));
-        verified.save_with_fallback(dir.path(), Some(&fallback));
+        verified.save_with_fallback(dir.path(), || Some(fallback.clone()));
         assert!(dir.path().join(FILE_NAME).is_file());
-        let again = VerifiedSegments::load_with_fallback(dir.path(), Some(&fallback));
+        let again = VerifiedSegments::load_with_fallback(dir.path(), || Some(fallback.clone()));
         assert!(again.holds("a.seg", Some(stamp(6))));
         let names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
