@@ -338,9 +338,9 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
     let base = steps::current_generation(&store, &dir)?;
     let indexed = Indexed::of(&base);
     let limits = steps::Limits::new(opts, &indexed);
-    let detected = steps::detect_changes(&root, &dir, &base, &indexed, opts, &limits, &clock)?;
+    let mut detected = steps::detect_changes(&root, &dir, &base, &indexed, opts, &limits, &clock)?;
     let mut report = steps::empty_report(&root, clock.elapsed_ms());
-    let mut files = detected.files.clone();
+    let mut files = std::mem::take(&mut detected.files);
     if files.is_empty() {
         return steps::nothing_changed(report, &detected.stamps, &dir, &store, &clock);
     }

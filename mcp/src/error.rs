@@ -39,6 +39,27 @@ impl ToolError {
         }
     }
 
+    /// An engine error: a client error when the request is at fault (`is_usage`), else a
+    /// server error; the engine's hint (what to check), then its remedy worded for an
+    /// agent.
+    pub fn of_engine(
+        message: impl Into<String>,
+        is_usage: bool,
+        hint: Option<&str>,
+        remedy: Option<batho_engine::Remedy>,
+    ) -> Self {
+        let error = if is_usage {
+            ToolError::client(message)
+        } else {
+            ToolError::server(message)
+        };
+        let error = match hint {
+            Some(hint) => error.hint(hint),
+            None => error,
+        };
+        error.remedy(remedy)
+    }
+
     /// Adds a hint.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());

@@ -59,12 +59,6 @@ pub enum RegistryError {
     },
 }
 
-/// Whether `c` may stand in a repo name: letters, digits, `-`, `_` and `.` (repo names
-/// also key file names, so nothing else).
-pub(crate) fn is_repo_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
-}
-
 /// `$BATHO_HOME`, or `~/.batho` (or `./.batho-home` when there is no home directory).
 pub fn batho_home() -> PathBuf {
     if let Some(h) = std::env::var_os("BATHO_HOME").filter(|h| !h.is_empty()) {

@@ -76,7 +76,6 @@ fn heal_from_source(
         Ok(detail) => {
             audit_heal(batho_dir, detail, report)?;
             forget_lost_generations(batho_dir, options, rollback, report)?;
-            check_again(batho_dir, options, report)?;
         }
         Err(why) => {
             let finding = Finding {
@@ -121,7 +120,8 @@ fn audit_heal(
 /// for good (the report and the audit log say which): their runs are pruned from the
 /// history, and a second repair pass sets aside the manifests that still name their
 /// missing segments, so that a later verification checks what is there rather than
-/// reporting again what was lost.
+/// reporting again what was lost. That pass verifies again after repairing: what it
+/// leaves is what remains.
 fn forget_lost_generations(
     batho_dir: &Path,
     options: &FixOptions,
@@ -154,6 +154,9 @@ fn forget_lost_generations(
     )?;
     report.repairs.extend(second.repairs);
     report.audit.extend(second.audit);
+    report.generation_after = second.generation_after;
+    report.remaining = second.remaining;
+    report.settle_outcome();
     Ok(())
 }
 
@@ -241,23 +244,6 @@ fn build_again(root: &Path) -> Result<u64, String> {
         .map_err(|error| error.to_string())
 }
 
-/// Runs the selected phases again, read-only, for what remains after the source's repair.
-fn check_again(
-    batho_dir: &Path,
-    options: &FixOptions,
-    report: &mut FixReport,
-) -> Result<(), StorageError> {
-    let check = FixOptions {
-        dry_run: true,
-        ..options.clone()
-    };
-    let again = batho_storage::fix::fix(batho_dir, &check)?;
-    report.generation_after = again.generation_after;
-    report.remaining = again.remaining;
-    report.settle_outcome();
-    Ok(())
-}
-
 /// The derived files that do not verify, with what is wrong.
 fn damaged_derived_files(batho_dir: &Path) -> Vec<(PathBuf, String)> {
     let mut damaged = crate::facts_cache::damaged_packs(batho_dir);
@@ -334,14 +320,22 @@ fn check_derived_files(
             files: vec![path],
         })
         .collect();
+    let mut incomplete = incomplete_caches(batho_dir);
+    if damaged.is_empty() && incomplete.is_none() {
+        // Nothing to report: no lock taken (a running writer is phase 2's finding).
+        return Ok(());
+    }
     let store = (!dry_run)
         .then(|| Store::open_existing(batho_dir))
         .transpose()?;
     let _lock = store.as_ref().map(Store::lock_writer).transpose()?;
-    for problem in damaged {
-        set_aside_derived(batho_dir, dry_run, problem, report)?;
+    if !damaged.is_empty() {
+        for problem in damaged {
+            set_aside_derived(batho_dir, dry_run, problem, report)?;
+        }
+        incomplete = incomplete_caches(batho_dir);
     }
-    if let Some((problem, files)) = incomplete_caches(batho_dir) {
+    if let Some((problem, files)) = incomplete {
         let problem = DerivedProblem {
             what: "facts cache and stamps".into(),
             problem,

@@ -92,6 +92,13 @@ pub fn confined(root: &Path, requested: &str) -> Result<PathBuf, PathRefused> {
     })
 }
 
+/// Whether `c` may be part of a repository's registered name (letters, digits, `-`, `_`
+/// and `.`): the names the MCP registry accepts, and so the characters a file name made
+/// from one keeps.
+pub fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
+}
+
 /// The file an export writes when none is named, relative to the repository root:
 /// `.batho/exports/<label>-<view or archive>-g<generation>.<json or tar>`. `label` is the
 /// repository's name with anything but letters, digits, `-`, `_` and `.` made `_` (a
@@ -99,13 +106,7 @@ pub fn confined(root: &Path, requested: &str) -> Result<PathBuf, PathRefused> {
 pub fn default_export_path(label: &str, format: &ExportFormat, generation: u64) -> String {
     let label: String = label
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if is_name_char(c) { c } else { '_' })
         .collect();
     let (kind, extension) = match format {
         ExportFormat::Archive => ("archive", "tar"),

@@ -97,6 +97,7 @@ impl Limits {
 /// The files on disk and how they differ from the base.
 pub(super) struct Detected {
     pub(super) discovery: Discovery,
+    /// The changes found (the patch takes them and corrects them as it extracts).
     pub(super) files: FileChanges,
     /// The content hash of each file hashed, by its index in `discovery.files`.
     pub(super) hashed: Vec<(usize, [u8; 32])>,

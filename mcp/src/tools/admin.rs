@@ -14,7 +14,7 @@ use super::args::{AddRepoArgs, BuildArgs, ListReposArgs, RemoveRepoArgs, StatusA
 use super::cells::first_int;
 use super::{Reply, Rows, ToolOutput, positive};
 use crate::error::ToolError;
-use crate::registry::{RepoEntry, is_repo_name_char};
+use crate::registry::RepoEntry;
 use crate::state::{State, missing_artifact};
 
 const ENTITY_COUNT: &str = "CALL db.labels() YIELD label, count WHERE label <> 'File' AND label <> 'External' RETURN sum(count) AS entities";
@@ -175,7 +175,11 @@ fn check_repo_name(name: &str) -> Result<(), ToolError> {
         ))
         .hint(hint));
     }
-    if name.starts_with('.') || !name.chars().all(is_repo_name_char) {
+    if name.starts_with('.')
+        || !name
+            .chars()
+            .all(batho_engine::maintenance::transfer::is_name_char)
+    {
         return Err(
             ToolError::client(format!("name '{name}' is not a valid repo name")).hint(hint),
         );
@@ -535,17 +539,14 @@ pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<Reply, ToolError> 
 
 /// A failed build as a tool error.
 fn build_error(repo: &str, e: &BuildError) -> ToolError {
-    let err = if e.is_usage() {
-        ToolError::client(format!("build of '{repo}' failed: {e}"))
-    } else {
-        ToolError::server(format!("build of '{repo}' failed: {e}"))
-    };
-    let err = match e.hint() {
-        Some(hint) => err.hint(hint),
-        None => err,
-    };
-    err.remedy(e.remedy())
+    ToolError::of_engine(
+        format!("build of '{repo}' failed: {e}"),
+        e.is_usage(),
+        e.hint(),
+        e.remedy(),
+    )
 }
+
 #[derive(Serialize)]
 struct BuildSummary {
     repo: String,

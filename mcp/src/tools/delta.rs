@@ -29,19 +29,18 @@ before_id, before_name, before_kind, before_file, before_start_line, before_end_
 before_signature, changed";
 
 fn diff_error(e: DiffError) -> ToolError {
-    let t = if e.is_client_error() {
-        ToolError::client(e.to_string())
-    } else {
-        ToolError::server(e.to_string())
-    };
-    let t = match (&e, e.hint()) {
+    let hint = match (&e, e.hint()) {
         (DiffError::UnknownRun { .. }, Some(newest)) => {
-            t.hint(format!("list runs with batho_list_runs; {newest}"))
+            Some(format!("list runs with batho_list_runs; {newest}"))
         }
-        (_, Some(h)) => t.hint(h),
-        (_, None) => t,
+        (_, hint) => hint,
     };
-    t.remedy(e.remedy())
+    ToolError::of_engine(
+        e.to_string(),
+        e.is_client_error(),
+        hint.as_deref(),
+        e.remedy(),
+    )
 }
 
 /// A text parameter: null when absent or blank.

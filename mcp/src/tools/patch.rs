@@ -124,21 +124,18 @@ impl ToolOutput for PatchOutput {
 
 /// A failed patch as a tool error.
 fn patch_error(repo: &str, e: &PatchError) -> ToolError {
-    let err = if e.is_usage() {
-        ToolError::client(format!("patch of '{repo}' failed: {e}"))
-    } else {
-        ToolError::server(format!("patch of '{repo}' failed: {e}"))
-    };
+    let message = format!("patch of '{repo}' failed: {e}");
     match e {
         // The engine's hint in this tool's terms: its argument and batho_build.
-        PatchError::WouldDropMostFiles { .. } => err.hint(
-            "pass the max_file_size_kb the artifact was built with (or a larger one); to index fewer files on purpose, call batho_build with full=true",
+        PatchError::WouldDropMostFiles { .. } => ToolError::of_engine(
+            message,
+            e.is_usage(),
+            Some(
+                "pass the max_file_size_kb the artifact was built with (or a larger one); to index fewer files on purpose, call batho_build with full=true",
+            ),
+            None,
         ),
-        e => match e.hint() {
-            Some(hint) => err.hint(hint),
-            None => err,
-        }
-        .remedy(e.remedy()),
+        e => ToolError::of_engine(message, e.is_usage(), e.hint(), e.remedy()),
     }
 }
 

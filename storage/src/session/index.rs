@@ -75,17 +75,14 @@ impl Postings {
 
 /// The key a value is indexed under, or `None` when it can equal nothing.
 pub(crate) fn index_key(value: &PropValue) -> Option<IndexKey> {
-    match value {
-        PropValue::Int(i) => return Some(IndexKey::Int(*i)),
-        PropValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
-            return Some(IndexKey::Int(*f as i64));
+    match normalized(value)? {
+        PropValue::Int(i) => Some(IndexKey::Int(i)),
+        normal => {
+            let mut out = Vec::new();
+            put_value(&mut out, &normal);
+            Some(IndexKey::Encoded(out.into_boxed_slice()))
         }
-        _ => {}
     }
-    let normal = normalized(value)?;
-    let mut out = Vec::new();
-    put_value(&mut out, &normal);
-    Some(IndexKey::Encoded(out.into_boxed_slice()))
 }
 
 fn normalized(value: &PropValue) -> Option<PropValue> {
