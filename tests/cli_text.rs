@@ -130,3 +130,52 @@ fn ask_refuses_bad_flags_and_missing_artifacts() {
     let out = run(&["ask", "hash", "--repo", arg(&repo), "--mode", "sideways"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A repository of one C file whose definitions carry comments of each shape.
+fn documented_repo() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().expect("temporary folder");
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("repository folder");
+    std::fs::write(
+        repo.join("widget.c"),
+        "/**\n * widget_free - release a gizmo and its spokes\n * @w: the widget\n */\n\
+         void widget_free(void *w) {}\n\n\
+         // Counts the sprockets of a widget.\n\
+         int widget_count(void *w) { return 0; }\n\n\
+         /* detached by a blank line */\n\n\
+         int widget_plain(void) { return 1; }\n",
+    )
+    .expect("source file");
+    (tmp, repo)
+}
+
+#[test]
+fn comments_above_definitions_are_stored_and_searched() {
+    let (_tmp, repo) = documented_repo();
+    run_ok(&["build", arg(&repo)]);
+    let docs = common::query_csv_rows(
+        &repo,
+        &[],
+        "MATCH (f:Function) RETURN f.name, f.doc ORDER BY f.name",
+    );
+    assert_eq!(
+        docs,
+        [
+            "widget_count,Counts the sprockets of a widget.",
+            "widget_free,widget_free - release a gizmo and its spokes @w: the widget",
+            "widget_plain,",
+        ],
+    );
+    // Words found only in a comment find its entity.
+    assert!(finds(&search(&repo, "gizmo"), "widget.c:widget_free"));
+    assert!(finds(&search(&repo, "sprockets"), "widget.c:widget_count"));
+    assert!(search(&repo, "detached").is_empty());
+
+    // A patch that rewrites a comment moves the search with it.
+    let source = std::fs::read_to_string(repo.join("widget.c")).expect("source");
+    std::fs::write(repo.join("widget.c"), source.replace("gizmo", "doohickey"))
+        .expect("edited source");
+    run_ok(&["patch", arg(&repo)]);
+    assert!(search(&repo, "gizmo").is_empty());
+    assert!(finds(&search(&repo, "doohickey"), "widget.c:widget_free"));
+}

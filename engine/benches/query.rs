@@ -45,6 +45,7 @@ fn synthetic(dir: &std::path::Path) -> Database {
             start_byte: 0,
             end_byte: 100,
             signature: empty,
+            doc: batho_storage::StrId(0),
             content_hash: [0; 8],
             flags: NodeFlags::EXPORTED,
             community: 0,

@@ -37,6 +37,7 @@ pub fn node(
         start_byte: 0,
         end_byte: 10,
         signature: g.intern(""),
+        doc: batho_storage::StrId(0),
         content_hash: [7; 8],
         flags,
         community: 0,

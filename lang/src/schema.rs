@@ -116,6 +116,7 @@ pub const CODE_NODE_PROPERTIES: &[(&str, PropType)] = &[
     ("language", PropType::String),
     ("pagerank", PropType::Float),
     ("has_syntax_errors", PropType::Bool),
+    ("doc", PropType::String),
 ];
 
 /// Relationship properties of a code graph.

@@ -654,6 +654,16 @@ impl ColumnTable {
         })
     }
 
+    /// The integer column `id` as [`Self::uint`] does, or an empty column (every value
+    /// reads 0) when the table has none: for columns added after a format version.
+    pub(crate) fn uint_optional(&self, id: u32, expected: Option<usize>) -> Result<UIntCol> {
+        if self.entries.iter().any(|e| e.id == id) {
+            self.uint(id, expected)
+        } else {
+            Ok(UIntCol::default())
+        }
+    }
+
     /// The byte column `id`.
     pub(crate) fn bytes(&self, id: u32) -> Result<BytesCol> {
         let e = self.entry(id)?;

@@ -178,6 +178,7 @@ mod tests {
                 start_byte: 0,
                 end_byte: 0,
                 signature: name,
+                doc: crate::StrId(0),
                 content_hash: [0; 8],
                 flags: NodeFlags::default(),
                 community: 0,

@@ -120,6 +120,7 @@ impl Delta {
             qualified_name: c(nodes_col::QUALIFIED_NAME)?,
             file: c(nodes_col::FILE)?,
             signature: c(nodes_col::SIGNATURE)?,
+            doc: nt.uint_optional(nodes_col::DOC, Some(rows))?,
             id_index: c(nodes_col::ID_INDEX)?,
             name_index: c(nodes_col::NAME_INDEX)?,
         };

@@ -42,6 +42,11 @@ fn add(g: &mut GraphBuilder, rng: &mut Rng, id: &str, file: &str) -> NodeIdx {
         start_byte: line * 7,
         end_byte: line * 7 + 3,
         signature: g.intern(&format!("sig{}", rng.below(4))),
+        doc: g.intern(if line.is_multiple_of(3) {
+            "Frees the widget"
+        } else {
+            ""
+        }),
         content_hash: [rng.below(256) as u8; 8],
         flags: NodeFlags(rng.below(4) as u8),
         community: 0,

@@ -241,7 +241,7 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     let stored_ids: Vec<Option<StrId>> = g.nodes.iter().map(|x| g.stored_id(x)).collect();
     let mut used: Vec<StrId> = Vec::new();
     for (x, id) in g.nodes.iter().zip(&stored_ids) {
-        used.extend([x.name, x.qualified_name, x.file, x.signature]);
+        used.extend([x.name, x.qualified_name, x.file, x.signature, x.doc]);
         used.extend(*id);
     }
     used.extend(d.edges.iter().map(|e| e.file));
@@ -315,6 +315,7 @@ pub(crate) fn build_delta(m: &Artifact, d: &DeltaInput, db_uuid: [u8; 16]) -> Re
     });
     nw.add_uint(nodes_col::FILE, rows, |i| r(nodes[i].file));
     nw.add_uint(nodes_col::SIGNATURE, rows, |i| r(nodes[i].signature));
+    nw.add_uint(nodes_col::DOC, rows, |i| r(nodes[i].doc));
     let parts = |i: u32| g.id_parts(&nodes[i as usize]);
     let mut idx: Vec<u32> = (0..rows as u32).collect();
     idx.sort_unstable_by(|&a, &b| cmp_parts(parts(a), parts(b)).then(a.cmp(&b)));

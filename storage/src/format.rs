@@ -170,6 +170,9 @@ pub mod nodes_col {
     pub const TEXT_DOC_LEN: u32 = 26;
     /// Two values: live documents and the sum of their lengths (a delta: the merged graph's).
     pub const TEXT_STATS: u32 = 27;
+    /// String id of the comment above the entity (0: none). Optional: a layer written
+    /// before it existed reads as having no comments.
+    pub const DOC: u32 = 28;
 }
 
 /// Column ids of the edges segment.

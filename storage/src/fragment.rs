@@ -100,7 +100,7 @@ fn check_shape(g: &GraphBuilder) -> Result<()> {
             IdText::Text(s) => s,
             IdText::Composed => StrId(0),
         };
-        for s in [id, n.name, n.qualified_name, n.file, n.signature] {
+        for s in [id, n.name, n.qualified_name, n.file, n.signature, n.doc] {
             if s.0 as usize >= ns {
                 return Err(invalid(format!(
                     "node {i} refers to unknown string id {}",
@@ -434,6 +434,7 @@ pub(crate) fn node_input(g: &mut GraphBuilder, node: NodeRef<'_>) -> NodeInput {
         start_byte: node.start_byte(),
         end_byte: node.end_byte(),
         signature: g.intern(&node.signature()),
+        doc: g.intern(&node.doc()),
         content_hash: node.content_hash(),
         flags: node.flags(),
         community: node.community(),
@@ -483,6 +484,7 @@ impl StrMemo {
             start_byte: node.start_byte(),
             end_byte: node.end_byte(),
             signature: self.get(g, base, node.signature_sid()),
+            doc: self.get(g, base, node.doc_sid()),
             content_hash: node.content_hash(),
             flags: node.flags(),
             community: node.community(),
@@ -503,6 +505,7 @@ pub(crate) fn copy_node(to: &mut GraphBuilder, from: &GraphBuilder, n: &NodeInpu
         qualified_name: s(n.qualified_name),
         file: s(n.file),
         signature: s(n.signature),
+        doc: s(n.doc),
         ..n.clone()
     }
 }

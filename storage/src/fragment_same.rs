@@ -94,7 +94,8 @@ fn unchanged_in(
             && base.string_is(old.name_sid(), fg.str(n.name), &mut buf)
             && base.string_is(old.qualified_name_sid(), fg.str(n.qualified_name), &mut buf)
             && texts.eq(base, old.file_sid(), fg, n.file)
-            && base.string_is(old.signature_sid(), fg.str(n.signature), &mut buf);
+            && base.string_is(old.signature_sid(), fg.str(n.signature), &mut buf)
+            && base.string_is(old.doc_sid(), fg.str(n.doc), &mut buf);
         if !props_equal {
             continue;
         }

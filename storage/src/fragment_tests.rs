@@ -139,6 +139,7 @@ pub(crate) fn node(g: &mut GraphBuilder, id: &str, line: u32) -> NodeIdx {
         start_byte: line * 10,
         end_byte: line * 10 + 5,
         signature: g.intern(&format!("int {name}(void)")),
+        doc: g.intern(&format!("Documents {name}")),
         content_hash: [line as u8; 8],
         flags: NodeFlags(0),
         community: 0,

@@ -74,6 +74,12 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
         };
         let h = rng.next_u64().to_le_bytes();
         let start_line = rng.below(5000) as u32;
+        // Drawn from the line rather than the generator, so the graphs stay as they were.
+        let doc = if start_line.is_multiple_of(3) {
+            format!("Returns the {name} of a widget")
+        } else {
+            String::new()
+        };
         let start_byte = rng.below(200_000) as u32;
         let node = NodeInput {
             id: IdText::Text(g.intern(&id)),
@@ -91,6 +97,7 @@ pub fn sample_graph(seed: u64, nodes: usize, edges: usize) -> GraphBuilder {
             start_byte,
             end_byte: start_byte + rng.below(4000) as u32,
             signature: g.intern(&sig),
+            doc: g.intern(&doc),
             content_hash: h,
             flags: NodeFlags(rng.below(32) as u8),
             community: 0,
@@ -210,6 +217,7 @@ pub fn sample_fragment(a: &Artifact) -> GraphFragment {
         start_byte: 1,
         end_byte: 2,
         signature: g.intern("void fuzz_new_entity(void)"),
+        doc: g.intern("Made by the fuzzer"),
         content_hash: [3; 8],
         flags: NodeFlags(0),
         community: 0,

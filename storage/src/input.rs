@@ -89,6 +89,9 @@ pub struct NodeInput {
     pub end_byte: u32,
     /// Declaration text up to the body (`int add(int a, int b)`), empty when none.
     pub signature: StrId,
+    /// The words of the comment written directly above the entity (cut short), empty when
+    /// none: stored, shown as the `doc` property and searched by the text index.
+    pub doc: StrId,
     /// blake3 of the entity's source text (all zeros for stubs).
     pub content_hash: StoredHash,
     /// Linkage and declaration flags.
@@ -531,6 +534,7 @@ mod tests {
             start_byte: 0,
             end_byte: 0,
             signature: StrId(0),
+            doc: StrId(0),
             content_hash: [0; 8],
             flags: NodeFlags(0),
             community: 0,

@@ -66,6 +66,7 @@ pub(crate) struct NodeCols {
     pub(crate) qualified_name: UIntCol,
     pub(crate) file: UIntCol,
     pub(crate) signature: UIntCol,
+    pub(crate) doc: UIntCol,
     pub(crate) id_index: UIntCol,
     pub(crate) name_index: UIntCol,
 }
@@ -341,6 +342,7 @@ impl Artifact {
             qualified_name: c(nodes_col::QUALIFIED_NAME)?,
             file: c(nodes_col::FILE)?,
             signature: c(nodes_col::SIGNATURE)?,
+            doc: nt.uint_optional(nodes_col::DOC, Some(nu))?,
             id_index: c(nodes_col::ID_INDEX)?,
             name_index: c(nodes_col::NAME_INDEX)?,
         };
@@ -948,6 +950,7 @@ mod tests {
                 start_byte: 0,
                 end_byte: 0,
                 signature: s,
+                doc: StrId(0),
                 content_hash: [0; 8],
                 flags: NodeFlags::default(),
                 community: 0,

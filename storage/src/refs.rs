@@ -186,6 +186,14 @@ impl<'a> NodeRef<'a> {
     pub fn signature_sid(&self) -> StrId {
         self.sid(&self.cols.signature)
     }
+    /// The words of the comment above the entity (`NodeInput::doc`), empty when none.
+    pub fn doc(&self) -> Cow<'a, str> {
+        self.a.string(self.doc_sid())
+    }
+    /// String id of [`Self::doc`].
+    pub fn doc_sid(&self) -> StrId {
+        self.sid(&self.cols.doc)
+    }
     #[inline]
     fn packed_type(&self) -> u64 {
         let code = self.col(&self.cols.node_type) as usize;

@@ -147,6 +147,7 @@ impl Artifact {
             ("nodes.qualified_name", &n.qualified_name, np),
             ("nodes.file", &n.file, np),
             ("nodes.signature", &n.signature, np),
+            ("nodes.doc", &n.doc, np),
             ("nodes.id_index", &n.id_index, np),
             ("nodes.name_index", &n.name_index, np),
             ("edges.out_offsets", &e.out_offsets, ep),
@@ -225,6 +226,7 @@ impl Artifact {
                 ("nodes.name", &nc.name),
                 ("nodes.file", &nc.file),
                 ("nodes.signature", &nc.signature),
+                ("nodes.doc", &nc.doc),
             ] {
                 if c.get(p, i) >= sc {
                     r.add(

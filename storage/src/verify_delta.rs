@@ -63,6 +63,7 @@ impl Artifact {
             (&n.qualified_name, np),
             (&n.file, np),
             (&n.signature, np),
+            (&n.doc, np),
             (&n.id_index, np),
             (&n.name_index, np),
             (&d.row_node, np),
@@ -174,7 +175,7 @@ impl Artifact {
                     format!("row {i} refers to an unknown string"),
                 );
             }
-            for c in [&nc.name, &nc.file, &nc.signature] {
+            for c in [&nc.name, &nc.file, &nc.signature, &nc.doc] {
                 if c.get(p, i) >= sc {
                     r.add(
                         "delta.nodes",

@@ -80,6 +80,7 @@ pub(crate) fn build_layer(
             (nd.qualified_name, "qualified_name"),
             (nd.file, "file"),
             (nd.signature, "signature"),
+            (nd.doc, "doc"),
         ] {
             check_str(s, &|| format!("node {i} {w}"))?;
         }
@@ -105,7 +106,7 @@ pub(crate) fn build_layer(
         .collect();
     let mut used = vec![false; ns];
     for (nd, &id) in g.nodes.iter().zip(&stored_ids) {
-        for s in [nd.name, nd.qualified_name, nd.file, nd.signature] {
+        for s in [nd.name, nd.qualified_name, nd.file, nd.signature, nd.doc] {
             used[s.0 as usize] = true;
         }
         if id != NO_STORED_ID {
@@ -354,6 +355,7 @@ pub(crate) fn build_layer(
             });
             nw.add_uint(nodes_col::FILE, n, |i| r(nodes[i].file));
             nw.add_uint(nodes_col::SIGNATURE, n, |i| r(nodes[i].signature));
+            nw.add_uint(nodes_col::DOC, n, |i| r(nodes[i].doc));
             let (id_rows, idx) = indexes
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

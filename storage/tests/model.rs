@@ -151,6 +151,7 @@ fn build(
             start_byte: n.bytes.0,
             end_byte: n.bytes.1,
             signature: s(&mut g, n.strs[4]),
+            doc: s(&mut g, n.strs[2]),
             content_hash: n.hash,
             flags: NodeFlags(n.flags),
             community: n.community,
@@ -274,7 +275,7 @@ impl<T> Tap for T {}
 fn check_dictionary(g: &GraphBuilder, a: &Artifact) {
     let mut want: BTreeSet<&str> = BTreeSet::from([""]);
     for n in &g.nodes {
-        want.extend([n.name, n.qualified_name, n.file, n.signature].map(|s| g.str(s)));
+        want.extend([n.name, n.qualified_name, n.file, n.signature, n.doc].map(|s| g.str(s)));
         if let Some(id) = g.stored_id(n) {
             want.insert(g.str(id));
         }
@@ -335,6 +336,7 @@ fn check(g: &GraphBuilder, a: &Artifact) {
         assert_eq!(r.qualified_name(), g.str(n.qualified_name));
         assert_eq!(r.file(), g.str(n.file));
         assert_eq!(r.signature(), g.str(n.signature));
+        assert_eq!(r.doc(), g.str(n.doc));
         assert_eq!(r.kind(), n.kind);
         assert_eq!(r.language(), n.language);
         assert_eq!((r.start_line(), r.end_line()), (n.start_line, n.end_line));
@@ -541,6 +543,7 @@ fn function_node(id: IdText, name: StrId, file: StrId) -> NodeInput {
         start_byte: 0,
         end_byte: 0,
         signature: StrId(0),
+        doc: StrId(0),
         content_hash: [0; 8],
         flags: NodeFlags::default(),
         community: 0,

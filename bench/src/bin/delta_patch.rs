@@ -50,6 +50,7 @@ fn node_input(g: &mut GraphBuilder, n: batho_storage::NodeRef<'_>, shift: u32) -
         start_byte: n.start_byte(),
         end_byte: n.end_byte(),
         signature: g.intern(&n.signature()),
+        doc: g.intern(&n.doc()),
         content_hash: n.content_hash(),
         flags: n.flags(),
         community: n.community(),

@@ -20,6 +20,7 @@ fn node(g: &mut GraphBuilder, name: &str, kind: NodeKind) -> NodeIdx {
         start_byte: 0,
         end_byte: 0,
         signature: empty,
+        doc: batho_storage::StrId(0),
         content_hash: [0; 8],
         flags: NodeFlags::default(),
         community: 0,

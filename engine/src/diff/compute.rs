@@ -81,6 +81,10 @@ impl Strings<'_> {
         if a.kind() != b.kind() {
             why.push("kind");
         }
+        // The comment above an entity lies outside its hashed text.
+        if !self.eq(a.doc_sid(), b.doc_sid()) {
+            why.push("doc");
+        }
         let (ha, hb) = (a.content_hash(), b.content_hash());
         if ha != ZERO && hb != ZERO {
             if ha == hb {

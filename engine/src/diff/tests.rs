@@ -413,6 +413,7 @@ fn tiny(file_hash: u8, f_hash: u8) -> batho_storage::GraphBuilder {
             start_byte: 0,
             end_byte: 10,
             signature: empty,
+            doc: batho_storage::StrId(0),
             content_hash: [hash; 8],
             flags: NodeFlags::default(),
             community: 0,

@@ -15,6 +15,7 @@
 //! (n ≥ 2) gets the suffix `#n`. The order depends only on the file's text, so ids are
 //! stable across runs and independent of other files.
 
+mod doc_comment;
 mod guards;
 mod kinds;
 mod walk;
@@ -88,6 +89,10 @@ pub struct Entity {
     pub type_name: Sym,
     /// Declaration text up to the body, whitespace collapsed.
     pub signature: Sym,
+    /// The comment written directly above the entity, cleaned to its words and cut
+    /// (`doc_comment`); empty when there is none or the kind takes none
+    /// ([`takes_doc_comment`]). Only the text index reads it.
+    pub doc: Sym,
     /// First line, 1-based.
     pub start_line: u32,
     /// Last line, 1-based, inclusive.

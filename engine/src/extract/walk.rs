@@ -17,7 +17,7 @@ mod decls;
 mod directives;
 mod exprs;
 mod recover;
-use super::{Entity, FileFacts, NO_ENTITY, Ref, RefKind, RefSite, Sym, ref_bits};
+use super::{Entity, FileFacts, NO_ENTITY, Ref, RefKind, RefSite, Sym, doc_comment, ref_bits};
 
 /// Deeper subtrees are skipped (and counted as parse errors) so that pathological nesting
 /// cannot overflow the stack of a worker thread.
@@ -372,6 +372,12 @@ impl<'a, 't> W<'a, 't> {
         let span = span.into();
         let (a, b) = (span.start_byte, span.end_byte);
         let hash = content_hash(self.src.as_bytes().get(a..b).unwrap_or(&[]));
+        let doc = if doc_comment::takes_doc_comment(kind) {
+            let text = doc_comment::doc_comment_above(self.src, a);
+            self.intern(&text)
+        } else {
+            Sym::EMPTY
+        };
         let idx = self.f.entities.len() as u32;
         self.f.entities.push(Entity {
             kind,
@@ -383,6 +389,7 @@ impl<'a, 't> W<'a, 't> {
             parent: self.parent,
             type_name,
             signature,
+            doc,
             start_line: span.start_line,
             end_line: span.end_line,
             start_byte: a as u32,

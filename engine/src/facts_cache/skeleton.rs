@@ -54,6 +54,7 @@ pub fn encode_skeleton(f: &FileFacts, out: &mut Vec<u8>) {
             e.parent,
             e.type_name.0,
             e.signature.0,
+            e.doc.0,
             e.start_line,
             e.end_line,
             e.start_byte,
@@ -160,14 +161,14 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
             Err(DecodeError::Invalid("string index"))
         }
     };
-    let n_ent = c.count(40)?;
+    let n_ent = c.count(44)?;
     let mut entities = Vec::with_capacity(n_ent);
     for _ in 0..n_ent {
         let head = c.take(4)?;
         let kind = NodeKind::from_code(head[0])
             .filter(|k| !matches!(k, NodeKind::File | NodeKind::External))
             .ok_or(DecodeError::Invalid("entity kind"))?;
-        let mut v = [0u32; 9];
+        let mut v = [0u32; 10];
         for x in &mut v {
             *x = c.u32()?;
         }
@@ -185,10 +186,11 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
             parent,
             type_name: sym(v[3])?,
             signature: sym(v[4])?,
-            start_line: v[5],
-            end_line: v[6],
-            start_byte: v[7],
-            end_byte: v[8],
+            doc: sym(v[5])?,
+            start_line: v[6],
+            end_line: v[7],
+            start_byte: v[8],
+            end_byte: v[9],
             hash: [0; 8],
         });
     }

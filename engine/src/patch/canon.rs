@@ -8,20 +8,22 @@ use std::collections::BTreeMap;
 use batho_storage::input::{EdgeInput, GraphBuilder, NodeInput};
 
 /// A node's properties, community aside.
-pub type NodeCanon = (
-    String,
-    String,
-    u8,
-    String,
-    u8,
-    u32,
-    u32,
-    u32,
-    u32,
-    String,
-    Vec<u8>,
-    u8,
-);
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeCanon {
+    name: String,
+    qualified_name: String,
+    kind: u8,
+    file: String,
+    language: u8,
+    start_line: u32,
+    end_line: u32,
+    start_byte: u32,
+    end_byte: u32,
+    signature: String,
+    doc: String,
+    content_hash: Vec<u8>,
+    flags: u8,
+}
 
 /// An edge: (source id, relation, target id, roles, strategy, confidence bits, file, line,
 /// use-site count, use-site lines).
@@ -45,20 +47,21 @@ pub fn canonical(g: &GraphBuilder) -> Canon {
 
 /// A node's properties, community aside (its id is the key of [`Canon`]'s node map).
 pub fn node_canon(g: &GraphBuilder, n: &NodeInput) -> NodeCanon {
-    (
-        g.str(n.name).to_owned(),
-        g.str(n.qualified_name).to_owned(),
-        n.kind.code(),
-        g.str(n.file).to_owned(),
-        n.language as u8,
-        n.start_line,
-        n.end_line,
-        n.start_byte,
-        n.end_byte,
-        g.str(n.signature).to_owned(),
-        n.content_hash.to_vec(),
-        n.flags.0,
-    )
+    NodeCanon {
+        name: g.str(n.name).to_owned(),
+        qualified_name: g.str(n.qualified_name).to_owned(),
+        kind: n.kind.code(),
+        file: g.str(n.file).to_owned(),
+        language: n.language as u8,
+        start_line: n.start_line,
+        end_line: n.end_line,
+        start_byte: n.start_byte,
+        end_byte: n.end_byte,
+        signature: g.str(n.signature).to_owned(),
+        doc: g.str(n.doc).to_owned(),
+        content_hash: n.content_hash.to_vec(),
+        flags: n.flags.0,
+    }
 }
 
 /// An edge, with its ends named by id.

@@ -28,9 +28,15 @@ pub const NODE_PROPERTIES: &[&str] = &[
     "pagerank",
 ];
 
-/// The node property only `File` nodes have (null on other kinds, and left out of their
-/// expansion so entity objects stay as they were).
+/// The node property only `File` nodes have (null on other kinds).
 pub const FILE_ONLY_PROPERTY: &str = "has_syntax_errors";
+
+/// The words of the comment above an entity (null when it has none).
+pub const DOC_PROPERTY: &str = "doc";
+
+/// Node properties that most nodes lack: null there, and left out of a node's expansion
+/// (`RETURN n`, `properties(n)`) unless present, so most objects stay as they were.
+pub const SPARSE_NODE_PROPERTIES: &[&str] = &[FILE_ONLY_PROPERTY, DOC_PROPERTY];
 
 /// Relationship property names.
 pub const REL_PROPERTIES: &[&str] = &[
@@ -105,6 +111,10 @@ impl PropertyAccess for ArtifactGraph<'_> {
             FILE_ONLY_PROPERTY if n.kind() == NodeKind::File => {
                 Value::Bool(n.flags().contains(NodeFlags::SYNTAX_ERRORS))
             }
+            DOC_PROPERTY => match n.doc() {
+                doc if doc.is_empty() => Value::Null,
+                doc => doc.into(),
+            },
             _ => Value::Null,
         }
     }
@@ -148,8 +158,11 @@ impl PropertyAccess for ArtifactGraph<'_> {
             .iter()
             .map(|k| (k.to_string(), self.node_prop(node, k)))
             .collect();
-        if let Value::Bool(flag) = self.node_prop(node, FILE_ONLY_PROPERTY) {
-            properties.insert(FILE_ONLY_PROPERTY.to_string(), Value::Bool(flag));
+        for key in SPARSE_NODE_PROPERTIES {
+            let value = self.node_prop(node, key);
+            if value != Value::Null {
+                properties.insert(key.to_string(), value);
+            }
         }
         properties
     }

@@ -12,7 +12,7 @@ use crate::diff::{self, ChangeKind, DiffError, DiffFilter, NodeSnapshot, RunDiff
 
 use super::algo_procs;
 use super::exec::{Ctx, ExecError, R, Row};
-use super::graph::{NODE_PROPERTIES, REL_PROPERTIES};
+use super::graph::{NODE_PROPERTIES, REL_PROPERTIES, SPARSE_NODE_PROPERTIES};
 
 fn count(n: u64) -> Value {
     Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
@@ -63,6 +63,7 @@ fn code_graph_procedure<'r>(
             .collect(),
         "db.propertykeys" => NODE_PROPERTIES
             .iter()
+            .chain(SPARSE_NODE_PROPERTIES)
             .map(|p| ("node", *p))
             .chain(REL_PROPERTIES.iter().map(|p| ("relationship", *p)))
             .map(|(entity, key)| {
@@ -88,7 +89,7 @@ fn code_graph_procedure<'r>(
                     ("count", count(art.edges_of_rel(*r).len())),
                 ]);
             }
-            for p in NODE_PROPERTIES {
+            for p in NODE_PROPERTIES.iter().chain(SPARSE_NODE_PROPERTIES) {
                 out.push(vec![
                     ("kind", Value::from("nodeProperty")),
                     ("name", Value::from(*p)),

@@ -32,17 +32,28 @@ fn take_refs(refs: &[Mutex<Vec<Ref>>], f: usize) -> Vec<Ref> {
 /// strings to share out between cores, few enough facts held at once.
 const INTERN_CHUNK: usize = 2048;
 
-/// Interns every entity's signature into `g` (ids by file and entity) and then frees the
-/// signature text of the facts. Signatures are only ever node text, and they are most of
-/// the facts' text on a kernel-size tree (one per macro): freeing them before resolution
-/// makes room for the edges. `refs` are the references taken out of `files`, whose
-/// strings stay.
-pub(super) fn intern_signatures(
+/// The interned texts of the entity nodes, by file: every entity's signature, and the
+/// comment above each entity that has one, as (entity index, string) ascending (few
+/// entities have one, so a dense list would mostly hold empty strings).
+pub(super) struct NodeTexts {
+    pub(super) signatures: Vec<Vec<StrId>>,
+    pub(super) docs: Vec<Vec<(u32, StrId)>>,
+}
+
+/// Interns every entity's signature and comment into `g` ([`NodeTexts`]) and then frees
+/// that text of the facts. Signatures and comments are only ever node text, and
+/// signatures are most of the facts' text on a kernel-size tree (one per macro): freeing
+/// them before resolution makes room for the edges. `refs` are the references taken out
+/// of `files`, whose strings stay.
+pub(super) fn intern_node_texts(
     files: &mut [FileFacts],
     refs: &[Mutex<Vec<Ref>>],
     g: &mut GraphBuilder,
-) -> Vec<Vec<StrId>> {
-    let mut out: Vec<Vec<StrId>> = Vec::with_capacity(files.len());
+) -> NodeTexts {
+    let mut out = NodeTexts {
+        signatures: Vec::with_capacity(files.len()),
+        docs: Vec::with_capacity(files.len()),
+    };
     // Interning is one thread's work; the freeing of each chunk's text is done beside it
     // on a second thread, one chunk behind.
     std::thread::scope(|s| {
@@ -54,24 +65,29 @@ pub(super) fn intern_signatures(
             let texts: Vec<&str> = chunk
                 .iter()
                 .flat_map(|f| {
-                    f.entities
-                        .iter()
-                        .filter(|e| !e.signature.is_empty())
-                        .map(|e| f.str(e.signature))
+                    let signatures = f.entities.iter().map(|e| e.signature);
+                    let docs = f.entities.iter().map(|e| e.doc);
+                    signatures
+                        .chain(docs)
+                        .filter(|sym| !sym.is_empty())
+                        .map(|sym| f.str(sym))
                 })
                 .collect();
             let mut ids = g.intern_all(&texts).into_iter();
             drop(texts);
             for f in chunk.iter() {
-                out.push(
-                    f.entities
-                        .iter()
-                        .map(|e| match e.signature.is_empty() {
-                            true => StrId(0),
-                            false => ids.next().unwrap_or(StrId(0)),
-                        })
-                        .collect(),
-                );
+                let mut next = |sym: crate::extract::Sym| match sym.is_empty() {
+                    true => StrId(0),
+                    false => ids.next().unwrap_or(StrId(0)),
+                };
+                let signatures = f.entities.iter().map(|e| next(e.signature)).collect();
+                let docs = (0u32..)
+                    .zip(&f.entities)
+                    .filter(|(_, e)| !e.doc.is_empty())
+                    .map(|(at, e)| (at, next(e.doc)))
+                    .collect();
+                out.signatures.push(signatures);
+                out.docs.push(docs);
             }
             if let Some(previous) = freeing.take() {
                 previous
@@ -233,7 +249,7 @@ pub(super) fn number_nodes(files: &[FileFacts]) -> Vec<u32> {
 pub(super) fn add_nodes(
     files: Vec<FileFacts>,
     kinds: &[Vec<NodeKind>],
-    signatures: &[Vec<StrId>],
+    node_texts: &NodeTexts,
     g: &mut GraphBuilder,
     stats: &mut ResolveStats,
 ) {
@@ -298,6 +314,7 @@ pub(super) fn add_nodes(
                 start_byte: 0,
                 end_byte: u32::try_from(f.bytes).unwrap_or(u32::MAX),
                 signature: StrId(0),
+                doc: StrId(0),
                 content_hash: content_hash_prefix(&f.content_hash),
                 flags: if f.parse_errors > 0 {
                     NodeFlags::SYNTAX_ERRORS
@@ -309,7 +326,11 @@ pub(super) fn add_nodes(
             });
             stats.files += 1;
             stats.parse_errors += u64::from(f.parse_errors);
+            let mut docs = node_texts.docs[fi].iter().peekable();
             for (ei, e) in f.entities.iter().enumerate() {
+                let doc = docs
+                    .next_if(|&&(at, _)| at as usize == ei)
+                    .map_or(StrId(0), |&(_, doc)| doc);
                 // The usual id, `path:qualified_name`, is composed on read and never
                 // interned; only a disambiguated overload (`#2`) has text of its own.
                 let id = if rank.next().is_some_and(|&n| n > 1) {
@@ -330,7 +351,8 @@ pub(super) fn add_nodes(
                     end_line: e.end_line,
                     start_byte: e.start_byte,
                     end_byte: e.end_byte,
-                    signature: signatures[fi][ei],
+                    signature: node_texts.signatures[fi][ei],
+                    doc,
                     content_hash: e.hash,
                     flags: e.flags,
                     community: 0,
@@ -502,6 +524,7 @@ impl Sink {
                         start_byte: 0,
                         end_byte: 0,
                         signature: StrId(0),
+                        doc: StrId(0),
                         content_hash: [0; 8],
                         flags: s.flags,
                         community: 0,

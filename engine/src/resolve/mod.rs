@@ -160,7 +160,7 @@ fn resolve_inner(
         .collect();
     let file_node = emit::number_nodes(&files);
     let mut sink = emit::Sink::new(file_node[files.len()]);
-    let signatures = emit::intern_signatures(&mut files, &refs, &mut sink.g);
+    let node_texts = emit::intern_node_texts(&mut files, &refs, &mut sink.g);
     crate::mem::release_freed_memory();
     let ix = Index::new(&files, &opts.include_dirs);
     let mut stats = ResolveStats::default();
@@ -177,8 +177,8 @@ fn resolve_inner(
     // the tables that borrow the facts are gone by then.
     let kinds = sh.into_kinds();
     crate::mem::release_freed_memory();
-    emit::add_nodes(files, &kinds, &signatures, &mut sink.g, &mut stats);
-    drop((kinds, signatures));
+    emit::add_nodes(files, &kinds, &node_texts, &mut sink.g, &mut stats);
+    drop((kinds, node_texts));
     stats.stubs = sink.stubs();
     let graph = sink.finish();
     stats.edges = graph.edges.len() as u64;

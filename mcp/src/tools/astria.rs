@@ -262,12 +262,14 @@ impl NeighbourRow {
     }
 }
 
-/// The node explain describes, with its signature.
+/// The node explain describes, with its signature and the comment above it.
 #[derive(Serialize)]
 struct ExplainedNode {
     #[serde(flatten)]
     node: FoundNode,
     signature: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    doc: String,
 }
 
 /// explain's answer.
@@ -284,6 +286,9 @@ impl ToolOutput for ExplainOutput {
         md.push('\n');
         if !self.node.signature.is_empty() {
             let _ = writeln!(md, "signature: {}", self.node.signature);
+        }
+        if !self.node.doc.is_empty() {
+            let _ = writeln!(md, "doc: {}", self.node.doc);
         }
         let _ = writeln!(
             md,
@@ -338,18 +343,22 @@ pub(crate) fn explain(st: &State, a: ExplainArgs) -> Result<Reply, ToolError> {
         "MATCH (n {id: $id})-[r]-(m) WHERE NOT (type(r) = 'CONTAINS' AND m:File) RETURN count(*) AS neighbours",
         &[("id", Value::from(node.id.as_str()))],
     )?;
-    let signature = cx.run(
-        "MATCH (n {id: $id}) RETURN n.signature AS signature",
+    let texts = cx.run(
+        "MATCH (n {id: $id}) RETURN n.signature AS signature, coalesce(n.doc, '') AS doc",
         &[("id", Value::from(node.id.as_str()))],
     )?;
+    let first_text = |column: &str| -> Result<String, ToolError> {
+        Ok(column_texts(&texts, column)?
+            .into_iter()
+            .next()
+            .unwrap_or_default())
+    };
     let output = ExplainOutput {
         neighbors: decode_rows(&neighbours)?,
         neighbor_count: first_int(&total, "neighbours")?,
         node: ExplainedNode {
-            signature: column_texts(&signature, "signature")?
-                .into_iter()
-                .next()
-                .unwrap_or_default(),
+            signature: first_text("signature")?,
+            doc: first_text("doc")?,
             node,
         },
     };

@@ -107,14 +107,20 @@ impl TermArena {
     }
 }
 
-/// The own texts of a node: name, qualified name when it differs, signature.
-fn own_texts<'a>(g: &'a GraphBuilder, node: &NodeInput) -> [&'a str; 3] {
+/// The own texts of a node: name, qualified name when it differs, signature, and the
+/// comment above it.
+fn own_texts<'a>(g: &'a GraphBuilder, node: &NodeInput) -> [&'a str; 4] {
     let qualified = if node.qualified_name == node.name {
         ""
     } else {
         g.str(node.qualified_name)
     };
-    [g.str(node.name), qualified, g.str(node.signature)]
+    [
+        g.str(node.name),
+        qualified,
+        g.str(node.signature),
+        g.str(node.doc),
+    ]
 }
 
 /// Bytes of `v` as a LEB128 varint.

@@ -18,6 +18,7 @@ fn document(a: &Artifact, v: NodeIdx) -> Vec<String> {
         out.extend(terms(&node.qualified_name()));
     }
     out.extend(terms(&node.signature()));
+    out.extend(terms(&node.doc()));
     out.extend(terms(&node.file()));
     out
 }
@@ -69,6 +70,7 @@ fn questions(a: &Artifact, seed: u64) -> Vec<String> {
         a.node(pick(1)).name().into_owned(),
         format!("{} {}", a.node(pick(2)).name(), a.node(pick(3)).file()),
         "fuzz_new_entity void".to_string(),
+        "widget fuzzer".to_string(),
         "file src dir1 ns3".to_string(),
         "no_such_word_anywhere".to_string(),
     ]
