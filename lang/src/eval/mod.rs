@@ -8,6 +8,7 @@
 
 mod aggregate;
 mod functions;
+mod temporal;
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -618,6 +619,9 @@ impl<'a> Evaluator<'a> {
             Value::Node(n) => Ok(self.graph.node_prop(*n, key)),
             Value::Rel(r) => Ok(self.graph.rel_prop(*r, key)),
             Value::Map(m) => Ok(m.get(key).cloned().unwrap_or(Value::Null)),
+            Value::Temporal(t) => t
+                .field(key)
+                .map_err(|error| temporal::temporal_error(sp, error)),
             v => Err(type_err(
                 sp,
                 format!("cannot read property `{key}` of {}", v.type_name()),
@@ -827,6 +831,9 @@ fn as_f64(v: &Value) -> Option<f64> {
 }
 
 fn arith(op: BinaryOp, l: Value, r: Value, sp: Span) -> E {
+    if let Some(result) = temporal::arithmetic(op, &l, &r, sp) {
+        return result;
+    }
     let overflow = || EvalError::Overflow { span: sp };
     match (op, l, r) {
         (_, Value::Null, _) | (_, _, Value::Null) => Ok(Value::Null),
