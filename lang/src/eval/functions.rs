@@ -53,7 +53,7 @@ impl Evaluator<'_> {
             "rand" => return Ok(Value::Float(random_unit_float())),
             _ => {}
         }
-        if let Some(result) = super::temporal::call(name, &args, sp) {
+        if let Some(result) = super::temporal::call(name, &args, sp, || self.statement_time()) {
             return result;
         }
         let Some(a) = args.first() else {

@@ -310,6 +310,9 @@ pub struct Evaluator<'a> {
     regexes: RefCell<HashMap<String, regex::Regex>>,
     bounds: EvalBounds,
     steps: Cell<u64>,
+    /// The statement's clock: read at the first `date()`, `datetime.statement()`, ... so
+    /// that every such call of the statement sees the same instant, as openCypher asks.
+    clock: Cell<Option<jiff::Timestamp>>,
 }
 
 type E = Result<Value, EvalError>;
@@ -327,6 +330,19 @@ impl<'a> Evaluator<'a> {
             regexes: RefCell::new(HashMap::new()),
             bounds: EvalBounds::default(),
             steps: Cell::new(0),
+            clock: Cell::new(None),
+        }
+    }
+
+    /// The statement's clock (see the `clock` field).
+    fn statement_time(&self) -> jiff::Timestamp {
+        match self.clock.get() {
+            Some(instant) => instant,
+            None => {
+                let instant = jiff::Timestamp::now();
+                self.clock.set(Some(instant));
+                instant
+            }
         }
     }
 

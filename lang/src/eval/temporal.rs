@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use jiff::Timestamp;
+
 use super::{E, EvalError};
 use crate::ast::{BinaryOp, Span};
 use crate::temporal::{self, BetweenUnit, Temporal, TemporalError, TemporalKind};
@@ -17,25 +19,42 @@ pub(super) fn temporal_error(span: Span, error: TemporalError) -> EvalError {
 }
 
 /// Calls the temporal function `name` (canonical), or `None` when it is not one.
-pub(super) fn call(name: &str, args: &[Value], span: Span) -> Option<E> {
+/// `statement_time` is the statement's clock, for the current-time forms.
+pub(super) fn call(
+    name: &str,
+    args: &[Value],
+    span: Span,
+    statement_time: impl Fn() -> Timestamp,
+) -> Option<E> {
     let result = match name.split_once('.') {
         None => {
             let kind = TemporalKind::from_function(name)?;
-            construct(kind, args)
+            construct(kind, args, statement_time)
         }
         Some((prefix, suffix)) => {
             let kind = TemporalKind::from_function(prefix)?;
-            namespaced(kind, suffix, args)?
+            let instant = match suffix {
+                "realtime" => Timestamp::now(),
+                "transaction" | "statement" => statement_time(),
+                _ => Timestamp::UNIX_EPOCH,
+            };
+            namespaced(kind, suffix, args, instant)?
         }
     };
     Some(result.map_err(|error| temporal_error(span, error)))
 }
 
-fn construct(kind: TemporalKind, args: &[Value]) -> Result<Value, TemporalError> {
+fn construct(
+    kind: TemporalKind,
+    args: &[Value],
+    statement_time: impl Fn() -> Timestamp,
+) -> Result<Value, TemporalError> {
     match args.first() {
-        None => temporal::now(kind, None).map(Value::Temporal),
+        None => temporal::now(kind, statement_time(), None).map(Value::Temporal),
         Some(Value::Null) => Ok(Value::Null),
-        Some(argument) => temporal::construct(kind, argument).map(Value::Temporal),
+        Some(argument) => {
+            temporal::construct(kind, argument, statement_time()).map(Value::Temporal)
+        }
     }
 }
 
@@ -45,6 +64,7 @@ fn namespaced(
     kind: TemporalKind,
     suffix: &str,
     args: &[Value],
+    instant: Timestamp,
 ) -> Option<Result<Value, TemporalError>> {
     if args.iter().take(2).any(Value::is_null) && suffix != "truncate" {
         return Some(Ok(Value::Null));
@@ -60,7 +80,7 @@ fn namespaced(
             };
             between(args, unit)
         }
-        (_, "transaction" | "statement" | "realtime") => clock(kind, args),
+        (_, "transaction" | "statement" | "realtime") => clock(kind, args, instant),
         (_, "truncate") => truncate(kind, args),
         (TemporalKind::DateTime, "fromepoch") => int_arg(args, 0)
             .and_then(|seconds| Ok((seconds, int_arg(args, 1)?)))
@@ -100,13 +120,13 @@ fn between(args: &[Value], unit: BetweenUnit) -> Result<Value, TemporalError> {
     temporal::between(from, to, unit).map(|d| Value::Temporal(Temporal::Duration(d)))
 }
 
-/// The current clock, in the zone named by the argument when there is one.
-fn clock(kind: TemporalKind, args: &[Value]) -> Result<Value, TemporalError> {
+/// The clock at `instant`, in the zone named by the argument when there is one.
+fn clock(kind: TemporalKind, args: &[Value], instant: Timestamp) -> Result<Value, TemporalError> {
     let zone = match args.first() {
         None => None,
         Some(Value::String(zone)) => Some(zone.as_str()),
-        Some(Value::Map(fields)) => {
-            return temporal::construct(kind, &Value::Map(fields.clone())).map(Value::Temporal);
+        Some(map @ Value::Map(_)) => {
+            return temporal::construct(kind, map, instant).map(Value::Temporal);
         }
         Some(other) => {
             return Err(TemporalError(format!(
@@ -115,7 +135,7 @@ fn clock(kind: TemporalKind, args: &[Value]) -> Result<Value, TemporalError> {
             )));
         }
     };
-    temporal::now(kind, zone).map(Value::Temporal)
+    temporal::now(kind, instant, zone).map(Value::Temporal)
 }
 
 /// `date.truncate(unit, value[, map])`; null when the value is null.

@@ -90,25 +90,26 @@ pub fn multiply(duration: Duration, factor: i64) -> Result<Duration> {
 /// month's last), seconds move the clock; a date moves by the whole days of the seconds
 /// only, a time wraps around midnight.
 pub fn add_duration(value: &Temporal, duration: Duration) -> Result<Temporal> {
-    let calendar = Span::new()
-        .try_months(duration.months)
-        .and_then(|span| span.try_days(duration.days))?;
+    // Months and days go separately: a jiff span has one sign for all its units, and
+    // openCypher applies the months first (`P1M-14D` from 10-11 is 10-28).
+    let months = Span::new().try_months(duration.months)?;
+    let days = Span::new().try_days(duration.days)?;
     let clock = SignedDuration::new(duration.seconds, duration.nanos);
     Ok(match value {
         Temporal::Date(date) => {
-            let whole_days = duration.seconds / SECONDS_PER_DAY;
-            Temporal::Date(
-                date.checked_add(calendar)?
-                    .checked_add(Span::new().try_days(whole_days)?)?,
-            )
+            let whole_days = Span::new().try_days(duration.seconds / SECONDS_PER_DAY)?;
+            let moved = date.checked_add(months)?.checked_add(days)?;
+            Temporal::Date(moved.checked_add(whole_days)?)
         }
         Temporal::LocalTime(time) => Temporal::LocalTime(shift_time(*time, duration)),
         Temporal::Time(time, offset) => Temporal::Time(shift_time(*time, duration), *offset),
         Temporal::LocalDateTime(datetime) => {
-            Temporal::LocalDateTime(datetime.checked_add(calendar)?.checked_add(clock)?)
+            let moved = datetime.checked_add(months)?.checked_add(days)?;
+            Temporal::LocalDateTime(moved.checked_add(clock)?)
         }
         Temporal::DateTime(zoned) => {
-            Temporal::zoned(zoned.checked_add(calendar)?.checked_add(clock)?)
+            let moved = zoned.checked_add(months)?.checked_add(days)?;
+            Temporal::zoned(moved.checked_add(clock)?)
         }
         Temporal::Duration(other) => Temporal::Duration(add_durations(*other, duration)?),
     })
@@ -164,7 +165,11 @@ impl Point {
 /// The duration from `from` to `to`. When one side has no date only the times of day
 /// count; when one side has a zone the other is read in it; a date is at midnight.
 pub fn between(from: &Temporal, to: &Temporal, unit: BetweenUnit) -> Result<Duration> {
-    let (from, to) = (Point::of(from)?, Point::of(to)?);
+    let (mut from, mut to) = (Point::of(from)?, Point::of(to)?);
+    // A time of day alone is read on the other side's date, so that a clock change that
+    // day counts (00:00 to 04:00 in Stockholm on 2017-10-29 is five hours).
+    from.date = from.date.or(to.date);
+    to.date = to.date.or(from.date);
     let zone = from.zone.clone().or_else(|| to.zone.clone());
     let (Some(from_date), Some(to_date)) = (from.date, to.date) else {
         return Ok(times_between(&from, &to, unit));

@@ -13,13 +13,15 @@ use super::{Duration, NANOS_PER_SECOND, Result, Temporal, TemporalError, Tempora
 use crate::value::Value;
 
 /// Makes a value of `kind` from a map, a string or another temporal value (`date(x)`).
-pub fn construct(kind: TemporalKind, argument: &Value) -> Result<Temporal> {
+/// `clock` is the instant a map holding only a `timezone` means (`date({timezone: 'X'})`
+/// is today there).
+pub fn construct(kind: TemporalKind, argument: &Value, clock: Timestamp) -> Result<Temporal> {
     match argument {
         Value::String(text) => parse::parse(kind, text),
         Value::Map(fields) if kind == TemporalKind::Duration => {
             duration_from_map(fields).map(Temporal::Duration)
         }
-        Value::Map(fields) => from_map(kind, fields),
+        Value::Map(fields) => from_map(kind, fields, clock),
         Value::Temporal(Temporal::Duration(duration)) if kind == TemporalKind::Duration => {
             Ok(Temporal::Duration(*duration))
         }
@@ -34,14 +36,14 @@ pub fn construct(kind: TemporalKind, argument: &Value) -> Result<Temporal> {
     }
 }
 
-/// The current date or time (`date()`, `datetime.transaction('Europe/Paris')`), in UTC or
-/// in `zone`.
-pub fn now(kind: TemporalKind, zone: Option<&str>) -> Result<Temporal> {
+/// The date or time at `instant` (`date()`, `datetime.transaction('Europe/Paris')`), in
+/// UTC or in `zone`.
+pub fn now(kind: TemporalKind, instant: Timestamp, zone: Option<&str>) -> Result<Temporal> {
     let zone = match zone {
         Some(name) => zone_from_text(name)?,
         None => utc(),
     };
-    let zoned = Timestamp::now().to_zoned_datetime(zone);
+    let zoned = instant.to_zoned_datetime(zone);
     Ok(match kind {
         TemporalKind::Date => Temporal::Date(zoned.date()),
         TemporalKind::LocalTime => Temporal::LocalTime(zoned.time()),
@@ -156,7 +158,11 @@ const TEMPORAL_KEYS: &[&str] = &[
 ];
 
 /// `date({year: 1984, month: 10, day: 11})`, `time({time: t, timezone: '+05:00'})`, ...
-fn from_map(kind: TemporalKind, fields: &BTreeMap<String, Value>) -> Result<Temporal> {
+fn from_map(
+    kind: TemporalKind,
+    fields: &BTreeMap<String, Value>,
+    clock: Timestamp,
+) -> Result<Temporal> {
     if let Some(key) = fields
         .keys()
         .find(|key| !TEMPORAL_KEYS.contains(&key.as_str()))
@@ -165,7 +171,7 @@ fn from_map(kind: TemporalKind, fields: &BTreeMap<String, Value>) -> Result<Temp
     }
     if fields.keys().all(|key| key == "timezone") {
         let zone = text_field(fields, "timezone")?;
-        return now(kind, zone);
+        return now(kind, clock, zone);
     }
     if fields.contains_key("epochSeconds") || fields.contains_key("epochMillis") {
         return from_epoch_fields(kind, fields);

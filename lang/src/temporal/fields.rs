@@ -22,7 +22,7 @@ impl Temporal {
             }
             Temporal::DateTime(zoned) => date_field(zoned.date(), key)
                 .or_else(|| time_field(zoned.time(), key))
-                .or_else(|| offset_field(zoned.offset(), zoned.time_zone().iana_name(), key))
+                .or_else(|| offset_field(zoned.offset(), super::zone_name(zoned.time_zone()), key))
                 .or_else(|| epoch_field(zoned.timestamp(), key)),
             Temporal::Duration(duration) => duration_field(*duration, key),
         };

@@ -28,7 +28,7 @@ impl fmt::Display for Temporal {
                 f.write_char('T')?;
                 write_time(f, zoned.time())?;
                 write_offset(f, zoned.offset())?;
-                match zoned.time_zone().iana_name() {
+                match super::zone_name(zoned.time_zone()) {
                     Some(name) => write!(f, "[{name}]"),
                     None => Ok(()),
                 }

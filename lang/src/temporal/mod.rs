@@ -174,7 +174,7 @@ impl Temporal {
             (Temporal::DateTime(a), Temporal::DateTime(b)) => {
                 a.timestamp() == b.timestamp()
                     && a.offset() == b.offset()
-                    && a.time_zone().iana_name() == b.time_zone().iana_name()
+                    && zone_name(a.time_zone()) == zone_name(b.time_zone())
             }
             _ => self.kind() == other.kind() && self.order(other) == Ordering::Equal,
         }
@@ -204,7 +204,7 @@ impl Temporal {
                 .timestamp()
                 .cmp(&b.timestamp())
                 .then_with(|| a.offset().seconds().cmp(&b.offset().seconds()))
-                .then_with(|| a.time_zone().iana_name().cmp(&b.time_zone().iana_name())),
+                .then_with(|| zone_name(a.time_zone()).cmp(&zone_name(b.time_zone()))),
             (Temporal::Duration(a), Temporal::Duration(b)) => a.cmp(b),
             _ => self.order_rank().cmp(&other.order_rank()),
         }
@@ -243,9 +243,20 @@ pub(crate) fn time_from_nanos(nanos: i64) -> Time {
     )
 }
 
-/// UTC, the zone of date-times and times given without one.
+/// UTC as a fixed offset (not the zone named `UTC`, which would print as `Z[UTC]`): the
+/// zone of date-times and times given without one.
 pub(crate) fn utc() -> TimeZone {
-    TimeZone::UTC
+    TimeZone::fixed(Offset::UTC)
+}
+
+/// The name a date-time shows in brackets (`[Europe/London]`): `None` for a fixed offset.
+/// jiff names its built-in fixed UTC zone `UTC`; only zones from the database count.
+pub(crate) fn zone_name(zone: &TimeZone) -> Option<&str> {
+    if zone.to_fixed_offset().is_ok() {
+        None
+    } else {
+        zone.iana_name()
+    }
 }
 
 /// A zoned date-time at an instant.

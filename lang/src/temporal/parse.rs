@@ -260,7 +260,10 @@ pub(crate) fn parse_duration(text: &str) -> Result<super::Duration> {
         return fail("a duration starts with P");
     };
     let mut parts = DurationParts::default();
-    if body.starts_with(|c: char| c.is_ascii_digit()) && body.contains('-') {
+    // `P2012-02-02...`: four digits and a dash; `P12Y5M-14D` is the designated form.
+    let alternative =
+        body.find(|c: char| !c.is_ascii_digit()) == Some(4) && body[4..].starts_with('-');
+    if alternative {
         alternative_duration(body, &mut parts)?;
     } else {
         designated_duration(body, &mut parts)?;

@@ -83,7 +83,9 @@ impl Temporal {
                     epoch_second: nanos.div_euclid(billion) as i64,
                     nanos: nanos.rem_euclid(billion) as i32,
                     offset_seconds: zoned.offset().seconds(),
-                    zone: zoned.time_zone().iana_name().unwrap_or("").to_string(),
+                    zone: super::zone_name(zoned.time_zone())
+                        .unwrap_or("")
+                        .to_string(),
                 }
             }
             Temporal::Duration(duration) => TemporalParts::Duration(*duration),
