@@ -12,6 +12,11 @@ use super::{Result, Temporal, TemporalKind, fail, utc};
 pub(crate) fn parse(kind: TemporalKind, text: &str) -> Result<Temporal> {
     let text = text.trim();
     let invalid = || super::TemporalError(format!("'{text}' is not a valid {}", kind.name()));
+    // Every form (zone names included) is ASCII; checking once lets the parsers below
+    // slice by byte without landing inside a character.
+    if !text.is_ascii() {
+        return Err(invalid());
+    }
     let parsed = match kind {
         TemporalKind::Date => parse_date(text).map(Temporal::Date),
         TemporalKind::LocalTime => parse_time(text).and_then(|parsed| match parsed.zone {

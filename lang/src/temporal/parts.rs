@@ -110,6 +110,9 @@ impl Temporal {
                 epoch_second,
                 nanos,
             } => {
+                if !(0..NANOS_PER_SECOND as i32).contains(nanos) {
+                    return fail("a stored date-time has nanoseconds outside a second");
+                }
                 let since = SignedDuration::new(*epoch_second, *nanos);
                 let epoch: DateTime = EPOCH.to_datetime(Time::midnight());
                 Temporal::LocalDateTime(epoch.checked_add(since)?)
