@@ -77,6 +77,10 @@ impl Value {
             Value::Path { nodes, rels } => {
                 2 * ALLOCATION + 4 * (nodes.capacity() + rels.capacity())
             }
+            // The zoned date-time is boxed; its zone's rules are shared, not counted.
+            Value::Temporal(Temporal::DateTime(zoned)) => {
+                ALLOCATION + std::mem::size_of_val(zoned.as_ref())
+            }
             _ => 0,
         }
     }
@@ -330,7 +334,8 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
 }
 
 impl fmt::Display for Value {
-    /// BQL literal syntax for scalars, lists and maps; `(#n)`, `[#r]` for graph elements.
+    /// BQL literal syntax for scalars, lists and maps; `(#n)`, `[#r]` for graph elements;
+    /// the openCypher string form, unquoted, for temporal values (`2015-07-21`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Null => f.write_str("null"),

@@ -23,14 +23,14 @@ pub(crate) fn parse(kind: TemporalKind, text: &str) -> Result<Temporal> {
             ZoneText::None => Ok(Temporal::LocalTime(parsed.time)),
             _ => fail("a local time has no offset or time zone"),
         }),
-        TemporalKind::Time => parse_time(text).and_then(|parsed| {
+        TemporalKind::Time => parse_time(text).map(|parsed| {
             let offset = match parsed.zone {
                 ZoneText::None => Offset::UTC,
                 ZoneText::Offset(offset) => offset,
                 ZoneText::Named(_, Some(offset)) => offset,
                 ZoneText::Named(zone, None) => zone.to_offset(jiff::Timestamp::now()),
             };
-            Ok(Temporal::Time(parsed.time, offset))
+            Temporal::Time(parsed.time, offset)
         }),
         TemporalKind::LocalDateTime => {
             let (date, time) = split_datetime(text)?;
@@ -198,7 +198,9 @@ fn parse_clock(text: &str) -> Result<Time> {
     let digits: String = whole.chars().filter(|c| *c != ':').collect();
     let colons = whole.len() - digits.len();
     let fields = digits.len() / 2;
-    if digits.len() % 2 != 0 || !(1..=3).contains(&fields) || (colons != 0 && colons + 1 != fields)
+    if !digits.len().is_multiple_of(2)
+        || !(1..=3).contains(&fields)
+        || (colons != 0 && colons + 1 != fields)
     {
         return fail("expected a time such as 21:40:32");
     }
