@@ -169,7 +169,7 @@ fn from_map(
     {
         return fail(format!("{}() has no field `{key}`", kind.name()));
     }
-    if fields.keys().all(|key| key == "timezone") {
+    if !fields.is_empty() && fields.keys().all(|key| key == "timezone") {
         let zone = text_field(fields, "timezone")?;
         return now(kind, clock, zone);
     }
@@ -576,6 +576,9 @@ const TRUNCATION_UNITS: &[&str] = &[
     "microsecond",
 ];
 
+/// The rank of `day` in [`TRUNCATION_UNITS`]: units up to it cut the date.
+const DAY_RANK: usize = 8;
+
 /// `date.truncate('month', d, {day: 2})`: `value` cut down to the start of `unit`, then
 /// made a value of `kind` with the map's fields replacing (sub-second fields: adding to)
 /// what is left. A `timezone` field replaces the zone; it does not convert.
@@ -591,20 +594,23 @@ pub fn truncate(
     else {
         return fail(format!("'{unit}' is not a unit to truncate to"));
     };
+    let has_date = !matches!(value, Temporal::LocalTime(_) | Temporal::Time(..));
+    let makes_time_only = matches!(kind, TemporalKind::LocalTime | TemporalKind::Time);
     let mut bases = Bases::default();
     match value {
-        Temporal::Date(_) if matches!(kind, TemporalKind::LocalTime | TemporalKind::Time) => {
+        Temporal::Duration(_) => return fail("a duration cannot be truncated"),
+        Temporal::Date(_) if makes_time_only => {
             return fail(format!(
                 "{}.truncate() needs a value with a time",
                 kind.name()
             ));
         }
-        Temporal::LocalTime(_) | Temporal::Time(..) if rank <= 8 || !needs_no_date(kind) => {
+        // A time of day has no date to cut to a day or more, nor to give a date-time.
+        _ if !has_date && (rank <= DAY_RANK || !makes_time_only) => {
             return fail(format!("cannot truncate a {} to {unit}", value.type_name()));
         }
-        Temporal::Duration(_) => return fail("a duration cannot be truncated"),
-        Temporal::LocalTime(_) | Temporal::Time(..) => bases.take_time(value)?,
-        _ => bases.take_datetime(value)?,
+        _ if has_date => bases.take_datetime(value)?,
+        _ => bases.take_time(value)?,
     }
     if let Some(date) = bases.date {
         bases.date = Some(truncate_date(date, rank)?);
@@ -616,10 +622,6 @@ pub fn truncate(
         bases.zone = Some(zone);
     }
     assemble_truncated(kind, fields, bases)
-}
-
-fn needs_no_date(kind: TemporalKind) -> bool {
-    matches!(kind, TemporalKind::LocalTime | TemporalKind::Time)
 }
 
 /// Like [`assemble`], but the zone is the base's (already replaced by a given
