@@ -411,3 +411,54 @@ fn breadth_first_walks_visit_each_node_once_at_its_distance() {
         .to_string();
     assert!(error.contains("at most 10"), "{error}");
 }
+
+/// Every temporal type, as text, written before and after a checkpoint: both the log and
+/// the checkpoint must give the same values back after reopening.
+#[test]
+fn temporal_properties_survive_the_log_checkpoint_and_reopen() {
+    let values = [
+        "date('1984-10-11')",
+        "localtime('12:31:14.645876123')",
+        "time('12:31:14.645876123+01:00')",
+        "localdatetime('1969-12-31T23:59:59.5')",
+        "datetime('1984-10-11T12:31:14.645876123+01:00')",
+        "datetime('2017-10-29T02:30+01:00[Europe/Stockholm]')",
+        "duration('P1Y2M-3DT-0.5S')",
+        "[date('2015-07-21'), date('2015-07-22')]",
+    ];
+    let read_all = |db: &mut WritableDatabase| -> Vec<String> {
+        run(db, "MATCH (v:V) RETURN v.before, v.after ORDER BY v.i")
+            .iter()
+            .map(|row| format!("{} {}", row[0], row[1]))
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    for (i, value) in values.iter().enumerate() {
+        run(&mut db, &format!("CREATE (:V {{i: {i}, before: {value}}})"));
+    }
+    db.checkpoint().unwrap();
+    for (i, value) in values.iter().enumerate() {
+        run(
+            &mut db,
+            &format!("MATCH (v:V {{i: {i}}}) SET v.after = {value}"),
+        );
+    }
+    let written = read_all(&mut db);
+    let expected: Vec<String> = values
+        .iter()
+        .map(|value| {
+            let text = run(&mut db, &format!("RETURN {value}"))[0][0].to_string();
+            format!("{text} {text}")
+        })
+        .collect();
+    assert_eq!(written, expected);
+    drop(db);
+    let mut db = WritableDatabase::open(dir.path()).unwrap();
+    assert_eq!(read_all(&mut db), expected);
+    let equal = run(
+        &mut db,
+        "MATCH (v:V {i: 5}) RETURN v.before = datetime('2017-10-29T02:30+01:00[Europe/Stockholm]')",
+    );
+    assert_eq!(equal, vec![vec![Value::Bool(true)]]);
+}

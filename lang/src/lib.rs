@@ -18,6 +18,7 @@ pub mod parse;
 pub mod plan;
 pub mod print;
 pub mod schema;
+pub mod temporal;
 pub mod value;
 
 pub use ast::Span;
@@ -27,6 +28,7 @@ pub use eval::{Bindings, EvalBounds, EvalError, Evaluator, NoGraph, PropertyAcce
 pub use parse::{ParseError, ParseErrorKind, parse, parse_statement};
 pub use plan::{LogicalPlan, Plan, PlanError, plan};
 pub use schema::{Schema, ValueKind};
+pub use temporal::{Duration, Temporal, TemporalKind};
 pub use value::Value;
 
 /// A statement parsed, checked and planned.

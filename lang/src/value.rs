@@ -6,13 +6,17 @@
 //! - [`Value::compare`]: `<`/`>`, defined only within one type family (numbers, strings,
 //!   booleans, lists), `None` (i.e. `null`) otherwise.
 //! - [`Value::order`]: the total order used by ORDER BY, min/max and DISTINCT grouping:
-//!   map < node < relationship < list < path < string < boolean < number < null, so nulls
-//!   sort last ascending and first descending, and NaN sorts above every other number.
+//!   map < node < relationship < list < path < temporal < string < boolean < number < null,
+//!   so nulls sort last ascending and first descending, and NaN sorts above every other
+//!   number. Temporal values order by type (date-time, local date-time, date, time, local
+//!   time, duration), then chronologically.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+
+use crate::temporal::Temporal;
 
 /// A value produced or consumed by BQL.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +46,8 @@ pub enum Value {
         /// Relationships in order.
         rels: Vec<u32>,
     },
+    /// A date, time, date-time or duration (openCypher's temporal types).
+    Temporal(Temporal),
 }
 
 impl Value {
@@ -71,6 +77,10 @@ impl Value {
             Value::Path { nodes, rels } => {
                 2 * ALLOCATION + 4 * (nodes.capacity() + rels.capacity())
             }
+            // The zoned date-time is boxed; its zone's rules are shared, not counted.
+            Value::Temporal(Temporal::DateTime(zoned)) => {
+                ALLOCATION + std::mem::size_of_val(zoned.as_ref())
+            }
             _ => 0,
         }
     }
@@ -88,6 +98,7 @@ impl Value {
             Value::Node(_) => "node",
             Value::Rel(_) => "relationship",
             Value::Path { .. } => "path",
+            Value::Temporal(temporal) => temporal.type_name(),
         }
     }
 
@@ -108,10 +119,11 @@ impl Value {
             Value::Rel(_) => 2,
             Value::List(_) => 3,
             Value::Path { .. } => 4,
-            Value::String(_) => 5,
-            Value::Bool(_) => 6,
-            Value::Int(_) | Value::Float(_) => 7,
-            Value::Null => 8,
+            Value::Temporal(_) => 5,
+            Value::String(_) => 6,
+            Value::Bool(_) => 7,
+            Value::Int(_) | Value::Float(_) => 8,
+            Value::Null => 9,
         }
     }
 
@@ -150,6 +162,7 @@ impl Value {
                 }
                 if unknown { None } else { Some(true) }
             }
+            (Value::Temporal(a), Value::Temporal(b)) => Some(a.equals(b)),
             (a, b) if a.family_rank() != b.family_rank() => Some(false),
             (a, b) => Some(a == b),
         }
@@ -164,6 +177,7 @@ impl Value {
             }
             (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
             (Value::Bool(a), Value::Bool(b)) => Some(a.cmp(b)),
+            (Value::Temporal(a), Value::Temporal(b)) => a.compare(b),
             (Value::List(a), Value::List(b)) => {
                 for (x, y) in a.iter().zip(b) {
                     match x.compare(y)? {
@@ -195,6 +209,7 @@ impl Value {
             }
             (Value::String(a), Value::String(b)) => a.cmp(b),
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+            (Value::Temporal(a), Value::Temporal(b)) => a.order(b),
             (Value::List(a), Value::List(b)) => {
                 for (x, y) in a.iter().zip(b) {
                     match x.order(y) {
@@ -313,11 +328,14 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             nodes.hash(state);
             rels.hash(state);
         }
+        // Equal temporals print alike (same fields, same zone), so their text hashes them.
+        Value::Temporal(temporal) => temporal.to_string().hash(state),
     }
 }
 
 impl fmt::Display for Value {
-    /// BQL literal syntax for scalars, lists and maps; `(#n)`, `[#r]` for graph elements.
+    /// BQL literal syntax for scalars, lists and maps; `(#n)`, `[#r]` for graph elements;
+    /// the openCypher string form, unquoted, for temporal values (`2015-07-21`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Null => f.write_str("null"),
@@ -359,6 +377,7 @@ impl fmt::Display for Value {
                 }
                 Ok(())
             }
+            Value::Temporal(temporal) => write!(f, "{temporal}"),
         }
     }
 }
@@ -397,6 +416,11 @@ impl From<std::borrow::Cow<'_, str>> for Value {
 impl<T: Into<Value>> From<Option<T>> for Value {
     fn from(o: Option<T>) -> Self {
         o.map_or(Value::Null, Into::into)
+    }
+}
+impl From<Temporal> for Value {
+    fn from(temporal: Temporal) -> Self {
+        Value::Temporal(temporal)
     }
 }
 impl From<Vec<Value>> for Value {

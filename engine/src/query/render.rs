@@ -41,6 +41,8 @@ pub fn to_json(v: &Value, graph: &dyn PropertyAccess) -> Json {
         Value::Int(i) => json!(i),
         Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
         Value::String(s) => Json::String(s.clone()),
+        // JSON has no temporal type: the openCypher string form, which reads back exactly.
+        Value::Temporal(t) => Json::String(t.to_string()),
         Value::List(l) => Json::Array(l.iter().map(|x| to_json(x, graph)).collect()),
         Value::Map(m) => Json::Object(
             m.iter()

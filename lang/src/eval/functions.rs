@@ -53,6 +53,9 @@ impl Evaluator<'_> {
             "rand" => return Ok(Value::Float(random_unit_float())),
             _ => {}
         }
+        if let Some(result) = super::temporal::call(name, &args, sp, || self.statement_time()) {
+            return result;
+        }
         let Some(a) = args.first() else {
             return Err(EvalError::Function {
                 message: format!("{name}() needs an argument"),
@@ -291,7 +294,8 @@ impl Evaluator<'_> {
                 Value::String(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
                     Value::String(scalar_text(a))
                 }
-                _ => return Err(wrong("a string, number or boolean")),
+                Value::Temporal(t) => Value::String(t.to_string()),
+                _ => return Err(wrong("a string, number, boolean or temporal value")),
             },
             "toInteger" => match a {
                 Value::Int(i) => Value::Int(*i),

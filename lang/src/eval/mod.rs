@@ -8,6 +8,7 @@
 
 mod aggregate;
 mod functions;
+mod temporal;
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -309,6 +310,9 @@ pub struct Evaluator<'a> {
     regexes: RefCell<HashMap<String, regex::Regex>>,
     bounds: EvalBounds,
     steps: Cell<u64>,
+    /// The statement's clock: read at the first `date()`, `datetime.statement()`, ... so
+    /// that every such call of the statement sees the same instant, as openCypher asks.
+    clock: Cell<Option<jiff::Timestamp>>,
 }
 
 type E = Result<Value, EvalError>;
@@ -326,6 +330,19 @@ impl<'a> Evaluator<'a> {
             regexes: RefCell::new(HashMap::new()),
             bounds: EvalBounds::default(),
             steps: Cell::new(0),
+            clock: Cell::new(None),
+        }
+    }
+
+    /// The statement's clock (see the `clock` field).
+    fn statement_time(&self) -> jiff::Timestamp {
+        match self.clock.get() {
+            Some(instant) => instant,
+            None => {
+                let instant = jiff::Timestamp::now();
+                self.clock.set(Some(instant));
+                instant
+            }
         }
     }
 
@@ -618,6 +635,9 @@ impl<'a> Evaluator<'a> {
             Value::Node(n) => Ok(self.graph.node_prop(*n, key)),
             Value::Rel(r) => Ok(self.graph.rel_prop(*r, key)),
             Value::Map(m) => Ok(m.get(key).cloned().unwrap_or(Value::Null)),
+            Value::Temporal(t) => t
+                .field(key)
+                .map_err(|error| temporal::temporal_error(sp, error)),
             v => Err(type_err(
                 sp,
                 format!("cannot read property `{key}` of {}", v.type_name()),
@@ -827,6 +847,9 @@ fn as_f64(v: &Value) -> Option<f64> {
 }
 
 fn arith(op: BinaryOp, l: Value, r: Value, sp: Span) -> E {
+    if let Some(result) = temporal::arithmetic(op, &l, &r, sp) {
+        return result;
+    }
     let overflow = || EvalError::Overflow { span: sp };
     match (op, l, r) {
         (_, Value::Null, _) | (_, _, Value::Null) => Ok(Value::Null),

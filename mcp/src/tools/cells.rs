@@ -16,6 +16,8 @@ pub(crate) fn text_of(value: &Value) -> String {
         Value::Int(number) => number.to_string(),
         Value::Float(number) => number.to_string(),
         Value::Bool(flag) => flag.to_string(),
+        // The openCypher string form (`2015-07-21`, `P1DT2H`), as results print them.
+        Value::Temporal(temporal) => temporal.to_string(),
         other => format!("{other:?}"),
     }
 }

@@ -26,6 +26,60 @@ pub enum PropValue {
     List(Vec<PropValue>),
     /// A map with string keys.
     Map(BTreeMap<String, PropValue>),
+    /// A date, time, date-time or duration, by its numeric parts.
+    Temporal(StoredTemporal),
+}
+
+/// A temporal value as stored: plain numbers, so storage needs no calendar code. The
+/// engine converts to and from BQL's temporal values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoredTemporal {
+    /// A date: days since 1970-01-01.
+    Date {
+        /// Days since 1970-01-01 (negative before).
+        epoch_day: i64,
+    },
+    /// A time of day without an offset.
+    LocalTime {
+        /// Nanoseconds since midnight.
+        nanos_of_day: i64,
+    },
+    /// A time of day at an offset from UTC.
+    Time {
+        /// Nanoseconds since midnight, local to the offset.
+        nanos_of_day: i64,
+        /// The offset, in seconds east of UTC.
+        offset_seconds: i32,
+    },
+    /// A date and time without a time zone, counted as if it were UTC.
+    LocalDateTime {
+        /// Seconds since 1970-01-01T00:00 of the wall clock.
+        epoch_second: i64,
+        /// Nanoseconds within the second.
+        nanos: i32,
+    },
+    /// An instant in a time zone.
+    DateTime {
+        /// Seconds since 1970-01-01T00:00Z.
+        epoch_second: i64,
+        /// Nanoseconds within the second.
+        nanos: i32,
+        /// The offset at that instant, in seconds east of UTC.
+        offset_seconds: i32,
+        /// The IANA zone name (`Europe/Stockholm`), or empty for a fixed offset.
+        zone: String,
+    },
+    /// An openCypher duration.
+    Duration {
+        /// Months.
+        months: i64,
+        /// Days.
+        days: i64,
+        /// Seconds.
+        seconds: i64,
+        /// Nanoseconds within the second, `0..1_000_000_000`.
+        nanos: i32,
+    },
 }
 
 /// Deepest list/map nesting a stored value may have. Writers refuse deeper values
@@ -53,6 +107,13 @@ const TAG_FLOAT: u8 = 4;
 const TAG_STRING: u8 = 5;
 const TAG_LIST: u8 = 6;
 const TAG_MAP: u8 = 7;
+// Temporal tags came later; the tags above keep their meaning, so older logs still read.
+const TAG_DATE: u8 = 8;
+const TAG_LOCAL_TIME: u8 = 9;
+const TAG_TIME: u8 = 10;
+const TAG_LOCAL_DATE_TIME: u8 = 11;
+const TAG_DATE_TIME: u8 = 12;
+const TAG_DURATION: u8 = 13;
 
 /// Appends `value` as an unsigned LEB128 varint.
 pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
@@ -69,6 +130,65 @@ pub(crate) fn put_string(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(text.as_bytes());
 }
 
+/// Appends a zigzag varint: small negative numbers stay short.
+fn put_signed(out: &mut Vec<u8>, number: i64) {
+    put_varint(out, ((number << 1) ^ (number >> 63)) as u64);
+}
+
+/// Appends the encoding of a temporal value: its tag and its parts as zigzag varints (the
+/// zone name as a string).
+fn put_temporal(out: &mut Vec<u8>, value: &StoredTemporal) {
+    match value {
+        StoredTemporal::Date { epoch_day } => {
+            out.push(TAG_DATE);
+            put_signed(out, *epoch_day);
+        }
+        StoredTemporal::LocalTime { nanos_of_day } => {
+            out.push(TAG_LOCAL_TIME);
+            put_signed(out, *nanos_of_day);
+        }
+        StoredTemporal::Time {
+            nanos_of_day,
+            offset_seconds,
+        } => {
+            out.push(TAG_TIME);
+            put_signed(out, *nanos_of_day);
+            put_signed(out, i64::from(*offset_seconds));
+        }
+        StoredTemporal::LocalDateTime {
+            epoch_second,
+            nanos,
+        } => {
+            out.push(TAG_LOCAL_DATE_TIME);
+            put_signed(out, *epoch_second);
+            put_signed(out, i64::from(*nanos));
+        }
+        StoredTemporal::DateTime {
+            epoch_second,
+            nanos,
+            offset_seconds,
+            zone,
+        } => {
+            out.push(TAG_DATE_TIME);
+            put_signed(out, *epoch_second);
+            put_signed(out, i64::from(*nanos));
+            put_signed(out, i64::from(*offset_seconds));
+            put_string(out, zone);
+        }
+        StoredTemporal::Duration {
+            months,
+            days,
+            seconds,
+            nanos,
+        } => {
+            out.push(TAG_DURATION);
+            for part in [*months, *days, *seconds, i64::from(*nanos)] {
+                put_signed(out, part);
+            }
+        }
+    }
+}
+
 /// Appends the encoding of `value`.
 pub(crate) fn put_value(out: &mut Vec<u8>, value: &PropValue) {
     match value {
@@ -77,8 +197,7 @@ pub(crate) fn put_value(out: &mut Vec<u8>, value: &PropValue) {
         PropValue::Bool(true) => out.push(TAG_TRUE),
         PropValue::Int(number) => {
             out.push(TAG_INT);
-            // Zigzag, so small negative numbers stay short.
-            put_varint(out, ((number << 1) ^ (number >> 63)) as u64);
+            put_signed(out, *number);
         }
         PropValue::Float(number) => {
             out.push(TAG_FLOAT);
@@ -103,6 +222,7 @@ pub(crate) fn put_value(out: &mut Vec<u8>, value: &PropValue) {
                 put_value(out, item);
             }
         }
+        PropValue::Temporal(temporal) => put_temporal(out, temporal),
     }
 }
 
@@ -192,6 +312,50 @@ impl<'a> Reader<'a> {
         Ok(count as usize)
     }
 
+    /// A zigzag varint.
+    fn signed(&mut self) -> Decoded<i64> {
+        let zigzag = self.varint()?;
+        Ok(((zigzag >> 1) as i64) ^ -((zigzag & 1) as i64))
+    }
+
+    /// A zigzag varint that must fit 32 bits.
+    fn signed_i32(&mut self) -> Decoded<i32> {
+        let value = self.signed()?;
+        i32::try_from(value).map_err(|_| DecodeError(format!("{value} does not fit 32 bits")))
+    }
+
+    /// The parts of a temporal value after its tag.
+    fn temporal(&mut self, tag: u8) -> Decoded<StoredTemporal> {
+        Ok(match tag {
+            TAG_DATE => StoredTemporal::Date {
+                epoch_day: self.signed()?,
+            },
+            TAG_LOCAL_TIME => StoredTemporal::LocalTime {
+                nanos_of_day: self.signed()?,
+            },
+            TAG_TIME => StoredTemporal::Time {
+                nanos_of_day: self.signed()?,
+                offset_seconds: self.signed_i32()?,
+            },
+            TAG_LOCAL_DATE_TIME => StoredTemporal::LocalDateTime {
+                epoch_second: self.signed()?,
+                nanos: self.signed_i32()?,
+            },
+            TAG_DATE_TIME => StoredTemporal::DateTime {
+                epoch_second: self.signed()?,
+                nanos: self.signed_i32()?,
+                offset_seconds: self.signed_i32()?,
+                zone: self.string()?,
+            },
+            _ => StoredTemporal::Duration {
+                months: self.signed()?,
+                days: self.signed()?,
+                seconds: self.signed()?,
+                nanos: self.signed_i32()?,
+            },
+        })
+    }
+
     pub(crate) fn string(&mut self) -> Decoded<String> {
         let length = self.varint()?;
         let length = usize::try_from(length).map_err(|_| DecodeError("string too long".into()))?;
@@ -213,10 +377,7 @@ impl<'a> Reader<'a> {
             TAG_NULL => PropValue::Null,
             TAG_FALSE => PropValue::Bool(false),
             TAG_TRUE => PropValue::Bool(true),
-            TAG_INT => {
-                let zigzag = self.varint()?;
-                PropValue::Int(((zigzag >> 1) as i64) ^ -((zigzag & 1) as i64))
-            }
+            TAG_INT => PropValue::Int(self.signed()?),
             TAG_FLOAT => {
                 let bytes: [u8; 8] = self.take(8)?.try_into().expect("took 8 bytes");
                 PropValue::Float(f64::from_le_bytes(bytes))
@@ -239,6 +400,7 @@ impl<'a> Reader<'a> {
                 }
                 PropValue::Map(entries)
             }
+            tag @ TAG_DATE..=TAG_DURATION => PropValue::Temporal(self.temporal(tag)?),
             tag => return Err(DecodeError(format!("unknown value tag {tag}"))),
         })
     }
@@ -249,6 +411,41 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn temporals() -> impl Strategy<Value = StoredTemporal> {
+        prop_oneof![
+            any::<i64>().prop_map(|epoch_day| StoredTemporal::Date { epoch_day }),
+            any::<i64>().prop_map(|nanos_of_day| StoredTemporal::LocalTime { nanos_of_day }),
+            (any::<i64>(), any::<i32>()).prop_map(|(nanos_of_day, offset_seconds)| {
+                StoredTemporal::Time {
+                    nanos_of_day,
+                    offset_seconds,
+                }
+            }),
+            (any::<i64>(), any::<i32>()).prop_map(|(epoch_second, nanos)| {
+                StoredTemporal::LocalDateTime {
+                    epoch_second,
+                    nanos,
+                }
+            }),
+            (any::<i64>(), any::<i32>(), any::<i32>(), "[A-Za-z/_]{0,16}").prop_map(
+                |(epoch_second, nanos, offset_seconds, zone)| StoredTemporal::DateTime {
+                    epoch_second,
+                    nanos,
+                    offset_seconds,
+                    zone,
+                }
+            ),
+            (any::<i64>(), any::<i64>(), any::<i64>(), any::<i32>()).prop_map(
+                |(months, days, seconds, nanos)| StoredTemporal::Duration {
+                    months,
+                    days,
+                    seconds,
+                    nanos,
+                }
+            ),
+        ]
+    }
+
     fn values() -> impl Strategy<Value = PropValue> {
         let leaf = prop_oneof![
             Just(PropValue::Null),
@@ -258,6 +455,7 @@ mod tests {
                 .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
                 .prop_map(PropValue::Float),
             ".{0,12}".prop_map(PropValue::String),
+            temporals().prop_map(PropValue::Temporal),
         ];
         leaf.prop_recursive(4, 32, 6, |inner| {
             prop_oneof![
@@ -281,6 +479,18 @@ mod tests {
         fn any_bytes_decode_without_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
             let _ = Reader::new(&bytes).value();
         }
+    }
+
+    #[test]
+    fn existing_tags_keep_their_encoding() {
+        // Logs written before temporal values existed must read the same.
+        let mut bytes = Vec::new();
+        put_value(&mut bytes, &PropValue::Int(-2));
+        assert_eq!(bytes, [TAG_INT, 3]);
+        let date = PropValue::Temporal(StoredTemporal::Date { epoch_day: -1 });
+        let mut bytes = Vec::new();
+        put_value(&mut bytes, &date);
+        assert_eq!(bytes, [TAG_DATE, 1]);
     }
 
     #[test]
