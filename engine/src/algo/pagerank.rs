@@ -4,15 +4,18 @@
 //! The graph: every node, and the CALLS, REFERENCES, READS, WRITES, INCLUDES and INHERITS
 //! edges between two distinct nodes (self loops left out). An edge's weight is its type's
 //! weight ([`rel_weight`]) times its use-site count (at least 1): a function calling
-//! `luaL_error` 25 times hands it more of its rank than one it calls once. A node hands
+//! `luaL_error` 25 times hands it more of its rank than one it calls once; an ambiguous
+//! call bound to k same-name definitions gives each 1/k of that. A node hands
 //! its rank out in proportion to its out-weights; a node without out-edges (a leaf)
 //! spreads its rank over every node, as does the teleport term `(1 - d) / N`.
 //!
 //! Determinism: the power iteration visits edges in the builder's order and nodes in
 //! index order, with no hashing, so the same graph always gives the same bits.
 
-use batho_schema::RelType;
-use batho_storage::input::GraphBuilder;
+use std::collections::HashMap;
+
+use batho_schema::{RelType, Strategy};
+use batho_storage::input::{EdgeInput, GraphBuilder, StrId};
 
 /// The damping factor.
 pub const DAMPING: f64 = 0.85;
@@ -46,13 +49,51 @@ pub fn rel_weight(rel: RelType) -> f64 {
     }
 }
 
-/// The weighted edges PageRank follows, as (source, target, weight), in `graph`'s order.
-fn weighted_edges(graph: &GraphBuilder) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
-    graph.edges.iter().filter_map(move |e| {
-        let w = rel_weight(e.rel);
-        let (s, d) = (e.src.0 as usize, e.dst.0 as usize);
-        (w > 0.0 && s != d).then(|| (s, d, w * f64::from(graph.sites(e).count.max(1))))
-    })
+/// How many targets each edge's call or use was split between: the number of
+/// `ambiguous` edges of the same relation from the same source to a target of the same
+/// name (1 for every other edge), per edge in `graph`'s order. An ambiguous call of
+/// `kfree` bound to three same-name definitions is still one call: each copy gets a
+/// third of its weight instead of all of it. One byte per edge (a fanout is at most
+/// the resolver's `max_ambiguous`, 16 by default; larger ones saturate) because the
+/// kernel has tens of millions of edges.
+fn ambiguity_fanouts(graph: &GraphBuilder) -> Vec<u8> {
+    let key = |edge: &EdgeInput| (edge.src.0, edge.rel, graph.nodes[edge.dst.0 as usize].name);
+    let mut counts: HashMap<(u32, RelType, StrId), u32> = HashMap::new();
+    for edge in graph
+        .edges
+        .iter()
+        .filter(|e| e.strategy == Strategy::Ambiguous)
+    {
+        *counts.entry(key(edge)).or_default() += 1;
+    }
+    graph
+        .edges
+        .iter()
+        .map(|edge| match edge.strategy {
+            Strategy::Ambiguous => u8::try_from(counts[&key(edge)]).unwrap_or(u8::MAX),
+            _ => 1,
+        })
+        .collect()
+}
+
+/// The weighted edges PageRank follows, as (source, target, weight), in `graph`'s order:
+/// the relation's weight times the use-site count (at least 1), over the edge's
+/// ambiguity fanout (see [`ambiguity_fanouts`]).
+fn weighted_edges<'g>(
+    graph: &'g GraphBuilder,
+    fanouts: &'g [u8],
+) -> impl Iterator<Item = (usize, usize, f64)> + 'g {
+    graph
+        .edges
+        .iter()
+        .zip(fanouts)
+        .filter_map(move |(edge, &fanout)| {
+            let weight = rel_weight(edge.rel);
+            let (source, target) = (edge.src.0 as usize, edge.dst.0 as usize);
+            let sites = f64::from(graph.sites(edge).count.max(1));
+            (weight > 0.0 && source != target)
+                .then(|| (source, target, weight * sites / f64::from(fanout)))
+        })
 }
 
 /// PageRank of every node of `graph`, summing to 1 (empty for an empty graph).
@@ -61,8 +102,9 @@ pub fn pagerank_scores(graph: &GraphBuilder) -> Vec<f64> {
     if n == 0 {
         return Vec::new();
     }
+    let fanouts = ambiguity_fanouts(graph);
     let mut out_weight = vec![0.0f64; n];
-    for (s, _, w) in weighted_edges(graph) {
+    for (s, _, w) in weighted_edges(graph, &fanouts) {
         out_weight[s] += w;
     }
     let nf = n as f64;
@@ -75,7 +117,7 @@ pub fn pagerank_scores(graph: &GraphBuilder) -> Vec<f64> {
             .sum();
         let base = (1.0 - DAMPING) / nf + DAMPING * dangling / nf;
         next.fill(base);
-        for (s, d, w) in weighted_edges(graph) {
+        for (s, d, w) in weighted_edges(graph, &fanouts) {
             next[d] += DAMPING * rank[s] * w / out_weight[s];
         }
         let delta: f64 = rank.iter().zip(&next).map(|(a, b)| (a - b).abs()).sum();

@@ -264,6 +264,24 @@ fn rank_graph() -> (GraphBuilder, Vec<(usize, usize, f64)>) {
         line: 1,
         sites,
     });
+    // f4 calls `dup`, bound ambiguously to two same-name definitions: half a call each.
+    let dups = [
+        node(&mut g, "dup", NodeKind::Function),
+        node(&mut g, "dup", NodeKind::Function),
+    ];
+    for dup in dups {
+        g.add_edge(EdgeInput {
+            src: f[4],
+            dst: dup,
+            rel: RelType::Calls,
+            roles: Roles::default(),
+            confidence: 0.5,
+            strategy: Strategy::Ambiguous,
+            file: fl,
+            line: 4,
+            sites: batho_storage::SitesId::ONE,
+        });
+    }
     let i = |x: NodeIdx| x.0 as usize;
     let expected = vec![
         (i(f[0]), i(f[1]), 1.0),
@@ -274,6 +292,8 @@ fn rank_graph() -> (GraphBuilder, Vec<(usize, usize, f64)>) {
         (i(f[1]), i(var), 0.5),
         (i(file), i(header), 1.0),
         (i(f[4]), i(f[2]), 3.0),
+        (i(f[4]), i(dups[0]), 0.5),
+        (i(f[4]), i(dups[1]), 0.5),
     ];
     (g, expected)
 }

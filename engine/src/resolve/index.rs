@@ -216,6 +216,10 @@ pub(crate) struct Index<'f> {
     pub(crate) includes: Vec<Vec<u32>>,
     /// Per include: the resolved file, or `None` (external).
     pub(crate) include_targets: Vec<Vec<Option<u32>>>,
+    /// Per file: whether it includes a header that several nested `include` directories
+    /// offer, none of them on its path (`<asm/io.h>` from `drivers/`): which one it gets
+    /// is the build configuration's choice (see [`Index::nearest_under_include`]).
+    pub(crate) includes_unchosen: Vec<bool>,
 }
 
 impl<'f> Index<'f> {
@@ -247,6 +251,7 @@ impl<'f> Index<'f> {
             by_path,
             includes: vec![Vec::new(); files.len()],
             include_targets: vec![Vec::new(); files.len()],
+            includes_unchosen: vec![false; files.len()],
         };
         idx.resolve_includes(include_dirs);
         idx
@@ -326,12 +331,6 @@ impl<'f> Index<'f> {
             let base = p.rsplit('/').next().unwrap_or(p);
             by_base.entry(base).or_default().push(i as u32);
         }
-        let common = |a: &str, b: &str| {
-            a.split('/')
-                .zip(b.split('/'))
-                .take_while(|(x, y)| x == y)
-                .count()
-        };
         let mut buf = String::new();
         for fi in 0..self.files.len() {
             let f = &self.files[fi];
@@ -353,17 +352,9 @@ impl<'f> Index<'f> {
                 }
                 if found.is_none() {
                     normalize_join("", path, &mut buf);
-                    if let Some(c) = under_include.get(buf.as_str()) {
-                        // The include directory nearest to the including file wins
-                        // (`arch/x86/kernel/x.c` → `arch/x86/include/asm/…`), then the shallowest.
-                        found = c.iter().copied().max_by(|&x, &y| {
-                            let (px, py) =
-                                (&self.files[x as usize].path, &self.files[y as usize].path);
-                            common(&f.path, px)
-                                .cmp(&common(&f.path, py))
-                                .then(py.len().cmp(&px.len()))
-                                .then(py.cmp(px))
-                        });
+                    if let Some(candidates) = under_include.get(buf.as_str()) {
+                        found = self.nearest_under_include(&f.path, &buf, candidates);
+                        self.includes_unchosen[fi] |= found.is_none();
                     }
                 }
                 if found.is_none() && !inc.system {
@@ -396,6 +387,38 @@ impl<'f> Index<'f> {
         }
     }
 
+    /// Which of the files `candidates`, each `key` below some directory named `include`,
+    /// an `#include` of `key` in `includer` finds. The include directory nearest to the
+    /// includer wins (`arch/x86/kernel/x.c` → `arch/x86/include/asm/…`), then the
+    /// shallowest. When none shares a leading directory with the includer and there are
+    /// several, only the repository's top-level `include/` counts: a nested one is on the
+    /// include path of its own subtree, not of every file. Before this rule, a kernel
+    /// header's `#include <asm/barrier.h>` chose `tools/include/asm/barrier.h` (the
+    /// shallowest of 23), which pulled `tools/`'s copies of `list_head`, `kfree` or
+    /// `mutex_unlock` into every translation unit and made each of their uses ambiguous.
+    /// Without a match the include stays unresolved; `include_dirs` names such
+    /// directories explicitly.
+    fn nearest_under_include(&self, includer: &str, key: &str, candidates: &[u32]) -> Option<u32> {
+        let path = |file: u32| self.files[file as usize].path.as_str();
+        let best = candidates
+            .iter()
+            .map(|&file| shared_leading_dirs(includer, path(file)))
+            .max()?;
+        if best == 0 && candidates.len() > 1 {
+            return candidates
+                .iter()
+                .copied()
+                .find(|&file| path(file).strip_prefix("include/") == Some(key));
+        }
+        candidates.iter().copied().max_by(|&x, &y| {
+            let (px, py) = (path(x), path(y));
+            shared_leading_dirs(includer, px)
+                .cmp(&shared_leading_dirs(includer, py))
+                .then(py.len().cmp(&px.len()))
+                .then(py.cmp(px))
+        })
+    }
+
     pub(crate) fn is_def(&self, e: Ent) -> bool {
         !self.entity(e).flags.contains(NodeFlags::DECLARATION_ONLY)
     }
@@ -419,6 +442,9 @@ pub(crate) struct Closure {
     epoch: u32,
     of: u32,
     stack: Vec<u32>,
+    /// Whether a file of the closure includes a header the resolver could not choose
+    /// ([`Index::includes_unchosen`]).
+    unchosen: bool,
 }
 
 impl Closure {
@@ -428,6 +454,7 @@ impl Closure {
             epoch: 0,
             of: u32::MAX,
             stack: Vec::new(),
+            unchosen: false,
         }
     }
 
@@ -446,7 +473,9 @@ impl Closure {
         self.stack.clear();
         self.stack.push(file);
         self.mark[file as usize] = epoch;
+        self.unchosen = false;
         while let Some(f) = self.stack.pop() {
+            self.unchosen |= ix.includes_unchosen[f as usize];
             for &t in &ix.includes[f as usize] {
                 if self.mark[t as usize] != epoch {
                     self.mark[t as usize] = epoch;
@@ -456,10 +485,24 @@ impl Closure {
         }
     }
 
+    /// Whether the current closure includes a header the resolver could not choose, so
+    /// that it may see definitions of headers outside it.
+    pub(crate) fn has_unchosen_include(&self) -> bool {
+        self.unchosen
+    }
+
     /// Whether `file` is in the current closure.
     pub(crate) fn contains(&self, file: u32) -> bool {
         self.mark[file as usize] == self.epoch
     }
+}
+
+/// How many leading path components `a` and `b` share.
+fn shared_leading_dirs(a: &str, b: &str) -> usize {
+    a.split('/')
+        .zip(b.split('/'))
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// `base/rel` with `.` and `..` removed, into `out`.

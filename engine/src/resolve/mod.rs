@@ -20,8 +20,14 @@
 //!    includes before it is skipped, as the preprocessor skips it.
 //! 4. Macros of the translation unit (EXPANDS): they shadow functions defined elsewhere.
 //! 5. Non-static definitions anywhere: a unique one (`exact_match`); several are narrowed
-//!    by arity (Heuristic) and directory proximity (`parent_chain`, Heuristic), or all
-//!    kept (`ambiguous`, at most [`ResolveOptions::max_ambiguous`]).
+//!    by arity (Heuristic), then to those whose translation unit includes a header
+//!    declaring the name that the caller's includes too (`import_map`, Heuristic: the
+//!    kernel's `mutex_unlock`, not `tools/perf`'s), then by directory proximity
+//!    (`parent_chain`, Heuristic), or all kept (`ambiguous`, at most
+//!    [`ResolveOptions::max_ambiguous`]). When the caller's translation unit has an
+//!    include the index could not choose (`<asm/io.h>` from `drivers/`: one per
+//!    architecture, see `Index::nearest_under_include`), headers' `static inline`
+//!    definitions are candidates here too.
 //! 6. Function-pointer globals (role Dynamic), other macros, prototypes (role
 //!    Declaration), libc names, and finally an `unresolved` stub.
 //!
@@ -262,6 +268,10 @@ struct R<'s, 'f> {
     bases_of: &'s HashMap<&'f str, Vec<&'f str>>,
     derived_of: &'s HashMap<&'f str, Vec<&'f str>>,
     closure: Closure,
+    /// A second closure, of a candidate definition's file (see
+    /// [`R::narrow_to_shared_declaration`]), and its answers by (file, header).
+    candidate_closure: Closure,
+    candidate_includes: HashMap<(u32, u32), bool, IdBuild>,
     out: emit::Out,
     /// Each (src, dst, rel) edge of the current file made so far (CONTAINS aside).
     seen: HashMap<(u32, u32, u8), SeenEdge, IdBuild>,
@@ -352,6 +362,8 @@ impl<'s, 'f> R<'s, 'f> {
             bases_of: &sh.bases_of,
             derived_of: &sh.derived_of,
             closure: Closure::new(sh.ix.files.len()),
+            candidate_closure: Closure::new(sh.ix.files.len()),
+            candidate_includes: HashMap::default(),
             out: emit::Out::default(),
             seen: HashMap::default(),
             reference: NO_REFERENCE,
@@ -733,13 +745,29 @@ impl<'s, 'f> R<'s, 'f> {
             r.ix.is_static(e)
                 || (r.ix.entity(e).kind == NodeKind::Macro && !is_header(&files[e.0 as usize].path))
         };
-        if pick(self, &|r, e| !internal(r, e)) {
+        // A translation unit with an include the resolver could not choose (`<asm/io.h>`
+        // from `drivers/`: one per architecture) may see any header's `static inline`
+        // through it, so those are alternatives beside the non-static definitions: the
+        // kernel's `readl` is a static inline in most `arch/*/include/asm/io.h` and a
+        // function only in `arch/alpha/kernel/io.c`, which would otherwise win every call.
+        let unchosen = self.closure.has_unchosen_include();
+        let header_static = |r: &R, e: Ent| {
+            r.ix.is_static(e)
+                && is_header(&files[e.0 as usize].path)
+                && r.ix.entity(e).kind != NodeKind::Macro
+        };
+        if pick(self, &|r, e| {
+            !internal(r, e) || (unchosen && header_static(r, e))
+        }) {
             if self.cands.len() == 1 {
                 return Some((Strategy::ExactMatch, false));
             }
             narrow_arity(self);
             if self.cands.len() == 1 {
                 return Some((Strategy::ExactMatch, true));
+            }
+            if self.narrow_to_shared_declaration() && self.cands.len() == 1 {
+                return Some((Strategy::ImportMap, true));
             }
             // Nearest directory wins.
             let here = files[file as usize].path.as_str();
@@ -782,6 +810,58 @@ impl<'s, 'f> R<'s, 'f> {
         }
         self.cands.clear();
         None
+    }
+
+    /// Of several definitions outside the caller's translation unit, keeps those whose
+    /// file includes a header that declares the name and that the caller includes too:
+    /// the caller was compiled against that prototype, and so was the definition it links
+    /// to. The kernel defines `mutex_unlock` in `kernel/locking/mutex.c` and again in
+    /// `tools/perf/util/mutex.c`; a driver includes `include/linux/mutex.h`, which only the
+    /// first includes (`tools/perf` has its own `mutex.h`). Without this every kernel
+    /// caller of `kfree`, `mutex_unlock` or `sprintf` also called the `tools/` or ACPICA
+    /// copy, and those copies led the PageRank of files. Needs the caller's closure in
+    /// `self.closure`; returns whether it narrowed (it never empties the candidates).
+    fn narrow_to_shared_declaration(&mut self) -> bool {
+        let Some(&first) = self.cands.first() else {
+            return false;
+        };
+        let (name, kind) = (self.ix.name(first), self.kind(first));
+        let mut headers: Vec<u32> = self
+            .ix
+            .named(name)
+            .filter(|&e| !self.ix.is_def(e) && self.kind(e) == kind && self.closure.contains(e.0))
+            .map(|e| e.0)
+            .collect();
+        headers.sort_unstable();
+        headers.dedup();
+        if headers.is_empty() {
+            return false;
+        }
+        let candidates = std::mem::take(&mut self.cands);
+        let mut kept = Vec::with_capacity(candidates.len());
+        for &candidate in &candidates {
+            if headers
+                .iter()
+                .any(|&header| self.file_includes(candidate.0, header))
+            {
+                kept.push(candidate);
+            }
+        }
+        let narrowed = !kept.is_empty() && kept.len() < candidates.len();
+        self.cands = if narrowed { kept } else { candidates };
+        narrowed
+    }
+
+    /// Whether `header` is in `file`'s translation unit, memoized: the same few
+    /// candidate files and headers come back for every call of a name.
+    fn file_includes(&mut self, file: u32, header: u32) -> bool {
+        if let Some(&answer) = self.candidate_includes.get(&(file, header)) {
+            return answer;
+        }
+        self.candidate_closure.set(self.ix, file);
+        let answer = self.candidate_closure.contains(header);
+        self.candidate_includes.insert((file, header), answer);
+        answer
     }
 
     fn collect(&mut self, name: &str, qual: &str, pred: impl Fn(&R, Ent) -> bool) {

@@ -508,3 +508,127 @@ fn references_written_differently_share_the_edge_and_its_sites() {
         ["q.cpp:ns::g -> q.cpp:ns::f: 4 [4, 5, 6, 7]"]
     );
 }
+
+/// A kernel-shaped tree: `tools/` keeps its own copies of kernel headers and functions.
+fn kernel_with_tools_copies() -> Resolved {
+    build(&[
+        (
+            "include/linux/types.h",
+            "struct list_head { struct list_head *next; };\n",
+        ),
+        (
+            "tools/include/linux/types.h",
+            "struct list_head { struct list_head *next, *prev; };\n",
+        ),
+        ("tools/include/asm/barrier.h", "#include <linux/types.h>\n"),
+        (
+            "arch/x86/include/asm/barrier.h",
+            "#define barrier() do { } while (0)\n",
+        ),
+        (
+            "include/linux/list.h",
+            "#include <linux/types.h>\n#include <asm/barrier.h>\n\
+             static inline void INIT_LIST_HEAD(struct list_head *list) { list->next = list; }\n",
+        ),
+        ("arch/x86/kernel/smp.c", "#include <asm/barrier.h>\n"),
+        ("include/linux/mutex.h", "void mutex_unlock(int *lock);\n"),
+        (
+            "kernel/locking/mutex.c",
+            "#include <linux/mutex.h>\nvoid mutex_unlock(int *lock) { *lock = 0; }\n",
+        ),
+        ("tools/perf/util/mutex.h", "void mutex_unlock(int *lock);\n"),
+        (
+            "tools/perf/util/mutex.c",
+            "#include \"mutex.h\"\nvoid mutex_unlock(int *lock) { *lock = 1; }\n",
+        ),
+        (
+            "arch/alpha/include/asm/io.h",
+            "unsigned readl(const void *addr);\n",
+        ),
+        (
+            "arch/alpha/kernel/io.c",
+            "#include <asm/io.h>\nunsigned readl(const void *addr) { return 0; }\n",
+        ),
+        (
+            "arch/x86/include/asm/io.h",
+            "static inline unsigned readl(const void *addr) { return 1; }\n",
+        ),
+        (
+            "drivers/net/nic.c",
+            "#include <linux/mutex.h>\n#include <asm/io.h>\n\
+             void nic_stop(int *lock) { mutex_unlock(lock); }\n\
+             unsigned nic_status(void) { return readl(0); }\n",
+        ),
+    ])
+}
+
+#[test]
+fn a_nested_include_directory_serves_its_own_subtree_only() {
+    let r = kernel_with_tools_copies();
+    let includes = edges(&r, RelType::Includes);
+    // `<asm/barrier.h>` from include/linux/ matches only nested include directories
+    // (tools/, arch/x86/), none on its path: unresolved, not the shallowest one.
+    assert!(
+        includes.contains(
+            &"include/linux/list.h -INCLUDES-> <asm/barrier.h> stdlib_method Import".to_string()
+        ),
+        "{includes:#?}"
+    );
+    assert!(
+        includes.contains(
+            &"arch/x86/kernel/smp.c -INCLUDES-> arch/x86/include/asm/barrier.h direct Import"
+                .to_string()
+        )
+    );
+    assert!(
+        includes.contains(
+            &"tools/include/asm/barrier.h -INCLUDES-> tools/include/linux/types.h direct Import"
+                .to_string()
+        )
+    );
+    // So the list type resolves to the kernel's definition alone.
+    let references = edges(&r, RelType::References);
+    let list_head: Vec<&String> = references
+        .iter()
+        .filter(|e| e.starts_with("include/linux/list.h:INIT_LIST_HEAD") && e.contains("list_head"))
+        .collect();
+    assert_eq!(
+        list_head,
+        [
+            "include/linux/list.h:INIT_LIST_HEAD -REFERENCES-> include/linux/types.h:list_head import_map"
+        ]
+    );
+}
+
+#[test]
+fn a_call_links_to_the_definition_that_shares_the_callers_prototype() {
+    let r = kernel_with_tools_copies();
+    let calls: Vec<String> = edges(&r, RelType::Calls)
+        .into_iter()
+        .filter(|e| e.starts_with("drivers/net/nic.c:nic_stop"))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            "drivers/net/nic.c:nic_stop -CALLS-> kernel/locking/mutex.c:mutex_unlock import_map Heuristic"
+        ]
+    );
+}
+
+#[test]
+fn behind_an_include_no_directory_decides_a_header_static_is_an_alternative() {
+    let r = kernel_with_tools_copies();
+    let calls: Vec<String> = edges(&r, RelType::Calls)
+        .into_iter()
+        .filter(|e| e.starts_with("drivers/net/nic.c:nic_status"))
+        .collect();
+    // `<asm/io.h>` could be any architecture's: alpha's out-of-line `readl` is one
+    // candidate among the headers' static inline ones, not the answer.
+    assert_eq!(
+        calls,
+        [
+            "drivers/net/nic.c:nic_status -CALLS-> arch/alpha/kernel/io.c:readl ambiguous",
+            "drivers/net/nic.c:nic_status -CALLS-> arch/x86/include/asm/io.h:readl ambiguous",
+        ]
+    );
+}
