@@ -1,7 +1,8 @@
 //! The vocabulary of a Batho code graph.
 //!
 //! Node kinds, relation types, symbol-role bits, resolution strategies (with their
-//! confidence tiers) and source languages, each with a stable one-byte code. The codes
+//! confidence tiers) and source languages, each with a stable one-byte code; and
+//! temporal values as plain numbers ([`TemporalParts`]). The codes
 //! are written to disk by `batho-storage` and named in queries by `batho-lang`, so this
 //! crate is the one place both agree on; it depends on nothing and knows nothing of
 //! files, queries or tree-sitter.
@@ -11,6 +12,10 @@
 #![warn(missing_docs, unreachable_pub)]
 
 use std::fmt;
+
+mod temporal;
+
+pub use temporal::TemporalParts;
 
 macro_rules! code_enum {
     (

@@ -4,9 +4,8 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use batho_lang::temporal::TemporalParts;
 use batho_lang::{PropertyAccess, Temporal, Value};
-use batho_storage::session::{Journal, MAX_NESTING, PropValue, StoredTemporal, WritableGraph};
+use batho_storage::session::{Journal, MAX_NESTING, PropValue, WritableGraph};
 
 /// What a statement changed, as openCypher's side effects count them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,91 +96,8 @@ pub(crate) fn to_value(stored: &PropValue) -> Value {
         // Every value written converts back; parts that do not (a zone the bundled
         // database no longer knows) read as null rather than failing the whole read.
         PropValue::Temporal(stored) => {
-            Temporal::from_parts(&parts_of_stored(stored)).map_or(Value::Null, Value::Temporal)
+            Temporal::from_parts(stored).map_or(Value::Null, Value::Temporal)
         }
-    }
-}
-
-/// Stored temporal parts as BQL's (the two crates do not know each other).
-fn parts_of_stored(stored: &StoredTemporal) -> TemporalParts {
-    match stored.clone() {
-        StoredTemporal::Date { epoch_day } => TemporalParts::Date { epoch_day },
-        StoredTemporal::LocalTime { nanos_of_day } => TemporalParts::LocalTime { nanos_of_day },
-        StoredTemporal::Time {
-            nanos_of_day,
-            offset_seconds,
-        } => TemporalParts::Time {
-            nanos_of_day,
-            offset_seconds,
-        },
-        StoredTemporal::LocalDateTime {
-            epoch_second,
-            nanos,
-        } => TemporalParts::LocalDateTime {
-            epoch_second,
-            nanos,
-        },
-        StoredTemporal::DateTime {
-            epoch_second,
-            nanos,
-            offset_seconds,
-            zone,
-        } => TemporalParts::DateTime {
-            epoch_second,
-            nanos,
-            offset_seconds,
-            zone,
-        },
-        StoredTemporal::Duration {
-            months,
-            days,
-            seconds,
-            nanos,
-        } => TemporalParts::Duration(batho_lang::Duration {
-            months,
-            days,
-            seconds,
-            nanos,
-        }),
-    }
-}
-
-/// BQL's temporal parts as stored ones.
-fn stored_of_parts(parts: TemporalParts) -> StoredTemporal {
-    match parts {
-        TemporalParts::Date { epoch_day } => StoredTemporal::Date { epoch_day },
-        TemporalParts::LocalTime { nanos_of_day } => StoredTemporal::LocalTime { nanos_of_day },
-        TemporalParts::Time {
-            nanos_of_day,
-            offset_seconds,
-        } => StoredTemporal::Time {
-            nanos_of_day,
-            offset_seconds,
-        },
-        TemporalParts::LocalDateTime {
-            epoch_second,
-            nanos,
-        } => StoredTemporal::LocalDateTime {
-            epoch_second,
-            nanos,
-        },
-        TemporalParts::DateTime {
-            epoch_second,
-            nanos,
-            offset_seconds,
-            zone,
-        } => StoredTemporal::DateTime {
-            epoch_second,
-            nanos,
-            offset_seconds,
-            zone,
-        },
-        TemporalParts::Duration(duration) => StoredTemporal::Duration {
-            months: duration.months,
-            days: duration.days,
-            seconds: duration.seconds,
-            nanos: duration.nanos,
-        },
     }
 }
 
@@ -218,7 +134,7 @@ fn convert(value: Value) -> Result<PropValue, String> {
                 .map(|(k, v)| Ok((k, convert(v)?)))
                 .collect::<Result<_, String>>()?,
         ),
-        Value::Temporal(temporal) => PropValue::Temporal(stored_of_parts(temporal.to_parts())),
+        Value::Temporal(temporal) => PropValue::Temporal(temporal.to_parts()),
         other @ (Value::Node(_) | Value::Rel(_) | Value::Path { .. }) => {
             return Err(format!(
                 "{} cannot be stored as a property value",

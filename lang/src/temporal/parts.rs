@@ -1,6 +1,6 @@
 //! Temporal values as plain numbers, for storage: days, nanoseconds and seconds since
-//! 1970-01-01, offsets in seconds and zone names. The storage crate keeps these parts;
-//! the engine moves them between the two crates.
+//! 1970-01-01, offsets in seconds and zone names ([`TemporalParts`], defined in
+//! `batho-schema`, which the store also reads and writes).
 
 use jiff::civil::{Date, DateTime, Time};
 use jiff::tz::{Offset, TimeZone};
@@ -9,47 +9,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::build::zone_from_name;
 use super::{Duration, NANOS_PER_SECOND, Result, SECONDS_PER_DAY, Temporal, fail, nanos_of_day};
 
-/// The numeric parts of a temporal value (see [`Temporal::to_parts`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TemporalParts {
-    /// A date: days since 1970-01-01.
-    Date {
-        /// Days since 1970-01-01.
-        epoch_day: i64,
-    },
-    /// A local time: nanoseconds since midnight.
-    LocalTime {
-        /// Nanoseconds since midnight.
-        nanos_of_day: i64,
-    },
-    /// A time at an offset.
-    Time {
-        /// Nanoseconds since midnight.
-        nanos_of_day: i64,
-        /// Seconds east of UTC.
-        offset_seconds: i32,
-    },
-    /// A local date-time, counted as if it were UTC.
-    LocalDateTime {
-        /// Seconds since 1970-01-01T00:00 of the wall clock.
-        epoch_second: i64,
-        /// Nanoseconds within the second.
-        nanos: i32,
-    },
-    /// An instant in a zone.
-    DateTime {
-        /// Seconds since 1970-01-01T00:00Z.
-        epoch_second: i64,
-        /// Nanoseconds within the second.
-        nanos: i32,
-        /// Seconds east of UTC at that instant.
-        offset_seconds: i32,
-        /// The IANA zone name, empty for a fixed offset.
-        zone: String,
-    },
-    /// A duration's fields.
-    Duration(Duration),
-}
+pub use batho_schema::TemporalParts;
 
 const EPOCH: Date = Date::constant(1970, 1, 1);
 
@@ -88,7 +48,12 @@ impl Temporal {
                         .to_string(),
                 }
             }
-            Temporal::Duration(duration) => TemporalParts::Duration(*duration),
+            Temporal::Duration(duration) => TemporalParts::Duration {
+                months: duration.months,
+                days: duration.days,
+                seconds: duration.seconds,
+                nanos: duration.nanos,
+            },
         }
     }
 
@@ -133,11 +98,21 @@ impl Temporal {
                 };
                 Temporal::zoned(instant.to_zoned_datetime(zone))
             }
-            TemporalParts::Duration(duration) => {
-                if !(0..NANOS_PER_SECOND as i32).contains(&duration.nanos) {
+            TemporalParts::Duration {
+                months,
+                days,
+                seconds,
+                nanos,
+            } => {
+                if !(0..NANOS_PER_SECOND as i32).contains(nanos) {
                     return fail("a stored duration has nanoseconds outside a second");
                 }
-                Temporal::Duration(*duration)
+                Temporal::Duration(Duration {
+                    months: *months,
+                    days: *days,
+                    seconds: *seconds,
+                    nanos: *nanos,
+                })
             }
         })
     }

@@ -28,7 +28,7 @@ mod wal;
 pub use change::Change;
 pub use graph::{ChangeError, Journal, WritableGraph};
 pub use net::NetChanges;
-pub use prop::{MAX_NESTING, PropValue, StoredTemporal};
+pub use prop::{MAX_NESTING, PropValue, TemporalParts};
 pub use store::{
     CheckReport, CheckpointInfo, Durability, GRAPH_MANIFEST, OpenReport, ReclaimReport,
     WritableStore, check_writable_graph, is_writable_graph, read_writable_graph,

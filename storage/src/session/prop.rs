@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+pub use batho_schema::TemporalParts;
+
 /// A stored property value. `Null` is never stored on an entity (setting a property to
 /// null removes it) but may appear inside lists and maps.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,59 +29,7 @@ pub enum PropValue {
     /// A map with string keys.
     Map(BTreeMap<String, PropValue>),
     /// A date, time, date-time or duration, by its numeric parts.
-    Temporal(StoredTemporal),
-}
-
-/// A temporal value as stored: plain numbers, so storage needs no calendar code. The
-/// engine converts to and from BQL's temporal values.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StoredTemporal {
-    /// A date: days since 1970-01-01.
-    Date {
-        /// Days since 1970-01-01 (negative before).
-        epoch_day: i64,
-    },
-    /// A time of day without an offset.
-    LocalTime {
-        /// Nanoseconds since midnight.
-        nanos_of_day: i64,
-    },
-    /// A time of day at an offset from UTC.
-    Time {
-        /// Nanoseconds since midnight, local to the offset.
-        nanos_of_day: i64,
-        /// The offset, in seconds east of UTC.
-        offset_seconds: i32,
-    },
-    /// A date and time without a time zone, counted as if it were UTC.
-    LocalDateTime {
-        /// Seconds since 1970-01-01T00:00 of the wall clock.
-        epoch_second: i64,
-        /// Nanoseconds within the second.
-        nanos: i32,
-    },
-    /// An instant in a time zone.
-    DateTime {
-        /// Seconds since 1970-01-01T00:00Z.
-        epoch_second: i64,
-        /// Nanoseconds within the second.
-        nanos: i32,
-        /// The offset at that instant, in seconds east of UTC.
-        offset_seconds: i32,
-        /// The IANA zone name (`Europe/Stockholm`), or empty for a fixed offset.
-        zone: String,
-    },
-    /// An openCypher duration.
-    Duration {
-        /// Months.
-        months: i64,
-        /// Days.
-        days: i64,
-        /// Seconds.
-        seconds: i64,
-        /// Nanoseconds within the second, `0..1_000_000_000`.
-        nanos: i32,
-    },
+    Temporal(TemporalParts),
 }
 
 /// Deepest list/map nesting a stored value may have. Writers refuse deeper values
@@ -137,17 +87,17 @@ fn put_signed(out: &mut Vec<u8>, number: i64) {
 
 /// Appends the encoding of a temporal value: its tag and its parts as zigzag varints (the
 /// zone name as a string).
-fn put_temporal(out: &mut Vec<u8>, value: &StoredTemporal) {
+fn put_temporal(out: &mut Vec<u8>, value: &TemporalParts) {
     match value {
-        StoredTemporal::Date { epoch_day } => {
+        TemporalParts::Date { epoch_day } => {
             out.push(TAG_DATE);
             put_signed(out, *epoch_day);
         }
-        StoredTemporal::LocalTime { nanos_of_day } => {
+        TemporalParts::LocalTime { nanos_of_day } => {
             out.push(TAG_LOCAL_TIME);
             put_signed(out, *nanos_of_day);
         }
-        StoredTemporal::Time {
+        TemporalParts::Time {
             nanos_of_day,
             offset_seconds,
         } => {
@@ -155,7 +105,7 @@ fn put_temporal(out: &mut Vec<u8>, value: &StoredTemporal) {
             put_signed(out, *nanos_of_day);
             put_signed(out, i64::from(*offset_seconds));
         }
-        StoredTemporal::LocalDateTime {
+        TemporalParts::LocalDateTime {
             epoch_second,
             nanos,
         } => {
@@ -163,7 +113,7 @@ fn put_temporal(out: &mut Vec<u8>, value: &StoredTemporal) {
             put_signed(out, *epoch_second);
             put_signed(out, i64::from(*nanos));
         }
-        StoredTemporal::DateTime {
+        TemporalParts::DateTime {
             epoch_second,
             nanos,
             offset_seconds,
@@ -175,7 +125,7 @@ fn put_temporal(out: &mut Vec<u8>, value: &StoredTemporal) {
             put_signed(out, i64::from(*offset_seconds));
             put_string(out, zone);
         }
-        StoredTemporal::Duration {
+        TemporalParts::Duration {
             months,
             days,
             seconds,
@@ -325,29 +275,29 @@ impl<'a> Reader<'a> {
     }
 
     /// The parts of a temporal value after its tag.
-    fn temporal(&mut self, tag: u8) -> Decoded<StoredTemporal> {
+    fn temporal(&mut self, tag: u8) -> Decoded<TemporalParts> {
         Ok(match tag {
-            TAG_DATE => StoredTemporal::Date {
+            TAG_DATE => TemporalParts::Date {
                 epoch_day: self.signed()?,
             },
-            TAG_LOCAL_TIME => StoredTemporal::LocalTime {
+            TAG_LOCAL_TIME => TemporalParts::LocalTime {
                 nanos_of_day: self.signed()?,
             },
-            TAG_TIME => StoredTemporal::Time {
+            TAG_TIME => TemporalParts::Time {
                 nanos_of_day: self.signed()?,
                 offset_seconds: self.signed_i32()?,
             },
-            TAG_LOCAL_DATE_TIME => StoredTemporal::LocalDateTime {
+            TAG_LOCAL_DATE_TIME => TemporalParts::LocalDateTime {
                 epoch_second: self.signed()?,
                 nanos: self.signed_i32()?,
             },
-            TAG_DATE_TIME => StoredTemporal::DateTime {
+            TAG_DATE_TIME => TemporalParts::DateTime {
                 epoch_second: self.signed()?,
                 nanos: self.signed_i32()?,
                 offset_seconds: self.signed_i32()?,
                 zone: self.string()?,
             },
-            _ => StoredTemporal::Duration {
+            _ => TemporalParts::Duration {
                 months: self.signed()?,
                 days: self.signed()?,
                 seconds: self.signed()?,
@@ -411,24 +361,24 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn temporals() -> impl Strategy<Value = StoredTemporal> {
+    fn temporals() -> impl Strategy<Value = TemporalParts> {
         prop_oneof![
-            any::<i64>().prop_map(|epoch_day| StoredTemporal::Date { epoch_day }),
-            any::<i64>().prop_map(|nanos_of_day| StoredTemporal::LocalTime { nanos_of_day }),
+            any::<i64>().prop_map(|epoch_day| TemporalParts::Date { epoch_day }),
+            any::<i64>().prop_map(|nanos_of_day| TemporalParts::LocalTime { nanos_of_day }),
             (any::<i64>(), any::<i32>()).prop_map(|(nanos_of_day, offset_seconds)| {
-                StoredTemporal::Time {
+                TemporalParts::Time {
                     nanos_of_day,
                     offset_seconds,
                 }
             }),
             (any::<i64>(), any::<i32>()).prop_map(|(epoch_second, nanos)| {
-                StoredTemporal::LocalDateTime {
+                TemporalParts::LocalDateTime {
                     epoch_second,
                     nanos,
                 }
             }),
             (any::<i64>(), any::<i32>(), any::<i32>(), "[A-Za-z/_]{0,16}").prop_map(
-                |(epoch_second, nanos, offset_seconds, zone)| StoredTemporal::DateTime {
+                |(epoch_second, nanos, offset_seconds, zone)| TemporalParts::DateTime {
                     epoch_second,
                     nanos,
                     offset_seconds,
@@ -436,7 +386,7 @@ mod tests {
                 }
             ),
             (any::<i64>(), any::<i64>(), any::<i64>(), any::<i32>()).prop_map(
-                |(months, days, seconds, nanos)| StoredTemporal::Duration {
+                |(months, days, seconds, nanos)| TemporalParts::Duration {
                     months,
                     days,
                     seconds,
@@ -487,7 +437,7 @@ mod tests {
         let mut bytes = Vec::new();
         put_value(&mut bytes, &PropValue::Int(-2));
         assert_eq!(bytes, [TAG_INT, 3]);
-        let date = PropValue::Temporal(StoredTemporal::Date { epoch_day: -1 });
+        let date = PropValue::Temporal(TemporalParts::Date { epoch_day: -1 });
         let mut bytes = Vec::new();
         put_value(&mut bytes, &date);
         assert_eq!(bytes, [TAG_DATE, 1]);
