@@ -27,7 +27,9 @@
 //!    [`ResolveOptions::max_ambiguous`]). When the caller's translation unit has an
 //!    include the index could not choose (`<asm/io.h>` from `drivers/`: one per
 //!    architecture, see `Index::nearest_under_include`), headers' `static inline`
-//!    definitions are candidates here too.
+//!    definitions are candidates here too. A C library name (`printf`, `dup`) skips this
+//!    tier unless the caller's translation unit declares it: a repository's own copy
+//!    (`tools/include/nolibc/`, rocksdb's `port/win/`) is not what its other programs link.
 //! 6. Function-pointer globals (role Dynamic), other macros, prototypes (role
 //!    Declaration), libc names, and finally an `unresolved` stub.
 //!

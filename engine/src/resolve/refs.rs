@@ -299,11 +299,19 @@ impl<'f> R<'_, 'f> {
                 return;
             }
         }
-        self.collect(name, qual, |s, e| {
-            matches!(s.kind(e), NodeKind::Function | NodeKind::Method) && s.ix.is_def(e)
-        });
-        if let Some(st) = self.visible(f, arity) {
-            return done(self, st, RelType::Calls, roles);
+        // A C library name defined in the repository (`tools/include/nolibc/`'s `printf`)
+        // is that definition only where the caller's translation unit declares it, as the
+        // kernel's headers declare its own `sprintf`; elsewhere the program links the
+        // system's, and the call goes to the `<std>` stub below.
+        let system_libc =
+            qual.is_empty() && stdlib::is_libc(name) && !self.declared_in_unit(f, name);
+        if !system_libc {
+            self.collect(name, qual, |s, e| {
+                matches!(s.kind(e), NodeKind::Function | NodeKind::Method) && s.ix.is_def(e)
+            });
+            if let Some(st) = self.visible(f, arity) {
+                return done(self, st, RelType::Calls, roles);
+            }
         }
         self.collect(name, qual, |s, e| {
             matches!(s.kind(e), NodeKind::Variable | NodeKind::Field) && s.ix.is_def(e)
@@ -329,6 +337,16 @@ impl<'f> R<'_, 'f> {
             format!("{qual}::{name}")
         };
         self.unresolved(src, &full, roles, f, line)
+    }
+
+    /// Whether a function named `name` is declared or defined in file `f`'s translation
+    /// unit (the file and the repository headers it includes).
+    fn declared_in_unit(&mut self, f: u32, name: &str) -> bool {
+        self.closure.set(self.ix, f);
+        self.ix.named(name).any(|e| {
+            matches!(self.kind(e), NodeKind::Function | NodeKind::Method)
+                && self.closure.contains(e.0)
+        })
     }
 
     /// For a call of a virtual method through a base: edges to every override (Dynamic).

@@ -180,18 +180,18 @@ fn macros_are_expanded_not_called() {
 #[test]
 fn callbacks_globals_and_ambiguity() {
     let r = build(&[
-        ("x/a.c", "int dup(void) { return 1; }\n"),
-        ("y/b.c", "int dup(void) { return 2; }\n"),
+        ("x/a.c", "int twin(void) { return 1; }\n"),
+        ("y/b.c", "int twin(void) { return 2; }\n"),
         (
             "z/c.c",
-            "struct ops { int (*run)(int); };\nint counter;\nint go(struct ops *o) { counter = o->run(counter); return dup(); }\n",
+            "struct ops { int (*run)(int); };\nint counter;\nint go(struct ops *o) { counter = o->run(counter); return twin(); }\n",
         ),
     ]);
     assert_eq!(
         edges(&r, RelType::Calls),
         [
-            "z/c.c:go -CALLS-> x/a.c:dup ambiguous",
-            "z/c.c:go -CALLS-> y/b.c:dup ambiguous",
+            "z/c.c:go -CALLS-> x/a.c:twin ambiguous",
+            "z/c.c:go -CALLS-> y/b.c:twin ambiguous",
             "z/c.c:go -CALLS-> z/c.c:ops::run receiver_type Dynamic",
         ]
     );
@@ -629,6 +629,55 @@ fn behind_an_include_no_directory_decides_a_header_static_is_an_alternative() {
         [
             "drivers/net/nic.c:nic_status -CALLS-> arch/alpha/kernel/io.c:readl ambiguous",
             "drivers/net/nic.c:nic_status -CALLS-> arch/x86/include/asm/io.h:readl ambiguous",
+        ]
+    );
+}
+
+#[test]
+fn a_libc_name_the_caller_does_not_declare_is_the_system_one() {
+    let r = build(&[
+        (
+            "tools/include/nolibc/stdio.h",
+            "int printf(const char *format, ...);\n",
+        ),
+        (
+            "tools/include/nolibc/stdio.c",
+            "#include \"stdio.h\"\nint printf(const char *format, ...) { return 0; }\n",
+        ),
+        (
+            "tools/testing/selftest.c",
+            "#include <stdio.h>\nint main(void) { return printf(\"ok\\n\"); }\n",
+        ),
+        (
+            "include/linux/sprintf.h",
+            "int sprintf(char *buf, const char *fmt, ...);\n",
+        ),
+        (
+            "lib/vsprintf.c",
+            "#include <linux/sprintf.h>\nint sprintf(char *buf, const char *fmt, ...) { return 0; }\n",
+        ),
+        (
+            "drivers/base/core.c",
+            "#include <linux/sprintf.h>\nint show(char *buf) { return sprintf(buf, \"x\"); }\n",
+        ),
+        // Two definitions of `dup`, neither declared where it is called: still libc's.
+        ("x/a.c", "int dup(int fd) { return fd; }\n"),
+        ("y/b.c", "int dup(int fd) { return fd + 1; }\n"),
+        (
+            "z/c.c",
+            "#include <unistd.h>\nint again(int fd) { return dup(fd); }\n",
+        ),
+    ]);
+    let calls: Vec<String> = edges(&r, RelType::Calls)
+        .into_iter()
+        .filter(|e| !e.starts_with("tools/include/"))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            "drivers/base/core.c:show -CALLS-> lib/vsprintf.c:sprintf exact_match",
+            "tools/testing/selftest.c:main -CALLS-> <std>:printf stdlib_method",
+            "z/c.c:again -CALLS-> <std>:dup stdlib_method",
         ]
     );
 }
