@@ -289,7 +289,7 @@ pub(crate) fn encode_text_index(
 /// writer's own segments were done after 12.3 s and one core was idle for the rest), and
 /// this pass cuts and hashes every term again. Term `t`'s postings are
 /// `posting_offsets[rank[t]]..posting_offsets[rank[t] + 1]`; the first half of the
-/// documents writes their first `bytes_before(t)` bytes (measured by the first pass), the
+/// documents writes their first `bytes_before[t]` bytes (measured by the first pass), the
 /// second half the rest. Each thread keeps a 4-byte count per term of what it wrote.
 fn second_pass(
     g: &GraphBuilder,
