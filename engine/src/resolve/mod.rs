@@ -820,8 +820,8 @@ impl<'s, 'f> R<'s, 'f> {
     /// to. The kernel defines `mutex_unlock` in `kernel/locking/mutex.c` and again in
     /// `tools/perf/util/mutex.c`; a driver includes `include/linux/mutex.h`, which only the
     /// first includes (`tools/perf` has its own `mutex.h`). Without this every kernel
-    /// caller of `kfree`, `mutex_unlock` or `sprintf` also called the `tools/` or ACPICA
-    /// copy, and those copies led the PageRank of files. Needs the caller's closure in
+    /// caller of `mutex_unlock` also called the `tools/perf` copy, and such copies led the
+    /// PageRank of files. Needs the caller's closure in
     /// `self.closure`; returns whether it narrowed (it never empties the candidates).
     fn narrow_to_shared_declaration(&mut self) -> bool {
         let Some(&first) = self.cands.first() else {
