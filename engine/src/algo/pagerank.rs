@@ -80,11 +80,10 @@ fn ambiguity_fanouts(graph: &GraphBuilder) -> Vec<u8> {
 /// [`ambiguity_fanouts`]). Collected once: the power iteration visits every edge about a
 /// hundred times (on the kernel, modelled over its exported edges: L1 change 6.6e-10
 /// after 100 iterations, and 146 nodes still change their stored score between the 80th
-/// and the 100th), and reading the builder's
-/// edges and their use sites each time took the kernel build's detection thread
-/// (communities, then PageRank) 17-27 s; with the edges collected once, 11.7 s. Twelve
-/// bytes per followed edge (7.4 M on Linux 6.1: 89 MB, freed before the nodes segment is
-/// written).
+/// and the 100th), and reading the builder's edges and their use sites each time took
+/// the kernel build's detection thread (communities, then PageRank) 17-27 s; with the
+/// edges collected once, 11.7 s. Twelve bytes per followed edge (7.4 M on Linux 6.1:
+/// 89 MB, freed before the nodes segment is written).
 struct RankEdge {
     source: u32,
     target: u32,

@@ -498,7 +498,7 @@ impl Closure {
 }
 
 /// How many leading path components `a` and `b` share.
-fn shared_leading_dirs(a: &str, b: &str) -> usize {
+pub(crate) fn shared_leading_dirs(a: &str, b: &str) -> usize {
     a.split('/')
         .zip(b.split('/'))
         .take_while(|(x, y)| x == y)

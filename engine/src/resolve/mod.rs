@@ -70,7 +70,7 @@ use batho_schema::{NodeFlags, NodeKind, RelType, Roles, Strategy};
 use batho_storage::input::{EdgeInput, GraphBuilder, NodeIdx, StrId};
 
 use crate::extract::{FileFacts, IdBuild, NO_ENTITY, Ref, RefSite, entity_bits};
-use index::{Closure, Ent, Index};
+use index::{Closure, Ent, Index, shared_leading_dirs};
 
 /// Knobs of [`resolve`].
 #[derive(Clone, Debug)]
@@ -773,12 +773,7 @@ impl<'s, 'f> R<'s, 'f> {
             }
             // Nearest directory wins.
             let here = files[file as usize].path.as_str();
-            let common = |p: &str| {
-                here.split('/')
-                    .zip(p.split('/'))
-                    .take_while(|(a, b)| a == b)
-                    .count()
-            };
+            let common = |p: &str| shared_leading_dirs(here, p);
             let best = self
                 .cands
                 .iter()
