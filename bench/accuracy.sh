@@ -3,9 +3,10 @@
 # Usage: bench/accuracy.sh CORPUS_DIR GROUND_TRUTH_DIR
 #   GROUND_TRUTH_DIR comes from /work/shared/corpora/ground-truth-calls.sh (defs.tsv,
 #   calls.tsv, calls_syntactic.tsv). BATHO: the batho binary (default target/release/batho).
-# Prints: definitions found, recall against calls_syntactic.tsv, and precision over the edges
-# whose both ends clang defines (the unrestricted precision also counts edges into code
-# clang did not compile, e.g. inactive #if branches).
+# Prints: definitions found, recall against calls_syntactic.tsv (the calls written as
+# `name(`) and against calls.tsv (every call after preprocessing, macros' included), and
+# precision over the edges whose both ends clang defines (the unrestricted precision also
+# counts edges into code clang did not compile, e.g. inactive #if branches).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 BATHO=${BATHO:-$HERE/../target/release/batho}
@@ -34,6 +35,8 @@ inside = {e for e in ours if (e[0], e[1]) in defs and (e[2], e[3]) in defs}
 tp = len(inside & syn)
 print(f'definitions_found={len(defs & ours_defs)}/{len(defs)}')
 print(f'recall={tp / max(len(syn), 1):.4f} ({tp}/{len(syn)} calls_syntactic edges)')
+tp_all = len(inside & allc)
+print(f'recall_all_calls={tp_all / max(len(allc), 1):.4f} ({tp_all}/{len(allc)} calls edges)')
 print(f'precision={len(inside & allc) / max(len(inside), 1):.4f} ({len(inside)} edges between clang-defined functions)')
 print(f'precision_unrestricted={len(ours & allc) / max(len(ours), 1):.4f} ({len(ours)} edges)')
 PY

@@ -265,3 +265,73 @@ fn a_patch_without_facts_cache_says_how_to_get_one() {
     let v = run_json(&["patch", arg(&repo)]);
     assert_eq!(v["facts_cache_missing"], false);
 }
+
+/// Generated calls (`CALLS` through macros) as `caller -> callee line`, sorted.
+fn generated_calls(repo: &std::path::Path) -> Vec<String> {
+    let mut rows = common::query_csv_rows(
+        repo,
+        &[],
+        "MATCH (a)-[r:CALLS]->(b) WHERE has_role(r, 'Generated') RETURN a.id, b.id, r.line",
+    );
+    rows.sort();
+    rows
+}
+
+/// A header whose macros call through one another (functions it does not declare), a file
+/// defining the callees, and a file that only invokes the outer macro.
+fn macro_repo(root: &std::path::Path, inner_calls: &str) {
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(
+        root.join("src/api.h"),
+        format!("#define checkgc() condgc()\n#define condgc() {{ {inner_calls}; }}\n"),
+    )
+    .unwrap();
+    fs::write(
+        root.join("src/api.c"),
+        "#include \"api.h\"\nvoid step(void) { }\nvoid fullgc(void) { }\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("src/user.c"),
+        "#include \"api.h\"\nvoid user(void) {\n  checkgc();\n}\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn calls_through_macros_follow_a_patch_of_the_inner_macro() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    macro_repo(&repo, "step()");
+    run_ok(&["build", arg(&repo)]);
+    assert_eq!(
+        generated_calls(&repo),
+        ["src/user.c:user,src/api.c:step,3"],
+        "the invocation's line, the callee two macros down"
+    );
+
+    // Only the inner macro changes: user.c, which never names it, is re-resolved.
+    macro_repo(&repo, "fullgc()");
+    run_ok(&["patch", arg(&repo)]);
+    let patched = generated_calls(&repo);
+    assert_eq!(patched, ["src/user.c:user,src/api.c:fullgc,3"]);
+
+    let fresh = tmp.path().join("fresh");
+    macro_repo(&fresh, "fullgc()");
+    run_ok(&["build", arg(&fresh)]);
+    assert_eq!(patched, generated_calls(&fresh));
+    assert_eq!(calls(&repo), calls(&fresh));
+
+    // Only the invoking file changes: the header is context, read from the facts cache
+    // without its references (its macro bodies' names were once dropped with them).
+    let user = "#include \"api.h\"\nvoid other(void) { }\nvoid user(void) {\n  checkgc();\n}\n";
+    fs::write(repo.join("src/user.c"), user).unwrap();
+    fs::write(fresh.join("src/user.c"), user).unwrap();
+    run_ok(&["patch", arg(&repo)]);
+    run_ok(&["build", "--full", arg(&fresh)]);
+    assert_eq!(
+        generated_calls(&repo),
+        ["src/user.c:user,src/api.c:fullgc,4"]
+    );
+    assert_eq!(calls(&repo), calls(&fresh));
+}

@@ -214,6 +214,33 @@ pub struct RefSite {
     pub line: u32,
 }
 
+/// A call shape (`name(`) written in the body of a macro defined at file scope: what an
+/// invocation of the macro calls once expanded. Unlike references, these are kept in the
+/// skeleton, because resolving an invocation in one file reads the bodies of macros
+/// defined in others (a patch has those only as skeletons).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MacroCall {
+    /// Index of the macro entity.
+    pub macro_entity: u32,
+    /// The called name.
+    pub name: Sym,
+    /// The call whose argument this call is written in (`RAWLOG(3, f(x))`), or empty.
+    pub within: Sym,
+    /// Which argument of `within` (0-based).
+    pub argument: u8,
+}
+
+/// The parameters a function-like macro's body drops (`#define RAWLOG(l, ...) do {} while
+/// (0)`): a call written in such an argument is not in the expansion. Only macros that
+/// drop one are listed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MacroArguments {
+    /// Index of the macro entity.
+    pub macro_entity: u32,
+    /// Bit i: parameter i is unused; bit 63: the variadic part (`...`) is unused.
+    pub unused: u64,
+}
+
 /// Everything resolution needs to know about one file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileFacts {
@@ -233,6 +260,11 @@ pub struct FileFacts {
     pub includes: Vec<Include>,
     /// Include-guard blocks, in source order of their `#ifndef`.
     pub guards: Vec<GuardBlock>,
+    /// The calls written in macro bodies, by macro entity (ascending), each name once per
+    /// macro.
+    pub macro_calls: Vec<MacroCall>,
+    /// The macros that drop parameters, by macro entity (ascending).
+    pub macro_arguments: Vec<MacroArguments>,
     /// References, deduplicated per (kind, flags, enclosing, name, qualifier, receiver).
     pub refs: Vec<Ref>,
     /// The further use sites of the references, sorted (by reference, then line).
@@ -262,6 +294,8 @@ impl FileFacts {
             bases: Vec::new(),
             includes: Vec::new(),
             guards: Vec::new(),
+            macro_calls: Vec::new(),
+            macro_arguments: Vec::new(),
             refs: Vec::new(),
             sites: Vec::new(),
             parse_errors: 0,
@@ -269,6 +303,26 @@ impl FileFacts {
             lines: 0,
             content_hash: [0; 32],
         }
+    }
+
+    /// The calls written in the body of macro entity `entity` (none for other entities).
+    pub fn macro_calls_of(&self, entity: u32) -> &[MacroCall] {
+        let first = self
+            .macro_calls
+            .partition_point(|c| c.macro_entity < entity);
+        let end = self
+            .macro_calls
+            .partition_point(|c| c.macro_entity <= entity);
+        &self.macro_calls[first..end]
+    }
+
+    /// Whether macro entity `entity` drops the argument at `index` (see [`MacroArguments`]).
+    pub fn drops_argument(&self, entity: u32, index: u8) -> bool {
+        let params = self.entities.get(entity as usize).map_or(0, |e| e.params);
+        let bit = if index < params { index.min(62) } else { 63 };
+        self.macro_arguments
+            .binary_search_by_key(&entity, |a| a.macro_entity)
+            .is_ok_and(|at| self.macro_arguments[at].unused & 1 << bit != 0)
     }
 
     /// Makes facts extracted from `source.text` describe the file as read: its size, its
@@ -329,6 +383,8 @@ impl FileFacts {
             + self.guards.capacity() * std::mem::size_of::<GuardBlock>()
             + self.refs.capacity() * std::mem::size_of::<Ref>()
             + self.sites.capacity() * std::mem::size_of::<RefSite>()
+            + self.macro_calls.capacity() * std::mem::size_of::<MacroCall>()
+            + self.macro_arguments.capacity() * std::mem::size_of::<MacroArguments>()
     }
 }
 
@@ -426,6 +482,8 @@ impl Extractor {
             bases: Vec::new(),
             includes: Vec::new(),
             guards: Vec::new(),
+            macro_calls: Vec::new(),
+            macro_arguments: Vec::new(),
             refs: Vec::new(),
             sites: Vec::new(),
             parse_errors: 0,
@@ -665,6 +723,17 @@ fn drop_keyword_names(f: &mut FileFacts) {
         site.reference = ref_map[site.reference as usize];
         site.reference != u32::MAX
     });
+    // Macros are never dropped: their calls only follow the new numbering.
+    f.macro_calls.retain_mut(|call| {
+        call.macro_entity = map[call.macro_entity as usize];
+        if is_kw(call.within) {
+            call.within = Sym::EMPTY;
+        }
+        call.macro_entity != NO_ENTITY && !is_kw(call.name)
+    });
+    for arguments in &mut f.macro_arguments {
+        arguments.macro_entity = map[arguments.macro_entity as usize];
+    }
 }
 
 pub(crate) use walk::{IdBuild, MAX_SIGNATURE};

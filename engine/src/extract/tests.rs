@@ -451,3 +451,74 @@ fn entities_nested_in_conditional_blocks_of_any_depth_are_indexed() {
         assert_eq!(calls(&f), ["deep -> helper"], "{lang:?}");
     }
 }
+
+/// `macro: name [in within#argument]` for each call of a macro body, then `macro drops
+/// mask` for each macro that drops arguments.
+fn macro_bodies(f: &FileFacts) -> Vec<String> {
+    let macro_name = |entity: u32| f.str(f.entities[entity as usize].name).to_owned();
+    let calls = f.macro_calls.iter().map(|call| {
+        let within = if call.within.is_empty() {
+            String::new()
+        } else {
+            format!(" in {}#{}", f.str(call.within), call.argument)
+        };
+        format!(
+            "{}: {}{within}",
+            macro_name(call.macro_entity),
+            f.str(call.name)
+        )
+    });
+    let drops = f.macro_arguments.iter().map(|arguments| {
+        format!(
+            "{} drops {:#x}",
+            macro_name(arguments.macro_entity),
+            arguments.unused
+        )
+    });
+    calls.chain(drops).collect()
+}
+
+#[test]
+fn macro_bodies_record_their_calls_and_the_arguments_they_drop() {
+    let f = facts(
+        "m.h",
+        Language::C,
+        "#define LOG(l, ...) do { } while (0)\n\
+         #define SHOW(l, ...) print(l, __VA_ARGS__)\n\
+         #define FWD(err, ...) do { if (is(err)) { LOG(3, \"%s, %d\", #err, name(err)); } } while (0)\n\
+         #define NAMED(fmt, args...) printk(fmt, args)\n\
+         #define PASTE(a, b) a ## b\n\
+         #define QUOTE(x) #x\n\
+         #define GROUPED(x) outer((inner(x)), 1, last(x))\n\
+         void f(void) {\n#define LOCAL(x) local_call(x)\n}\n",
+    );
+    assert_eq!(
+        macro_bodies(&f),
+        [
+            "SHOW: print",
+            "FWD: is",
+            "FWD: LOG",
+            "FWD: name in LOG#3",
+            "NAMED: printk",
+            "GROUPED: outer",
+            "GROUPED: inner in outer#0",
+            "GROUPED: last in outer#2",
+            "LOG drops 0x8000000000000001",
+            "FWD drops 0x8000000000000000",
+            "PASTE drops 0x3",
+            "QUOTE drops 0x1",
+        ]
+    );
+    let log = f
+        .entities
+        .iter()
+        .position(|e| f.str(e.name) == "LOG")
+        .unwrap() as u32;
+    assert!(f.drops_argument(log, 0) && f.drops_argument(log, 3));
+    let show = f
+        .entities
+        .iter()
+        .position(|e| f.str(e.name) == "SHOW")
+        .unwrap() as u32;
+    assert!(!f.drops_argument(show, 0) && !f.drops_argument(show, 5));
+}

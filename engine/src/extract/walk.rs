@@ -208,6 +208,7 @@ impl<'a, 't> W<'a, 't> {
         self.f.ends.shrink_to_fit();
         self.f.entities.shrink_to_fit();
         self.f.refs.shrink_to_fit();
+        self.f.macro_calls.shrink_to_fit();
         self.f.sites.sort_unstable();
         self.f.sites.shrink_to_fit();
     }

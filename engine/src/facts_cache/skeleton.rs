@@ -9,7 +9,8 @@ use batho_schema::{Language, NodeFlags, NodeKind};
 use batho_storage::StoredHash;
 
 use crate::extract::{
-    Base, Entity, FileFacts, GuardBlock, Include, NO_ENTITY, Ref, RefKind, RefSite, Sym,
+    Base, Entity, FileFacts, GuardBlock, Include, MacroArguments, MacroCall, NO_ENTITY, Ref,
+    RefKind, RefSite, Sym,
 };
 
 /// First byte of an encoded skeleton.
@@ -80,6 +81,18 @@ pub fn encode_skeleton(f: &FileFacts, out: &mut Vec<u8>) {
         for v in [g.name.0, g.start_line, g.end_line] {
             u32s(out, v);
         }
+    }
+    u32s(out, f.macro_calls.len() as u32);
+    for call in &f.macro_calls {
+        u32s(out, call.macro_entity);
+        u32s(out, call.name.0);
+        u32s(out, call.within.0);
+        out.push(call.argument);
+    }
+    u32s(out, f.macro_arguments.len() as u32);
+    for arguments in &f.macro_arguments {
+        u32s(out, arguments.macro_entity);
+        out.extend_from_slice(&arguments.unused.to_le_bytes());
     }
 }
 
@@ -231,6 +244,49 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
             end_line: c.u32()?,
         });
     }
+    let is_macro = |entity: u32| {
+        entities
+            .get(entity as usize)
+            .is_some_and(|e: &Entity| e.kind == NodeKind::Macro)
+    };
+    let n_macro_calls = c.count(13)?;
+    let mut macro_calls = Vec::with_capacity(n_macro_calls);
+    for _ in 0..n_macro_calls {
+        let macro_entity = c.u32()?;
+        if !is_macro(macro_entity) {
+            return Err(DecodeError::Invalid("macro call entity"));
+        }
+        macro_calls.push(MacroCall {
+            macro_entity,
+            name: sym(c.u32()?)?,
+            within: sym(c.u32()?)?,
+            argument: c.u8()?,
+        });
+    }
+    if macro_calls
+        .windows(2)
+        .any(|pair| pair[0].macro_entity > pair[1].macro_entity)
+    {
+        return Err(DecodeError::Invalid("macro calls out of order"));
+    }
+    let n_macro_arguments = c.count(12)?;
+    let mut macro_arguments = Vec::with_capacity(n_macro_arguments);
+    for _ in 0..n_macro_arguments {
+        let macro_entity = c.u32()?;
+        if !is_macro(macro_entity) {
+            return Err(DecodeError::Invalid("macro arguments entity"));
+        }
+        macro_arguments.push(MacroArguments {
+            macro_entity,
+            unused: c.u64()?,
+        });
+    }
+    if macro_arguments
+        .windows(2)
+        .any(|pair| pair[0].macro_entity >= pair[1].macro_entity)
+    {
+        return Err(DecodeError::Invalid("macro arguments out of order"));
+    }
     if c.at != bytes.len() {
         return Err(DecodeError::Invalid("trailing bytes"));
     }
@@ -243,6 +299,8 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
         bases,
         includes,
         guards,
+        macro_calls,
+        macro_arguments,
         refs: Vec::new(),
         sites: Vec::new(),
         parse_errors,

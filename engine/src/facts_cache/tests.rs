@@ -53,6 +53,8 @@ fn assert_same(a: &FileFacts, b: &FileFacts) {
     assert_eq!(a.bases, b.bases);
     assert_eq!(a.includes, b.includes);
     assert_eq!(a.guards, b.guards);
+    assert_eq!(a.macro_calls, b.macro_calls);
+    assert_eq!(a.macro_arguments, b.macro_arguments);
     assert_eq!(a.refs, b.refs);
     assert_eq!(
         (a.parse_errors, a.bytes, a.lines, a.content_hash),

@@ -417,14 +417,20 @@ fn lends_only_its_name(f: &FileFacts, ei: usize) -> bool {
     let qual = f.str(e.qual);
     !matches!(e.kind, NodeKind::Function | NodeKind::Variable)
         && f.str(e.type_name).is_empty()
+        && f.macro_calls_of(ei as u32).is_empty()
         && (qual.is_empty() || qual == f.str(e.name))
         && !f.bases.iter().any(|b| b.entity as usize == ei)
 }
 
 /// Adds the names a reachable entity lends to `wanted`: the macro its signature may open
-/// with (which can make it static), its type or alias target, its scopes and its bases.
+/// with (which can make it static), its type or alias target, its scopes, its bases and,
+/// for a macro, the names its body calls (an invocation resolves them).
 fn expand(f: &FileFacts, ei: usize, wanted: &mut Wanted) {
     let e = &f.entities[ei];
+    for call in f.macro_calls_of(ei as u32) {
+        wanted.insert_comps(f.str(call.name));
+        wanted.insert_comps(f.str(call.within));
+    }
     if matches!(e.kind, NodeKind::Function | NodeKind::Variable) {
         wanted.insert_comps(first_token(f.str(e.signature)));
     }
@@ -469,15 +475,11 @@ impl Context {
                 e.parent = map[e.parent as usize];
             }
         }
-        let bases = f
-            .bases
-            .iter()
-            .filter(|b| map[b.entity as usize] != NO_ENTITY)
-            .map(|b| crate::extract::Base {
-                entity: map[b.entity as usize],
-                ..*b
-            })
-            .collect();
+        let bases = kept_renumbered(&f.bases, &map, |b| &mut b.entity);
+        let macro_calls = kept_renumbered(&f.macro_calls, &map, |call| &mut call.macro_entity);
+        let macro_arguments = kept_renumbered(&f.macro_arguments, &map, |arguments| {
+            &mut arguments.macro_entity
+        });
         FileFacts {
             path: f.path.clone(),
             language: f.language,
@@ -487,6 +489,8 @@ impl Context {
             bases,
             includes: f.includes.clone(),
             guards: f.guards.clone(),
+            macro_calls,
+            macro_arguments,
             refs: Vec::new(),
             sites: Vec::new(),
             parse_errors: f.parse_errors,
@@ -495,6 +499,25 @@ impl Context {
             content_hash: f.content_hash,
         }
     }
+}
+
+/// The facts of `items` whose entity `map` keeps, with the entity renumbered as `map`
+/// says (entities it drops map to [`NO_ENTITY`]).
+fn kept_renumbered<T: Copy>(
+    items: &[T],
+    map: &[u32],
+    entity_of: impl Fn(&mut T) -> &mut u32,
+) -> Vec<T> {
+    items
+        .iter()
+        .filter_map(|item| {
+            let mut item = *item;
+            let entity = entity_of(&mut item);
+            let kept = map[*entity as usize];
+            *entity = kept;
+            (kept != NO_ENTITY).then_some(item)
+        })
+        .collect()
 }
 
 /// Adds `file` to the context when it is a present file not yet emitted or in it, and

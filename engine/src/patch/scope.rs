@@ -469,6 +469,11 @@ fn by_names(inputs: Inputs<'_>) -> BTreeSet<String> {
         }
     }
 
+    // Rule 1M — macro expansions: an invocation generates the calls its macro's body
+    // makes, through the macros that body invokes (`resolve::expand`), so a macro whose
+    // body calls or expands a changed name changes for its invokers too.
+    macros_reaching(base, &mut names);
+
     // Rule 1 — referrers: a file with an edge into any node named like something defined,
     // added or removed here (its callee changed or vanished, a new candidate may win the
     // lookup, an `External` stub `<external>:name` may now resolve). Rule 2 — methods of
@@ -513,6 +518,29 @@ fn by_names(inputs: Inputs<'_>) -> BTreeSet<String> {
     let skip = |p: &str| changed.contains(p) || !present.contains_key(p);
     members::affected(inputs, &fields, &method_classes, &skip, &mut out);
     out
+}
+
+/// Adds to `names` the names of the macros whose bodies reach one of them, directly or
+/// through other macros: the base's CALLS and EXPANDS edges out of Macro nodes (an
+/// unresolved body call leaves an edge to its `<external>` stub, so a name added now is
+/// reached too).
+fn macros_reaching(base: &Artifact, names: &mut HashSet<String>) {
+    let mut queue: Vec<String> = names.iter().cloned().collect();
+    queue.sort_unstable();
+    let mut cursor = base.name_cursor();
+    while let Some(name) = queue.pop() {
+        for n in cursor.lookup(&name) {
+            for e in base.in_edges(n) {
+                if !matches!(e.rel(), RelType::Calls | RelType::Expands) {
+                    continue;
+                }
+                let src = base.node(base.edge_src(e.idx()));
+                if src.kind() == NodeKind::Macro && names.insert(src.name().into_owned()) {
+                    queue.push(src.name().into_owned());
+                }
+            }
+        }
+    }
 }
 
 /// Rule 5 — edges made by one file but leaving a node of another (a class's CONTAINS edge

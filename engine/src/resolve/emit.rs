@@ -127,6 +127,11 @@ fn keep_only_resolution_strings(files: &mut [FileFacts], refs: &[Mutex<Vec<Ref>>
         f.bases.iter().for_each(|b| hold(b.name));
         f.includes.iter().for_each(|i| hold(i.path));
         f.guards.iter().for_each(|g| hold(g.name));
+        // A context file of a patch has no references: its macro bodies' names are
+        // held by these alone.
+        for call in &f.macro_calls {
+            [call.name, call.within].into_iter().for_each(&mut hold);
+        }
         f.retain_strings(&keep);
     }
 }

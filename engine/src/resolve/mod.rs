@@ -33,6 +33,10 @@
 //! 6. Function-pointer globals (role Dynamic), other macros, prototypes (role
 //!    Declaration), libc names, and finally an `unresolved` stub.
 //!
+//! A call that resolves to a macro (tiers 2, 4 and 6) also yields, once the file's written
+//! calls are made, the calls the macro's expansion makes, with the Generated role (see
+//! `expand`).
+//!
 //! Member calls in C (`p->cb(x)`) go to the struct field with the Dynamic role. Types,
 //! reads and writes use tiers 3 and 5 on their own kinds.
 //! Definitions are preferred to declarations; an edge to a declaration-only entity carries
@@ -55,6 +59,7 @@
 //! never sit beside the whole facts.
 
 mod emit;
+mod expand;
 mod guards;
 mod index;
 mod refs;
@@ -285,6 +290,8 @@ struct R<'s, 'f> {
     cands: Vec<Ent>,
     /// `find_classes` answers by written type name: receivers repeat the same few types.
     class_cache: HashMap<String, Vec<&'f str>>,
+    /// Calls made through macros (see `expand`).
+    expansions: expand::Expansions,
 }
 
 /// "No reference": an edge made by the structure pass (containment, includes, bases).
@@ -373,6 +380,7 @@ impl<'s, 'f> R<'s, 'f> {
             stats: ResolveStats::default(),
             cands: Vec::new(),
             class_cache: HashMap::new(),
+            expansions: expand::Expansions::default(),
         }
     }
 
@@ -403,6 +411,10 @@ impl<'s, 'f> R<'s, 'f> {
         file: u32,
         line: u32,
     ) {
+        if self.expansions.capturing() {
+            // A macro body resolved for an expansion makes no edge of its own.
+            return;
+        }
         let at = self.out.edges.len() as u32;
         // CONTAINS edges are unique by construction; the set would only grow.
         if rel != RelType::Contains {
@@ -881,6 +893,9 @@ impl<'s, 'f> R<'s, 'f> {
     ) {
         if strat.1 {
             roles |= Roles::HEURISTIC;
+        }
+        if self.capture_cands(rel, roles, strat.0) {
+            return;
         }
         let cands = std::mem::take(&mut self.cands);
         for &e in &cands {

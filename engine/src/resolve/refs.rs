@@ -55,6 +55,7 @@ impl<'f> R<'_, 'f> {
         }
         self.reference = super::NO_REFERENCE;
         self.reference_sites = &[];
+        self.emit_invocations(f);
     }
 
     /// The class whose member `r`'s enclosing entity is (for `this` and bare members).
@@ -129,6 +130,10 @@ impl<'f> R<'_, 'f> {
     }
 
     pub(super) fn unresolved(&mut self, src: NodeIdx, name: &str, roles: Roles, f: u32, line: u32) {
+        if self.expansions.capturing() {
+            // An expansion generates calls of repository entities only.
+            return;
+        }
         let unqualified = name.strip_prefix("std::").unwrap_or(name);
         let (id, flags, strategy) = if stdlib::is_libc(unqualified) || name.starts_with("std::") {
             (
@@ -269,7 +274,7 @@ impl<'f> R<'_, 'f> {
                     return done(self, st, RelType::Calls, roles);
                 }
             }
-            if !qual.is_empty() {
+            if !qual.is_empty() || self.expansions.hides(name) {
                 continue;
             }
             let line = r.line;
@@ -285,6 +290,7 @@ impl<'f> R<'_, 'f> {
             if let Some(st) = self.visible_in(f, None, true) {
                 let macros = self.cands.clone();
                 done(self, st, RelType::Expands, roles);
+                self.note_invocation(f, r, src, &macros);
                 // An alias macro stands for the function it names.
                 let alias = macros.iter().find_map(|&m| {
                     let t = self.ix.entity(m).type_name;
@@ -319,9 +325,15 @@ impl<'f> R<'_, 'f> {
         if let Some(st) = self.visible(f, None) {
             return done(self, st, RelType::Calls, roles | Roles::DYNAMIC);
         }
-        self.collect(name, "", |s, e| s.kind(e) == NodeKind::Macro);
-        if let Some(st) = self.visible(f, None) {
-            return done(self, st, RelType::Expands, roles);
+        if !self.expansions.hides(name) {
+            self.collect(name, "", |s, e| s.kind(e) == NodeKind::Macro);
+            if let Some(st) = self.visible(f, None) {
+                done(self, st, RelType::Expands, roles);
+                let macros = std::mem::take(&mut self.cands);
+                self.note_invocation(f, r, src, &macros);
+                self.cands = macros;
+                return;
+            }
         }
         if !stdlib::is_libc(name) {
             self.collect(name, qual, |s, e| {

@@ -48,6 +48,14 @@ fn edges(r: &Resolved, rel: RelType) -> Vec<String> {
     v
 }
 
+/// [`edges`] of type `rel` whose source id starts with `source`.
+fn edges_from(r: &Resolved, rel: RelType, source: &str) -> Vec<String> {
+    edges(r, rel)
+        .into_iter()
+        .filter(|e| e.starts_with(source))
+        .collect()
+}
+
 fn node<'a>(r: &'a Resolved, id: &str) -> &'a batho_storage::input::NodeInput {
     let g = &r.graph;
     g.nodes
@@ -302,14 +310,16 @@ fn output_is_deterministic_whatever_the_input_order() {
 }
 
 /// Enough files for several work chunks, with stubs first met in different files, shared
-/// libc stubs, virtual dispatch across files and same-named statics: the graph must not
-/// depend on how many threads resolve it.
+/// libc stubs, virtual dispatch across files, same-named statics and two macros that
+/// expand each other (whose generated calls depend on where an expansion starts): the
+/// graph must not depend on how many threads resolve it.
 #[test]
 fn the_graph_is_the_same_for_every_thread_count() {
     let mut srcs = vec![(
         "base.hpp".to_string(),
         "struct Base { virtual int run(int x) = 0; virtual ~Base(); int field; };\n\
-         int shared(int);\n"
+         int shared(int);\nint pong_target(int v) { return v; }\n\
+         #define PING(x) (PONG(x) + shared(x))\n#define PONG(x) (PING(x) + pong_target(x))\n"
             .to_string(),
     )];
     for i in 0..300 {
@@ -320,8 +330,10 @@ fn the_graph_is_the_same_for_every_thread_count() {
                  static int local(int a) {{ return a + {i}; }}\n\
                  struct D{i} : Base {{ int run(int x) override {{ return local(x) + shared(x); }} }};\n\
                  int call{i}(Base *b) {{ printf(\"%d\", b->run({i})); ext_{m}({i}); \
-                 b->field = 1; return missing_{i}() + local(2); }}\n",
-                m = i % 13
+                 b->field = 1; return missing_{i}() + local(2); }}\n\
+                 int use{i}(int v) {{ return {macro}(v); }}\n",
+                m = i % 13,
+                macro = if i % 2 == 0 { "PING" } else { "PONG" }
             ),
         ));
     }
@@ -347,6 +359,14 @@ fn the_graph_is_the_same_for_every_thread_count() {
         one.stats
     );
     assert!(edges(&one, RelType::Calls).len() > 900);
+    let generated = edges(&one, RelType::Calls)
+        .into_iter()
+        .filter(|e| e.contains("Generated"))
+        .count();
+    assert_eq!(
+        generated, 600,
+        "each use{{i}} reaches shared and pong_target"
+    );
     for threads in [2, 3, 8] {
         let many = run(threads);
         assert_eq!(one.graph.nodes, many.graph.nodes, "{threads} threads");
@@ -603,10 +623,7 @@ fn a_nested_include_directory_serves_its_own_subtree_only() {
 #[test]
 fn a_call_links_to_the_definition_that_shares_the_callers_prototype() {
     let r = kernel_with_tools_copies();
-    let calls: Vec<String> = edges(&r, RelType::Calls)
-        .into_iter()
-        .filter(|e| e.starts_with("drivers/net/nic.c:nic_stop"))
-        .collect();
+    let calls: Vec<String> = edges_from(&r, RelType::Calls, "drivers/net/nic.c:nic_stop");
     assert_eq!(
         calls,
         [
@@ -618,10 +635,7 @@ fn a_call_links_to_the_definition_that_shares_the_callers_prototype() {
 #[test]
 fn behind_an_include_no_directory_decides_a_header_static_is_an_alternative() {
     let r = kernel_with_tools_copies();
-    let calls: Vec<String> = edges(&r, RelType::Calls)
-        .into_iter()
-        .filter(|e| e.starts_with("drivers/net/nic.c:nic_status"))
-        .collect();
+    let calls: Vec<String> = edges_from(&r, RelType::Calls, "drivers/net/nic.c:nic_status");
     // `<asm/io.h>` could be any architecture's: alpha's out-of-line `readl` is one
     // candidate among the headers' static inline ones, not the answer.
     assert_eq!(
@@ -678,6 +692,76 @@ fn a_libc_name_the_caller_does_not_declare_is_the_system_one() {
             "drivers/base/core.c:show -CALLS-> lib/vsprintf.c:sprintf exact_match",
             "tools/testing/selftest.c:main -CALLS-> <std>:printf stdlib_method",
             "z/c.c:again -CALLS-> <std>:dup stdlib_method",
+        ]
+    );
+}
+
+#[test]
+fn calls_made_through_macros_are_generated_calls_of_the_invoking_function() {
+    let r = build(&[
+        (
+            "api.h",
+            "void settop(int i);\nvoid step(void);\nvoid fullgc(void);\n\
+             #define pop(n) settop(-(n)-1)\n\
+             #define checkgc() condgc(step())\n\
+             #define condgc(x) { x; }\n\
+             #ifndef HARD\n#define change() ((void)0)\n#else\n#define change() fullgc()\n#endif\n\
+             #define twice(a) pop(a); pop(a)\n\
+             #define settop(i) settop(i)\n",
+        ),
+        (
+            "api.c",
+            "#include \"api.h\"\nvoid (settop)(int i) { }\nvoid step(void) { }\nvoid fullgc(void) { }\n",
+        ),
+        (
+            "user.c",
+            "#include \"api.h\"\nvoid user(void) {\n  pop(1);\n  checkgc();\n  change();\n  twice(2);\n}\n\
+             void direct(void) {\n  step();\n  checkgc();\n}\n",
+        ),
+    ]);
+    let calls: Vec<String> = edges_from(&r, RelType::Calls, "user.c");
+    assert_eq!(
+        calls,
+        [
+            "user.c:direct -CALLS-> api.c:step exact_match",
+            "user.c:user -CALLS-> api.c:settop exact_match Generated",
+            "user.c:user -CALLS-> api.c:step exact_match Generated",
+        ]
+    );
+}
+
+#[test]
+fn a_call_in_an_argument_the_macro_drops_is_not_made() {
+    let r = build(&[
+        (
+            "debug.h",
+            "#if (DEBUGLEVEL>=2)\n#  define RAWLOG(l, ...) \\\n    do { print(__VA_ARGS__); } while (0)\n\
+             #else\n#  define RAWLOG(l, ...)   do { } while (0)    /* disabled */\n#endif\n\
+             #define KEEP(x) (x)\n",
+        ),
+        (
+            "err.h",
+            "#include \"debug.h\"\nint is_error(int);\nconst char* error_name(int);\nint check(int);\n\
+             #define FORWARD(err, ...) \\\n    do { int const code = (err); \\\n\
+             if (is_error(code)) { \\\n    RAWLOG(3, \"%s:%d: %s\", __FILE__, __LINE__, error_name(code)); \\\n\
+             return KEEP(check(code)); } } while (0)\n",
+        ),
+        (
+            "err.c",
+            "#include \"err.h\"\nint is_error(int c) { return c; }\nconst char* error_name(int c) { return 0; }\n\
+             int check(int c) { return c; }\nvoid print(const char* f, ...) { }\n",
+        ),
+        (
+            "user.c",
+            "#include \"err.h\"\nint user(int x) {\n  FORWARD(x, \"bad\");\n  return 0;\n}\n",
+        ),
+    ]);
+    let calls: Vec<String> = edges_from(&r, RelType::Calls, "user.c");
+    assert_eq!(
+        calls,
+        [
+            "user.c:user -CALLS-> err.c:check exact_match Generated",
+            "user.c:user -CALLS-> err.c:is_error exact_match Generated",
         ]
     );
 }

@@ -5,7 +5,9 @@ use batho_schema::{NodeFlags, NodeKind};
 use tree_sitter::{Node, TreeCursor};
 
 use super::{K, MAX_MACRO_REFS, MacroShape, Mode, NoneFlags, Span, W, is_c_keyword};
-use crate::extract::{Include, NO_ENTITY, RefKind, Sym, entity_bits, ref_bits};
+use crate::extract::{
+    Include, MacroArguments, MacroCall, NO_ENTITY, RefKind, Sym, entity_bits, ref_bits,
+};
 
 impl<'t> W<'_, 't> {
     /// Children of an `ERROR` node: walked as usual, plus `name (` token pairs (the shape
@@ -82,13 +84,23 @@ impl<'t> W<'_, 't> {
             && let Some(p) = n.child_by_field_id(self.t.f_parameters)
         {
             sig_end = p.end_byte();
+            // The parameter list's text tells `(l, ...)` (`...` is not always a named
+            // child) from GNU's named form `(fmt, args...)`, whose last parameter is an
+            // ordinary one here: its uses are `args`, not `__VA_ARGS__`.
+            let before_dots = self
+                .text(p)
+                .trim_end_matches(')')
+                .trim_end()
+                .strip_suffix("...");
+            variadic = before_dots.is_some_and(|rest| {
+                !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            });
             for i in 0..p.named_child_count() {
                 if let Some(ch) = p.named_child(i as u32) {
                     let t = self.text(ch);
-                    if t == "..." {
-                        variadic = true;
-                    } else {
-                        params.push(t);
+                    let name = t.strip_suffix("...").unwrap_or(t).trim_end();
+                    if !name.is_empty() {
+                        params.push(name);
                     }
                 }
             }
@@ -178,17 +190,35 @@ impl<'t> W<'_, 't> {
             if !in_function {
                 self.encl = ent;
             }
-            self.scan_macro_body(text, line, shape.params);
+            self.scan_macro_body(text, line, shape.params, shape.variadic);
             self.encl = saved;
         }
     }
 
-    /// Call shapes (`name(`) in a macro body, parameters and keywords aside.
-    pub(super) fn scan_macro_body(&mut self, text: &str, line: u32, params: &[&str]) {
+    /// Call shapes (`name(`) in a macro body, parameters and keywords aside, each with the
+    /// call whose argument it is written in; then the parameters the body never uses
+    /// as plain tokens (an argument given for them disappears from the expansion).
+    pub(super) fn scan_macro_body(
+        &mut self,
+        text: &str,
+        line: u32,
+        params: &[&str],
+        variadic: bool,
+    ) {
         let b = text.as_bytes();
         let mut i = 0;
         let mut found = 0;
-        while i < b.len() && found < MAX_MACRO_REFS {
+        // Open parentheses: the call each one opens (None for grouping) and the argument
+        // reached in it.
+        let mut open: Vec<(Option<Sym>, u8)> = Vec::new();
+        let mut used: u64 = 0;
+        // Whether the whole body was read: a scan cut short knows only some uses.
+        let mut complete = true;
+        while i < b.len() {
+            if found == MAX_MACRO_REFS {
+                complete = false;
+                break;
+            }
             let ch = b[i];
             if ch == b'"' || ch == b'\'' {
                 i += 1;
@@ -213,6 +243,18 @@ impl<'t> W<'_, 't> {
                 }
                 continue;
             }
+            match ch {
+                b'(' => open.push((None, 0)),
+                b')' => {
+                    open.pop();
+                }
+                b',' => {
+                    if let Some(top) = open.last_mut() {
+                        top.1 = top.1.saturating_add(1);
+                    }
+                }
+                _ => {}
+            }
             if ch.is_ascii_alphabetic() || ch == b'_' {
                 let start = i;
                 while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
@@ -223,10 +265,24 @@ impl<'t> W<'_, 't> {
                     word,
                     "__attribute__" | "__declspec" | "_Pragma" | "__pragma"
                 ) {
+                    complete = false;
                     break;
                 }
-                let preceded_by_hash = start > 0 && b[start - 1] == b'#';
-                if preceded_by_hash || params.contains(&word) || is_c_keyword(word) {
+                let before = text[..start].trim_end_matches([' ', '\t']);
+                let preceded_by_hash = before.ends_with('#');
+                let followed_by_paste = text[i..].trim_start_matches([' ', '\t']).starts_with("##");
+                let parameter = if word == "__VA_ARGS__" && variadic {
+                    Some(63)
+                } else {
+                    params.iter().position(|p| *p == word)
+                };
+                if let Some(index) = parameter {
+                    if !preceded_by_hash && !followed_by_paste {
+                        used |= 1 << index.min(63);
+                    }
+                    continue;
+                }
+                if preceded_by_hash || is_c_keyword(word) {
                     continue;
                 }
                 let mut j = i;
@@ -238,11 +294,70 @@ impl<'t> W<'_, 't> {
                 if b.get(j) == Some(&b'(') {
                     let s = self.intern(word);
                     self.push_ref_at(RefKind::Call, 0, 0, s, Sym::EMPTY, Sym::EMPTY, line);
+                    let within = open
+                        .iter()
+                        .rev()
+                        .find_map(|&(call, argument)| call.map(|call| (call, argument)));
+                    self.note_macro_call(s, within);
                     found += 1;
+                    open.push((Some(s), 0));
+                    i = j + 1;
                 }
                 continue;
             }
             i += 1;
+        }
+        let mut unused = (0..params.len().min(63))
+            .map(|index| 1u64 << index)
+            .fold(0, |all, bit| all | bit)
+            & !used;
+        if variadic && used & 1 << 63 == 0 {
+            unused |= 1 << 63;
+        }
+        if complete {
+            self.note_unused_arguments(unused);
+        }
+    }
+
+    /// Records `name` as called by the body of the macro being scanned (not for a macro
+    /// defined inside a function, whose calls are the function's).
+    fn note_macro_call(&mut self, name: Sym, within: Option<(Sym, u8)>) {
+        let macro_entity = self.encl;
+        let is_macro = self.scanning_macro();
+        let known = self
+            .f
+            .macro_calls
+            .iter()
+            .rev()
+            .take_while(|c| c.macro_entity == macro_entity)
+            .any(|c| c.name == name);
+        if is_macro && !known {
+            let (within, argument) = within.unwrap_or((Sym::EMPTY, 0));
+            self.f.macro_calls.push(MacroCall {
+                macro_entity,
+                name,
+                within,
+                argument,
+            });
+        }
+    }
+
+    /// Whether the body being scanned is a macro's own (not a function's local macro).
+    fn scanning_macro(&self) -> bool {
+        self.f
+            .entities
+            .get(self.encl as usize)
+            .is_some_and(|e| e.kind == NodeKind::Macro)
+    }
+
+    /// Records the parameters (bit i; bit 63: the variadic part) that the body of the
+    /// macro being scanned drops.
+    fn note_unused_arguments(&mut self, unused: u64) {
+        if unused != 0 && self.scanning_macro() {
+            self.f.macro_arguments.push(MacroArguments {
+                macro_entity: self.encl,
+                unused,
+            });
         }
     }
 
