@@ -1,7 +1,8 @@
 //! Calls made through macros: a function that invokes `luaC_checkGC(L)` calls `luaC_step`,
 //! because the macro's body calls `luaC_condGC`, a macro whose body calls `luaC_step`.
 //! Each such call becomes a CALLS edge from the invoking function, with the role
-//! `Generated` and the line of the invocation, beside the EXPANDS edge to the macro.
+//! `Generated` and the line of the function's first invocation of the macro, beside the
+//! EXPANDS edge to the macro.
 //!
 //! What a macro's expansion calls is read from the call shapes written in its body
 //! ([`crate::extract::MacroCall`]), each resolved as the body's own calls are (in the
@@ -36,7 +37,7 @@ use super::index::Ent;
 use crate::extract::{NO_ENTITY, Ref, RefKind, Sym};
 
 /// How many macros deep an expansion is followed.
-pub(super) const MAX_EXPANSION_DEPTH: u32 = 16;
+const MAX_EXPANSION_DEPTH: u32 = 16;
 /// The most calls one macro's expansion generates (the first by entity, the rest
 /// dropped): a bound on the edges one invocation can add.
 const MAX_GENERATED_CALLS: usize = 256;
