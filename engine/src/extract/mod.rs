@@ -237,8 +237,26 @@ pub struct MacroCall {
 pub struct MacroArguments {
     /// Index of the macro entity.
     pub macro_entity: u32,
-    /// Bit i: parameter i is unused; bit 63: the variadic part (`...`) is unused.
+    /// Bit i: parameter i is unused (see [`MacroArguments::bit`]); bit 63: the variadic
+    /// part (`...`) is unused.
     pub unused: u64,
+}
+
+impl MacroArguments {
+    /// The bit of the variadic part.
+    pub const VARIADIC_BIT: u32 = 63;
+
+    /// The bit of parameter `index` (the variadic part's at or past `params`), or none for
+    /// a parameter past the 63rd, which is never reported unused.
+    pub fn bit(index: usize, params: usize) -> Option<u32> {
+        if index >= params {
+            Some(Self::VARIADIC_BIT)
+        } else {
+            u32::try_from(index)
+                .ok()
+                .filter(|&bit| bit < Self::VARIADIC_BIT)
+        }
+    }
 }
 
 /// Everything resolution needs to know about one file.
@@ -319,7 +337,9 @@ impl FileFacts {
     /// Whether macro entity `entity` drops the argument at `index` (see [`MacroArguments`]).
     pub fn drops_argument(&self, entity: u32, index: u8) -> bool {
         let params = self.entities.get(entity as usize).map_or(0, |e| e.params);
-        let bit = if index < params { index.min(62) } else { 63 };
+        let Some(bit) = MacroArguments::bit(usize::from(index), usize::from(params)) else {
+            return false;
+        };
         self.macro_arguments
             .binary_search_by_key(&entity, |a| a.macro_entity)
             .is_ok_and(|at| self.macro_arguments[at].unused & 1 << bit != 0)

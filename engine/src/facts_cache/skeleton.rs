@@ -244,20 +244,19 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
             end_line: c.u32()?,
         });
     }
-    let is_macro = |entity: u32| {
-        entities
-            .get(entity as usize)
-            .is_some_and(|e: &Entity| e.kind == NodeKind::Macro)
+    // The index of a macro entity, else `what` is invalid.
+    let macro_entity = |c: &mut Cursor<'_>, what: &'static str| {
+        let entity = c.u32()?;
+        match entities.get(entity as usize) {
+            Some(e) if e.kind == NodeKind::Macro => Ok(entity),
+            _ => Err(DecodeError::Invalid(what)),
+        }
     };
     let n_macro_calls = c.count(13)?;
     let mut macro_calls = Vec::with_capacity(n_macro_calls);
     for _ in 0..n_macro_calls {
-        let macro_entity = c.u32()?;
-        if !is_macro(macro_entity) {
-            return Err(DecodeError::Invalid("macro call entity"));
-        }
         macro_calls.push(MacroCall {
-            macro_entity,
+            macro_entity: macro_entity(&mut c, "macro call entity")?,
             name: sym(c.u32()?)?,
             within: sym(c.u32()?)?,
             argument: c.u8()?,
@@ -272,12 +271,8 @@ pub fn decode_skeleton(path: &str, bytes: &[u8]) -> Result<FileFacts, DecodeErro
     let n_macro_arguments = c.count(12)?;
     let mut macro_arguments = Vec::with_capacity(n_macro_arguments);
     for _ in 0..n_macro_arguments {
-        let macro_entity = c.u32()?;
-        if !is_macro(macro_entity) {
-            return Err(DecodeError::Invalid("macro arguments entity"));
-        }
         macro_arguments.push(MacroArguments {
-            macro_entity,
+            macro_entity: macro_entity(&mut c, "macro arguments entity")?,
             unused: c.u64()?,
         });
     }

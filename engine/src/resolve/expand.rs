@@ -98,30 +98,30 @@ impl Expansions {
     pub(super) fn capturing(&self) -> bool {
         self.capture.is_some()
     }
+
+    /// Records a resolution to `target` while a macro body is resolved; false outside
+    /// one (the caller emits the edge).
+    pub(super) fn capture(
+        &mut self,
+        target: Ent,
+        rel: RelType,
+        roles: Roles,
+        strategy: Strategy,
+    ) -> bool {
+        let Some(captured) = self.capture.as_mut() else {
+            return false;
+        };
+        captured.push(Captured {
+            target,
+            rel,
+            roles,
+            strategy,
+        });
+        true
+    }
 }
 
 impl<'f> R<'_, 'f> {
-    /// Records the candidates of a resolution while a macro body is resolved; false
-    /// outside one (the caller emits them).
-    pub(super) fn capture_cands(&mut self, rel: RelType, roles: Roles, strategy: Strategy) -> bool {
-        let Some(captured) = self.expansions.capture.as_mut() else {
-            return false;
-        };
-        for &target in &self.cands {
-            let mut roles = roles;
-            if !self.ix.is_def(target) {
-                roles |= Roles::DECLARATION;
-            }
-            captured.push(Captured {
-                target,
-                rel,
-                roles,
-                strategy,
-            });
-        }
-        true
-    }
-
     /// Queues the expansion of `macros` (the definitions a call of file `f` resolved to)
     /// when the call is made in a function or method.
     pub(super) fn note_invocation(&mut self, f: u32, r: &Ref, src: NodeIdx, macros: &[Ent]) {
@@ -144,7 +144,7 @@ impl<'f> R<'_, 'f> {
     /// Emits the calls of the current file's queued invocations (after its written calls,
     /// so that a call written directly keeps its own edge).
     pub(super) fn emit_invocations(&mut self, f: u32) {
-        let pending = std::mem::take(&mut self.expansions.pending);
+        let mut pending = std::mem::take(&mut self.expansions.pending);
         for invocation in &pending {
             let (calls, _) = self.calls_of_alternatives(&invocation.macros, 0);
             for call in calls.iter() {
@@ -161,8 +161,9 @@ impl<'f> R<'_, 'f> {
                 );
             }
         }
+        // The emptied list keeps its capacity for the next file.
+        pending.clear();
         self.expansions.pending = pending;
-        self.expansions.pending.clear();
     }
 
     /// The calls an invocation of one of `macros` makes: those of the only definition, or

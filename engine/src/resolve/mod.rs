@@ -894,17 +894,16 @@ impl<'s, 'f> R<'s, 'f> {
         if strat.1 {
             roles |= Roles::HEURISTIC;
         }
-        if self.capture_cands(rel, roles, strat.0) {
-            return;
-        }
         let cands = std::mem::take(&mut self.cands);
         for &e in &cands {
             let mut r = roles;
             if !self.ix.is_def(e) {
                 r |= Roles::DECLARATION;
             }
-            let dst = self.node_of(e);
-            self.edge(src, dst, rel, r, strat.0, f, line);
+            if !self.expansions.capture(e, rel, r, strat.0) {
+                let dst = self.node_of(e);
+                self.edge(src, dst, rel, r, strat.0, f, line);
+            }
         }
         self.cands = cands;
     }

@@ -272,13 +272,14 @@ impl<'t> W<'_, 't> {
                 let preceded_by_hash = before.ends_with('#');
                 let followed_by_paste = text[i..].trim_start_matches([' ', '\t']).starts_with("##");
                 let parameter = if word == "__VA_ARGS__" && variadic {
-                    Some(63)
+                    Some(params.len())
                 } else {
                     params.iter().position(|p| *p == word)
                 };
                 if let Some(index) = parameter {
-                    if !preceded_by_hash && !followed_by_paste {
-                        used |= 1 << index.min(63);
+                    let bit = MacroArguments::bit(index, params.len());
+                    if let Some(bit) = bit.filter(|_| !preceded_by_hash && !followed_by_paste) {
+                        used |= 1 << bit;
                     }
                     continue;
                 }
@@ -307,13 +308,11 @@ impl<'t> W<'_, 't> {
             }
             i += 1;
         }
-        let mut unused = (0..params.len().min(63))
-            .map(|index| 1u64 << index)
-            .fold(0, |all, bit| all | bit)
-            & !used;
-        if variadic && used & 1 << 63 == 0 {
-            unused |= 1 << 63;
-        }
+        let declared = (0..params.len())
+            .chain(variadic.then_some(params.len()))
+            .filter_map(|index| MacroArguments::bit(index, params.len()))
+            .fold(0u64, |all, bit| all | 1 << bit);
+        let unused = declared & !used;
         if complete {
             self.note_unused_arguments(unused);
         }
