@@ -335,3 +335,54 @@ fn calls_through_macros_follow_a_patch_of_the_inner_macro() {
     );
     assert_eq!(calls(&repo), calls(&fresh));
 }
+
+/// A file whose one file-scope invocation defines a function (issue 27 item 2), the
+/// functions its expansion calls, and a caller of the generated function.
+fn generator_repo(root: &std::path::Path, invocation: &str, user: &str) {
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(
+        root.join("src/gen.c"),
+        format!("#define GEN(n) int make_##n(void) {{ return base_##n(); }}\n{invocation}\n"),
+    )
+    .unwrap();
+    fs::write(
+        root.join("src/base.c"),
+        "int base_alpha(void) { return 1; }\nint base_beta(void) { return 2; }\n",
+    )
+    .unwrap();
+    fs::write(root.join("src/user.c"), user).unwrap();
+}
+
+#[test]
+fn generated_definitions_follow_a_patch_of_their_invocation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, fresh) = (tmp.path().join("repo"), tmp.path().join("fresh"));
+    let user = "int make_beta(void);\nint use(void) { return make_beta(); }\n";
+    generator_repo(&repo, "GEN(alpha)", user);
+    run_ok(&["build", arg(&repo)]);
+    assert!(calls(&repo).contains(&"src/gen.c:make_alpha,src/base.c:base_alpha".to_owned()));
+
+    // The invocation changes: make_alpha goes, make_beta comes, and the caller finds it.
+    generator_repo(&repo, "GEN(beta)", user);
+    run_ok(&["patch", arg(&repo)]);
+    generator_repo(&fresh, "GEN(beta)", user);
+    run_ok(&["build", arg(&fresh)]);
+    let patched = calls(&repo);
+    assert!(patched.contains(&"src/gen.c:make_beta,src/base.c:base_beta".to_owned()));
+    assert!(patched.contains(&"src/user.c:use,src/gen.c:make_beta".to_owned()));
+    assert_eq!(patched, calls(&fresh));
+
+    // Only the caller changes: gen.c's generated function comes back from the facts cache.
+    let user = "int make_beta(void);\nint use(void) {\n  return make_beta() + 1;\n}\n";
+    fs::write(repo.join("src/user.c"), user).unwrap();
+    fs::write(fresh.join("src/user.c"), user).unwrap();
+    run_ok(&["patch", arg(&repo)]);
+    run_ok(&["build", "--full", arg(&fresh)]);
+    assert_eq!(calls(&repo), calls(&fresh));
+    let generated = common::query_csv_rows(
+        &repo,
+        &[],
+        "MATCH (:File)-[r:CONTAINS]->(f:Function) WHERE has_role(r, 'Generated') RETURN f.id, f.start_line",
+    );
+    assert_eq!(generated, ["src/gen.c:make_beta,2"]);
+}

@@ -68,8 +68,9 @@ pub use skeleton::{
 /// ERROR node no longer flagged as found in an error; 9: include-guard blocks; 10: byte
 /// offsets and sizes of files that are not UTF-8 count the file's bytes, and references
 /// entries list every further use site; 11: entities carry the comment above them; 12:
-/// skeletons list the calls written in macro bodies.)
-pub const CACHE_VERSION: u32 = 12;
+/// skeletons list the calls written in macro bodies; 13: functions defined by file-scope
+/// macro invocations, and calls through names that a file's macros build.)
+pub const CACHE_VERSION: u32 = 13;
 
 /// When more packs than this exist, a patch folds the small ones into one.
 const MAX_PACKS: usize = 8;

@@ -6,7 +6,10 @@
 //!
 //! ```text
 //! # A comment.
-//! -GRAPH golden              the hand-built code graph of query_support.rs, or `writable`
+//! -GRAPH golden              the hand-built code graph of query_support.rs, `writable`,
+//!                            or `code`: the graph Batho builds from the -FILE blocks
+//! -FILE src/gen.c            (code graphs) a file, its lines following, each after a `|`
+//! |int main(void) { return 0; }
 //! -SETUP CREATE (:Note)      writable graphs: statements run first, in order
 //!
 //! -CASE what it checks
@@ -26,6 +29,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use batho_engine::build::{BuildOptions, build};
 use batho_engine::query::{Database, QueryError, QueryResult, WritableDatabase};
 
 /// The graph a file's cases run on.
@@ -126,11 +130,15 @@ fn open_graph(path: &Path, header: &[String], scratch: &Path) -> Graph {
             .iter()
             .filter_map(move |line| line.strip_prefix(name).map(str::trim))
     }
-    let kind = directive(header, "-GRAPH ")
-        .next()
-        .unwrap_or_else(|| panic!("{}: no -GRAPH line (golden or writable)", path.display()));
+    let kind = directive(header, "-GRAPH ").next().unwrap_or_else(|| {
+        panic!(
+            "{}: no -GRAPH line (golden, writable or code)",
+            path.display()
+        )
+    });
     let mut graph = match kind {
         "golden" => Graph::Golden(Box::new(support::golden(scratch))),
+        "code" => Graph::Golden(Box::new(code_graph(path, header, scratch))),
         "writable" => Graph::Writable(Box::new(
             WritableDatabase::create(&scratch.join("graph")).expect("create a writable graph"),
         )),
@@ -142,6 +150,38 @@ fn open_graph(path: &Path, header: &[String], scratch: &Path) -> Graph {
         }
     }
     graph
+}
+
+/// The code graph Batho builds from the files of the header: `-FILE path`, then the
+/// file's lines, each written after a `|` (so that a `#define` or a `-` in C is not read
+/// as a directive of the test file).
+fn code_graph(path: &Path, header: &[String], scratch: &Path) -> Database {
+    let root = scratch.join("repo");
+    let mut files: Vec<(String, String)> = Vec::new();
+    for line in header {
+        if let Some(name) = line.strip_prefix("-FILE ") {
+            files.push((name.trim().to_string(), String::new()));
+        } else if let Some(code) = line.strip_prefix('|') {
+            let Some((_, text)) = files.last_mut() else {
+                panic!("{}: a `|` line before any -FILE", path.display());
+            };
+            text.push_str(code);
+            text.push('\n');
+        }
+    }
+    assert!(
+        !files.is_empty(),
+        "{}: -GRAPH code without -FILE",
+        path.display()
+    );
+    for (name, text) in &files {
+        let file = root.join(name);
+        std::fs::create_dir_all(file.parent().expect("a file has a folder")).expect("mkdir");
+        std::fs::write(&file, text).expect("write a fixture file");
+    }
+    build(&root, &BuildOptions::default(), &|_| {})
+        .unwrap_or_else(|error| panic!("{}: build: {error}", path.display()));
+    Database::open(&root).expect("open the built graph")
 }
 
 /// What a case gives now, in the expected block's shape.

@@ -16,8 +16,10 @@
 //! stable across runs and independent of other files.
 
 mod doc_comment;
+mod expansion;
 mod guards;
 mod kinds;
+mod preprocess;
 mod walk;
 
 /// How deep the extractor walks a syntax tree: what lies deeper (thousands of nested
@@ -64,6 +66,9 @@ pub mod entity_bits {
     pub const STATIC_MACRO: u8 = 32;
     /// Defined inside an `#if`/`#ifdef` block (include guards aside): may be inactive.
     pub const CONDITIONAL: u8 = 64;
+    /// Defined by a file-scope macro invocation, and located at it (see
+    /// `expansion::definitions`).
+    pub const GENERATED: u8 = 128;
 }
 
 /// One declared or defined entity of a file.
@@ -180,6 +185,10 @@ pub mod ref_bits {
     /// Found inside an `ERROR` node, outside any definition, declaration or directive
     /// that tree-sitter recognised within it (its calls get the Heuristic role).
     pub const IN_ERROR: u8 = 32;
+    /// A call that exists only in a macro's expansion, its callee's name substituted or
+    /// pasted (see `expansion::calls`): its edge gets the Generated role, and it makes no
+    /// edge to a name the repository does not define.
+    pub const GENERATED: u8 = 64;
 }
 
 /// One use of a name.
@@ -320,6 +329,17 @@ impl FileFacts {
             bytes: 0,
             lines: 0,
             content_hash: [0; 32],
+        }
+    }
+
+    /// The facts of `source` before the walk: its size, and nothing found yet.
+    fn unwalked(path: &str, language: Language, source: &str) -> FileFacts {
+        let lines =
+            u32::try_from(source.bytes().filter(|&b| b == b'\n').count() + 1).unwrap_or(u32::MAX);
+        FileFacts {
+            bytes: source.len() as u64,
+            lines,
+            ..FileFacts::path_only(path, language)
         }
     }
 
@@ -491,26 +511,7 @@ impl Extractor {
             Language::Cpp => &mut self.cpp,
             _ => &mut self.c,
         };
-        let lines =
-            u32::try_from(source.bytes().filter(|&b| b == b'\n').count() + 1).unwrap_or(u32::MAX);
-        let mut facts = FileFacts {
-            path: rel_path.to_owned(),
-            language,
-            text: String::new(),
-            ends: vec![0],
-            entities: Vec::new(),
-            bases: Vec::new(),
-            includes: Vec::new(),
-            guards: Vec::new(),
-            macro_calls: Vec::new(),
-            macro_arguments: Vec::new(),
-            refs: Vec::new(),
-            sites: Vec::new(),
-            parse_errors: 0,
-            bytes: source.len() as u64,
-            lines,
-            content_hash: [0; 32],
-        };
+        let mut facts = FileFacts::unwalked(rel_path, language, source);
         // Offsets are u32: a source over 4 GiB is not C anyone can compile; skip it whole.
         if source.len() >= u32::MAX as usize {
             facts.parse_errors = 1;
@@ -529,6 +530,7 @@ impl Extractor {
             return facts;
         };
         walk::walk(&lang.table, language, source, &tree, &mut facts);
+        expansion::add_expansions(lang, language, source, &tree, &mut facts);
         drop_keyword_names(&mut facts);
         record_guards(&mut facts, source);
         facts

@@ -19,8 +19,10 @@
 //! - only calls of repository entities count (a libc or unresolved name makes no edge);
 //! - a call the function also writes itself keeps its direct edge only.
 //!
-//! Not seen: calls whose callee is a macro parameter or a pasted name (`f(x)` with `f` a
-//! parameter, `prefix##name(`), which need the invocation's arguments.
+//! Calls whose callee is a macro parameter or a pasted name (`f(x)` with `f` a parameter,
+//! `prefix##name(`) need the invocation's arguments: extraction expands the invocations
+//! of a file's own macros and writes such calls as references
+//! (`extract::expansion::calls`); those through macros of other files are not seen.
 //!
 //! An expansion's calls depend only on the macro, so each resolver keeps them by macro;
 //! an answer that a cycle or the depth bound cut short depends on where the walk began

@@ -517,11 +517,14 @@ impl<'s, 'f> R<'s, 'f> {
             let file_node = NodeIdx(self.file_node[fi as usize]);
             for (ei, e) in f.entities.iter().enumerate() {
                 let me = self.node_of((fi, ei as u32));
-                let roles = if e.flags.contains(NodeFlags::DECLARATION_ONLY) {
+                let mut roles = if e.flags.contains(NodeFlags::DECLARATION_ONLY) {
                     Roles::DECLARATION
                 } else {
                     Roles::DEFINITION
                 };
+                if e.bits & entity_bits::GENERATED != 0 {
+                    roles |= Roles::GENERATED;
+                }
                 let parent = if e.parent == NO_ENTITY {
                     file_node
                 } else {

@@ -130,7 +130,7 @@ impl<'f> R<'_, 'f> {
     }
 
     pub(super) fn unresolved(&mut self, src: NodeIdx, name: &str, roles: Roles, f: u32, line: u32) {
-        if self.expansions.capturing() {
+        if self.expansions.capturing() || roles.contains(Roles::GENERATED) {
             // An expansion generates calls of repository entities only.
             return;
         }
@@ -171,6 +171,9 @@ impl<'f> R<'_, 'f> {
         };
         if r.flags & ref_bits::DYNAMIC != 0 {
             roles |= Roles::DYNAMIC;
+        }
+        if r.flags & ref_bits::GENERATED != 0 {
+            roles |= Roles::GENERATED;
         }
         let line = r.line;
         let done = |s: &mut Self, st: (Strategy, bool), rel: RelType, roles: Roles| {
