@@ -18,9 +18,9 @@ use std::collections::HashSet;
 
 use batho_schema::NodeKind;
 
-use super::super::preprocess::{self, Lexer, MacroDefinition, Token, TokenKind};
-use super::super::{FileFacts, NO_ENTITY, Ref, RefKind, Sym, ref_bits};
 use super::{DefinitionsInForce, function_like_macro_names, push_string};
+use crate::extract::preprocess::{self, Lexer, MacroDefinition, Token, TokenKind};
+use crate::extract::{FileFacts, NO_ENTITY, Ref, RefKind, Sym, ref_bits};
 
 /// Call references one invocation adds at most (a bound on what one line can add).
 const MAX_CALLS_PER_INVOCATION: usize = 256;

@@ -27,9 +27,9 @@ use std::iter::Peekable;
 use batho_schema::{Language, NodeFlags, NodeKind};
 use tree_sitter::{Node, Tree};
 
-use super::super::preprocess::{self, Lexer, Token, TokenKind};
-use super::super::{Entity, FileFacts, Lang, NO_ENTITY, Ref, RefKind, Sym, entity_bits, walk};
 use super::{DefinitionsInForce, function_like_macro_names, push_string};
+use crate::extract::preprocess::{self, Lexer, Token, TokenKind};
+use crate::extract::{Entity, FileFacts, Lang, NO_ENTITY, Ref, RefKind, Sym, entity_bits, walk};
 
 /// An invocation found at file scope: its tokens and where it is.
 struct Invocation {
@@ -49,7 +49,7 @@ pub(super) struct Generators {
 /// Finds the invocations of `source` (parsed as `tree`, walked into `facts`) whose
 /// expansion defines a function; none for the files that have none, nearly all.
 pub(super) fn find(
-    lang: &mut Lang,
+    lang: &Lang,
     source: &str,
     tree: &Tree,
     facts: &FileFacts,
@@ -137,13 +137,13 @@ impl Generators {
 /// The top-level nodes that begin with the name of one of `names` (sorted): file scope,
 /// and inside `#if` and `extern "C"` blocks.
 fn collect_candidates<'tree>(
-    kinds: &super::super::kinds::KindTable,
+    kinds: &crate::extract::kinds::KindTable,
     node: Node<'tree>,
     source: &str,
     names: &[&str],
     out: &mut Vec<Node<'tree>>,
 ) {
-    use super::super::kinds::K;
+    use crate::extract::kinds::K;
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         match kinds.of(&child) {
