@@ -4,10 +4,10 @@
 
 use tree_sitter::Language;
 
-/// The node kinds the walker treats specially; everything else is [`K::Other`].
+/// The node kinds the walker treats specially; everything else is [`SyntaxKind::Other`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
-pub(crate) enum K {
+pub(crate) enum SyntaxKind {
     Other,
     /// Leaves and subtrees that can never hold a reference (literals, comments).
     Skip,
@@ -76,12 +76,12 @@ pub(crate) enum K {
     PreprocArg,
 }
 
-impl K {
-    fn from_name(name: &str, named: bool) -> K {
+impl SyntaxKind {
+    fn from_name(name: &str, named: bool) -> SyntaxKind {
         if !named {
             return match name {
-                "virtual" => K::Virtual,
-                _ => K::Other,
+                "virtual" => SyntaxKind::Virtual,
+                _ => SyntaxKind::Other,
             };
         }
         match name {
@@ -98,78 +98,82 @@ impl K {
             | "nullptr"
             | "escape_sequence"
             | "string_content"
-            | "user_defined_literal" => K::Skip,
-            "translation_unit" => K::TranslationUnit,
-            "declaration_list" => K::DeclarationList,
-            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef" => K::PreprocIf,
-            "preproc_else" => K::PreprocElse,
-            "preproc_def" => K::PreprocDef,
-            "preproc_function_def" => K::PreprocFunctionDef,
-            "preproc_include" => K::PreprocInclude,
-            "preproc_call" => K::PreprocCall,
-            "preproc_defined" => K::PreprocDefined,
-            "preproc_arg" => K::PreprocArg,
-            "function_definition" => K::FunctionDefinition,
-            "declaration" => K::Declaration,
-            "field_declaration" => K::FieldDeclaration,
-            "type_definition" => K::TypeDefinition,
-            "alias_declaration" => K::AliasDeclaration,
-            "struct_specifier" => K::StructSpecifier,
-            "class_specifier" => K::ClassSpecifier,
-            "union_specifier" => K::UnionSpecifier,
-            "enum_specifier" => K::EnumSpecifier,
-            "field_declaration_list" => K::FieldDeclarationList,
-            "enumerator_list" => K::EnumeratorList,
-            "enumerator" => K::Enumerator,
-            "namespace_definition" => K::NamespaceDefinition,
-            "linkage_specification" => K::LinkageSpecification,
-            "template_declaration" => K::TemplateDeclaration,
-            "compound_statement" => K::CompoundStatement,
-            "for_statement" => K::ForStatement,
-            "for_range_loop" => K::ForRangeLoop,
-            "call_expression" => K::CallExpression,
-            "field_expression" => K::FieldExpression,
-            "assignment_expression" => K::AssignmentExpression,
-            "update_expression" => K::UpdateExpression,
-            "identifier" => K::Identifier,
-            "field_identifier" => K::FieldIdentifier,
-            "type_identifier" => K::TypeIdentifier,
-            "qualified_identifier" => K::QualifiedIdentifier,
-            "template_function" => K::TemplateFunction,
-            "template_type" => K::TemplateType,
-            "ERROR" => K::Error,
-            "function_declarator" => K::FunctionDeclarator,
-            "pointer_declarator" => K::PointerDeclarator,
-            "reference_declarator" => K::ReferenceDeclarator,
-            "parenthesized_declarator" => K::ParenthesizedDeclarator,
-            "attributed_declarator" => K::AttributedDeclarator,
-            "array_declarator" => K::ArrayDeclarator,
-            "init_declarator" => K::InitDeclarator,
-            "parameter_list" => K::ParameterList,
-            "parameter_declaration" | "optional_parameter_declaration" => K::ParameterDeclaration,
-            "base_class_clause" => K::BaseClassClause,
-            "storage_class_specifier" => K::StorageClassSpecifier,
-            "virtual" => K::Virtual,
-            "this" => K::This,
-            "lambda_expression" => K::LambdaExpression,
-            "parenthesized_expression" => K::ParenthesizedExpression,
-            "pointer_expression" => K::PointerExpression,
-            "destructor_name" => K::DestructorName,
-            "operator_name" => K::OperatorName,
-            "namespace_identifier" => K::NamespaceIdentifier,
-            "access_specifier" => K::AccessSpecifier,
-            "labeled_statement" => K::LabeledStatement,
-            "primitive_type" => K::PrimitiveType,
-            "field_initializer_list" => K::FieldInitializerList,
-            "friend_declaration" => K::FriendDeclaration,
-            _ => K::Other,
+            | "user_defined_literal" => SyntaxKind::Skip,
+            "translation_unit" => SyntaxKind::TranslationUnit,
+            "declaration_list" => SyntaxKind::DeclarationList,
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef" => {
+                SyntaxKind::PreprocIf
+            }
+            "preproc_else" => SyntaxKind::PreprocElse,
+            "preproc_def" => SyntaxKind::PreprocDef,
+            "preproc_function_def" => SyntaxKind::PreprocFunctionDef,
+            "preproc_include" => SyntaxKind::PreprocInclude,
+            "preproc_call" => SyntaxKind::PreprocCall,
+            "preproc_defined" => SyntaxKind::PreprocDefined,
+            "preproc_arg" => SyntaxKind::PreprocArg,
+            "function_definition" => SyntaxKind::FunctionDefinition,
+            "declaration" => SyntaxKind::Declaration,
+            "field_declaration" => SyntaxKind::FieldDeclaration,
+            "type_definition" => SyntaxKind::TypeDefinition,
+            "alias_declaration" => SyntaxKind::AliasDeclaration,
+            "struct_specifier" => SyntaxKind::StructSpecifier,
+            "class_specifier" => SyntaxKind::ClassSpecifier,
+            "union_specifier" => SyntaxKind::UnionSpecifier,
+            "enum_specifier" => SyntaxKind::EnumSpecifier,
+            "field_declaration_list" => SyntaxKind::FieldDeclarationList,
+            "enumerator_list" => SyntaxKind::EnumeratorList,
+            "enumerator" => SyntaxKind::Enumerator,
+            "namespace_definition" => SyntaxKind::NamespaceDefinition,
+            "linkage_specification" => SyntaxKind::LinkageSpecification,
+            "template_declaration" => SyntaxKind::TemplateDeclaration,
+            "compound_statement" => SyntaxKind::CompoundStatement,
+            "for_statement" => SyntaxKind::ForStatement,
+            "for_range_loop" => SyntaxKind::ForRangeLoop,
+            "call_expression" => SyntaxKind::CallExpression,
+            "field_expression" => SyntaxKind::FieldExpression,
+            "assignment_expression" => SyntaxKind::AssignmentExpression,
+            "update_expression" => SyntaxKind::UpdateExpression,
+            "identifier" => SyntaxKind::Identifier,
+            "field_identifier" => SyntaxKind::FieldIdentifier,
+            "type_identifier" => SyntaxKind::TypeIdentifier,
+            "qualified_identifier" => SyntaxKind::QualifiedIdentifier,
+            "template_function" => SyntaxKind::TemplateFunction,
+            "template_type" => SyntaxKind::TemplateType,
+            "ERROR" => SyntaxKind::Error,
+            "function_declarator" => SyntaxKind::FunctionDeclarator,
+            "pointer_declarator" => SyntaxKind::PointerDeclarator,
+            "reference_declarator" => SyntaxKind::ReferenceDeclarator,
+            "parenthesized_declarator" => SyntaxKind::ParenthesizedDeclarator,
+            "attributed_declarator" => SyntaxKind::AttributedDeclarator,
+            "array_declarator" => SyntaxKind::ArrayDeclarator,
+            "init_declarator" => SyntaxKind::InitDeclarator,
+            "parameter_list" => SyntaxKind::ParameterList,
+            "parameter_declaration" | "optional_parameter_declaration" => {
+                SyntaxKind::ParameterDeclaration
+            }
+            "base_class_clause" => SyntaxKind::BaseClassClause,
+            "storage_class_specifier" => SyntaxKind::StorageClassSpecifier,
+            "virtual" => SyntaxKind::Virtual,
+            "this" => SyntaxKind::This,
+            "lambda_expression" => SyntaxKind::LambdaExpression,
+            "parenthesized_expression" => SyntaxKind::ParenthesizedExpression,
+            "pointer_expression" => SyntaxKind::PointerExpression,
+            "destructor_name" => SyntaxKind::DestructorName,
+            "operator_name" => SyntaxKind::OperatorName,
+            "namespace_identifier" => SyntaxKind::NamespaceIdentifier,
+            "access_specifier" => SyntaxKind::AccessSpecifier,
+            "labeled_statement" => SyntaxKind::LabeledStatement,
+            "primitive_type" => SyntaxKind::PrimitiveType,
+            "field_initializer_list" => SyntaxKind::FieldInitializerList,
+            "friend_declaration" => SyntaxKind::FriendDeclaration,
+            _ => SyntaxKind::Other,
         }
     }
 }
 
 /// Kind table and field ids of one grammar.
 pub(crate) struct KindTable {
-    kinds: Vec<K>,
+    kinds: Vec<SyntaxKind>,
     /// The grammar's keywords (anonymous tokens spelled like identifiers), sorted: a name
     /// spelled like one may lex as the keyword.
     pub(crate) keywords: Vec<Box<str>>,
@@ -203,9 +207,9 @@ impl KindTable {
                     if !named && word {
                         keywords.push(Box::from(name));
                     }
-                    K::from_name(name, named)
+                    SyntaxKind::from_name(name, named)
                 }
-                None => K::Other,
+                None => SyntaxKind::Other,
             };
             kinds.push(k);
         }
@@ -236,12 +240,16 @@ impl KindTable {
     }
 
     #[inline]
-    pub(crate) fn of(&self, node: &tree_sitter::Node<'_>) -> K {
+    pub(crate) fn of(&self, node: &tree_sitter::Node<'_>) -> SyntaxKind {
         // The "ERROR" kind id is u16::MAX and sits outside the table (one call into
         // tree-sitter per node rather than two: `is_error` reads the same symbol).
         match node.kind_id() {
-            u16::MAX => K::Error,
-            id => self.kinds.get(usize::from(id)).copied().unwrap_or(K::Other),
+            u16::MAX => SyntaxKind::Error,
+            id => self
+                .kinds
+                .get(usize::from(id))
+                .copied()
+                .unwrap_or(SyntaxKind::Other),
         }
     }
 }

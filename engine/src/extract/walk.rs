@@ -11,7 +11,7 @@ use batho_schema::{Language, NodeFlags, NodeKind};
 use batho_storage::content_hash;
 use tree_sitter::{Node, Tree, TreeCursor};
 
-use super::kinds::{K, KindTable};
+use super::kinds::{KindTable, SyntaxKind};
 
 mod decls;
 mod directives;
@@ -87,7 +87,7 @@ pub(crate) fn fx_bytes(mut h: u64, b: &[u8]) -> u64 {
     fx_add(h, b.len() as u64)
 }
 
-struct W<'a, 't> {
+struct Walker<'a, 't> {
     t: &'a KindTable,
     cpp: bool,
     src: &'t str,
@@ -119,22 +119,25 @@ struct W<'a, 't> {
 /// Emits the facts of a C file made only of simple directives and comments without
 /// parsing it (see [`directives`]); returns `false`, emitting nothing, for any other file.
 pub(super) fn read_directives(t: &KindTable, src: &str, f: &mut FileFacts) -> bool {
-    W::new(t, Language::C, src, f).read_directives()
+    Walker::new(t, Language::C, src, f).read_directives()
 }
 
 pub(super) use directives::is_directive_only;
 
 pub(super) fn walk(t: &KindTable, language: Language, src: &str, tree: &Tree, f: &mut FileFacts) {
-    let mut w = W::new(t, language, src, f);
+    let mut w = Walker::new(t, language, src, f);
     let mut c = tree.walk();
     w.visit(&mut c, Mode::Top);
     w.finish();
 }
 
-fn is_type_spec(k: K) -> bool {
+fn is_type_spec(k: SyntaxKind) -> bool {
     matches!(
         k,
-        K::StructSpecifier | K::ClassSpecifier | K::UnionSpecifier | K::EnumSpecifier
+        SyntaxKind::StructSpecifier
+            | SyntaxKind::ClassSpecifier
+            | SyntaxKind::UnionSpecifier
+            | SyntaxKind::EnumSpecifier
     )
 }
 
@@ -179,9 +182,9 @@ struct DeclInfo<'t> {
     params: Option<Node<'t>>,
 }
 
-impl<'a, 't> W<'a, 't> {
+impl<'a, 't> Walker<'a, 't> {
     fn new(t: &'a KindTable, language: Language, src: &'t str, f: &'a mut FileFacts) -> Self {
-        W {
+        Walker {
             t,
             cpp: language == Language::Cpp,
             src,
@@ -410,15 +413,15 @@ impl<'a, 't> W<'a, 't> {
         let mut paren_after_func = false;
         for _ in 0..64 {
             match self.t.of(&cur) {
-                K::InitDeclarator
-                | K::PointerDeclarator
-                | K::AttributedDeclarator
-                | K::ArrayDeclarator => match cur.child_by_field_id(self.t.f_declarator) {
+                SyntaxKind::InitDeclarator
+                | SyntaxKind::PointerDeclarator
+                | SyntaxKind::AttributedDeclarator
+                | SyntaxKind::ArrayDeclarator => match cur.child_by_field_id(self.t.f_declarator) {
                     Some(n) => cur = n,
                     None => break,
                 },
-                K::ReferenceDeclarator | K::ParenthesizedDeclarator => {
-                    if saw_func && self.t.of(&cur) == K::ParenthesizedDeclarator {
+                SyntaxKind::ReferenceDeclarator | SyntaxKind::ParenthesizedDeclarator => {
+                    if saw_func && self.t.of(&cur) == SyntaxKind::ParenthesizedDeclarator {
                         paren_after_func = true;
                     }
                     let count = cur.named_child_count();
@@ -427,7 +430,7 @@ impl<'a, 't> W<'a, 't> {
                         None => break,
                     }
                 }
-                K::FunctionDeclarator => {
+                SyntaxKind::FunctionDeclarator => {
                     saw_func = true;
                     paren_after_func = false;
                     info.params = cur.child_by_field_id(self.t.f_parameters);
@@ -442,13 +445,13 @@ impl<'a, 't> W<'a, 't> {
                         None => break,
                     }
                 }
-                K::Identifier
-                | K::FieldIdentifier
-                | K::TypeIdentifier
-                | K::QualifiedIdentifier
-                | K::DestructorName
-                | K::OperatorName
-                | K::TemplateFunction => {
+                SyntaxKind::Identifier
+                | SyntaxKind::FieldIdentifier
+                | SyntaxKind::TypeIdentifier
+                | SyntaxKind::QualifiedIdentifier
+                | SyntaxKind::DestructorName
+                | SyntaxKind::OperatorName
+                | SyntaxKind::TemplateFunction => {
                     info.name = Some(cur);
                     break;
                 }
@@ -470,7 +473,10 @@ impl<'a, 't> W<'a, 't> {
             if ch.is_error() {
                 for j in 0..ch.child_count().min(8) {
                     if let Some(e) = ch.child(j)
-                        && matches!(self.t.of(&e), K::Identifier | K::FieldIdentifier)
+                        && matches!(
+                            self.t.of(&e),
+                            SyntaxKind::Identifier | SyntaxKind::FieldIdentifier
+                        )
                     {
                         found = Some(e);
                     }
@@ -485,10 +491,10 @@ impl<'a, 't> W<'a, 't> {
         let mut cur = n;
         for _ in 0..32 {
             match self.t.of(&cur) {
-                K::QualifiedIdentifier => {
+                SyntaxKind::QualifiedIdentifier => {
                     if let Some(s) = cur.child_by_field_id(self.t.f_scope) {
                         let part = match self.t.of(&s) {
-                            K::TemplateType => {
+                            SyntaxKind::TemplateType => {
                                 s.child_by_field_id(self.t.f_name).map(|x| self.text(x))
                             }
                             _ => Some(self.text(s)),
@@ -505,11 +511,12 @@ impl<'a, 't> W<'a, 't> {
                         None => return "",
                     }
                 }
-                K::TemplateFunction | K::TemplateType => match cur.child_by_field_id(self.t.f_name)
-                {
-                    Some(x) => cur = x,
-                    None => return "",
-                },
+                SyntaxKind::TemplateFunction | SyntaxKind::TemplateType => {
+                    match cur.child_by_field_id(self.t.f_name) {
+                        Some(x) => cur = x,
+                        None => return "",
+                    }
+                }
                 _ => return self.text(cur),
             }
         }
@@ -525,7 +532,7 @@ impl<'a, 't> W<'a, 't> {
                 continue;
             };
             match self.t.of(&ch) {
-                K::ParameterDeclaration => {
+                SyntaxKind::ParameterDeclaration => {
                     let has_decl = ch.child_by_field_id(self.t.f_declarator).is_some();
                     let is_void = !has_decl
                         && ch
@@ -535,7 +542,7 @@ impl<'a, 't> W<'a, 't> {
                         count += 1;
                     }
                 }
-                K::Skip => {}
+                SyntaxKind::Skip => {}
                 _ => {
                     if ch.kind() == "variadic_parameter" || self.text(ch) == "..." {
                         variadic = true;
@@ -552,14 +559,15 @@ impl<'a, 't> W<'a, 't> {
     fn type_base(&mut self, ty: Option<Node<'t>>) -> Sym {
         let Some(ty) = ty else { return Sym::EMPTY };
         match self.t.of(&ty) {
-            K::TypeIdentifier => self.intern_node(ty),
-            K::StructSpecifier | K::ClassSpecifier | K::UnionSpecifier | K::EnumSpecifier => {
-                match ty.child_by_field_id(self.t.f_name) {
-                    Some(n) => self.type_base(Some(n)),
-                    None => Sym::EMPTY,
-                }
-            }
-            K::QualifiedIdentifier | K::TemplateType => {
+            SyntaxKind::TypeIdentifier => self.intern_node(ty),
+            SyntaxKind::StructSpecifier
+            | SyntaxKind::ClassSpecifier
+            | SyntaxKind::UnionSpecifier
+            | SyntaxKind::EnumSpecifier => match ty.child_by_field_id(self.t.f_name) {
+                Some(n) => self.type_base(Some(n)),
+                None => Sym::EMPTY,
+            },
+            SyntaxKind::QualifiedIdentifier | SyntaxKind::TemplateType => {
                 let mut q = String::new();
                 let last = self.split_name(ty, &mut q);
                 if matches!(last, "unique_ptr" | "shared_ptr" | "weak_ptr" | "optional")
@@ -583,8 +591,8 @@ impl<'a, 't> W<'a, 't> {
         let mut cur = ty;
         for _ in 0..8 {
             match self.t.of(&cur) {
-                K::QualifiedIdentifier => cur = cur.child_by_field_id(self.t.f_name)?,
-                K::TemplateType => {
+                SyntaxKind::QualifiedIdentifier => cur = cur.child_by_field_id(self.t.f_name)?,
+                SyntaxKind::TemplateType => {
                     let args = cur.child_by_field_id(self.t.f_arguments)?;
                     let td = args.named_child(0)?;
                     // type_descriptor → its `type` field.
@@ -599,14 +607,14 @@ impl<'a, 't> W<'a, 't> {
     fn has_storage(&self, n: Node<'t>, word: &str) -> bool {
         (0..n.child_count().min(8))
             .filter_map(|i| n.child(i))
-            .any(|ch| self.t.of(&ch) == K::StorageClassSpecifier && self.text(ch) == word)
+            .any(|ch| self.t.of(&ch) == SyntaxKind::StorageClassSpecifier && self.text(ch) == word)
     }
 
     fn has_virtual(&self, n: Node<'t>) -> bool {
         let count = n.child_count().min(8);
         (0..count)
             .filter_map(|i| n.child(i))
-            .any(|ch| self.t.of(&ch) == K::Virtual)
+            .any(|ch| self.t.of(&ch) == SyntaxKind::Virtual)
     }
 
     // ----- the walk ----------------------------------------------------------------------
@@ -646,21 +654,21 @@ impl<'a, 't> W<'a, 't> {
     fn is_construct(&self, n: Node<'t>) -> bool {
         matches!(
             self.t.of(&n),
-            K::FunctionDefinition
-                | K::Declaration
-                | K::TypeDefinition
-                | K::AliasDeclaration
-                | K::StructSpecifier
-                | K::ClassSpecifier
-                | K::UnionSpecifier
-                | K::EnumSpecifier
-                | K::NamespaceDefinition
-                | K::LinkageSpecification
-                | K::TemplateDeclaration
-                | K::PreprocIf
-                | K::PreprocDef
-                | K::PreprocFunctionDef
-                | K::PreprocInclude
+            SyntaxKind::FunctionDefinition
+                | SyntaxKind::Declaration
+                | SyntaxKind::TypeDefinition
+                | SyntaxKind::AliasDeclaration
+                | SyntaxKind::StructSpecifier
+                | SyntaxKind::ClassSpecifier
+                | SyntaxKind::UnionSpecifier
+                | SyntaxKind::EnumSpecifier
+                | SyntaxKind::NamespaceDefinition
+                | SyntaxKind::LinkageSpecification
+                | SyntaxKind::TemplateDeclaration
+                | SyntaxKind::PreprocIf
+                | SyntaxKind::PreprocDef
+                | SyntaxKind::PreprocFunctionDef
+                | SyntaxKind::PreprocInclude
         )
     }
 
@@ -671,24 +679,24 @@ impl<'a, 't> W<'a, 't> {
             self.f.parse_errors += 1;
         }
         match k {
-            K::Skip => {}
-            K::Error => {
+            SyntaxKind::Skip => {}
+            SyntaxKind::Error => {
                 self.f.parse_errors += 1;
                 self.in_error += 1;
                 self.error_children(c, mode);
                 self.in_error -= 1;
             }
-            K::PreprocInclude => self.include(n),
-            K::PreprocDef | K::PreprocFunctionDef => self.macro_def(n, k),
-            K::PreprocIf => self.preproc_if(c, mode),
-            K::PreprocDefined => {
+            SyntaxKind::PreprocInclude => self.include(n),
+            SyntaxKind::PreprocDef | SyntaxKind::PreprocFunctionDef => self.macro_def(n, k),
+            SyntaxKind::PreprocIf => self.preproc_if(c, mode),
+            SyntaxKind::PreprocDefined => {
                 if let Some(id) = n.named_child(0) {
                     let s = self.intern_node(id);
                     self.push_ref(RefKind::Expand, 0, 0, s, Sym::EMPTY, Sym::EMPTY, id);
                 }
             }
-            K::FunctionDefinition => self.function_def(c, mode),
-            K::Declaration | K::FieldDeclaration => match mode {
+            SyntaxKind::FunctionDefinition => self.function_def(c, mode),
+            SyntaxKind::Declaration | SyntaxKind::FieldDeclaration => match mode {
                 // Column 0 inside a body: a file-scope declaration swallowed by unbalanced
                 // `#if` braces (see `function_def`).
                 Mode::Body if n.start_position().column == 0 && !self.cpp => {
@@ -702,13 +710,14 @@ impl<'a, 't> W<'a, 't> {
                 Mode::Top => self.global_decl(c),
                 Mode::Decl | Mode::Cond => self.children(c, mode),
             },
-            K::TypeDefinition => self.typedef(c, mode),
-            K::AliasDeclaration => self.alias(c, mode),
-            K::StructSpecifier | K::ClassSpecifier | K::UnionSpecifier | K::EnumSpecifier => {
-                self.type_spec(c, mode, None)
-            }
-            K::NamespaceDefinition => self.namespace(c),
-            K::CompoundStatement => match mode {
+            SyntaxKind::TypeDefinition => self.typedef(c, mode),
+            SyntaxKind::AliasDeclaration => self.alias(c, mode),
+            SyntaxKind::StructSpecifier
+            | SyntaxKind::ClassSpecifier
+            | SyntaxKind::UnionSpecifier
+            | SyntaxKind::EnumSpecifier => self.type_spec(c, mode, None),
+            SyntaxKind::NamespaceDefinition => self.namespace(c),
+            SyntaxKind::CompoundStatement => match mode {
                 Mode::Top => self.orphan_body(c),
                 Mode::Body => {
                     let mark = self.locals.len();
@@ -717,19 +726,21 @@ impl<'a, 't> W<'a, 't> {
                 }
                 _ => self.children(c, Mode::Body),
             },
-            K::ForStatement | K::ForRangeLoop | K::LambdaExpression => {
+            SyntaxKind::ForStatement | SyntaxKind::ForRangeLoop | SyntaxKind::LambdaExpression => {
                 let mark = self.locals.len();
                 self.children(c, Mode::Body);
                 self.locals.truncate(mark);
             }
-            K::ParameterDeclaration if mode == Mode::Body || mode == Mode::Decl => self.param(c),
+            SyntaxKind::ParameterDeclaration if mode == Mode::Body || mode == Mode::Decl => {
+                self.param(c)
+            }
             // In a class body a "call" is a misparsed member declaration (`virtual ~Shape();`).
-            K::CallExpression if mode == Mode::Class => self.children(c, Mode::Decl),
-            K::CallExpression if mode != Mode::Cond => self.call(c, mode),
-            K::FieldExpression if mode == Mode::Body => self.children(c, mode),
-            K::AssignmentExpression if mode == Mode::Body => self.assignment(c),
-            K::UpdateExpression if mode == Mode::Body => self.update(c),
-            K::Identifier => match mode {
+            SyntaxKind::CallExpression if mode == Mode::Class => self.children(c, Mode::Decl),
+            SyntaxKind::CallExpression if mode != Mode::Cond => self.call(c, mode),
+            SyntaxKind::FieldExpression if mode == Mode::Body => self.children(c, mode),
+            SyntaxKind::AssignmentExpression if mode == Mode::Body => self.assignment(c),
+            SyntaxKind::UpdateExpression if mode == Mode::Body => self.update(c),
+            SyntaxKind::Identifier => match mode {
                 Mode::Body => self.read(n),
                 Mode::Cond => {
                     let s = self.intern_node(n);
@@ -737,12 +748,15 @@ impl<'a, 't> W<'a, 't> {
                 }
                 _ => {}
             },
-            K::QualifiedIdentifier if mode == Mode::Body || mode == Mode::Decl => {
+            SyntaxKind::QualifiedIdentifier if mode == Mode::Body || mode == Mode::Decl => {
                 let mut q = String::new();
                 let last = self.split_name(n, &mut q);
-                let is_type = n
-                    .child_by_field_id(self.t.f_name)
-                    .is_some_and(|x| matches!(self.t.of(&x), K::TypeIdentifier | K::TemplateType));
+                let is_type = n.child_by_field_id(self.t.f_name).is_some_and(|x| {
+                    matches!(
+                        self.t.of(&x),
+                        SyntaxKind::TypeIdentifier | SyntaxKind::TemplateType
+                    )
+                });
                 let (name, qual) = (self.intern(last), self.intern(&q));
                 if is_type || mode == Mode::Decl {
                     self.push_ref(RefKind::Type, 0, 0, name, qual, Sym::EMPTY, n);
@@ -750,12 +764,12 @@ impl<'a, 't> W<'a, 't> {
                     self.push_ref(RefKind::Read, 0, 0, name, qual, Sym::EMPTY, n);
                 }
             }
-            K::TypeIdentifier if mode != Mode::Cond => {
+            SyntaxKind::TypeIdentifier if mode != Mode::Cond => {
                 let s = self.intern_node(n);
                 self.push_ref(RefKind::Type, 0, 0, s, Sym::EMPTY, Sym::EMPTY, n);
             }
-            K::FieldInitializerList => self.children(c, Mode::Body),
-            K::InitDeclarator if mode == Mode::Decl => {
+            SyntaxKind::FieldInitializerList => self.children(c, Mode::Body),
+            SyntaxKind::InitDeclarator if mode == Mode::Decl => {
                 if c.goto_first_child() {
                     loop {
                         let m = if c.field_id().map(|x| x.get()) == Some(self.t.f_value) {
@@ -771,8 +785,8 @@ impl<'a, 't> W<'a, 't> {
                     c.goto_parent();
                 }
             }
-            K::FriendDeclaration => self.children(c, Mode::Decl),
-            K::AccessSpecifier | K::PreprocArg | K::PreprocCall => {}
+            SyntaxKind::FriendDeclaration => self.children(c, Mode::Decl),
+            SyntaxKind::AccessSpecifier | SyntaxKind::PreprocArg | SyntaxKind::PreprocCall => {}
             _ => self.children(c, mode),
         }
     }

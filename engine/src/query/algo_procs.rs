@@ -10,7 +10,7 @@ use batho_storage::{EdgeRef, NodeIdx, RoaringBitmap};
 use crate::algo;
 use crate::status::GraphCounts;
 
-use super::exec::{Ctx, ExecError, R};
+use super::exec::{Ctx, ExecError, ExecResult};
 use super::proc_args::{Rec, bad, int_arg};
 
 /// Relation types `algo.affected` follows by default: what a change propagates along.
@@ -32,7 +32,7 @@ fn count(n: u64) -> Value {
 }
 
 /// The node a procedure starts from: a node value, or a node id string.
-fn node_arg(ctx: &Ctx<'_>, proc: &str, args: &[Value], i: usize) -> R<NodeIdx> {
+fn node_arg(ctx: &Ctx<'_>, proc: &str, args: &[Value], i: usize) -> ExecResult<NodeIdx> {
     let art = ctx.artifact()?;
     match args.get(i) {
         Some(Value::Node(n)) if art.is_live(NodeIdx(*n)) => Ok(NodeIdx(*n)),
@@ -56,7 +56,7 @@ fn node_arg(ctx: &Ctx<'_>, proc: &str, args: &[Value], i: usize) -> R<NodeIdx> {
 }
 
 /// An optional list of relation type names (`null`, absent or empty: `default`).
-fn rels_arg(proc: &str, args: &[Value], i: usize, default: &[RelType]) -> R<Vec<RelType>> {
+fn rels_arg(proc: &str, args: &[Value], i: usize, default: &[RelType]) -> ExecResult<Vec<RelType>> {
     let one = |v: &Value| match v {
         Value::String(s) => RelType::from_name_or_alias(s).ok_or_else(|| {
             let valid: Vec<&str> = RelType::ALL.iter().map(|r| r.name()).collect();
@@ -100,7 +100,7 @@ fn rels_arg(proc: &str, args: &[Value], i: usize, default: &[RelType]) -> R<Vec<
 /// index); with `limit`, only that many, so that only they are held (the top of a
 /// kernel's seven million nodes without holding them all). The scores were computed by
 /// the build (see `algo::pagerank`); this reads a column.
-pub(crate) fn pagerank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn pagerank(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     let art = ctx.artifact()?;
     let limit = int_arg("algo.pagerank", args, 0, "limit", i64::MAX)?;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -135,7 +135,7 @@ pub(crate) fn pagerank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
 
 /// `db.stats()`: one record of graph-wide counts (`GraphCounts`, as `batho status` shows
 /// them), the number of communities and the partition's modularity.
-pub(crate) fn stats(ctx: &Ctx<'_>, modularity: f64, communities: u64) -> R<Vec<Rec>> {
+pub(crate) fn stats(ctx: &Ctx<'_>, modularity: f64, communities: u64) -> ExecResult<Vec<Rec>> {
     let c = GraphCounts::of(ctx.artifact()?);
     Ok(vec![vec![
         ("nodes", count(c.nodes)),
@@ -158,7 +158,7 @@ enum Dir {
 /// `algo.neighbors(node_id, direction, relations, limit)`: the node's neighbours over
 /// the given relation types (filtered before the limit), strongest first: confidence
 /// descending, then the neighbour's PageRank descending, then the relationship's index.
-pub(crate) fn neighbors(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn neighbors(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     const P: &str = "algo.neighbors";
     let art = ctx.artifact()?;
     let node = node_arg(ctx, P, args, 0)?;
@@ -179,7 +179,7 @@ pub(crate) fn neighbors(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     let rels = rels_arg(P, args, 2, RelType::ALL)?;
     let limit = int_arg(P, args, 3, "limit", i64::MAX)?;
     let mut found: Vec<(f32, u32, u32, u32, &'static str)> = Vec::new();
-    let mut take = |e: EdgeRef<'_>, other: NodeIdx, way: &'static str| -> R<()> {
+    let mut take = |e: EdgeRef<'_>, other: NodeIdx, way: &'static str| -> ExecResult<()> {
         ctx.tick(1)?;
         if rels.contains(&e.rel()) && art.is_live(other) {
             let rank = art.node(other).pagerank();
@@ -229,7 +229,7 @@ pub(crate) fn neighbors(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
 /// what the macro calls (the expansion is where the call happens). Without this, `affected`
 /// on Lua at depth 3 found 0.77 of the callers clang's call graph reaches (the rest hide
 /// behind macros); see `bench/affected.sh`.
-pub(crate) fn affected(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn affected(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     const PROC: &str = "algo.affected";
     let start = node_arg(ctx, PROC, args, 0)?;
     let depth = int_arg(PROC, args, 1, "depth", AFFECTED_DEFAULT_DEPTH)?.min(AFFECTED_MAX_DEPTH);
@@ -267,7 +267,7 @@ fn reverse_reach(
     start: NodeIdx,
     depth: i64,
     relations: &[RelType],
-) -> R<Vec<AffectedHop>> {
+) -> ExecResult<Vec<AffectedHop>> {
     let art = ctx.artifact()?;
     let mut best: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
     let mut hops: Vec<AffectedHop> = Vec::new();

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use batho_lang::Value;
 use batho_lang::ast::Direction;
 
-use super::exec::{Ctx, ExecError, R};
+use super::exec::{Ctx, ExecError, ExecResult};
 use super::expand::EdgeFilter;
 use super::proc_args::{Rec, bad, int_arg, node_set_arg};
 
@@ -27,7 +27,7 @@ const MAX_DEPTH: i64 = 10;
 
 /// See the module documentation. Records come in discovery order: by distance, then in the
 /// order the graph stores each node's relationships (outgoing first).
-pub(crate) fn bfs(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn bfs(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     let start = start_node(args)?;
     let depth = int_arg(PROCEDURE, args, 1, "depth", DEFAULT_DEPTH)?;
     if depth > MAX_DEPTH {
@@ -71,7 +71,7 @@ pub(crate) fn bfs(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
     Ok(records)
 }
 
-fn start_node(args: &[Value]) -> R<u32> {
+fn start_node(args: &[Value]) -> ExecResult<u32> {
     match args.first() {
         Some(Value::Node(node)) => Ok(*node),
         None | Some(Value::Null) => Err(ExecError::Unsupported(format!(
@@ -82,7 +82,7 @@ fn start_node(args: &[Value]) -> R<u32> {
 }
 
 /// Argument 2: relationship type names to follow (`null` or empty: every type).
-fn type_filter(args: &[Value]) -> R<EdgeFilter<'static>> {
+fn type_filter(args: &[Value]) -> ExecResult<EdgeFilter<'static>> {
     let names: Vec<String> = match args.get(2) {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::List(items)) => items
@@ -91,7 +91,7 @@ fn type_filter(args: &[Value]) -> R<EdgeFilter<'static>> {
                 Value::String(name) => Ok(name.clone()),
                 other => Err(bad(PROCEDURE, "types", "a list of type names", other)),
             })
-            .collect::<R<_>>()?,
+            .collect::<ExecResult<_>>()?,
         Some(other) => return Err(bad(PROCEDURE, "types", "a list of type names", other)),
     };
     // Code graphs filter by type code: names map onto the schema's relation types.
@@ -111,7 +111,7 @@ fn type_filter(args: &[Value]) -> R<EdgeFilter<'static>> {
 }
 
 /// Argument 3: `'out'`, `'in'` or `'both'` (the default).
-fn direction_arg(args: &[Value]) -> R<Direction> {
+fn direction_arg(args: &[Value]) -> ExecResult<Direction> {
     match args.get(3) {
         None | Some(Value::Null) => Ok(Direction::Both),
         Some(Value::String(text)) => match text.to_ascii_lowercase().as_str() {

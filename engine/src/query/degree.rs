@@ -4,7 +4,7 @@
 
 use batho_lang::Value;
 
-use super::exec::{Ctx, ExecError, R};
+use super::exec::{Ctx, ExecError, ExecResult};
 use crate::algo::health::degrees;
 
 /// The default number of nodes.
@@ -14,7 +14,7 @@ fn int(n: u64) -> Value {
     Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-pub(crate) fn degree(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, Value)>>> {
+pub(crate) fn degree(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Vec<(&'static str, Value)>>> {
     let limit = match args.first() {
         None | Some(Value::Null) => DEFAULT_LIMIT,
         Some(Value::Int(n)) if *n >= 0 => *n,

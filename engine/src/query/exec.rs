@@ -51,7 +51,7 @@ impl From<EvalError> for ExecError {
     }
 }
 
-pub(crate) type R<T> = Result<T, ExecError>;
+pub(crate) type ExecResult<T> = Result<T, ExecError>;
 
 /// Everything an operator needs while running one query.
 pub(crate) struct Ctx<'a> {
@@ -96,7 +96,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// The code graph being read, for the procedures that only code graphs have.
-    pub(crate) fn artifact(&self) -> R<&'a Artifact> {
+    pub(crate) fn artifact(&self) -> ExecResult<&'a Artifact> {
         self.topology.artifact().ok_or_else(|| {
             ExecError::Unsupported(
                 "this procedure reads a code graph; a writable graph does not have it".into(),
@@ -107,7 +107,7 @@ impl<'a> Ctx<'a> {
     /// Counts `n` units of work (nodes scanned, edges followed, rows produced) and stops
     /// the query when a bound is hit.
     #[inline]
-    pub(crate) fn tick(&self, n: u64) -> R<()> {
+    pub(crate) fn tick(&self, n: u64) -> ExecResult<()> {
         let before = self.work.get();
         let now = before + n;
         self.work.set(now);
@@ -123,7 +123,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Checks the cancel flag and the clock.
-    pub(crate) fn check(&self) -> R<()> {
+    pub(crate) fn check(&self) -> ExecResult<()> {
         if let Some(c) = &self.cancel
             && c.load(AtOrd::Relaxed)
         {
@@ -140,7 +140,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Registers `n` more rows held in memory by a materialising operator.
-    pub(crate) fn hold(&self, n: usize) -> R<()> {
+    pub(crate) fn hold(&self, n: usize) -> ExecResult<()> {
         let h = self.held.get() + n;
         self.held.set(h);
         if h > self.limits.max_intermediate_rows {
@@ -153,14 +153,14 @@ impl<'a> Ctx<'a> {
 
     /// Registers one more row held in memory, and its bytes: its values and its own
     /// allocation.
-    pub(crate) fn hold_row(&self, row: &[Value]) -> R<()> {
+    pub(crate) fn hold_row(&self, row: &[Value]) -> ExecResult<()> {
         self.hold(1)?;
         self.hold_bytes(row_bytes(row))
     }
 
     /// Registers `bytes` more of values held in memory (rows of a materialising operator,
     /// values an aggregation keeps).
-    pub(crate) fn hold_bytes(&self, bytes: usize) -> R<()> {
+    pub(crate) fn hold_bytes(&self, bytes: usize) -> ExecResult<()> {
         let held = self.held_bytes.get() + bytes as u64;
         self.held_bytes.set(held);
         if held > self.limits.max_held_bytes {
@@ -175,12 +175,12 @@ impl<'a> Ctx<'a> {
         self.work.get()
     }
 
-    pub(crate) fn eval(&self, e: &Expr, cols: &[String], row: &[Value]) -> R<Value> {
+    pub(crate) fn eval(&self, e: &Expr, cols: &[String], row: &[Value]) -> ExecResult<Value> {
         Ok(self.eval.eval(e, &RowView { cols, vals: row })?)
     }
 
     /// Evaluates a constant row-count expression (LIMIT, SKIP, TOP-K).
-    pub(crate) fn count(&self, e: &Expr) -> R<usize> {
+    pub(crate) fn count(&self, e: &Expr) -> ExecResult<usize> {
         match self.eval(e, &[], &[])? {
             Value::Int(i) if i >= 0 => Ok(usize::try_from(i).unwrap_or(usize::MAX)),
             v => Err(ExecError::Eval(EvalError::Type {
@@ -208,9 +208,9 @@ impl Bindings for RowView<'_> {
 pub(crate) trait Operator<'a> {
     /// Resets the operator for a new run whose `Argument` leaf receives `arg` (a row of the
     /// enclosing operator's input, or empty).
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()>;
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()>;
     /// The next row, or `None` when exhausted.
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>>;
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>>;
 }
 
 pub(crate) type BoxOp<'a> = Box<dyn Operator<'a> + 'a>;
@@ -230,11 +230,11 @@ pub(crate) struct StackGuard<'a> {
 }
 
 impl<'a> Operator<'a> for StackGuard<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.inner.open(ctx, arg))
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.inner.next(ctx))
     }
 }
@@ -253,14 +253,14 @@ pub(crate) struct Profiled<'a> {
 }
 
 impl<'a> Operator<'a> for Profiled<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         let t = Instant::now();
         let r = self.inner.open(ctx, arg);
         self.add(t);
         r
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         let t = Instant::now();
         let r = self.inner.next(ctx);
         self.add(t);
@@ -287,7 +287,7 @@ pub(crate) struct Argument {
 }
 
 impl<'a> Operator<'a> for Argument {
-    fn open(&mut self, _: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, _: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.row = Some(
             self.picks
                 .iter()
@@ -297,7 +297,7 @@ impl<'a> Operator<'a> for Argument {
         Ok(())
     }
 
-    fn next(&mut self, _: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, _: &Ctx<'a>) -> ExecResult<Option<Row>> {
         Ok(self.row.take())
     }
 }
@@ -310,11 +310,11 @@ pub(crate) struct Filter<'a> {
 }
 
 impl<'a> Operator<'a> for Filter<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         while let Some(row) = self.input.next(ctx)? {
             let view = RowView {
                 cols: &self.cols,
@@ -342,11 +342,11 @@ pub(crate) struct Project<'a> {
 }
 
 impl<'a> Operator<'a> for Project<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         let Some(mut row) = self.input.next(ctx)? else {
             return Ok(None);
         };
@@ -399,7 +399,7 @@ impl Aggregate<'_> {
 }
 
 impl<'a> Operator<'a> for Aggregate<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.input.open(ctx, arg)?;
         let mut index: HashMap<Vec<GroupKey>, usize> = HashMap::new();
         let mut groups: Vec<(Row, Vec<Accumulator>)> = Vec::new();
@@ -445,7 +445,7 @@ impl<'a> Operator<'a> for Aggregate<'a> {
         Ok(())
     }
 
-    fn next(&mut self, _: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, _: &Ctx<'a>) -> ExecResult<Option<Row>> {
         Ok(self.out.next())
     }
 }
@@ -457,12 +457,12 @@ pub(crate) struct Distinct<'a> {
 }
 
 impl<'a> Operator<'a> for Distinct<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.seen.clear();
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         while let Some(row) = self.input.next(ctx)? {
             let key: Vec<GroupKey> = row.iter().cloned().map(GroupKey).collect();
             if self.seen.insert(key) {
@@ -490,7 +490,12 @@ fn row_bytes(row: &[Value]) -> usize {
     16 + std::mem::size_of::<Row>() + row.iter().map(Value::approx_bytes).sum::<usize>()
 }
 
-fn sort_key(ctx: &Ctx<'_>, keys: &[SortKey], cols: &[String], row: &[Value]) -> R<Vec<Value>> {
+fn sort_key(
+    ctx: &Ctx<'_>,
+    keys: &[SortKey],
+    cols: &[String],
+    row: &[Value],
+) -> ExecResult<Vec<Value>> {
     keys.iter().map(|k| ctx.eval(&k.expr, cols, row)).collect()
 }
 
@@ -503,7 +508,7 @@ pub(crate) struct Sort<'a> {
 }
 
 impl<'a> Operator<'a> for Sort<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.input.open(ctx, arg)?;
         let mut rows = Vec::new();
         while let Some(row) = self.input.next(ctx)? {
@@ -521,7 +526,7 @@ impl<'a> Operator<'a> for Sort<'a> {
         Ok(())
     }
 
-    fn next(&mut self, _: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, _: &Ctx<'a>) -> ExecResult<Option<Row>> {
         Ok(self.out.next())
     }
 }
@@ -561,7 +566,7 @@ pub(crate) struct TopK<'a> {
 }
 
 impl<'a> Operator<'a> for TopK<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         let k = ctx.count(&self.limit)?;
         self.input.open(ctx, arg)?;
         let mut heap: BinaryHeap<HeapEntry<'_>> = BinaryHeap::new();
@@ -590,7 +595,7 @@ impl<'a> Operator<'a> for TopK<'a> {
         Ok(())
     }
 
-    fn next(&mut self, _: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, _: &Ctx<'a>) -> ExecResult<Option<Row>> {
         Ok(self.out.next())
     }
 }
@@ -603,12 +608,12 @@ pub(crate) struct Skip<'a> {
 }
 
 impl<'a> Operator<'a> for Skip<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.left = ctx.count(&self.count)?;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         while self.left > 0 {
             if self.input.next(ctx)?.is_none() {
                 return Ok(None);
@@ -631,13 +636,13 @@ pub(crate) struct Limit<'a> {
 }
 
 impl<'a> Operator<'a> for Limit<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.left = ctx.count(&self.count)?;
         self.drained = false;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         if self.left == 0 {
             if self.drain && !self.drained {
                 while self.input.next(ctx)?.is_some() {}
@@ -671,12 +676,12 @@ pub(crate) struct Unwind<'a> {
 }
 
 impl<'a> Operator<'a> for Unwind<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.cur = None;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some((row, items)) = &mut self.cur
                 && let Some(v) = items.next()
@@ -728,12 +733,12 @@ pub(crate) struct Optional<'a> {
 }
 
 impl<'a> Operator<'a> for Optional<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.cur = None;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some((row, matched)) = &mut self.cur {
                 if let Some(r) = self.inner.next(ctx)? {
@@ -767,7 +772,7 @@ impl<'a> Product<'a> {
     /// Runs the right side, once. Called after the left side gave its first row: by then
     /// the left's writes (eager: all of them before its first row) are done, so the right
     /// side sees them, as a statement sees its own writes in clause order.
-    fn materialise_right(&mut self, ctx: &Ctx<'a>) -> R<()> {
+    fn materialise_right(&mut self, ctx: &Ctx<'a>) -> ExecResult<()> {
         if self.right_rows.is_none() {
             self.right.open(ctx, &[])?;
             let mut rows = Vec::new();
@@ -782,7 +787,7 @@ impl<'a> Product<'a> {
 }
 
 impl<'a> Operator<'a> for Product<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.cur = None;
         // A writable graph may have changed since the last open.
         if ctx.topology.artifact().is_none() {
@@ -791,7 +796,7 @@ impl<'a> Operator<'a> for Product<'a> {
         self.left.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             let right = self.right_rows.as_deref().unwrap_or(&[]);
             if let Some((row, k)) = &mut self.cur
@@ -831,7 +836,7 @@ fn join_key(
     keys: &[Expr],
     cols: &[String],
     row: &[Value],
-) -> R<Option<Vec<GroupKey>>> {
+) -> ExecResult<Option<Vec<GroupKey>>> {
     let mut out = Vec::with_capacity(keys.len());
     for e in keys {
         let v = ctx.eval(e, cols, row)?;
@@ -847,7 +852,7 @@ fn join_key(
 impl<'a> HashJoin<'a> {
     /// Builds the table from the right side, once, after the left side's first row (see
     /// [`Product::materialise_right`]).
-    fn build_table(&mut self, ctx: &Ctx<'a>) -> R<()> {
+    fn build_table(&mut self, ctx: &Ctx<'a>) -> ExecResult<()> {
         if self.table.is_none() {
             self.right.open(ctx, &[])?;
             let mut table: HashMap<Vec<GroupKey>, Vec<Row>> = HashMap::new();
@@ -864,7 +869,7 @@ impl<'a> HashJoin<'a> {
 }
 
 impl<'a> Operator<'a> for HashJoin<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.cur = None;
         // A writable graph may have changed since the last open.
         if ctx.topology.artifact().is_none() {
@@ -873,7 +878,7 @@ impl<'a> Operator<'a> for HashJoin<'a> {
         self.left.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some((row, key, k)) = &mut self.cur
                 && let Some(r) = self
@@ -911,12 +916,12 @@ pub(crate) struct ProcedureCall<'a> {
 }
 
 impl<'a> Operator<'a> for ProcedureCall<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.cur = None;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some((row, recs)) = &mut self.cur
                 && let Some(rec) = recs.next()

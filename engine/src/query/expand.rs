@@ -9,7 +9,7 @@ use batho_lang::plan::{SeekKey, regex_literal_prefix};
 use batho_schema::NodeKind;
 use batho_storage::{Artifact, NodeIdx, RoaringBitmap};
 
-use super::exec::{BoxOp, Ctx, ExecError, Operator, R, Row};
+use super::exec::{BoxOp, Ctx, ExecError, ExecResult, Operator, Row};
 use super::id_order::ScanOrder;
 use super::topology::Topology;
 
@@ -64,12 +64,12 @@ pub(crate) struct NodeScan<'a> {
 }
 
 impl<'a> Operator<'a> for NodeScan<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.cur = None;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some((row, it)) = &mut self.cur
                 && let Some(n) = it.next()
@@ -104,7 +104,7 @@ pub(crate) struct NodeSeek<'a> {
 }
 
 impl NodeSeek<'_> {
-    fn lookup(&self, ctx: &Ctx<'_>, v: &Value) -> R<Vec<u32>> {
+    fn lookup(&self, ctx: &Ctx<'_>, v: &Value) -> ExecResult<Vec<u32>> {
         let Some(art) = ctx.topology.artifact() else {
             return self.compare_all(ctx, v);
         };
@@ -154,7 +154,7 @@ impl NodeSeek<'_> {
     /// On a writable graph, where `id` and `name` are properties like any other: the
     /// index on the label and key when there is one, else every node of the labels whose
     /// property compares as the seek asks.
-    fn compare_all(&self, ctx: &Ctx<'_>, wanted: &Value) -> R<Vec<u32>> {
+    fn compare_all(&self, ctx: &Ctx<'_>, wanted: &Value) -> ExecResult<Vec<u32>> {
         if let (SeekKey::Id | SeekKey::Name, [label]) = (self.key, self.labels.as_slice())
             && let Some(found) =
                 super::index_seek::lookup(&ctx.topology, label, self.key.property(), wanted)
@@ -215,12 +215,12 @@ impl NodeSeek<'_> {
 }
 
 impl<'a> Operator<'a> for NodeSeek<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.cur = None;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some((row, it)) = &mut self.cur
                 && let Some(n) = it.next()
@@ -254,12 +254,12 @@ pub(crate) struct Expand<'a> {
 }
 
 impl<'a> Operator<'a> for Expand<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.row = None;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some(row) = &self.row
                 && let Some(&(e, other)) = self.buf.get(self.pos)
@@ -336,7 +336,7 @@ pub(crate) struct VarExpand<'a> {
 }
 
 impl VarExpand<'_> {
-    fn frame(&self, ctx: &Ctx<'_>, n: u32, row: &[Value], path: &[u32]) -> R<Frame> {
+    fn frame(&self, ctx: &Ctx<'_>, n: u32, row: &[Value], path: &[u32]) -> ExecResult<Frame> {
         let mut edges = Vec::new();
         ctx.topology
             .for_each_neighbor(n, self.dir, &self.filter, |e, o| {
@@ -348,7 +348,7 @@ impl VarExpand<'_> {
         Ok(Frame { edges, pos: 0 })
     }
 
-    fn reachable(&self, ctx: &Ctx<'_>, start: u32, row: &[Value]) -> R<Vec<u32>> {
+    fn reachable(&self, ctx: &Ctx<'_>, start: u32, row: &[Value]) -> ExecResult<Vec<u32>> {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         if self.min == 0 {
@@ -380,12 +380,12 @@ impl VarExpand<'_> {
 }
 
 impl<'a> Operator<'a> for VarExpand<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.state = None;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some(st) = &mut self.state {
                 if self.endpoints_only {
@@ -546,7 +546,7 @@ impl ShortestPath<'_> {
 
     /// Bidirectional BFS: grows the smaller frontier one full level at a time and, when
     /// the frontiers meet, keeps the meeting node with the smallest total length.
-    fn one(&self, ctx: &Ctx<'_>, s: u32, t: u32) -> R<Option<(Vec<u32>, Vec<u32>)>> {
+    fn one(&self, ctx: &Ctx<'_>, s: u32, t: u32) -> ExecResult<Option<(Vec<u32>, Vec<u32>)>> {
         let mut fw: Parents = HashMap::from([(s, (0, s, u32::MAX))]);
         let mut bw: Parents = HashMap::from([(t, (0, t, u32::MAX))]);
         let (mut ff, mut bf) = (vec![s], vec![t]);
@@ -599,7 +599,7 @@ impl ShortestPath<'_> {
     /// level. When the level just grown meets the other side, each shortest path passes
     /// through exactly one meeting node of that level (its node at that depth), so the
     /// paths are the products of the prefixes and suffixes through each meeting node.
-    fn all(&self, ctx: &Ctx<'_>, s: u32, t: u32) -> R<Vec<(Vec<u32>, Vec<u32>)>> {
+    fn all(&self, ctx: &Ctx<'_>, s: u32, t: u32) -> ExecResult<Vec<(Vec<u32>, Vec<u32>)>> {
         let mut fw: Multi = HashMap::from([(s, (0, Vec::new()))]);
         let mut bw: Multi = HashMap::from([(t, (0, Vec::new()))]);
         let (mut ff, mut bf) = (vec![s], vec![t]);
@@ -674,7 +674,7 @@ impl ShortestPath<'_> {
 type Multi = HashMap<u32, (u32, Vec<(u32, u32)>)>;
 
 /// Every (nodes, rels) chain from the BFS root to `m`, root first.
-fn chains(ctx: &Ctx<'_>, map: &Multi, m: u32) -> R<Vec<(Vec<u32>, Vec<u32>)>> {
+fn chains(ctx: &Ctx<'_>, map: &Multi, m: u32) -> ExecResult<Vec<(Vec<u32>, Vec<u32>)>> {
     let mut out = Vec::new();
     let mut stack: Vec<(u32, Vec<u32>, Vec<u32>)> = vec![(m, vec![m], Vec::new())];
     while let Some((n, nodes, rels)) = stack.pop() {
@@ -726,7 +726,7 @@ fn join(fw: &Parents, bw: &Parents, m: u32) -> (Vec<u32>, Vec<u32>) {
 }
 
 impl<'a> Operator<'a> for ShortestPath<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         if self.min > 1 {
             return Err(ExecError::Unsupported(
                 "shortestPath with a minimum length above 1 is not supported".into(),
@@ -736,7 +736,7 @@ impl<'a> Operator<'a> for ShortestPath<'a> {
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some(r) = self.out.next() {
                 return Ok(Some(r));
@@ -814,11 +814,11 @@ impl BindPath<'_> {
 }
 
 impl<'a> Operator<'a> for BindPath<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         let Some(mut row) = self.input.next(ctx)? else {
             return Ok(None);
         };

@@ -16,7 +16,7 @@ use std::path::Path;
 use batho_lang::Value;
 use batho_storage::NodeIdx;
 
-use super::exec::{Ctx, R};
+use super::exec::{Ctx, ExecResult};
 use crate::algo::health::health_parts;
 
 /// The most points one part takes off the score.
@@ -56,7 +56,7 @@ fn record(
     ]
 }
 
-pub(crate) fn health(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
+pub(crate) fn health(ctx: &Ctx<'_>) -> ExecResult<Vec<Vec<(&'static str, Value)>>> {
     let art = ctx.artifact()?;
     ctx.tick(u64::from(art.node_count()) / 16 + u64::from(art.edge_count()) / 16)?;
     // The staleness check walks and stats the tree: it runs beside the graph's parts.

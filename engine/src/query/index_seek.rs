@@ -6,7 +6,7 @@
 use batho_lang::Value;
 use batho_lang::ast::{BinaryOp, Expr, ExprKind};
 
-use super::exec::{BoxOp, Ctx, Operator, R, Row};
+use super::exec::{BoxOp, Ctx, ExecResult, Operator, Row};
 use super::topology::Topology;
 use super::writable_access::to_stored;
 
@@ -75,12 +75,12 @@ pub(crate) fn lookup(
 }
 
 impl<'a> Operator<'a> for IndexSeek<'a> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.cur = None;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         loop {
             if let Some((row, nodes)) = &mut self.cur
                 && let Some(n) = nodes.next()

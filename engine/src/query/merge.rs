@@ -6,7 +6,7 @@
 use batho_lang::ast::{Direction, Expr, NodePattern, PatternPart, RelPattern, SetItem, Span};
 use batho_lang::{EvalError, Value};
 
-use super::exec::{Ctx, ExecError, R, Row};
+use super::exec::{Ctx, ExecError, ExecResult, Row};
 use super::expand::EdgeFilter;
 use super::id_order::ScanOrder;
 use super::update::{ClauseUpdate, apply_set_item, column, create_part};
@@ -49,7 +49,7 @@ fn wanted_properties(
     properties: Option<&Expr>,
     cols: &[String],
     row: &[Value],
-) -> R<Vec<(String, Value)>> {
+) -> ExecResult<Vec<(String, Value)>> {
     let Some(expr) = properties else {
         return Ok(Vec::new());
     };
@@ -74,7 +74,7 @@ fn bound_entity(
     cols: &[String],
     row: &[Value],
     name: Option<&batho_lang::ast::Ident>,
-) -> R<Option<Value>> {
+) -> ExecResult<Option<Value>> {
     let Some(ident) = name else {
         return Ok(None);
     };
@@ -92,7 +92,7 @@ impl MergeClause {
         node: &NodePattern,
         row: &[Value],
         input: &[String],
-    ) -> R<NodeWant> {
+    ) -> ExecResult<NodeWant> {
         let bound = match bound_entity(&self.cols, row, node.variable.as_ref())? {
             Some(Value::Node(n)) => Some(n),
             Some(other) => {
@@ -120,7 +120,7 @@ impl MergeClause {
         })
     }
 
-    fn rel_want(&self, ctx: &Ctx<'_>, rel: &RelPattern, row: &[Value]) -> R<RelWant> {
+    fn rel_want(&self, ctx: &Ctx<'_>, rel: &RelPattern, row: &[Value]) -> ExecResult<RelWant> {
         let bound = match bound_entity(&self.cols, row, rel.variable.as_ref())? {
             Some(Value::Rel(r)) => Some(r),
             Some(other) => {
@@ -170,7 +170,7 @@ fn start_candidates(ctx: &Ctx<'_>, want: &NodeWant) -> Vec<u32> {
 }
 
 /// Every match of the pattern, by depth-first search from the first node.
-fn find_matches(ctx: &Ctx<'_>, nodes: &[NodeWant], rels: &[RelWant]) -> R<Vec<Match>> {
+fn find_matches(ctx: &Ctx<'_>, nodes: &[NodeWant], rels: &[RelWant]) -> ExecResult<Vec<Match>> {
     let starts: Vec<u32> = match nodes[0].bound {
         Some(n) => vec![n],
         None => start_candidates(ctx, &nodes[0]),
@@ -191,7 +191,7 @@ fn extend(
     rels: &[RelWant],
     path: &mut Match,
     out: &mut Vec<Match>,
-) -> R<()> {
+) -> ExecResult<()> {
     let step = path.1.len();
     if step == rels.len() {
         out.push(path.clone());
@@ -228,7 +228,7 @@ fn extend(
 }
 
 impl MergeClause {
-    fn bind(&self, row: &mut Row, (nodes, rels): &Match) -> R<()> {
+    fn bind(&self, row: &mut Row, (nodes, rels): &Match) -> ExecResult<()> {
         for (pattern, &n) in self.part.element.nodes().zip(nodes) {
             if let Some(v) = &pattern.variable {
                 row[column(&self.cols, &v.name)?] = Value::Node(n);
@@ -250,7 +250,7 @@ impl MergeClause {
 }
 
 impl ClauseUpdate for MergeClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, mut row: Row) -> R<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, mut row: Row) -> ExecResult<Vec<Row>> {
         row.resize(self.cols.len().max(self.input_cols), Value::Null);
         let input = &self.cols[..self.input_cols];
         let nodes = self
@@ -258,14 +258,14 @@ impl ClauseUpdate for MergeClause {
             .element
             .nodes()
             .map(|n| self.node_want(ctx, n, &row, input))
-            .collect::<R<Vec<_>>>()?;
+            .collect::<ExecResult<Vec<_>>>()?;
         let rels = self
             .part
             .element
             .chain
             .iter()
             .map(|(r, _)| self.rel_want(ctx, r, &row))
-            .collect::<R<Vec<_>>>()?;
+            .collect::<ExecResult<Vec<_>>>()?;
         let matches = find_matches(ctx, &nodes, &rels)?;
         if matches.is_empty() {
             create_part(ctx, &self.part, &self.cols, &mut row)?;

@@ -60,7 +60,7 @@ fn internal(msg: String) -> ExecError {
     ExecError::Unsupported(format!("internal planner error: {msg}"))
 }
 
-fn pos(cols: &[String], name: &str) -> R<usize> {
+fn pos(cols: &[String], name: &str) -> ExecResult<usize> {
     cols.iter()
         .position(|c| c == name)
         .ok_or_else(|| internal(format!("column `{name}` is not produced below its use")))
@@ -257,7 +257,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Builds `lp`; `arg_cols` are the columns of the enclosing row its `Argument` sees.
-    pub(crate) fn build(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Built<'a>> {
+    pub(crate) fn build(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> ExecResult<Built<'a>> {
         self.build_with(lp, arg_cols, Vec::new())
     }
 
@@ -266,7 +266,7 @@ impl<'a> Builder<'a> {
         lp: &LogicalPlan,
         arg_cols: &[String],
         roles: Vec<Roles>,
-    ) -> R<Built<'a>> {
+    ) -> ExecResult<Built<'a>> {
         // Building recurses once per operator, as running it will (see `StackGuard`).
         self.depth += 1;
         let built = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
@@ -285,7 +285,7 @@ impl<'a> Builder<'a> {
         lp: &LogicalPlan,
         arg_cols: &[String],
         roles: Vec<Roles>,
-    ) -> R<Built<'a>> {
+    ) -> ExecResult<Built<'a>> {
         let me = self.notes.len();
         self.notes.push(String::new());
         let counter = Rc::new(Counter::default());
@@ -333,7 +333,12 @@ impl<'a> Builder<'a> {
 
     /// The operator of one plan node, with its columns and its EXPLAIN note: a dispatch to
     /// the maker of each kind of operator (the impl block below).
-    fn make(&mut self, lp: &LogicalPlan, arg_cols: &[String], roles: Vec<Roles>) -> R<Made<'a>> {
+    fn make(
+        &mut self,
+        lp: &LogicalPlan,
+        arg_cols: &[String],
+        roles: Vec<Roles>,
+    ) -> ExecResult<Made<'a>> {
         match lp {
             LogicalPlan::Argument { columns } => self.make_argument(columns, arg_cols),
             LogicalPlan::NodeScan { .. } => self.make_node_scan(lp, arg_cols),
@@ -395,11 +400,11 @@ fn misrouted(what: &str) -> ExecError {
 
 /// The makers [`Builder::make`] dispatches to, one per kind of operator.
 impl<'a> Builder<'a> {
-    fn make_argument(&mut self, columns: &[String], arg_cols: &[String]) -> R<Made<'a>> {
+    fn make_argument(&mut self, columns: &[String], arg_cols: &[String]) -> ExecResult<Made<'a>> {
         let picks = columns
             .iter()
             .map(|c| pos(arg_cols, c))
-            .collect::<R<Vec<_>>>()?;
+            .collect::<ExecResult<Vec<_>>>()?;
         Ok((
             Box::new(Argument { picks, row: None }),
             columns.to_vec(),
@@ -407,7 +412,7 @@ impl<'a> Builder<'a> {
         ))
     }
 
-    fn make_node_scan(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+    fn make_node_scan(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> ExecResult<Made<'a>> {
         let LogicalPlan::NodeScan {
             input, var, labels, ..
         } = lp
@@ -443,7 +448,7 @@ impl<'a> Builder<'a> {
         Ok((Box::new(op), cols, note))
     }
 
-    fn make_node_seek(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+    fn make_node_seek(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> ExecResult<Made<'a>> {
         let LogicalPlan::NodeSeek {
             input,
             var,
@@ -494,7 +499,7 @@ impl<'a> Builder<'a> {
         lp: &LogicalPlan,
         arg_cols: &[String],
         roles: &[Roles],
-    ) -> R<Made<'a>> {
+    ) -> ExecResult<Made<'a>> {
         let LogicalPlan::Expand {
             input,
             from,
@@ -515,7 +520,7 @@ impl<'a> Builder<'a> {
         let uw = unique_with
             .iter()
             .map(|c| pos(&b.cols, c))
-            .collect::<R<Vec<_>>>()?;
+            .collect::<ExecResult<Vec<_>>>()?;
         let mut cols = b.cols;
         cols.push(rel.clone());
         if !into {
@@ -574,7 +579,7 @@ impl<'a> Builder<'a> {
         input: &LogicalPlan,
         predicate: &Expr,
         arg_cols: &[String],
-    ) -> R<Made<'a>> {
+    ) -> ExecResult<Made<'a>> {
         let opt = self.flags.optimize;
         if opt
             && let LogicalPlan::ShortestPath { rel, .. } = input
@@ -621,7 +626,7 @@ impl<'a> Builder<'a> {
         predicate: &Expr,
         hop: HopCondition,
         arg_cols: &[String],
-    ) -> R<Made<'a>> {
+    ) -> ExecResult<Made<'a>> {
         let me = self.notes.len();
         self.notes.push(String::new());
         let counter = Rc::new(Counter::default());
@@ -649,7 +654,7 @@ impl<'a> Builder<'a> {
         input: &LogicalPlan,
         items: &[(Expr, String)],
         arg_cols: &[String],
-    ) -> R<Made<'a>> {
+    ) -> ExecResult<Made<'a>> {
         let b = self.build(input, arg_cols)?;
         let its = items
             .iter()
@@ -670,7 +675,7 @@ impl<'a> Builder<'a> {
         Ok((Box::new(op), cols, String::new()))
     }
 
-    fn make_aggregate(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+    fn make_aggregate(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> ExecResult<Made<'a>> {
         let LogicalPlan::Aggregate {
             input,
             group_by,
@@ -703,7 +708,7 @@ impl<'a> Builder<'a> {
         keys: &[SortKey],
         limit: &Expr,
         arg_cols: &[String],
-    ) -> R<Made<'a>> {
+    ) -> ExecResult<Made<'a>> {
         let opt = self.flags.optimize;
         if opt && let Some(built) = self.id_ordered_top_k(input, keys, limit, arg_cols)? {
             return Ok(built);
@@ -739,7 +744,11 @@ impl<'a> Builder<'a> {
         ))
     }
 
-    fn make_skip_or_limit(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+    fn make_skip_or_limit(
+        &mut self,
+        lp: &LogicalPlan,
+        arg_cols: &[String],
+    ) -> ExecResult<Made<'a>> {
         match lp {
             LogicalPlan::Skip { input, count } => {
                 let b = self.build(input, arg_cols)?;
@@ -767,7 +776,11 @@ impl<'a> Builder<'a> {
 
     /// The operators that add columns to each input row: UNWIND, a procedure call, a
     /// path bound from its parts.
-    fn make_row_extension(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+    fn make_row_extension(
+        &mut self,
+        lp: &LogicalPlan,
+        arg_cols: &[String],
+    ) -> ExecResult<Made<'a>> {
         match lp {
             LogicalPlan::Unwind { input, expr, var } => {
                 let b = self.build(input, arg_cols)?;
@@ -811,7 +824,7 @@ impl<'a> Builder<'a> {
                 let rs = rels
                     .iter()
                     .map(|r| pos(&b.cols, r))
-                    .collect::<R<Vec<_>>>()?;
+                    .collect::<ExecResult<Vec<_>>>()?;
                 let mut cols = b.cols;
                 cols.push(var.clone());
                 let op = BindPath {
@@ -825,7 +838,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn make_optional(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+    fn make_optional(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> ExecResult<Made<'a>> {
         let LogicalPlan::Optional {
             input,
             inner,
@@ -855,7 +868,7 @@ impl<'a> Builder<'a> {
 
     /// A cartesian product (the right side materialised once) or a hash join (built on
     /// the right, probed with the left).
-    fn make_join(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> R<Made<'a>> {
+    fn make_join(&mut self, lp: &LogicalPlan, arg_cols: &[String]) -> ExecResult<Made<'a>> {
         match lp {
             LogicalPlan::CartesianProduct { left, right } => {
                 let l = self.build(left, arg_cols)?;
@@ -909,7 +922,7 @@ impl<'a> Builder<'a> {
         lp: &LogicalPlan,
         arg_cols: &[String],
         hop: Option<HopCondition>,
-    ) -> R<(BoxOp<'a>, Vec<String>, String)> {
+    ) -> ExecResult<(BoxOp<'a>, Vec<String>, String)> {
         let LogicalPlan::ShortestPath {
             input,
             from,
@@ -958,7 +971,7 @@ impl<'a> Builder<'a> {
         keys: &[SortKey],
         limit: &Expr,
         arg_cols: &[String],
-    ) -> R<Option<(BoxOp<'a>, Vec<String>, String)>> {
+    ) -> ExecResult<Option<(BoxOp<'a>, Vec<String>, String)>> {
         let Some((scan, order)) = id_ordered_scan(keys, input) else {
             return Ok(None);
         };
@@ -994,7 +1007,7 @@ impl<'a> Builder<'a> {
         input: &LogicalPlan,
         predicate: &Expr,
         arg_cols: &[String],
-    ) -> R<Option<(BoxOp<'a>, Vec<String>, String)>> {
+    ) -> ExecResult<Option<(BoxOp<'a>, Vec<String>, String)>> {
         let LogicalPlan::NodeScan {
             input: below,
             var,
@@ -1032,7 +1045,7 @@ impl<'a> Builder<'a> {
         &mut self,
         lp: &LogicalPlan,
         arg_cols: &[String],
-    ) -> R<(BoxOp<'a>, Vec<String>, String)> {
+    ) -> ExecResult<(BoxOp<'a>, Vec<String>, String)> {
         if self.topology.artifact().is_some() {
             return Err(ExecError::Unsupported(format!(
                 "{} needs a writable graph",

@@ -4,7 +4,7 @@
 use batho_lang::Value;
 use batho_storage::RoaringBitmap;
 
-use super::exec::{ExecError, R};
+use super::exec::{ExecError, ExecResult};
 
 /// One output record of a procedure: (column, value) pairs.
 pub(crate) type Rec = Vec<(&'static str, Value)>;
@@ -18,7 +18,7 @@ pub(crate) fn bad(proc: &str, arg: &str, expects: &str, got: &Value) -> ExecErro
 }
 
 /// A required string argument.
-pub(crate) fn string_arg(proc: &str, args: &[Value], i: usize, name: &str) -> R<String> {
+pub(crate) fn string_arg(proc: &str, args: &[Value], i: usize, name: &str) -> ExecResult<String> {
     match args.get(i) {
         Some(Value::String(text)) => Ok(text.clone()),
         None | Some(Value::Null) => Err(ExecError::Unsupported(format!(
@@ -29,7 +29,13 @@ pub(crate) fn string_arg(proc: &str, args: &[Value], i: usize, name: &str) -> R<
 }
 
 /// An optional non-negative integer argument (`default` when absent or null).
-pub(crate) fn int_arg(proc: &str, args: &[Value], i: usize, name: &str, default: i64) -> R<i64> {
+pub(crate) fn int_arg(
+    proc: &str,
+    args: &[Value],
+    i: usize,
+    name: &str,
+    default: i64,
+) -> ExecResult<i64> {
     match args.get(i) {
         None | Some(Value::Null) => Ok(default),
         Some(Value::Int(n)) if *n >= 0 => Ok(*n),
@@ -38,7 +44,7 @@ pub(crate) fn int_arg(proc: &str, args: &[Value], i: usize, name: &str, default:
 }
 
 /// An optional boolean argument (false when absent or null).
-pub(crate) fn bool_arg(proc: &str, args: &[Value], i: usize, name: &str) -> R<bool> {
+pub(crate) fn bool_arg(proc: &str, args: &[Value], i: usize, name: &str) -> ExecResult<bool> {
     match args.get(i) {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
@@ -54,7 +60,7 @@ pub(crate) fn choice_arg(
     i: usize,
     name: &str,
     choices: [&'static str; 2],
-) -> R<&'static str> {
+) -> ExecResult<&'static str> {
     match args.get(i) {
         None | Some(Value::Null) => Ok(choices[0]),
         Some(Value::String(s)) => choices
@@ -76,7 +82,12 @@ pub(crate) fn choice_arg(
 }
 
 /// An optional list of nodes, as a set (`null` and absent: empty; `null` items skipped).
-pub(crate) fn node_set_arg(proc: &str, args: &[Value], i: usize, name: &str) -> R<RoaringBitmap> {
+pub(crate) fn node_set_arg(
+    proc: &str,
+    args: &[Value],
+    i: usize,
+    name: &str,
+) -> ExecResult<RoaringBitmap> {
     let mut nodes = RoaringBitmap::new();
     match args.get(i) {
         None | Some(Value::Null) => {}

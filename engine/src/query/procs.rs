@@ -11,7 +11,7 @@ use crate::algo::community_summary::{self, CommunitySummary};
 use crate::diff::{self, ChangeKind, DiffError, DiffFilter, NodeSnapshot, RunDiff};
 
 use super::algo_procs;
-use super::exec::{Ctx, ExecError, R, Row};
+use super::exec::{Ctx, ExecError, ExecResult, Row};
 use super::graph::{NODE_PROPERTIES, REL_PROPERTIES, SPARSE_NODE_PROPERTIES};
 
 fn count(n: u64) -> Value {
@@ -19,7 +19,12 @@ fn count(n: u64) -> Value {
 }
 
 /// Runs `name` and returns its records, each holding the `fields` asked for, in order.
-pub(crate) fn call(ctx: &Ctx<'_>, name: &str, args: &[Value], fields: &[String]) -> R<Vec<Row>> {
+pub(crate) fn call(
+    ctx: &Ctx<'_>,
+    name: &str,
+    args: &[Value],
+    fields: &[String],
+) -> ExecResult<Vec<Row>> {
     let lower = name.to_ascii_lowercase();
     // Procedures that read any graph through the topology come first: the rest read a
     // code graph's artifact.
@@ -40,7 +45,7 @@ fn code_graph_procedure<'r>(
     lower: &str,
     name: &str,
     args: &[Value],
-) -> R<Vec<Vec<(&'r str, Value)>>> {
+) -> ExecResult<Vec<Vec<(&'r str, Value)>>> {
     let art = ctx.artifact()?;
     let records: Vec<Vec<(&str, Value)>> = match lower {
         "db.labels" => NodeKind::ALL
@@ -181,7 +186,7 @@ fn project_fields(records: Vec<Vec<(&str, Value)>>, fields: &[String]) -> Vec<Ro
 /// The community summary of the artifact the query reads: the one stored beside it
 /// (written by the build, or by the first query after a patch), else computed here under
 /// the query's work limit and stored for the next reader.
-fn community_summary(ctx: &Ctx<'_>) -> R<CommunitySummary> {
+fn community_summary(ctx: &Ctx<'_>) -> ExecResult<CommunitySummary> {
     if let Some(summary) = community_summary::stored(ctx.artifact()?) {
         return Ok(summary);
     }
@@ -193,13 +198,13 @@ fn community_summary(ctx: &Ctx<'_>) -> R<CommunitySummary> {
 }
 
 /// The number of communities and the modularity of the partition.
-fn partition(ctx: &Ctx<'_>) -> R<(u64, f64)> {
+fn partition(ctx: &Ctx<'_>) -> ExecResult<(u64, f64)> {
     let summary = community_summary(ctx)?;
     Ok((summary.rows.len() as u64, summary.modularity))
 }
 
 /// One record per community (see [`community_summary::CommunityRow`]).
-fn communities(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
+fn communities(ctx: &Ctx<'_>) -> ExecResult<Vec<Vec<(&'static str, Value)>>> {
     let summary = community_summary(ctx)?;
     Ok(summary
         .rows
@@ -224,7 +229,7 @@ fn communities(ctx: &Ctx<'_>) -> R<Vec<Vec<(&'static str, Value)>>> {
 }
 
 /// An optional string argument (`null` or absent: `None`).
-fn opt_str<'v>(proc: &str, args: &'v [Value], i: usize, what: &str) -> R<Option<&'v str>> {
+fn opt_str<'v>(proc: &str, args: &'v [Value], i: usize, what: &str) -> ExecResult<Option<&'v str>> {
     match args.get(i) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
@@ -245,7 +250,7 @@ fn delta_of(
     args: &[Value],
     since_at: usize,
     filter: &DiffFilter,
-) -> R<RunDiff> {
+) -> ExecResult<RunDiff> {
     let dir = ctx.artifact()?.dir();
     let run = opt_str(proc, args, 0, "run id")?;
     let since = match args.get(since_at) {
@@ -272,7 +277,7 @@ fn opt_int(v: Option<&RunRecord>, f: impl Fn(&RunRecord) -> i64) -> Value {
 }
 
 /// `db.delta(run, change_kind, file, entity, since)`: one record per node change.
-fn delta_changes(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, Value)>>> {
+fn delta_changes(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Vec<(&'static str, Value)>>> {
     let kinds = match opt_str("db.delta", args, 1, "change_kind")? {
         None => Vec::new(),
         Some(k) => vec![ChangeKind::parse(k).ok_or_else(|| {
@@ -339,7 +344,7 @@ fn delta_changes(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, Valu
 }
 
 /// `db.deltaStats(run, since)`: one record with the run metadata and the statistics.
-fn delta_stats(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Vec<(&'static str, Value)>>> {
+fn delta_stats(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Vec<(&'static str, Value)>>> {
     let d = delta_of(
         ctx,
         "db.deltaStats",

@@ -19,7 +19,7 @@ use batho_lang::Value;
 use batho_schema::{NodeFlags, NodeKind, RelType};
 use batho_storage::{Artifact, NodeIdx, StrId};
 
-use super::exec::{Ctx, R};
+use super::exec::{Ctx, ExecResult};
 use super::proc_args::{Rec, bool_arg, int_arg, string_arg};
 use crate::algo::{from_stored, stored_floor};
 
@@ -57,7 +57,7 @@ struct FileRank {
 /// `algo.file_rank([limit])`: the files holding the most PageRank above the baseline in
 /// their [`RANKED_KINDS`] entities, best first (ties by path); at most `limit` (default
 /// 50). Records: `file` (the path), `rank` (the sum), `entities` (how many add to it).
-pub(crate) fn file_rank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn file_rank(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     const P: &str = "algo.file_rank";
     let limit = int_arg(P, args, 0, "limit", FILE_RANK_DEFAULT_LIMIT)?;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -88,7 +88,7 @@ pub(crate) fn file_rank(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
 }
 
 /// Every file with a ranked entity above the baseline ([`baseline`]), unordered.
-fn rank_files(ctx: &Ctx<'_>) -> R<Vec<FileRank>> {
+fn rank_files(ctx: &Ctx<'_>) -> ExecResult<Vec<FileRank>> {
     let art = ctx.artifact()?;
     let mut scored: Vec<(StrId, u32)> = Vec::new();
     for kind in RANKED_KINDS {
@@ -133,7 +133,7 @@ fn baseline(scores: impl Iterator<Item = u32>) -> u32 {
 /// `definitions_only`, neither is anything whose `CONTAINS` relationship lacks the
 /// `Definition` role (prototypes, `extern` declarations, forward declarations). A path no
 /// node has gives no records. Records: `node`, `score` (its PageRank).
-pub(crate) fn file_symbols(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn file_symbols(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     const P: &str = "algo.file_symbols";
     let file = string_arg(P, args, 0, "file")?;
     let limit = int_arg(P, args, 1, "limit", FILE_SYMBOLS_DEFAULT_LIMIT)?;

@@ -11,7 +11,7 @@ use batho_schema::NodeKind;
 use batho_storage::text::query::parse_text_query;
 use batho_storage::{EdgeRef, NodeIdx, RoaringBitmap};
 
-use super::exec::{Ctx, ExecError, R};
+use super::exec::{Ctx, ExecError, ExecResult};
 use super::proc_args::{Rec, bool_arg, choice_arg, int_arg, node_set_arg, string_arg};
 
 /// `text.search`'s default number of results.
@@ -30,7 +30,12 @@ const TRAVERSE_DEFAULT_DEPTH: i64 = 2;
 const TRAVERSE_MAX_DEPTH: i64 = 6;
 
 /// The best `limit` nodes for `question`, with scores.
-fn ranked(ctx: &Ctx<'_>, proc: &str, question: &str, limit: usize) -> R<Vec<(NodeIdx, f64)>> {
+fn ranked(
+    ctx: &Ctx<'_>,
+    proc: &str,
+    question: &str,
+    limit: usize,
+) -> ExecResult<Vec<(NodeIdx, f64)>> {
     let hits = ctx.artifact()?.text_search(question, limit).map_err(|e| {
         ExecError::Unsupported(format!(
             "{proc}(): the text index cannot be read ({e}); run `batho fix`"
@@ -43,7 +48,7 @@ fn ranked(ctx: &Ctx<'_>, proc: &str, question: &str, limit: usize) -> R<Vec<(Nod
 
 /// `text.search(question, [limit])`: the live nodes best matching the question by BM25
 /// (FTS5's formula), best first, ties by node index; at most `limit` (default 10).
-pub(crate) fn search(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn search(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     const P: &str = "text.search";
     let question = string_arg(P, args, 0, "question")?;
     let limit = int_arg(P, args, 1, "limit", SEARCH_DEFAULT_LIMIT)?;
@@ -58,7 +63,7 @@ pub(crate) fn search(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
 /// query in any of its text indexes (`CREATE TEXT INDEX ON :Label(key)`), best first by
 /// BM25; every match when `limit` is absent or null. The query is FTS5's basic syntax:
 /// words ANDed, `"a phrase"`, `prefix*` (`batho_storage::text::query`).
-pub(crate) fn search_writable(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn search_writable(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     const P: &str = "text.search";
     let question = string_arg(P, args, 0, "query")?;
     let limit = int_arg(P, args, 1, "limit", i64::MAX)?;
@@ -82,7 +87,7 @@ pub(crate) fn search_writable(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
 /// with its BM25 score as `text.search` gives it, by node id. Scoring a known set (a
 /// compose's candidates) this way costs one search, where filtering `text.search` by
 /// `node IN $list` costs a list scan per match.
-pub(crate) fn score(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn score(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     const P: &str = "text.score";
     let question = string_arg(P, args, 0, "query")?;
     let among = node_set_arg(P, args, 1, "nodes")?;
@@ -124,7 +129,7 @@ struct TraversalPlan {
 
 /// The start nodes: up to [`TRAVERSE_MAX_STARTS`] best matches scoring at least
 /// [`TRAVERSE_START_SHARE`] of the best; with `high_detail`, files first among equal scores.
-fn start_nodes(ctx: &Ctx<'_>, question: &str, high_detail: bool) -> R<Vec<NodeIdx>> {
+fn start_nodes(ctx: &Ctx<'_>, question: &str, high_detail: bool) -> ExecResult<Vec<NodeIdx>> {
     let mut hits = ranked(ctx, "algo.traverse", question, TRAVERSE_MAX_STARTS * 4)?;
     if high_detail {
         let art = ctx.artifact()?;
@@ -147,7 +152,11 @@ fn start_nodes(ctx: &Ctx<'_>, question: &str, high_detail: bool) -> R<Vec<NodeId
 /// The relationships node `v` may be left by, in stored order (out-edges, then in-edges
 /// when undirected), each with the node at its other end; at most
 /// [`TRAVERSE_EDGES_PER_NODE`].
-fn hops<'a>(ctx: &Ctx<'a>, plan: &TraversalPlan, v: NodeIdx) -> R<Vec<(EdgeRef<'a>, NodeIdx)>> {
+fn hops<'a>(
+    ctx: &Ctx<'a>,
+    plan: &TraversalPlan,
+    v: NodeIdx,
+) -> ExecResult<Vec<(EdgeRef<'a>, NodeIdx)>> {
     let art = ctx.artifact()?;
     let keep = |e: &EdgeRef<'_>| !plan.high_detail || e.strategy().provenance().is_high_detail();
     let outs = art.out_edges(v).map(|e| (e, e.dst()));
@@ -179,7 +188,7 @@ struct Walked {
 }
 
 /// Walks from the start nodes.
-fn walk(ctx: &Ctx<'_>, plan: &TraversalPlan, starts: &[NodeIdx]) -> R<Walked> {
+fn walk(ctx: &Ctx<'_>, plan: &TraversalPlan, starts: &[NodeIdx]) -> ExecResult<Walked> {
     let mut visited = RoaringBitmap::new();
     let mut recorded = RoaringBitmap::new();
     let (mut nodes, mut edges) = (Vec::new(), Vec::new());
@@ -227,7 +236,7 @@ fn walk(ctx: &Ctx<'_>, plan: &TraversalPlan, starts: &[NodeIdx]) -> R<Walked> {
 /// `depth`, `start`), in visit order, then one per relationship crossed (`record` =
 /// 'edge', `relationship`), in the order crossed; an undirected walk crosses arrows
 /// backwards but the relationship keeps its stored ends.
-pub(crate) fn traverse(ctx: &Ctx<'_>, args: &[Value]) -> R<Vec<Rec>> {
+pub(crate) fn traverse(ctx: &Ctx<'_>, args: &[Value]) -> ExecResult<Vec<Rec>> {
     const P: &str = "algo.traverse";
     let question = string_arg(P, args, 0, "question")?;
     let plan = TraversalPlan {

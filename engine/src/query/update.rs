@@ -15,12 +15,12 @@ use batho_lang::ast::{
 use batho_lang::{EvalError, Value};
 use batho_storage::session::{Change, PropValue};
 
-use super::exec::{BoxOp, Ctx, ExecError, Operator, R, Row};
+use super::exec::{BoxOp, Ctx, ExecError, ExecResult, Operator, Row};
 use super::topology::Topology;
 use super::writable_access::{WritableState, into_stored, to_stored};
 
 /// The writable graph a statement changes.
-pub(crate) fn state<'a>(ctx: &Ctx<'a>) -> R<&'a RefCell<WritableState>> {
+pub(crate) fn state<'a>(ctx: &Ctx<'a>) -> ExecResult<&'a RefCell<WritableState>> {
     match ctx.topology {
         Topology::Writable(state) => Ok(state),
         Topology::Code(_) => Err(ExecError::Unsupported(
@@ -31,7 +31,7 @@ pub(crate) fn state<'a>(ctx: &Ctx<'a>) -> R<&'a RefCell<WritableState>> {
 
 /// Applies one change, logged for commit or rollback (what a statement changed in all is
 /// counted from the journal when it ends).
-pub(crate) fn apply(ctx: &Ctx<'_>, change: Change) -> R<()> {
+pub(crate) fn apply(ctx: &Ctx<'_>, change: Change) -> ExecResult<()> {
     let state = state(ctx)?;
     let mut guard = state.borrow_mut();
     let WritableState { graph, journal } = &mut *guard;
@@ -48,10 +48,10 @@ fn update_error(message: String, span: Span) -> ExecError {
 pub(crate) trait ClauseUpdate {
     /// Applies the clause to one input row (with the operator's columns) and returns the
     /// rows it passes on.
-    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> R<Vec<Row>>;
+    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> ExecResult<Vec<Row>>;
 
     /// Runs after the last row.
-    fn finish(&mut self, _ctx: &Ctx<'_>) -> R<()> {
+    fn finish(&mut self, _ctx: &Ctx<'_>) -> ExecResult<()> {
         Ok(())
     }
 }
@@ -74,12 +74,12 @@ impl<'a, U> Eager<'a, U> {
 }
 
 impl<'a, U: ClauseUpdate> Operator<'a> for Eager<'a, U> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> R<()> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
         self.out = None;
         self.input.open(ctx, arg)
     }
 
-    fn next(&mut self, ctx: &Ctx<'a>) -> R<Option<Row>> {
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         if self.out.is_none() {
             let mut rows = Vec::new();
             while let Some(row) = self.input.next(ctx)? {
@@ -131,7 +131,7 @@ pub(crate) fn pattern_properties(
     properties: Option<&Expr>,
     cols: &[String],
     row: &[Value],
-) -> R<Vec<(String, PropValue)>> {
+) -> ExecResult<Vec<(String, PropValue)>> {
     let Some(expr) = properties else {
         return Ok(Vec::new());
     };
@@ -166,7 +166,7 @@ pub(crate) fn pattern_properties(
 }
 
 /// Where a column sits.
-pub(crate) fn column(cols: &[String], name: &str) -> R<usize> {
+pub(crate) fn column(cols: &[String], name: &str) -> ExecResult<usize> {
     cols.iter().position(|c| c == name).ok_or_else(|| {
         ExecError::Unsupported(format!("internal planner error: no column `{name}`"))
     })
@@ -179,7 +179,7 @@ pub(crate) fn node_for(
     node: &NodePattern,
     cols: &[String],
     row: &mut Row,
-) -> R<u32> {
+) -> ExecResult<u32> {
     if let Some(v) = &node.variable {
         let at = column(cols, &v.name)?;
         match &row[at] {
@@ -218,7 +218,7 @@ pub(crate) fn create_relationship(
     (left, right): (u32, u32),
     cols: &[String],
     row: &mut Row,
-) -> R<u32> {
+) -> ExecResult<u32> {
     let [rel_type] = rel.types.as_slice() else {
         return Err(update_error(
             "a created relationship needs exactly one type".into(),
@@ -254,7 +254,7 @@ pub(crate) fn create_part(
     part: &PatternPart,
     cols: &[String],
     row: &mut Row,
-) -> R<()> {
+) -> ExecResult<()> {
     let mut current = node_for(ctx, &part.element.start, cols, row)?;
     let mut nodes = vec![current];
     let mut rels = Vec::new();
@@ -278,7 +278,7 @@ pub(crate) struct CreateClause {
 }
 
 impl ClauseUpdate for CreateClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, mut row: Row) -> R<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, mut row: Row) -> ExecResult<Vec<Row>> {
         row.resize(self.cols.len().max(self.input_cols), Value::Null);
         for part in &self.pattern {
             create_part(ctx, part, &self.cols, &mut row)?;
@@ -298,7 +298,7 @@ fn target(
     variable: &batho_lang::ast::Ident,
     cols: &[String],
     row: &[Value],
-) -> R<Option<Target>> {
+) -> ExecResult<Option<Target>> {
     match &row[column(cols, &variable.name)?] {
         Value::Node(n) => Ok(Some(Target::Node(*n))),
         Value::Rel(r) => Ok(Some(Target::Relationship(*r))),
@@ -318,7 +318,12 @@ fn target(
     }
 }
 
-fn set_property(ctx: &Ctx<'_>, target: &Target, key: &str, value: Option<PropValue>) -> R<()> {
+fn set_property(
+    ctx: &Ctx<'_>,
+    target: &Target,
+    key: &str,
+    value: Option<PropValue>,
+) -> ExecResult<()> {
     let live = {
         let graph = &state(ctx)?.borrow().graph;
         match target {
@@ -340,7 +345,7 @@ fn set_property(ctx: &Ctx<'_>, target: &Target, key: &str, value: Option<PropVal
     )
 }
 
-fn current_keys(ctx: &Ctx<'_>, target: &Target) -> R<Vec<String>> {
+fn current_keys(ctx: &Ctx<'_>, target: &Target) -> ExecResult<Vec<String>> {
     let graph = &state(ctx)?.borrow().graph;
     Ok(match target {
         Target::Node(n) => graph
@@ -355,7 +360,7 @@ fn current_keys(ctx: &Ctx<'_>, target: &Target) -> R<Vec<String>> {
 }
 
 /// The properties a `=` or `+=` right-hand side stands for: a map, or an entity's.
-fn map_of(ctx: &Ctx<'_>, value: Value, span: Span) -> R<Vec<(String, Value)>> {
+fn map_of(ctx: &Ctx<'_>, value: Value, span: Span) -> ExecResult<Vec<(String, Value)>> {
     let graph = ctx.eval.graph();
     match value {
         Value::Map(entries) => Ok(entries.into_iter().collect()),
@@ -369,7 +374,7 @@ fn map_of(ctx: &Ctx<'_>, value: Value, span: Span) -> R<Vec<(String, Value)>> {
     }
 }
 
-fn stored_or_remove(value: &Value, span: Span) -> R<Option<PropValue>> {
+fn stored_or_remove(value: &Value, span: Span) -> ExecResult<Option<PropValue>> {
     if value.is_null() {
         return Ok(None);
     }
@@ -384,7 +389,7 @@ pub(crate) fn apply_set_item(
     item: &SetItem,
     cols: &[String],
     row: &[Value],
-) -> R<()> {
+) -> ExecResult<()> {
     match item {
         SetItem::Property {
             variable,
@@ -442,7 +447,7 @@ pub(crate) struct SetClause {
 }
 
 impl ClauseUpdate for SetClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> R<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> ExecResult<Vec<Row>> {
         for item in &self.items {
             apply_set_item(ctx, item, &self.cols, &row)?;
         }
@@ -457,7 +462,7 @@ pub(crate) struct RemoveClause {
 }
 
 impl ClauseUpdate for RemoveClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> R<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> ExecResult<Vec<Row>> {
         for item in &self.items {
             match item {
                 RemoveItem::Property { variable, key } => {
@@ -498,7 +503,7 @@ pub(crate) struct DeleteClause {
 }
 
 impl DeleteClause {
-    fn gather(&mut self, value: Value, span: Span) -> R<()> {
+    fn gather(&mut self, value: Value, span: Span) -> ExecResult<()> {
         match value {
             Value::Null => {}
             Value::Node(n) => self.nodes.push((n, span)),
@@ -527,7 +532,7 @@ impl DeleteClause {
 }
 
 impl ClauseUpdate for DeleteClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> R<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> ExecResult<Vec<Row>> {
         for index in 0..self.exprs.len() {
             let expr = &self.exprs[index];
             let (value, span) = (ctx.eval(expr, &self.cols, &row)?, expr.span);
@@ -536,7 +541,7 @@ impl ClauseUpdate for DeleteClause {
         Ok(vec![row])
     }
 
-    fn finish(&mut self, ctx: &Ctx<'_>) -> R<()> {
+    fn finish(&mut self, ctx: &Ctx<'_>) -> ExecResult<()> {
         let state = state(ctx)?;
         let mut relationships = std::mem::take(&mut self.relationships);
         if self.detach {

@@ -18,7 +18,7 @@ use batho_storage::input::{
 };
 
 use super::index::Index;
-use super::{R, ResolveOptions, ResolveStats, find_classes_in, scope_of};
+use super::{ResolveOptions, ResolveStats, Resolver, find_classes_in, scope_of};
 use crate::extract::{FileFacts, Ref, RefSite, entity_bits};
 
 /// Takes (and so frees after use) the references of file `f`.
@@ -614,7 +614,8 @@ pub(super) fn refs_all(
         t => t,
     }
     .clamp(1, n.max(1));
-    let mut workers: Vec<R<'_, '_>> = (0..threads).map(|_| R::new(sh, opts)).collect();
+    let mut workers: Vec<Resolver<'_, '_>> =
+        (0..threads).map(|_| Resolver::new(sh, opts)).collect();
     if threads == 1 {
         let r = &mut workers[0];
         for f in 0..n {

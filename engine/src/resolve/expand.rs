@@ -34,7 +34,7 @@ use std::sync::Arc;
 use batho_schema::{NodeKind, RelType, Roles, Strategy};
 use batho_storage::input::NodeIdx;
 
-use super::R;
+use super::Resolver;
 use super::index::Ent;
 use crate::extract::{NO_ENTITY, Ref, RefKind, Sym};
 
@@ -123,7 +123,7 @@ impl Expansions {
     }
 }
 
-impl<'f> R<'_, 'f> {
+impl<'f> Resolver<'_, 'f> {
     /// Queues the expansion of `macros` (the definitions a call of file `f` resolved to)
     /// when the call is made in a function or method.
     pub(super) fn note_invocation(&mut self, f: u32, r: &Ref, src: NodeIdx, macros: &[Ent]) {

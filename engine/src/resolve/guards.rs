@@ -3,10 +3,10 @@
 
 use std::collections::HashSet;
 
-use super::R;
+use super::Resolver;
 use super::index::Ent;
 
-impl R<'_, '_> {
+impl Resolver<'_, '_> {
     /// Drops from `cands` the definitions of `file` that are a pasted copy of a header the
     /// file also includes: a candidate of `file` inside an include guard `G` goes when
     /// another candidate lies inside a guard `G` of a file that `file` includes, directly

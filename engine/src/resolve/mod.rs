@@ -178,7 +178,7 @@ fn resolve_inner(
     let ix = Index::new(&files, &opts.include_dirs);
     let mut stats = ResolveStats::default();
     let sh = emit::Shared::new(ix, file_node, emit, opts, &mut sink.g);
-    let mut r = R::new(&sh, opts);
+    let mut r = Resolver::new(&sh, opts);
     r.structure();
     sink.merge(r.out.take());
     stats.absorb(&r.stats);
@@ -261,7 +261,7 @@ fn mark_macro_statics(files: &mut [FileFacts]) {
 
 /// One resolver: read-only views of the shared tables plus its own scratch state and
 /// output buffer. Threads each own one, so they never write to anything shared.
-struct R<'s, 'f> {
+struct Resolver<'s, 'f> {
     ix: &'s Index<'f>,
     opts: &'s ResolveOptions,
     /// Node of file i; entity j of file i is `file_node[i] + 1 + j`.
@@ -276,7 +276,7 @@ struct R<'s, 'f> {
     derived_of: &'s HashMap<&'f str, Vec<&'f str>>,
     closure: Closure,
     /// A second closure, of a candidate definition's file (see
-    /// [`R::narrow_to_shared_declaration`]), and its answers by (file, header).
+    /// [`Resolver::narrow_to_shared_declaration`]), and its answers by (file, header).
     candidate_closure: Closure,
     candidate_includes: HashMap<(u32, u32), bool, IdBuild>,
     out: emit::Out,
@@ -359,9 +359,9 @@ pub(super) fn find_classes_in<'f>(ix: &Index<'f>, written: &str) -> Vec<&'f str>
     out
 }
 
-impl<'s, 'f> R<'s, 'f> {
-    fn new(sh: &'s emit::Shared<'f>, opts: &'s ResolveOptions) -> R<'s, 'f> {
-        R {
+impl<'s, 'f> Resolver<'s, 'f> {
+    fn new(sh: &'s emit::Shared<'f>, opts: &'s ResolveOptions) -> Resolver<'s, 'f> {
+        Resolver {
             ix: &sh.ix,
             opts,
             file_node: &sh.file_node,
@@ -704,7 +704,7 @@ impl<'s, 'f> R<'s, 'f> {
         }
         let files = self.files();
         // Narrows in place; leaves the candidates untouched when none would remain.
-        let pick = |r: &mut Self, keep: &dyn Fn(&R, Ent) -> bool| -> bool {
+        let pick = |r: &mut Self, keep: &dyn Fn(&Resolver, Ent) -> bool| -> bool {
             if !r.cands.iter().any(|&e| keep(r, e)) {
                 return false;
             }
@@ -758,7 +758,7 @@ impl<'s, 'f> R<'s, 'f> {
             self.cands.clear();
             return None;
         }
-        let internal = |r: &R, e: Ent| {
+        let internal = |r: &Resolver, e: Ent| {
             r.ix.is_static(e)
                 || (r.ix.entity(e).kind == NodeKind::Macro && !is_header(&files[e.0 as usize].path))
         };
@@ -768,7 +768,7 @@ impl<'s, 'f> R<'s, 'f> {
         // kernel's `readl` is a static inline in most `arch/*/include/asm/io.h` and a
         // function only in `arch/alpha/kernel/io.c`, which would otherwise win every call.
         let unchosen = self.closure.has_unchosen_include();
-        let header_static = |r: &R, e: Ent| {
+        let header_static = |r: &Resolver, e: Ent| {
             r.ix.is_static(e)
                 && is_header(&files[e.0 as usize].path)
                 && r.ix.entity(e).kind != NodeKind::Macro
@@ -876,7 +876,7 @@ impl<'s, 'f> R<'s, 'f> {
         answer
     }
 
-    fn collect(&mut self, name: &str, qual: &str, pred: impl Fn(&R, Ent) -> bool) {
+    fn collect(&mut self, name: &str, qual: &str, pred: impl Fn(&Resolver, Ent) -> bool) {
         let mut v = std::mem::take(&mut self.cands);
         v.clear();
         v.extend(self.ix.named(name).filter(|&e| {

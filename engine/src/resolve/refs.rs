@@ -6,7 +6,7 @@ use batho_schema::{Language, NodeFlags, NodeKind, RelType, Roles, Strategy};
 use batho_storage::input::NodeIdx;
 
 use super::index::Ent;
-use super::{R, scope_of, stdlib};
+use super::{Resolver, scope_of, stdlib};
 use crate::extract::{NO_ENTITY, Ref, RefKind, RefSite, entity_bits, ref_bits};
 
 /// The sites of reference `i` among `sites`, which hold no later reference's: a site of
@@ -16,7 +16,7 @@ fn strip_earlier(sites: &[RefSite], i: usize) -> &[RefSite] {
     &sites[first..]
 }
 
-impl<'f> R<'_, 'f> {
+impl<'f> Resolver<'_, 'f> {
     /// Resolves `refs`, the references of file `f`.
     pub(super) fn refs_of(&mut self, f: u32, refs: &[Ref]) {
         let facts = &self.files()[f as usize];

@@ -143,14 +143,20 @@ fn collect_candidates<'tree>(
     names: &[&str],
     out: &mut Vec<Node<'tree>>,
 ) {
-    use crate::extract::kinds::K;
+    use crate::extract::kinds::SyntaxKind;
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         match kinds.of(&child) {
-            K::PreprocIf | K::PreprocElse | K::LinkageSpecification | K::DeclarationList => {
+            SyntaxKind::PreprocIf
+            | SyntaxKind::PreprocElse
+            | SyntaxKind::LinkageSpecification
+            | SyntaxKind::DeclarationList => {
                 collect_candidates(kinds, child, source, names, out);
             }
-            K::PreprocDef | K::PreprocFunctionDef | K::PreprocInclude | K::PreprocCall => {}
+            SyntaxKind::PreprocDef
+            | SyntaxKind::PreprocFunctionDef
+            | SyntaxKind::PreprocInclude
+            | SyntaxKind::PreprocCall => {}
             _ => {
                 let text = &source[child.start_byte()..child.end_byte()];
                 let word_end = text

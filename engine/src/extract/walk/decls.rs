@@ -5,10 +5,10 @@
 use batho_schema::{NodeFlags, NodeKind};
 use tree_sitter::{Node, TreeCursor};
 
-use super::{K, MAX_SIGNATURE, Mode, NoneFlags, W, is_c_keyword, is_type_spec};
+use super::{MAX_SIGNATURE, Mode, NoneFlags, SyntaxKind, Walker, is_c_keyword, is_type_spec};
 use crate::extract::{Base, NO_ENTITY, RefKind, Sym, entity_bits};
 
-impl<'t> W<'_, 't> {
+impl<'t> Walker<'_, 't> {
     pub(super) fn function_def(&mut self, c: &mut TreeCursor<'t>, mode: Mode) {
         let n = c.node();
         let ty = n.child_by_field_id(self.t.f_type);
@@ -16,7 +16,7 @@ impl<'t> W<'_, 't> {
         if let Some(t) = ty
             && is_type_spec(self.t.of(&t))
             && t.child_by_field_id(self.t.f_body).is_none()
-            && decl.is_none_or(|d| self.t.of(&d) == K::Identifier)
+            && decl.is_none_or(|d| self.t.of(&d) == SyntaxKind::Identifier)
             && mode != Mode::Body
         {
             return self.misparsed_class(c, n, t, decl);
@@ -33,7 +33,9 @@ impl<'t> W<'_, 't> {
         let nested_top =
             mode == Mode::Body && n.start_position().column == 0 && info.function && ty.is_some();
         if (mode == Mode::Body && !nested_top) || is_c_keyword(self.text(name_node)) {
-            if self.t.of(&name_node) == K::Identifier && !is_c_keyword(self.text(name_node)) {
+            if self.t.of(&name_node) == SyntaxKind::Identifier
+                && !is_c_keyword(self.text(name_node))
+            {
                 let s = self.intern_node(name_node);
                 self.push_ref(RefKind::Call, 0, 0, s, Sym::EMPTY, Sym::EMPTY, name_node);
             }
@@ -94,7 +96,12 @@ impl<'t> W<'_, 't> {
                     self.visit(c, Mode::Decl);
                 } else {
                     let k = self.t.of(&c.node());
-                    if matches!(k, K::FieldInitializerList | K::Error | K::CompoundStatement) {
+                    if matches!(
+                        k,
+                        SyntaxKind::FieldInitializerList
+                            | SyntaxKind::Error
+                            | SyntaxKind::CompoundStatement
+                    ) {
                         self.visit(c, Mode::Body);
                     }
                 }
@@ -164,7 +171,7 @@ impl<'t> W<'_, 't> {
                         } else {
                             flags |= NodeFlags::EXPORTED;
                         }
-                        let has_init = self.t.of(&node) == K::InitDeclarator;
+                        let has_init = self.t.of(&node) == SyntaxKind::InitDeclarator;
                         let ent = if info.function {
                             flags |= NodeFlags::DECLARATION_ONLY;
                             let kind = if self.cpp && !q.is_empty() {
@@ -465,9 +472,9 @@ impl<'t> W<'_, 't> {
             return;
         };
         let kind = match k {
-            K::ClassSpecifier => NodeKind::Class,
-            K::UnionSpecifier => NodeKind::Union,
-            K::EnumSpecifier => NodeKind::Enum,
+            SyntaxKind::ClassSpecifier => NodeKind::Class,
+            SyntaxKind::UnionSpecifier => NodeKind::Union,
+            SyntaxKind::EnumSpecifier => NodeKind::Enum,
             _ => NodeKind::Struct,
         };
         let last: Option<&'t str> = match name_node {
@@ -507,16 +514,16 @@ impl<'t> W<'_, 't> {
                 loop {
                     let node = c.node();
                     let ck = w.t.of(&node);
-                    if ck == K::BaseClassClause {
+                    if ck == SyntaxKind::BaseClassClause {
                         w.bases(node, ent);
                         w.children(c, Mode::Decl);
-                    } else if ck == K::EnumeratorList {
+                    } else if ck == SyntaxKind::EnumeratorList {
                         w.enumerators(
                             c,
                             ent,
-                            k == K::EnumSpecifier && w.text(n).starts_with("enum class"),
+                            k == SyntaxKind::EnumSpecifier && w.text(n).starts_with("enum class"),
                         );
-                    } else if ck == K::FieldDeclarationList {
+                    } else if ck == SyntaxKind::FieldDeclarationList {
                         w.children(c, Mode::Class);
                     }
                     if !c.goto_next_sibling() {
@@ -535,7 +542,9 @@ impl<'t> W<'_, 't> {
             };
             if matches!(
                 self.t.of(&b),
-                K::TypeIdentifier | K::QualifiedIdentifier | K::TemplateType
+                SyntaxKind::TypeIdentifier
+                    | SyntaxKind::QualifiedIdentifier
+                    | SyntaxKind::TemplateType
             ) {
                 let mut q = String::new();
                 let last = self.split_name(b, &mut q);
@@ -563,7 +572,7 @@ impl<'t> W<'_, 't> {
         if c.goto_first_child() {
             loop {
                 let node = c.node();
-                if self.t.of(&node) == K::Enumerator
+                if self.t.of(&node) == SyntaxKind::Enumerator
                     && let Some(nm) = node.child_by_field_id(self.t.f_name)
                 {
                     let last = self.text(nm);

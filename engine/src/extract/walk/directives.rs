@@ -6,11 +6,11 @@
 //! third of a kernel build lexing them for facts a line reader gets exactly. This reader
 //! accepts a file only when every line has one of those plain shapes (anything else —
 //! `#if`, a continuation, a function-like macro, code — and the file goes to the parser),
-//! and it emits through the same [`W`] methods as the tree walk, so both paths give equal
+//! and it emits through the same [`Walker`] methods as the tree walk, so both paths give equal
 //! facts; the tests in `extract/tests.rs` and the `directive_check` bench binary hold them
 //! to it.
 
-use super::{MacroShape, Span, W};
+use super::{MacroShape, Span, Walker};
 use crate::extract::kinds::KindTable;
 use crate::extract::{RefKind, Sym};
 
@@ -42,7 +42,7 @@ enum Item<'s> {
     Endif,
 }
 
-impl W<'_, '_> {
+impl Walker<'_, '_> {
     /// Emits the facts of `src` if it is a directive-only file; returns `false` (having
     /// emitted nothing) if it is not.
     pub(super) fn read_directives(mut self) -> bool {
@@ -92,7 +92,7 @@ impl W<'_, '_> {
     }
 }
 
-/// Whether [`W::read_directives`] takes `src`.
+/// Whether [`Walker::read_directives`] takes `src`.
 pub(in crate::extract) fn is_directive_only(t: &KindTable, src: &str) -> bool {
     scan(t, src).is_some()
 }

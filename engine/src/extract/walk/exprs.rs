@@ -4,12 +4,12 @@
 use batho_schema::{NodeFlags, NodeKind};
 use tree_sitter::{Node, TreeCursor};
 
-use super::{K, MAX_MACRO_REFS, MacroShape, Mode, NoneFlags, Span, W, is_c_keyword};
+use super::{MAX_MACRO_REFS, MacroShape, Mode, NoneFlags, Span, SyntaxKind, Walker, is_c_keyword};
 use crate::extract::{
     Include, MacroArguments, MacroCall, NO_ENTITY, RefKind, Sym, entity_bits, ref_bits,
 };
 
-impl<'t> W<'_, 't> {
+impl<'t> Walker<'_, 't> {
     /// Children of an `ERROR` node: walked as usual, plus `name (` token pairs (the shape
     /// a call takes when tree-sitter gave up on the statement) become calls.
     pub(super) fn error_children(&mut self, c: &mut TreeCursor<'t>, mode: Mode) {
@@ -34,7 +34,11 @@ impl<'t> W<'_, 't> {
                     self.push_ref(RefKind::Call, 0, 0, s, Sym::EMPTY, Sym::EMPTY, p);
                 }
             }
-            prev_ident = if k == K::Identifier { Some(n) } else { None };
+            prev_ident = if k == SyntaxKind::Identifier {
+                Some(n)
+            } else {
+                None
+            };
             self.visit(c, mode);
             if !c.goto_next_sibling() {
                 break;
@@ -72,7 +76,7 @@ impl<'t> W<'_, 't> {
         });
     }
 
-    pub(super) fn macro_def(&mut self, n: Node<'t>, k: K) {
+    pub(super) fn macro_def(&mut self, n: Node<'t>, k: SyntaxKind) {
         let Some(name_node) = n.child_by_field_id(self.t.f_name) else {
             return;
         };
@@ -80,7 +84,7 @@ impl<'t> W<'_, 't> {
         let mut params: Vec<&'t str> = Vec::new();
         let mut variadic = false;
         let mut sig_end = name_node.end_byte();
-        if k == K::PreprocFunctionDef
+        if k == SyntaxKind::PreprocFunctionDef
             && let Some(p) = n.child_by_field_id(self.t.f_parameters)
         {
             sig_end = p.end_byte();
@@ -106,7 +110,7 @@ impl<'t> W<'_, 't> {
             }
         }
         // An object-like macro's signature would only repeat its name.
-        let sig = if k == K::PreprocFunctionDef {
+        let sig = if k == SyntaxKind::PreprocFunctionDef {
             self.signature(n.start_byte(), sig_end)
         } else {
             Sym::EMPTY
@@ -116,7 +120,7 @@ impl<'t> W<'_, 't> {
             .map(|v| (self.text(v), v.start_position().row as u32 + 1));
         let span = Span::from(n);
         let shape = MacroShape {
-            function_like: k == K::PreprocFunctionDef,
+            function_like: k == SyntaxKind::PreprocFunctionDef,
             params: &params,
             variadic,
             signature: sig,
@@ -388,7 +392,7 @@ impl<'t> W<'_, 't> {
             && n.child_by_field_id(self.t.f_name).is_some_and(|name| {
                 (0..n.named_child_count().min(4))
                     .filter_map(|i| n.named_child(i as u32))
-                    .find(|ch| self.t.of(ch) == K::PreprocDef)
+                    .find(|ch| self.t.of(ch) == SyntaxKind::PreprocDef)
                     .and_then(|d| d.child_by_field_id(self.t.f_name))
                     .is_some_and(|d| self.text(d) == self.text(name))
             })
@@ -439,8 +443,8 @@ impl<'t> W<'_, 't> {
         }
         let n = c.node();
         let conditional = match self.t.of(&n) {
-            K::PreprocIf if !self.is_include_guard(n) => true,
-            K::PreprocElse => false,
+            SyntaxKind::PreprocIf if !self.is_include_guard(n) => true,
+            SyntaxKind::PreprocElse => false,
             _ => return None,
         };
         c.goto_first_child().then_some(conditional)
@@ -461,19 +465,19 @@ impl<'t> W<'_, 't> {
         };
         for _ in 0..4 {
             match self.t.of(&cur) {
-                K::This => return (ref_bits::THIS, Sym::EMPTY),
-                K::Identifier => {
+                SyntaxKind::This => return (ref_bits::THIS, Sym::EMPTY),
+                SyntaxKind::Identifier => {
                     let s = self.intern_node(cur);
                     return match self.local_type(s) {
                         Some(t) => (0, t),
                         None => (ref_bits::RECV_IS_NAME, s),
                     };
                 }
-                K::ParenthesizedExpression => match cur.named_child(0) {
+                SyntaxKind::ParenthesizedExpression => match cur.named_child(0) {
                     Some(x) => cur = x,
                     None => break,
                 },
-                K::PointerExpression => match cur.child_by_field_id(self.t.f_argument) {
+                SyntaxKind::PointerExpression => match cur.child_by_field_id(self.t.f_argument) {
                     Some(x) => cur = x,
                     None => break,
                 },
@@ -498,8 +502,8 @@ impl<'t> W<'_, 't> {
         let mut walk_func = false;
         let mut walk_member_arg = false;
         match fk {
-            K::Identifier if is_c_keyword(self.text(func)) => {}
-            K::Identifier => {
+            SyntaxKind::Identifier if is_c_keyword(self.text(func)) => {}
+            SyntaxKind::Identifier => {
                 let s = self.intern_node(func);
                 let flags = if self.local_type(s).is_some() {
                     ref_bits::LOCAL | ref_bits::DYNAMIC
@@ -508,19 +512,19 @@ impl<'t> W<'_, 't> {
                 };
                 self.push_ref(RefKind::Call, flags, arity, s, Sym::EMPTY, Sym::EMPTY, func);
             }
-            K::QualifiedIdentifier | K::TemplateFunction => {
+            SyntaxKind::QualifiedIdentifier | SyntaxKind::TemplateFunction => {
                 let mut q = String::new();
                 let last = self.split_name(func, &mut q);
                 if !is_c_keyword(last) {
                     let (name, qual) = (self.intern(last), self.intern(&q));
                     self.push_ref(RefKind::Call, 0, arity, name, qual, Sym::EMPTY, func);
                 }
-                walk_func = fk == K::TemplateFunction
+                walk_func = fk == SyntaxKind::TemplateFunction
                     || func
                         .child_by_field_id(self.t.f_name)
-                        .is_some_and(|x| self.t.of(&x) == K::TemplateFunction);
+                        .is_some_and(|x| self.t.of(&x) == SyntaxKind::TemplateFunction);
             }
-            K::FieldExpression => {
+            SyntaxKind::FieldExpression => {
                 let field = func.child_by_field_id(self.t.f_field);
                 let arg = func.child_by_field_id(self.t.f_argument);
                 let (rflags, recv) = self.receiver(arg);
@@ -546,19 +550,21 @@ impl<'t> W<'_, 't> {
                 let mut cur = func;
                 for _ in 0..4 {
                     match self.t.of(&cur) {
-                        K::ParenthesizedExpression => match cur.named_child(0) {
+                        SyntaxKind::ParenthesizedExpression => match cur.named_child(0) {
                             Some(x) => cur = x,
                             None => break,
                         },
-                        K::PointerExpression => match cur.child_by_field_id(self.t.f_argument) {
-                            Some(x) => cur = x,
-                            None => break,
-                        },
+                        SyntaxKind::PointerExpression => {
+                            match cur.child_by_field_id(self.t.f_argument) {
+                                Some(x) => cur = x,
+                                None => break,
+                            }
+                        }
                         _ => break,
                     }
                 }
                 match self.t.of(&cur) {
-                    K::Identifier => {
+                    SyntaxKind::Identifier => {
                         let s = self.intern_node(cur);
                         let local = if self.local_type(s).is_some() {
                             ref_bits::LOCAL
@@ -575,7 +581,7 @@ impl<'t> W<'_, 't> {
                             cur,
                         );
                     }
-                    K::FieldExpression => {
+                    SyntaxKind::FieldExpression => {
                         let field = cur.child_by_field_id(self.t.f_field);
                         let (rflags, recv) =
                             self.receiver(cur.child_by_field_id(self.t.f_argument));
@@ -630,13 +636,13 @@ impl<'t> W<'_, 't> {
     pub(super) fn write_target(&mut self, c: &mut TreeCursor<'t>) {
         let n = c.node();
         match self.t.of(&n) {
-            K::Identifier => {
+            SyntaxKind::Identifier => {
                 let s = self.intern_node(n);
                 if self.local_type(s).is_none() {
                     self.push_ref(RefKind::Write, 0, 0, s, Sym::EMPTY, Sym::EMPTY, n);
                 }
             }
-            K::FieldExpression => {
+            SyntaxKind::FieldExpression => {
                 let (rflags, recv) = self.receiver(n.child_by_field_id(self.t.f_argument));
                 if let Some(fl) = n.child_by_field_id(self.t.f_field)
                     && (!recv.is_empty() || rflags & ref_bits::THIS != 0)
@@ -697,11 +703,11 @@ impl<'t> W<'_, 't> {
             loop {
                 let n = c.node();
                 match self.t.of(&n) {
-                    K::FunctionDeclarator | K::ParameterList | K::ParameterDeclaration => {
-                        self.statement_soup(c)
-                    }
-                    K::Identifier if c.field_id().map(|x| x.get()) == Some(self.t.f_declarator) => {
-                    }
+                    SyntaxKind::FunctionDeclarator
+                    | SyntaxKind::ParameterList
+                    | SyntaxKind::ParameterDeclaration => self.statement_soup(c),
+                    SyntaxKind::Identifier
+                        if c.field_id().map(|x| x.get()) == Some(self.t.f_declarator) => {}
                     _ => self.visit(c, Mode::Body),
                 }
                 if !c.goto_next_sibling() {

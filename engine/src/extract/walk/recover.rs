@@ -6,10 +6,10 @@ use batho_schema::{NodeFlags, NodeKind};
 use batho_storage::content_hash;
 use tree_sitter::{Node, TreeCursor};
 
-use super::{K, Mode, W};
+use super::{Mode, SyntaxKind, Walker};
 use crate::extract::{Base, Sym, entity_bits};
 
-impl<'t> W<'_, 't> {
+impl<'t> Walker<'_, 't> {
     /// `class API Foo : public Base { … };` parses as a function definition whose type is
     /// `class API`, whose (ERROR-wrapped) name is `Foo`, whose declarator is `Base` and
     /// whose body is the class body; `struct LUA_API lua_State { … }` likewise without the
@@ -22,9 +22,9 @@ impl<'t> W<'_, 't> {
         decl: Option<Node<'t>>,
     ) {
         let kind = match self.t.of(&ty) {
-            K::ClassSpecifier => NodeKind::Class,
-            K::UnionSpecifier => NodeKind::Union,
-            K::EnumSpecifier => NodeKind::Enum,
+            SyntaxKind::ClassSpecifier => NodeKind::Class,
+            SyntaxKind::UnionSpecifier => NodeKind::Union,
+            SyntaxKind::EnumSpecifier => NodeKind::Enum,
             _ => NodeKind::Struct,
         };
         let mut err_name: Option<Node<'t>> = None;
@@ -39,7 +39,10 @@ impl<'t> W<'_, 't> {
                         continue;
                     };
                     if err_name.is_none()
-                        && matches!(self.t.of(&e), K::Identifier | K::TypeIdentifier)
+                        && matches!(
+                            self.t.of(&e),
+                            SyntaxKind::Identifier | SyntaxKind::TypeIdentifier
+                        )
                     {
                         err_name = Some(e);
                     }
@@ -143,8 +146,8 @@ impl<'t> W<'_, 't> {
         loop {
             let n = c.node();
             let k = self.t.of(&n);
-            let opens_body =
-                k == K::FunctionDeclarator && n.next_sibling().is_some_and(|x| x.kind() == "{");
+            let opens_body = k == SyntaxKind::FunctionDeclarator
+                && n.next_sibling().is_some_and(|x| x.kind() == "{");
             if opens_body
                 && let info = self.declarator_info(n)
                 && let Some(name_node) = info.name
@@ -191,7 +194,7 @@ impl<'t> W<'_, 't> {
                 is_static = false;
                 self.visit(c, Mode::Decl);
             } else if let Some(cur) = current
-                && k != K::FunctionDefinition
+                && k != SyntaxKind::FunctionDefinition
             {
                 let _ = cur;
                 self.visit(c, Mode::Body);
@@ -203,14 +206,14 @@ impl<'t> W<'_, 't> {
                     self.locals.truncate(mark);
                 }
                 match k {
-                    K::StorageClassSpecifier => {
+                    SyntaxKind::StorageClassSpecifier => {
                         decl_start.get_or_insert(n.start_byte());
                         is_static |= self.text(n) == "static";
                     }
-                    K::PrimitiveType
-                    | K::TypeIdentifier
-                    | K::StructSpecifier
-                    | K::UnionSpecifier => {
+                    SyntaxKind::PrimitiveType
+                    | SyntaxKind::TypeIdentifier
+                    | SyntaxKind::StructSpecifier
+                    | SyntaxKind::UnionSpecifier => {
                         decl_start.get_or_insert(n.start_byte());
                     }
                     _ if n.kind() == ";" || n.kind() == "}" => {
