@@ -286,6 +286,11 @@ impl Expander<'_> {
                     1
                 }
             };
+            // A parameter used many times copies its argument as often: bound the copies
+            // here, before the rescan would see them.
+            if substitution.output.len() > MAX_TOKENS {
+                return Err(ExpansionError::TooLarge);
+            }
         }
         let mut output = substitution.output;
         output.retain(|t| t.kind != TokenKind::Placemarker);

@@ -193,3 +193,16 @@ fn directives_that_are_not_definitions_are_refused() {
     let (_, spliced) = MacroDefinition::parse("#define g(a) \\\n  a + 1 /* c */").expect("g");
     assert_eq!(render(&spliced.body), "a + 1");
 }
+
+#[test]
+fn a_parameter_copied_many_times_is_bounded_too() {
+    let mut table = MacroTable::default();
+    let (name, definition) = MacroDefinition::parse("#define T(x) x x x x x x x x x x").expect("T");
+    table.define(&name, definition);
+    // 10^6 copies of `y`, made by argument pre-expansion inside one substitution.
+    assert_eq!(
+        expand(&table, lex("T(T(T(T(T(T(y))))))", 0)),
+        Err(ExpansionError::TooLarge)
+    );
+    assert_eq!(expand(&table, lex("T(T(y))", 0)).map(|t| t.len()), Ok(100));
+}
