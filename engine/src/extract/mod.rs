@@ -185,9 +185,9 @@ pub mod ref_bits {
     /// Found inside an `ERROR` node, outside any definition, declaration or directive
     /// that tree-sitter recognised within it (its calls get the Heuristic role).
     pub const IN_ERROR: u8 = 32;
-    /// A call that exists only in a macro's expansion, its callee's name substituted or
-    /// pasted (see `expansion::calls`): its edge gets the Generated role, and it makes no
-    /// edge to a name the repository does not define.
+    /// A call or read that exists only in a macro's expansion, its name substituted or
+    /// pasted (see `expansion::calls`): its edge gets the Generated role, and a call makes
+    /// no edge to a name the repository does not define.
     pub const GENERATED: u8 = 64;
 }
 

@@ -172,9 +172,7 @@ impl<'f> Resolver<'_, 'f> {
         if r.flags & ref_bits::DYNAMIC != 0 {
             roles |= Roles::DYNAMIC;
         }
-        if r.flags & ref_bits::GENERATED != 0 {
-            roles |= Roles::GENERATED;
-        }
+        roles |= generated(r);
         let line = r.line;
         let done = |s: &mut Self, st: (Strategy, bool), rel: RelType, roles: Roles| {
             s.stats.calls_by_strategy[st.0.code() as usize] += 1;
@@ -428,6 +426,7 @@ impl<'f> Resolver<'_, 'f> {
     }
 
     pub(super) fn read(&mut self, f: u32, r: &Ref, src: NodeIdx) {
+        let read_access = Roles::READ_ACCESS | generated(r);
         let facts = &self.files()[f as usize];
         let (name, qual) = (facts.str(r.name), facts.str(r.qual));
         let cpp = facts.language == Language::Cpp;
@@ -439,7 +438,7 @@ impl<'f> Resolver<'_, 'f> {
                 .is_some()
         {
             let st = (Strategy::ScopeQualified, false);
-            return self.emit_cands(src, RelType::Reads, Roles::READ_ACCESS, st, f, r.line);
+            return self.emit_cands(src, RelType::Reads, read_access, st, f, r.line);
         }
         self.collect(name, qual, |s, e| {
             matches!(
@@ -453,7 +452,7 @@ impl<'f> Resolver<'_, 'f> {
                 && (s.kind(e) != NodeKind::Field || s.ix.is_static(e))
         });
         if let Some(st) = self.visible(f, None) {
-            return self.emit_value_refs(src, st, f, r.line, Roles::READ_ACCESS);
+            return self.emit_value_refs(src, st, f, r.line, read_access);
         }
         self.collect(name, "", |s, e| s.kind(e) == NodeKind::Macro);
         if let Some(st) = self.visible(f, None) {
@@ -463,7 +462,7 @@ impl<'f> Resolver<'_, 'f> {
             matches!(s.kind(e), NodeKind::Variable | NodeKind::Function)
         });
         if let Some(st) = self.visible(f, None) {
-            self.emit_value_refs(src, st, f, r.line, Roles::READ_ACCESS);
+            self.emit_value_refs(src, st, f, r.line, read_access);
         }
     }
 
@@ -545,5 +544,15 @@ impl<'f> Resolver<'_, 'f> {
         if let Some(st) = self.visible(f, None) {
             self.emit_value_refs(src, st, f, r.line, Roles::WRITE_ACCESS);
         }
+    }
+}
+
+/// The `Generated` role of a reference that exists only in a macro's expansion
+/// ([`ref_bits::GENERATED`]), else none.
+fn generated(r: &Ref) -> Roles {
+    if r.flags & ref_bits::GENERATED != 0 {
+        Roles::GENERATED
+    } else {
+        Roles::NONE
     }
 }

@@ -11,8 +11,8 @@
 //! the body of a macro it names, pastes with `##` or calls a parameter), the invocation is
 //! expanded and each call shape `name(` that the expansion made (no text wrote it so)
 //! becomes a call reference of the function with [`ref_bits::GENERATED`], at the
-//! invocation's line. A callee the function also calls as written keeps its written
-//! reference only.
+//! invocation's line; a pasted name that is not called becomes a read (a function used as
+//! a value). A callee the function also calls as written keeps its written reference only.
 
 use std::collections::HashSet;
 
@@ -22,8 +22,8 @@ use super::{DefinitionsInForce, function_like_macro_names, push_string};
 use crate::extract::preprocess::{self, Lexer, MacroDefinition, Token, TokenKind};
 use crate::extract::{FileFacts, NO_ENTITY, Ref, RefKind, Sym, ref_bits};
 
-/// Call references one invocation adds at most (a bound on what one line can add).
-const MAX_CALLS_PER_INVOCATION: usize = 256;
+/// References one invocation adds at most (a bound on what one line can add).
+const MAX_USES_PER_INVOCATION: usize = 256;
 /// How far past an invocation's name its closing parenthesis is looked for.
 const MAX_INVOCATION_BYTES: usize = 64 * 1024;
 
@@ -44,20 +44,20 @@ pub(super) fn add_substituted_calls(source: &str, facts: &mut FileFacts) {
         return;
     }
     let invocations = invocations_of(facts, source, &substituting);
-    let mut added: HashSet<(u32, String)> = written_calls(facts);
+    let mut added = written_uses(facts);
     for invocation in invocations {
         definitions.advance_to(invocation.start_byte);
         let Ok(expansion) = preprocess::expand(&definitions.table, invocation.tokens) else {
             continue;
         };
-        let shapes = call_shapes(&expansion, &definitions);
-        for (name, arity) in shapes.into_iter().take(MAX_CALLS_PER_INVOCATION) {
-            if !added.insert((invocation.enclosing, name.clone())) {
+        let found = uses(&expansion, &definitions);
+        for (kind, name, arity) in found.into_iter().take(MAX_USES_PER_INVOCATION) {
+            if !added.insert((invocation.enclosing, kind, name.clone())) {
                 continue;
             }
             let name = push_string(facts, &name);
             facts.refs.push(Ref {
-                kind: RefKind::Call,
+                kind,
                 flags: ref_bits::GENERATED,
                 arity,
                 enclosing: invocation.enclosing,
@@ -114,13 +114,13 @@ fn builds_names(definition: &MacroDefinition) -> bool {
         })
 }
 
-/// The calls each function writes, by name: a generated call of one of them adds nothing.
-fn written_calls(facts: &FileFacts) -> HashSet<(u32, String)> {
+/// The calls and reads each function writes, by name: a generated one adds nothing.
+fn written_uses(facts: &FileFacts) -> HashSet<(u32, RefKind, String)> {
     facts
         .refs
         .iter()
-        .filter(|r| r.kind == RefKind::Call && r.enclosing != NO_ENTITY)
-        .map(|r| (r.enclosing, facts.str(r.name).to_owned()))
+        .filter(|r| matches!(r.kind, RefKind::Call | RefKind::Read) && r.enclosing != NO_ENTITY)
+        .map(|r| (r.enclosing, r.kind, facts.str(r.name).to_owned()))
         .collect()
 }
 
@@ -226,28 +226,35 @@ fn invocation_tokens(source: &str, start: usize) -> Option<Vec<Token>> {
     None
 }
 
-/// The `name(` call shapes of an expansion that no text wrote as such, with their argument
-/// counts. A shape written in the function is its own reference already, and one written
-/// in a macro body is the resolver's (by name, through every macro of the repository);
-/// the shapes left are those that substitution or pasting made. Names of the file's
-/// macros are left out too (the expansion kept them because they were hidden or given the
-/// wrong arguments).
-fn call_shapes(expansion: &[Token], definitions: &DefinitionsInForce) -> Vec<(String, u8)> {
-    let mut shapes = Vec::new();
-    for (index, pair) in expansion.windows(2).enumerate() {
-        let [name, open] = pair else { continue };
-        if name.kind != TokenKind::Identifier
-            || !open.is_punctuator("(")
-            || open.follows_as_written(name)
-        {
+/// What an expansion uses that no text wrote, each with the reference kind and, for a
+/// call, its argument count:
+/// - the `name(` call shapes that substitution or pasting made (a shape written in the
+///   function is its own reference already, and one written in a macro body is the
+///   resolver's, by name, through every macro of the repository);
+/// - the names pasted together and not called: functions used as values, as zstd's
+///   `ZSTD_BT_GET_ALL_MATCHES_ARRAY(noDict)` lists `ZSTD_btGetAllMatches_noDict_3` to 6.
+///
+/// Names of the file's macros are left out (the expansion kept them because they were
+/// hidden or given the wrong arguments).
+fn uses(expansion: &[Token], definitions: &DefinitionsInForce) -> Vec<(RefKind, String, u8)> {
+    let mut found = Vec::new();
+    for (index, name) in expansion.iter().enumerate() {
+        if name.kind != TokenKind::Identifier || definitions.alternatives.contains_key(&name.text) {
             continue;
         }
-        if definitions.alternatives.contains_key(&name.text) {
-            continue;
+        match expansion.get(index + 1) {
+            // A call shape written so is already a reference, and its name is never made.
+            Some(open) if open.is_punctuator("(") && !open.follows_as_written(name) => {
+                let arity = arity(&expansion[index + 1..]);
+                found.push((RefKind::Call, name.text.clone(), arity));
+            }
+            _ if name.source_text == Token::MADE => {
+                found.push((RefKind::Read, name.text.clone(), 0));
+            }
+            _ => {}
         }
-        shapes.push((name.text.clone(), arity(&expansion[index + 1..])));
     }
-    shapes
+    found
 }
 
 /// The number of arguments of the call whose `(` begins `tokens` (255 = many).
