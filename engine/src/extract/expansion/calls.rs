@@ -35,8 +35,8 @@ struct Invocation {
     line: u32,
 }
 
-/// Adds the call references of the substituting invocations of `facts` (see the module
-/// comment).
+/// Adds the call and read references of the substituting invocations of `facts` (see the
+/// module comment).
 pub(super) fn add_substituted_calls(source: &str, facts: &mut FileFacts) {
     let mut definitions = DefinitionsInForce::of(facts, source);
     let substituting = substituting_macros(&definitions, &function_like_macro_names(facts));
