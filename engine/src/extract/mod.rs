@@ -332,6 +332,16 @@ impl FileFacts {
         }
     }
 
+    /// Appends `text` to the string arena (the empty string is [`Sym::EMPTY`]).
+    pub(crate) fn push_str(&mut self, text: &str) -> Sym {
+        if text.is_empty() {
+            return Sym::EMPTY;
+        }
+        self.text.push_str(text);
+        self.ends.push(self.text.len() as u32);
+        Sym(self.ends.len() as u32 - 1)
+    }
+
     /// The facts of `source` before the walk: its size, and nothing found yet.
     fn unwalked(path: &str, language: Language, source: &str) -> FileFacts {
         let lines =
@@ -540,10 +550,9 @@ impl Extractor {
 /// Appends the include-guard blocks of `source` to `f`, their names to its arena.
 fn record_guards(f: &mut FileFacts, source: &str) {
     for g in guards::scan(source) {
-        f.text.push_str(g.name);
-        f.ends.push(f.text.len() as u32);
+        let name = f.push_str(g.name);
         f.guards.push(GuardBlock {
-            name: Sym(f.ends.len() as u32 - 1),
+            name,
             start_line: g.start_line,
             end_line: g.end_line,
         });

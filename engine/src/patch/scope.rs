@@ -16,7 +16,7 @@ use batho_storage::input::NodeIdx;
 use batho_storage::{Artifact, CONTENT_HASH_LEN, StoredHash};
 
 use super::{FileChanges, members, units};
-use crate::extract::{FileFacts, Include, Sym, entity_bits};
+use crate::extract::{FileFacts, Include, entity_bits};
 use crate::facts_cache::{self, FactsCache};
 use crate::resolve;
 
@@ -186,12 +186,8 @@ fn include_view(
 fn includes_only(f: &FileFacts) -> FileFacts {
     let mut out = FileFacts::path_only(&f.path, f.language);
     for inc in &f.includes {
-        out.text.push_str(f.str(inc.path));
-        out.ends.push(out.text.len() as u32);
-        out.includes.push(Include {
-            path: Sym(out.ends.len() as u32 - 1),
-            ..*inc
-        });
+        let path = out.push_str(f.str(inc.path));
+        out.includes.push(Include { path, ..*inc });
     }
     out
 }

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 
 use batho_schema::NodeKind;
 
-use super::{DefinitionsInForce, function_like_macro_names, push_string};
+use super::{DefinitionsInForce, function_like_macro_names, read_invocation};
 use crate::extract::preprocess::{self, Lexer, MacroDefinition, Token, TokenKind};
 use crate::extract::{FileFacts, NO_ENTITY, Ref, RefKind, Sym, ref_bits};
 
@@ -37,9 +37,12 @@ struct Invocation {
 
 /// Adds the call and read references of the substituting invocations of `facts` (see the
 /// module comment).
-pub(super) fn add_substituted_calls(source: &str, facts: &mut FileFacts) {
-    let mut definitions = DefinitionsInForce::of(facts, source);
-    let substituting = substituting_macros(&definitions, &function_like_macro_names(facts));
+pub(super) fn add_substituted_calls(
+    source: &str,
+    facts: &mut FileFacts,
+    definitions: &mut DefinitionsInForce,
+) {
+    let substituting = substituting_macros(definitions, &function_like_macro_names(facts));
     if substituting.is_empty() {
         return;
     }
@@ -50,12 +53,12 @@ pub(super) fn add_substituted_calls(source: &str, facts: &mut FileFacts) {
         let Ok(expansion) = preprocess::expand(&definitions.table, invocation.tokens) else {
             continue;
         };
-        let found = uses(&expansion, &definitions);
+        let found = uses(&expansion, definitions);
         for (kind, name, arity) in found.into_iter().take(MAX_USES_PER_INVOCATION) {
             if !added.insert((invocation.enclosing, kind, name.clone())) {
                 continue;
             }
-            let name = push_string(facts, &name);
+            let name = facts.push_str(&name);
             facts.refs.push(Ref {
                 kind,
                 flags: ref_bits::GENERATED,
@@ -206,24 +209,11 @@ fn name_occurrences(line: &str, name: &str) -> Vec<usize> {
 /// The tokens of the invocation whose name starts at `start`, through its closing
 /// parenthesis; none when it does not close within [`MAX_INVOCATION_BYTES`].
 fn invocation_tokens(source: &str, start: usize) -> Option<Vec<Token>> {
-    let mut tokens = Vec::new();
-    let mut depth = 0usize;
-    for token in Lexer::new(&source[start..], start as u32) {
-        if token.offset as usize - start > MAX_INVOCATION_BYTES {
-            return None;
-        }
-        let (opens, closes) = (token.is_punctuator("("), token.is_punctuator(")"));
-        tokens.push(token);
-        if opens {
-            depth += 1;
-        } else if closes {
-            depth = depth.checked_sub(1)?;
-            if depth == 0 {
-                return Some(tokens);
-            }
-        }
-    }
-    None
+    let mut tokens = Lexer::new(&source[start..], start as u32)
+        .take_while(|token| token.offset as usize - start <= MAX_INVOCATION_BYTES)
+        .peekable();
+    let name = tokens.next()?;
+    read_invocation(name, &mut tokens)
 }
 
 /// What an expansion uses that no text wrote, each with the reference kind and, for a

@@ -27,7 +27,7 @@ use std::iter::Peekable;
 use batho_schema::{Language, NodeFlags, NodeKind};
 use tree_sitter::{Node, Tree};
 
-use super::{DefinitionsInForce, function_like_macro_names, push_string};
+use super::{DefinitionsInForce, function_like_macro_names, read_invocation};
 use crate::extract::preprocess::{self, Lexer, Token, TokenKind};
 use crate::extract::{Entity, FileFacts, Lang, NO_ENTITY, Ref, RefKind, Sym, entity_bits, walk};
 
@@ -53,6 +53,7 @@ pub(super) fn find(
     source: &str,
     tree: &Tree,
     facts: &FileFacts,
+    definitions: &mut DefinitionsInForce,
 ) -> Option<Generators> {
     let names = function_like_macro_names(facts);
     if names.is_empty() {
@@ -69,11 +70,10 @@ pub(super) fn find(
     if candidates.is_empty() {
         return None;
     }
-    let mut definitions = DefinitionsInForce::of(facts, source);
     let mut found = Vec::new();
     for invocation in invocations_in(&candidates, source, &names) {
         definitions.advance_to(invocation.start_byte);
-        let texts = expansions(&mut definitions, &invocation);
+        let texts = expansions(definitions, &invocation);
         if !texts.is_empty() {
             found.push((invocation, texts));
         }
@@ -199,20 +199,7 @@ fn next_invocation(tokens: &mut Peekable<Lexer<'_>>, names: &[&str]) -> Option<V
     let name = tokens.next_if(|name| {
         name.kind == TokenKind::Identifier && names.binary_search(&name.text.as_str()).is_ok()
     })?;
-    let mut invocation = vec![name, tokens.next_if(|open| open.is_punctuator("("))?];
-    let mut depth = 1usize;
-    for token in tokens.by_ref() {
-        if token.is_punctuator("(") {
-            depth += 1;
-        } else if token.is_punctuator(")") {
-            depth -= 1;
-        }
-        invocation.push(token);
-        if depth == 0 {
-            return Some(invocation);
-        }
-    }
-    None
+    read_invocation(name, tokens)
 }
 
 /// The 1-based line of `byte`, which lies in `node`.
@@ -284,10 +271,10 @@ fn merge(
         }
         new_index[index] = facts.entities.len() as u32;
         let moved = Entity {
-            name: push_string(facts, fragment.str(entity.name)),
-            qual: push_string(facts, name),
-            type_name: push_string(facts, fragment.str(entity.type_name)),
-            signature: push_string(facts, fragment.str(entity.signature)),
+            name: facts.push_str(fragment.str(entity.name)),
+            qual: facts.push_str(name),
+            type_name: facts.push_str(fragment.str(entity.type_name)),
+            signature: facts.push_str(fragment.str(entity.signature)),
             doc: Sym::EMPTY,
             parent: NO_ENTITY,
             bits: entity.bits | entity_bits::GENERATED,
@@ -298,7 +285,7 @@ fn merge(
             ..entity.clone()
         };
         facts.entities.push(moved);
-        let macro_name = push_string(facts, &invocation.tokens[0].text);
+        let macro_name = facts.push_str(&invocation.tokens[0].text);
         facts.refs.push(Ref {
             kind: RefKind::Expand,
             flags: 0,
@@ -316,9 +303,9 @@ fn merge(
         };
         let moved = Ref {
             enclosing,
-            name: push_string(facts, fragment.str(reference.name)),
-            qual: push_string(facts, fragment.str(reference.qual)),
-            recv: push_string(facts, fragment.str(reference.recv)),
+            name: facts.push_str(fragment.str(reference.name)),
+            qual: facts.push_str(fragment.str(reference.qual)),
+            recv: facts.push_str(fragment.str(reference.recv)),
             line: invocation.start_line,
             ..*reference
         };

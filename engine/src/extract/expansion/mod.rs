@@ -12,12 +12,13 @@ mod calls;
 mod definitions;
 
 use std::collections::HashMap;
+use std::iter::Peekable;
 
 use batho_schema::{Language, NodeKind};
 use tree_sitter::Tree;
 
-use super::preprocess::{MacroDefinition, MacroTable};
-use super::{FileFacts, Lang, Sym, entity_bits};
+use super::preprocess::{MacroDefinition, MacroTable, Token};
+use super::{Entity, FileFacts, Lang, entity_bits};
 
 /// Adds to `facts` (the walk of `source`, parsed as `tree`) what the file's macros make.
 /// A file with generator invocations is walked again with them blanked out (see
@@ -29,21 +30,43 @@ pub(super) fn add_expansions(
     tree: &Tree,
     facts: &mut FileFacts,
 ) {
-    if !defines_function_like_macros(facts) {
+    if !facts.entities.iter().any(is_function_like_macro) {
         return;
     }
-    if let Some(generators) = definitions::find(lang, source, tree, facts) {
+    // Read once for both passes: blanking invocations leaves every directive in place.
+    let mut in_force = DefinitionsInForce::of(facts, source);
+    if let Some(generators) = definitions::find(lang, source, tree, facts, &mut in_force) {
         *facts = generators.walk_without_invocations(lang, &facts.path, language, source);
         generators.add_definitions(lang, language, facts);
     }
-    calls::add_substituted_calls(source, facts);
+    in_force.restart();
+    calls::add_substituted_calls(source, facts, &mut in_force);
 }
 
-fn defines_function_like_macros(facts: &FileFacts) -> bool {
-    facts
-        .entities
-        .iter()
-        .any(|e| e.kind == NodeKind::Macro && e.bits & entity_bits::FUNCTION_LIKE != 0)
+fn is_function_like_macro(e: &Entity) -> bool {
+    e.kind == NodeKind::Macro && e.bits & entity_bits::FUNCTION_LIKE != 0
+}
+
+/// Reads an invocation of `name` from `tokens`: `(`, then through the matching `)`; none
+/// when `(` does not come next or the parentheses never close.
+fn read_invocation(
+    name: Token,
+    tokens: &mut Peekable<impl Iterator<Item = Token>>,
+) -> Option<Vec<Token>> {
+    let mut invocation = vec![name, tokens.next_if(|open| open.is_punctuator("("))?];
+    let mut depth = 1usize;
+    for token in tokens.by_ref() {
+        if token.is_punctuator("(") {
+            depth += 1;
+        } else if token.is_punctuator(")") {
+            depth -= 1;
+        }
+        invocation.push(token);
+        if depth == 0 {
+            return Some(invocation);
+        }
+    }
+    None
 }
 
 /// The names of the function-like macros the file defines, sorted.
@@ -51,7 +74,7 @@ fn function_like_macro_names(facts: &FileFacts) -> Vec<&str> {
     let mut names: Vec<&str> = facts
         .entities
         .iter()
-        .filter(|e| e.kind == NodeKind::Macro && e.bits & entity_bits::FUNCTION_LIKE != 0)
+        .filter(|e| is_function_like_macro(e))
         .map(|e| facts.str(e.name))
         .collect();
     names.sort_unstable();
@@ -104,7 +127,15 @@ impl DefinitionsInForce {
         }
     }
 
-    /// Applies the definitions before `byte` (which never goes backwards).
+    /// Back to the start of the file, nothing defined.
+    fn restart(&mut self) {
+        self.next_event = 0;
+        self.table = MacroTable::default();
+        self.alternatives.clear();
+    }
+
+    /// Applies the definitions before `byte` (which never goes backwards, but for a
+    /// [`Self::restart`]).
     fn advance_to(&mut self, byte: u32) {
         while let Some(event) = self.events.get(self.next_event).filter(|e| e.byte < byte) {
             match &event.definition {
@@ -148,14 +179,4 @@ fn undefines(source: &str) -> Vec<MacroEvent> {
         byte = byte.saturating_add(line.len() as u32);
     }
     events
-}
-
-/// Appends `text` to the file's string arena.
-fn push_string(facts: &mut FileFacts, text: &str) -> Sym {
-    if text.is_empty() {
-        return Sym::EMPTY;
-    }
-    facts.text.push_str(text);
-    facts.ends.push(facts.text.len() as u32);
-    Sym(facts.ends.len() as u32 - 1)
 }
