@@ -600,6 +600,25 @@ impl BinaryOp {
     }
 }
 
+/// Where a bound variable's value is: see [`ExprKind::Slot`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotRef {
+    /// The place.
+    pub slot: Slot,
+    /// The variable's name, for messages and printing.
+    pub name: String,
+}
+
+/// A place a bound variable reads its value from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Slot {
+    /// The row's column at this index.
+    Column(usize),
+    /// The iteration variable of the comprehension or quantifier this many levels out
+    /// from the outermost one (0 is the outermost enclosing the use).
+    Local(usize),
+}
+
 /// The kinds of expression.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
@@ -609,6 +628,9 @@ pub enum ExprKind {
     Parameter(String),
     /// A variable reference.
     Variable(String),
+    /// A variable resolved to its place in the row, made by [`crate::bind`] when a plan
+    /// becomes operators (never by the parser, so checks and plans never see one).
+    Slot(SlotRef),
     /// `expr.key`.
     Property(Box<Expr>, Ident),
     /// `expr[index]`.
@@ -715,6 +737,7 @@ impl Expr {
             ExprKind::Literal(_)
             | ExprKind::Parameter(_)
             | ExprKind::Variable(_)
+            | ExprKind::Slot(_)
             | ExprKind::CountStar => {
                 vec![]
             }
@@ -758,6 +781,58 @@ impl Expr {
                     v.push(then);
                 }
                 v.extend(otherwise.as_deref());
+                v
+            }
+        }
+    }
+
+    /// The direct sub-expressions, mutable, in the order of [`Expr::children`].
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match &mut self.kind {
+            ExprKind::Literal(_)
+            | ExprKind::Parameter(_)
+            | ExprKind::Variable(_)
+            | ExprKind::Slot(_)
+            | ExprKind::CountStar => vec![],
+            ExprKind::Property(e, _) | ExprKind::HasLabels(e, _, _) | ExprKind::Unary(_, e) => {
+                vec![e]
+            }
+            ExprKind::IsNull { expr, .. } => vec![expr],
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => vec![a, b],
+            ExprKind::Slice(a, b, c) => {
+                let mut v = vec![a.as_mut()];
+                v.extend(b.as_deref_mut());
+                v.extend(c.as_deref_mut());
+                v
+            }
+            ExprKind::List(items) => items.iter_mut().collect(),
+            ExprKind::Map(entries) => entries.iter_mut().map(|(_, e)| e).collect(),
+            ExprKind::Call { args, .. } => args.iter_mut().collect(),
+            ExprKind::ListComprehension {
+                list,
+                predicate,
+                projection,
+                ..
+            } => {
+                let mut v = vec![list.as_mut()];
+                v.extend(predicate.as_deref_mut());
+                v.extend(projection.as_deref_mut());
+                v
+            }
+            ExprKind::Quantifier {
+                list, predicate, ..
+            } => vec![list, predicate],
+            ExprKind::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                let mut v: Vec<&mut Expr> = operand.as_deref_mut().into_iter().collect();
+                for (when, then) in branches {
+                    v.push(when);
+                    v.push(then);
+                }
+                v.extend(otherwise.as_deref_mut());
                 v
             }
         }

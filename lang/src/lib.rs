@@ -6,10 +6,12 @@
 //! properties, and runs [`plan::LogicalPlan`] trees against its storage.
 //!
 //! Pipeline: [`parse()`] → [`check::check`] → [`plan::plan`]; [`compile`] does all three.
+//! The engine then binds each operator's expressions to its row's places ([`bind`]).
 
 #![warn(missing_docs)]
 
 pub mod ast;
+pub mod bind;
 pub mod check;
 pub mod diag;
 pub mod eval;

@@ -416,6 +416,7 @@ fn is_postfix_safe(e: &Expr) -> bool {
     matches!(
         e.kind,
         ExprKind::Variable(_)
+            | ExprKind::Slot(_)
             | ExprKind::Parameter(_)
             | ExprKind::Property(..)
             | ExprKind::Index(..)
@@ -470,6 +471,7 @@ fn expr(s: &mut String, e: &Expr) {
             }
         }
         ExprKind::Variable(v) => push_var(s, v),
+        ExprKind::Slot(slot) => push_var(s, &slot.name),
         ExprKind::Property(b, k) => {
             postfix_base(s, b);
             s.push('.');

@@ -175,13 +175,14 @@ impl<'a> Ctx<'a> {
         self.work.get()
     }
 
-    pub(crate) fn eval(&self, e: &Expr, cols: &[String], row: &[Value]) -> ExecResult<Value> {
-        Ok(self.eval.eval(e, &RowView { cols, vals: row })?)
+    /// Evaluates `e`, bound by `batho_lang::bind` against the columns of `row`.
+    pub(crate) fn eval(&self, e: &Expr, row: &[Value]) -> ExecResult<Value> {
+        Ok(self.eval.eval(e, &SlotRow(row))?)
     }
 
     /// Evaluates a constant row-count expression (LIMIT, SKIP, TOP-K).
     pub(crate) fn count(&self, e: &Expr) -> ExecResult<usize> {
-        match self.eval(e, &[], &[])? {
+        match self.eval(e, &[])? {
             Value::Int(i) if i >= 0 => Ok(usize::try_from(i).unwrap_or(usize::MAX)),
             v => Err(ExecError::Eval(EvalError::Type {
                 message: format!("expected a non-negative integer row count, got {v}"),
@@ -191,16 +192,17 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// A row seen through its column names, for the evaluator.
-pub(crate) struct RowView<'r> {
-    pub(crate) cols: &'r [String],
-    pub(crate) vals: &'r [Value],
-}
+/// A row for the evaluator: operators evaluate bound expressions, which read columns by
+/// place, never by name.
+pub(crate) struct SlotRow<'r>(pub(crate) &'r [Value]);
 
-impl Bindings for RowView<'_> {
-    fn get(&self, name: &str) -> Option<&Value> {
-        let i = self.cols.iter().position(|c| c == name)?;
-        self.vals.get(i)
+impl Bindings for SlotRow<'_> {
+    fn get(&self, _name: &str) -> Option<&Value> {
+        None
+    }
+
+    fn column(&self, index: usize) -> Option<&Value> {
+        self.0.get(index)
     }
 }
 
@@ -305,7 +307,6 @@ impl<'a> Operator<'a> for Argument {
 /// Keeps rows where the predicate is `true`.
 pub(crate) struct Filter<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) cols: Vec<String>,
     pub(crate) predicate: Expr,
 }
 
@@ -316,11 +317,7 @@ impl<'a> Operator<'a> for Filter<'a> {
 
     fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
         while let Some(row) = self.input.next(ctx)? {
-            let view = RowView {
-                cols: &self.cols,
-                vals: &row,
-            };
-            if ctx.eval.eval_predicate(&self.predicate, &view)? {
+            if ctx.eval.eval_predicate(&self.predicate, &SlotRow(&row))? {
                 return Ok(Some(row));
             }
         }
@@ -337,7 +334,6 @@ pub(crate) enum ProjItem {
 /// Replaces each row by the listed expressions.
 pub(crate) struct Project<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) cols: Vec<String>,
     pub(crate) items: Vec<ProjItem>,
 }
 
@@ -356,7 +352,7 @@ impl<'a> Operator<'a> for Project<'a> {
         for it in &self.items {
             out.push(match it {
                 ProjItem::Column(_) => Value::Null,
-                ProjItem::Expr(e) => ctx.eval(e, &self.cols, &row)?,
+                ProjItem::Expr(e) => ctx.eval(e, &row)?,
             });
         }
         for (k, it) in self.items.iter().enumerate() {
@@ -380,7 +376,6 @@ impl<'a> Operator<'a> for Project<'a> {
 /// Hash aggregation; groups come out in first-seen order.
 pub(crate) struct Aggregate<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) cols: Vec<String>,
     pub(crate) group_by: Vec<Expr>,
     pub(crate) aggregates: Vec<AggregateSpec>,
     pub(crate) out: std::vec::IntoIter<Row>,
@@ -406,7 +401,7 @@ impl<'a> Operator<'a> for Aggregate<'a> {
         while let Some(row) = self.input.next(ctx)? {
             let mut key = Vec::with_capacity(self.group_by.len());
             for e in &self.group_by {
-                key.push(GroupKey(ctx.eval(e, &self.cols, &row)?));
+                key.push(GroupKey(ctx.eval(e, &row)?));
             }
             let g = match index.get(&key) {
                 Some(&g) => g,
@@ -421,7 +416,7 @@ impl<'a> Operator<'a> for Aggregate<'a> {
             for (spec, acc) in self.aggregates.iter().zip(groups[g].1.iter_mut()) {
                 let v = match (&spec.arg, spec.func) {
                     (_, AggregateFunc::CountStar) | (None, _) => Value::Null,
-                    (Some(e), _) => ctx.eval(e, &self.cols, &row)?,
+                    (Some(e), _) => ctx.eval(e, &row)?,
                 };
                 if spec.distinct || spec.func.keeps_values() {
                     // The value, and the room it takes in the accumulator's list (which
@@ -490,19 +485,13 @@ fn row_bytes(row: &[Value]) -> usize {
     16 + std::mem::size_of::<Row>() + row.iter().map(Value::approx_bytes).sum::<usize>()
 }
 
-fn sort_key(
-    ctx: &Ctx<'_>,
-    keys: &[SortKey],
-    cols: &[String],
-    row: &[Value],
-) -> ExecResult<Vec<Value>> {
-    keys.iter().map(|k| ctx.eval(&k.expr, cols, row)).collect()
+fn sort_key(ctx: &Ctx<'_>, keys: &[SortKey], row: &[Value]) -> ExecResult<Vec<Value>> {
+    keys.iter().map(|k| ctx.eval(&k.expr, row)).collect()
 }
 
 /// Full stable sort.
 pub(crate) struct Sort<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) cols: Vec<String>,
     pub(crate) keys: Vec<SortKey>,
     pub(crate) out: std::vec::IntoIter<Row>,
 }
@@ -512,7 +501,7 @@ impl<'a> Operator<'a> for Sort<'a> {
         self.input.open(ctx, arg)?;
         let mut rows = Vec::new();
         while let Some(row) = self.input.next(ctx)? {
-            let key = sort_key(ctx, &self.keys, &self.cols, &row)?;
+            let key = sort_key(ctx, &self.keys, &row)?;
             ctx.hold_row(&row)?;
             ctx.hold_bytes(row_bytes(&key))?;
             rows.push((key, row));
@@ -559,7 +548,6 @@ impl Ord for HeapEntry<'_> {
 /// The first `limit` rows of the sort order, keeping at most `limit` rows in a heap.
 pub(crate) struct TopK<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) cols: Vec<String>,
     pub(crate) keys: Vec<SortKey>,
     pub(crate) limit: Expr,
     pub(crate) out: std::vec::IntoIter<Row>,
@@ -573,7 +561,7 @@ impl<'a> Operator<'a> for TopK<'a> {
         let mut seq = 0u64;
         if k > 0 {
             while let Some(row) = self.input.next(ctx)? {
-                let key = sort_key(ctx, &self.keys, &self.cols, &row)?;
+                let key = sort_key(ctx, &self.keys, &row)?;
                 seq += 1;
                 let e = HeapEntry {
                     key,
@@ -670,7 +658,6 @@ pub(crate) fn last_or_clone(row: &mut Row, left: usize) -> Row {
 /// One row per list element.
 pub(crate) struct Unwind<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) cols: Vec<String>,
     pub(crate) expr: Expr,
     pub(crate) cur: Option<(Row, std::vec::IntoIter<Value>)>,
 }
@@ -694,7 +681,7 @@ impl<'a> Operator<'a> for Unwind<'a> {
             let Some(row) = self.input.next(ctx)? else {
                 return Ok(None);
             };
-            let items = match ctx.eval(&self.expr, &self.cols, &row)? {
+            let items = match ctx.eval(&self.expr, &row)? {
                 Value::List(l) => l,
                 Value::Null => Vec::new(),
                 v => vec![v],
@@ -822,8 +809,6 @@ impl<'a> Operator<'a> for Product<'a> {
 pub(crate) struct HashJoin<'a> {
     pub(crate) left: BoxOp<'a>,
     pub(crate) right: BoxOp<'a>,
-    pub(crate) left_cols: Vec<String>,
-    pub(crate) right_cols: Vec<String>,
     pub(crate) left_keys: Vec<Expr>,
     pub(crate) right_keys: Vec<Expr>,
     pub(crate) layout: Vec<Side>,
@@ -831,15 +816,10 @@ pub(crate) struct HashJoin<'a> {
     pub(crate) cur: Option<(Row, Vec<GroupKey>, usize)>,
 }
 
-fn join_key(
-    ctx: &Ctx<'_>,
-    keys: &[Expr],
-    cols: &[String],
-    row: &[Value],
-) -> ExecResult<Option<Vec<GroupKey>>> {
+fn join_key(ctx: &Ctx<'_>, keys: &[Expr], row: &[Value]) -> ExecResult<Option<Vec<GroupKey>>> {
     let mut out = Vec::with_capacity(keys.len());
     for e in keys {
-        let v = ctx.eval(e, cols, row)?;
+        let v = ctx.eval(e, row)?;
         // `=` never holds for null, so such rows never join.
         if v.is_null() {
             return Ok(None);
@@ -857,7 +837,7 @@ impl<'a> HashJoin<'a> {
             self.right.open(ctx, &[])?;
             let mut table: HashMap<Vec<GroupKey>, Vec<Row>> = HashMap::new();
             while let Some(r) = self.right.next(ctx)? {
-                if let Some(k) = join_key(ctx, &self.right_keys, &self.right_cols, &r)? {
+                if let Some(k) = join_key(ctx, &self.right_keys, &r)? {
                     ctx.hold_row(&r)?;
                     table.entry(k).or_default().push(r);
                 }
@@ -895,7 +875,7 @@ impl<'a> Operator<'a> for HashJoin<'a> {
                 return Ok(None);
             };
             self.build_table(ctx)?;
-            if let Some(key) = join_key(ctx, &self.left_keys, &self.left_cols, &row)? {
+            if let Some(key) = join_key(ctx, &self.left_keys, &row)? {
                 self.cur = Some((row, key, 0));
             } else {
                 self.cur = None;
@@ -907,7 +887,6 @@ impl<'a> Operator<'a> for HashJoin<'a> {
 /// Emits precomputed records per input row (procedures).
 pub(crate) struct ProcedureCall<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) cols: Vec<String>,
     pub(crate) procedure: String,
     pub(crate) args: Vec<Expr>,
     /// Positions in the procedure's output record of each yielded column.
@@ -935,7 +914,7 @@ impl<'a> Operator<'a> for ProcedureCall<'a> {
             };
             let mut args = Vec::with_capacity(self.args.len());
             for a in &self.args {
-                args.push(ctx.eval(a, &self.cols, &row)?);
+                args.push(ctx.eval(a, &row)?);
             }
             let recs = super::procs::call(ctx, &self.procedure, &args, &self.yields)?;
             ctx.hold(recs.len())?;

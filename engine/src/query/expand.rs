@@ -92,7 +92,6 @@ impl<'a> Operator<'a> for NodeScan<'a> {
 /// full scan comparing the property).
 pub(crate) struct NodeSeek<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) cols: Vec<String>,
     pub(crate) key: SeekKey,
     pub(crate) value: Expr,
     /// Allowed kind codes on code graphs; `None` = any.
@@ -232,7 +231,7 @@ impl<'a> Operator<'a> for NodeSeek<'a> {
             let Some(row) = self.input.next(ctx)? else {
                 return Ok(None);
             };
-            let v = ctx.eval(&self.value, &self.cols, &row)?;
+            let v = ctx.eval(&self.value, &row)?;
             let found = self.lookup(ctx, &v)?;
             self.cur = Some((row, found.into_iter()));
         }
@@ -505,9 +504,8 @@ impl<'a> Operator<'a> for VarExpand<'a> {
 /// so the search finds the shortest path among those whose hops all pass (not the
 /// shortest path, then a filter that may leave nothing).
 pub(crate) struct HopCondition {
-    /// The quantifier's variable, bound to the relationship.
-    pub(crate) variable: String,
-    /// What each relationship must make true.
+    /// What each relationship must make true, bound against one column: the
+    /// quantifier's variable, the relationship.
     pub(crate) predicate: Expr,
 }
 
@@ -533,8 +531,7 @@ impl ShortestPath<'_> {
         let Some(hop) = &self.hop else {
             return true;
         };
-        let cols = std::slice::from_ref(&hop.variable);
-        match ctx.eval(&hop.predicate, cols, &[Value::Rel(e)]) {
+        match ctx.eval(&hop.predicate, &[Value::Rel(e)]) {
             Ok(Value::Bool(true)) => true,
             Ok(_) => false,
             Err(error) => {

@@ -49,7 +49,6 @@ pub(crate) fn indexed_equality<'p>(
 /// For each input row, the nodes of `label` whose `key` equals `value`, from the index.
 pub(crate) struct IndexSeek<'a> {
     pub(crate) input: BoxOp<'a>,
-    pub(crate) cols: Vec<String>,
     pub(crate) label: String,
     pub(crate) key: String,
     pub(crate) value: Expr,
@@ -92,7 +91,7 @@ impl<'a> Operator<'a> for IndexSeek<'a> {
             let Some(row) = self.input.next(ctx)? else {
                 return Ok(None);
             };
-            let value = ctx.eval(&self.value, &self.cols, &row)?;
+            let value = ctx.eval(&self.value, &row)?;
             let found = lookup(&ctx.topology, &self.label, &self.key, &value).unwrap_or_default();
             ctx.tick(1 + found.len() as u64)?;
             self.cur = Some((row, found.into_iter()));

@@ -47,13 +47,12 @@ fn merge_error(message: String, span: Span) -> ExecError {
 fn wanted_properties(
     ctx: &Ctx<'_>,
     properties: Option<&Expr>,
-    cols: &[String],
     row: &[Value],
 ) -> ExecResult<Vec<(String, Value)>> {
     let Some(expr) = properties else {
         return Ok(Vec::new());
     };
-    match ctx.eval(expr, cols, row)? {
+    match ctx.eval(expr, row)? {
         Value::Map(entries) => {
             if let Some((key, _)) = entries.iter().find(|(_, v)| v.is_null()) {
                 return Err(merge_error(
@@ -116,7 +115,7 @@ impl MergeClause {
         Ok(NodeWant {
             bound,
             labels: node.labels.iter().map(|l| l.name.clone()).collect(),
-            properties: wanted_properties(ctx, node.properties.as_ref(), &self.cols, row)?,
+            properties: wanted_properties(ctx, node.properties.as_ref(), row)?,
         })
     }
 
@@ -135,7 +134,7 @@ impl MergeClause {
             bound,
             type_names: rel.types.iter().map(|t| t.name.clone()).collect(),
             direction: rel.direction,
-            properties: wanted_properties(ctx, rel.properties.as_ref(), &self.cols, row)?,
+            properties: wanted_properties(ctx, rel.properties.as_ref(), row)?,
         })
     }
 }

@@ -19,9 +19,12 @@ use super::index_seek::{IndexSeek, indexed_equality};
 use super::merge::MergeClause;
 use super::topology::Topology;
 use super::update::{CreateClause, DeleteClause, Eager, RemoveClause, SetClause, pattern_columns};
-use batho_lang::ast::{BinaryOp, Direction, Expr, ExprKind, Literal, Quantifier};
+use batho_lang::ast::{
+    BinaryOp, Direction, Expr, ExprKind, Literal, Quantifier, SetItem, Slot, SlotRef,
+};
+use batho_lang::bind::{bind_pattern_part, bind_set_item};
 use batho_lang::eval::AggregateFunc;
-use batho_lang::plan::{LogicalPlan, SeekKey, SortKey};
+use batho_lang::plan::{AggregateSpec, LogicalPlan, SeekKey, SortKey};
 use batho_schema::{NodeKind, RelType, Roles};
 
 /// Planner switches.
@@ -64,6 +67,31 @@ fn pos(cols: &[String], name: &str) -> ExecResult<usize> {
     cols.iter()
         .position(|c| c == name)
         .ok_or_else(|| internal(format!("column `{name}` is not produced below its use")))
+}
+
+/// `expr` bound against the columns of the rows it is evaluated on (see `batho_lang::bind`).
+fn bound(expr: &Expr, cols: &[String]) -> ExecResult<Expr> {
+    batho_lang::bind::bind(expr, cols).map_err(|error| internal(error.to_string()))
+}
+
+/// SET items with their values bound against `cols`.
+fn bound_set_items(items: &[SetItem], cols: &[String]) -> ExecResult<Vec<SetItem>> {
+    items
+        .iter()
+        .map(|item| bind_set_item(item, cols).map_err(|error| internal(error.to_string())))
+        .collect()
+}
+
+/// Sort keys bound against `cols`.
+fn bound_keys(keys: &[SortKey], cols: &[String]) -> ExecResult<Vec<SortKey>> {
+    keys.iter()
+        .map(|key| {
+            Ok(SortKey {
+                expr: bound(&key.expr, cols)?,
+                descending: key.descending,
+            })
+        })
+        .collect()
 }
 
 fn addr(p: &LogicalPlan) -> usize {
@@ -163,10 +191,9 @@ fn hop_condition(predicate: &Expr, rel: &str) -> Option<HopCondition> {
             span,
         )
     })?;
-    Some(HopCondition {
-        variable,
-        predicate,
-    })
+    // Evaluated on a one-column row: the relationship the search may cross.
+    let predicate = batho_lang::bind::bind(&predicate, std::slice::from_ref(&variable)).ok()?;
+    Some(HopCondition { predicate })
 }
 
 /// Marks variable-length expansions that may run as a visited-set BFS: below a
@@ -362,8 +389,7 @@ impl<'a> Builder<'a> {
                 let b = self.build(input, arg_cols)?;
                 let op = Sort {
                     input: b.op,
-                    cols: b.cols.clone(),
-                    keys: keys.clone(),
+                    keys: bound_keys(keys, &b.cols)?,
                     out: Vec::new().into_iter(),
                 };
                 Ok((Box::new(op), b.cols, "full stable sort".to_string()))
@@ -483,9 +509,8 @@ impl<'a> Builder<'a> {
         cols.push(var.clone());
         let op = NodeSeek {
             input: b.op,
-            cols: b.cols,
             key: *key,
-            value: value.clone(),
+            value: bound(value, &b.cols)?,
             kinds,
             labels: labels.clone(),
             use_index: opt,
@@ -590,8 +615,7 @@ impl<'a> Builder<'a> {
         if let Some((seek, cols, note)) = self.index_seek(input, predicate, arg_cols)? {
             let op = Filter {
                 input: seek,
-                cols: cols.clone(),
-                predicate: predicate.clone(),
+                predicate: bound(predicate, &cols)?,
             };
             return Ok((Box::new(op), cols, note));
         }
@@ -612,8 +636,7 @@ impl<'a> Builder<'a> {
         let b = self.build_with(input, arg_cols, push)?;
         let op = Filter {
             input: b.op,
-            cols: b.cols.clone(),
-            predicate: predicate.clone(),
+            predicate: bound(predicate, &b.cols)?,
         };
         Ok((Box::new(op), b.cols, note))
     }
@@ -643,8 +666,7 @@ impl<'a> Builder<'a> {
         };
         let op = Filter {
             input: search,
-            cols: cols.clone(),
-            predicate: predicate.clone(),
+            predicate: bound(predicate, &cols)?,
         };
         Ok((Box::new(op), cols, String::new()))
     }
@@ -658,18 +680,21 @@ impl<'a> Builder<'a> {
         let b = self.build(input, arg_cols)?;
         let its = items
             .iter()
-            .map(|(e, _)| match &e.kind {
-                ExprKind::Variable(v) => match b.cols.iter().position(|c| c == v) {
-                    Some(i) => ProjItem::Column(i),
-                    None => ProjItem::Expr(e.clone()),
-                },
-                _ => ProjItem::Expr(e.clone()),
+            .map(|(e, _)| match bound(e, &b.cols)? {
+                Expr {
+                    kind:
+                        ExprKind::Slot(SlotRef {
+                            slot: Slot::Column(i),
+                            ..
+                        }),
+                    ..
+                } => Ok(ProjItem::Column(i)),
+                other => Ok(ProjItem::Expr(other)),
             })
-            .collect();
+            .collect::<ExecResult<_>>()?;
         let cols = items.iter().map(|(_, c)| c.clone()).collect();
         let op = Project {
             input: b.op,
-            cols: b.cols,
             items: its,
         };
         Ok((Box::new(op), cols, String::new()))
@@ -690,11 +715,27 @@ impl<'a> Builder<'a> {
             .map(|(_, c)| c.clone())
             .chain(aggregates.iter().map(|a| a.column.clone()))
             .collect();
+        let aggregates = aggregates
+            .iter()
+            .map(|spec| {
+                let arg = spec
+                    .arg
+                    .as_ref()
+                    .map(|arg| bound(arg, &b.cols))
+                    .transpose()?;
+                Ok(AggregateSpec {
+                    arg,
+                    ..spec.clone()
+                })
+            })
+            .collect::<ExecResult<_>>()?;
         let op = Aggregate {
             input: b.op,
-            cols: b.cols,
-            group_by: group_by.iter().map(|(e, _)| e.clone()).collect(),
-            aggregates: aggregates.clone(),
+            group_by: group_by
+                .iter()
+                .map(|(e, _)| bound(e, &b.cols))
+                .collect::<ExecResult<_>>()?,
+            aggregates,
             out: Vec::new().into_iter(),
         };
         Ok((Box::new(op), cols, "hash aggregation".to_string()))
@@ -717,8 +758,7 @@ impl<'a> Builder<'a> {
         if opt {
             let op = TopK {
                 input: b.op,
-                cols: b.cols.clone(),
-                keys: keys.to_vec(),
+                keys: bound_keys(keys, &b.cols)?,
                 limit: limit.clone(),
                 out: Vec::new().into_iter(),
             };
@@ -726,8 +766,7 @@ impl<'a> Builder<'a> {
         }
         let sort = Sort {
             input: b.op,
-            cols: b.cols.clone(),
-            keys: keys.to_vec(),
+            keys: bound_keys(keys, &b.cols)?,
             out: Vec::new().into_iter(),
         };
         let op = Limit {
@@ -787,9 +826,8 @@ impl<'a> Builder<'a> {
                 let mut cols = b.cols.clone();
                 cols.push(var.clone());
                 let op = Unwind {
+                    expr: bound(expr, &b.cols)?,
                     input: b.op,
-                    cols: b.cols,
-                    expr: expr.clone(),
                     cur: None,
                 };
                 Ok((Box::new(op), cols, String::new()))
@@ -804,10 +842,10 @@ impl<'a> Builder<'a> {
                 let mut cols = b.cols.clone();
                 cols.extend(yields.iter().map(|(_, c)| c.clone()));
                 let op = ProcedureCall {
+                    args: batho_lang::bind::bind_all(args, &b.cols)
+                        .map_err(|error| internal(error.to_string()))?,
                     input: b.op,
-                    cols: b.cols,
                     procedure: procedure.clone(),
-                    args: args.clone(),
                     yields: yields.iter().map(|(f, _)| f.clone()).collect(),
                     cur: None,
                 };
@@ -893,12 +931,12 @@ impl<'a> Builder<'a> {
                 let r = self.build(right, &[])?;
                 let (cols, layout) = concat(&l.cols, &r.cols);
                 let op = HashJoin {
+                    left_keys: batho_lang::bind::bind_all(left_keys, &l.cols)
+                        .map_err(|error| internal(error.to_string()))?,
+                    right_keys: batho_lang::bind::bind_all(right_keys, &r.cols)
+                        .map_err(|error| internal(error.to_string()))?,
                     left: l.op,
                     right: r.op,
-                    left_cols: l.cols,
-                    right_cols: r.cols,
-                    left_keys: left_keys.clone(),
-                    right_keys: right_keys.clone(),
                     layout,
                     table: None,
                     cur: None,
@@ -1029,11 +1067,10 @@ impl<'a> Builder<'a> {
         let mut cols = b.cols.clone();
         cols.push(var.clone());
         let seek = IndexSeek {
+            value: bound(value, &b.cols)?,
             input: b.op,
-            cols: b.cols,
             label: label.clone(),
             key,
-            value: value.clone(),
             cur: None,
         };
         Ok(Some((Box::new(seek), cols, String::new())))
@@ -1060,7 +1097,11 @@ impl<'a> Builder<'a> {
                 let update = CreateClause {
                     input_cols: b.cols.len(),
                     cols: cols.clone(),
-                    pattern: pattern.clone(),
+                    pattern: pattern
+                        .iter()
+                        .map(|part| bind_pattern_part(part, &cols))
+                        .collect::<Result<_, _>>()
+                        .map_err(|error| internal(error.to_string()))?,
                 };
                 (Box::new(Eager::new(b.op, update)), cols, note)
             }
@@ -1074,18 +1115,19 @@ impl<'a> Builder<'a> {
                 let cols = pattern_columns(&b.cols, std::slice::from_ref(part));
                 let update = MergeClause {
                     input_cols: b.cols.len(),
+                    part: bind_pattern_part(part, &cols)
+                        .map_err(|error| internal(error.to_string()))?,
+                    on_create: bound_set_items(on_create, &cols)?,
+                    on_match: bound_set_items(on_match, &cols)?,
                     cols: cols.clone(),
-                    part: part.clone(),
-                    on_create: on_create.clone(),
-                    on_match: on_match.clone(),
                 };
                 (Box::new(Eager::new(b.op, update)), cols, note)
             }
             LogicalPlan::SetProperties { input, items } => {
                 let b = self.build(input, arg_cols)?;
                 let update = SetClause {
+                    items: bound_set_items(items, &b.cols)?,
                     cols: b.cols.clone(),
-                    items: items.clone(),
                 };
                 (Box::new(Eager::new(b.op, update)), b.cols, note)
             }
@@ -1096,8 +1138,8 @@ impl<'a> Builder<'a> {
             } => {
                 let b = self.build(input, arg_cols)?;
                 let update = DeleteClause {
-                    cols: b.cols.clone(),
-                    exprs: exprs.clone(),
+                    exprs: batho_lang::bind::bind_all(exprs, &b.cols)
+                        .map_err(|error| internal(error.to_string()))?,
                     detach: *detach,
                     nodes: Vec::new(),
                     relationships: Vec::new(),

@@ -129,7 +129,6 @@ pub(crate) fn pattern_columns(input: &[String], parts: &[PatternPart]) -> Vec<St
 pub(crate) fn pattern_properties(
     ctx: &Ctx<'_>,
     properties: Option<&Expr>,
-    cols: &[String],
     row: &[Value],
 ) -> ExecResult<Vec<(String, PropValue)>> {
     let Some(expr) = properties else {
@@ -142,7 +141,7 @@ pub(crate) fn pattern_properties(
         // and dropped one per row).
         let mut stored = Vec::with_capacity(entries.len());
         for (key, value) in entries {
-            let value = ctx.eval(value, cols, row)?;
+            let value = ctx.eval(value, row)?;
             if !value.is_null() {
                 let value = into_stored(value).map_err(|m| update_error(m, expr.span))?;
                 stored.push((key.name.clone(), value));
@@ -151,7 +150,7 @@ pub(crate) fn pattern_properties(
         stored.sort_by(|a, b| a.0.cmp(&b.0));
         return Ok(stored);
     }
-    match ctx.eval(expr, cols, row)? {
+    match ctx.eval(expr, row)? {
         Value::Map(entries) => entries
             .into_iter()
             .filter(|(_, v)| !v.is_null())
@@ -193,7 +192,7 @@ pub(crate) fn node_for(
             }
         }
     }
-    let properties = pattern_properties(ctx, node.properties.as_ref(), cols, row)?;
+    let properties = pattern_properties(ctx, node.properties.as_ref(), row)?;
     let id = state(ctx)?.borrow().graph.node_id_bound();
     let labels = node.labels.iter().map(|l| l.name.clone()).collect();
     apply(
@@ -230,7 +229,7 @@ pub(crate) fn create_relationship(
         // An undirected pattern in MERGE creates its relationship left to right.
         Direction::Outgoing | Direction::Both => (left, right),
     };
-    let properties = pattern_properties(ctx, rel.properties.as_ref(), cols, row)?;
+    let properties = pattern_properties(ctx, rel.properties.as_ref(), row)?;
     let id = state(ctx)?.borrow().graph.relationship_id_bound();
     apply(
         ctx,
@@ -396,7 +395,7 @@ pub(crate) fn apply_set_item(
             key,
             value,
         } => {
-            let value = ctx.eval(value, cols, row)?;
+            let value = ctx.eval(value, row)?;
             let stored = stored_or_remove(&value, key.span)?;
             if let Some(target) = target(ctx, variable, cols, row)? {
                 set_property(ctx, &target, &key.name, stored)?;
@@ -404,7 +403,7 @@ pub(crate) fn apply_set_item(
         }
         SetItem::Merge { variable, value } | SetItem::Replace { variable, value } => {
             let span = value.span;
-            let entries = map_of(ctx, ctx.eval(value, cols, row)?, span)?;
+            let entries = map_of(ctx, ctx.eval(value, row)?, span)?;
             let Some(target) = target(ctx, variable, cols, row)? else {
                 return Ok(());
             };
@@ -495,7 +494,6 @@ impl ClauseUpdate for RemoveClause {
 /// before nodes, so `DELETE n, r` works in any order; a node left with relationships is
 /// an error unless DETACH.
 pub(crate) struct DeleteClause {
-    pub(crate) cols: Vec<String>,
     pub(crate) exprs: Vec<Expr>,
     pub(crate) detach: bool,
     pub(crate) nodes: Vec<(u32, Span)>,
@@ -535,7 +533,7 @@ impl ClauseUpdate for DeleteClause {
     fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> ExecResult<Vec<Row>> {
         for index in 0..self.exprs.len() {
             let expr = &self.exprs[index];
-            let (value, span) = (ctx.eval(expr, &self.cols, &row)?, expr.span);
+            let (value, span) = (ctx.eval(expr, &row)?, expr.span);
             self.gather(value, span)?;
         }
         Ok(vec![row])

@@ -78,9 +78,28 @@ impl PropertyAccess for NoGraph {
 }
 
 /// Variable lookup in the current row, implemented by the engine's row type.
+///
+/// Unbound expressions ([`ExprKind::Variable`]) read by name; expressions bound by
+/// [`crate::bind`] ([`ExprKind::Slot`]) read by place, so a row type that only ever sees
+/// bound ones answers [`Bindings::column`] and nothing else.
 pub trait Bindings {
     /// The value bound to `name`, if any.
     fn get(&self, name: &str) -> Option<&Value>;
+
+    /// The value of the row's column `index`, if the row is addressed by place.
+    fn column(&self, _index: usize) -> Option<&Value> {
+        None
+    }
+
+    /// The value of the iteration variable at nesting `depth` (0 the outermost).
+    fn local(&self, _depth: usize) -> Option<&Value> {
+        None
+    }
+
+    /// How many iteration variables enclose this row (0 outside any comprehension).
+    fn local_depth(&self) -> usize {
+        0
+    }
 }
 
 impl Bindings for BTreeMap<String, Value> {
@@ -112,12 +131,19 @@ impl Bindings for Vec<(String, Value)> {
 struct ScopedBindings<'r> {
     outer: &'r dyn Bindings,
     name: &'r str,
+    /// This variable's [`Slot::Local`] depth: the number of iteration variables outside it.
+    depth: usize,
     value: Value,
 }
 
 impl<'r> ScopedBindings<'r> {
     fn new(outer: &'r dyn Bindings, name: &'r str, value: Value) -> Self {
-        ScopedBindings { outer, name, value }
+        ScopedBindings {
+            outer,
+            name,
+            depth: outer.local_depth(),
+            value,
+        }
     }
 }
 
@@ -128,6 +154,30 @@ impl Bindings for ScopedBindings<'_> {
         } else {
             self.outer.get(name)
         }
+    }
+
+    fn column(&self, index: usize) -> Option<&Value> {
+        self.outer.column(index)
+    }
+
+    fn local(&self, depth: usize) -> Option<&Value> {
+        if depth == self.depth {
+            Some(&self.value)
+        } else {
+            self.outer.local(depth)
+        }
+    }
+
+    fn local_depth(&self) -> usize {
+        self.depth + 1
+    }
+}
+
+/// The value at a bound variable's place.
+fn at_slot(row: &dyn Bindings, slot: Slot) -> Option<&Value> {
+    match slot {
+        Slot::Column(index) => row.column(index),
+        Slot::Local(depth) => row.local(depth),
     }
 }
 
@@ -418,6 +468,14 @@ impl<'a> Evaluator<'a> {
                         span: sp,
                     })
             }
+            ExprKind::Slot(slot) => {
+                at_slot(row, slot.slot)
+                    .cloned()
+                    .ok_or_else(|| EvalError::UnboundVariable {
+                        name: slot.name.clone(),
+                        span: sp,
+                    })
+            }
             ExprKind::Property(base, key) => match self.borrowed(base, row) {
                 // `r.a` of a map variable reads the one entry instead of copying the map.
                 Some(b) => self.property(b, &key.name, sp),
@@ -620,6 +678,7 @@ impl<'a> Evaluator<'a> {
     fn borrowed<'v>(&'v self, e: &Expr, row: &'v dyn Bindings) -> Option<&'v Value> {
         match &e.kind {
             ExprKind::Variable(v) => row.get(v),
+            ExprKind::Slot(slot) => at_slot(row, slot.slot),
             ExprKind::Parameter(p) => self.params.get(p),
             ExprKind::Property(base, key) => match self.borrowed(base, row)? {
                 Value::Map(entries) => entries.get(&key.name),
