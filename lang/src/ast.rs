@@ -113,6 +113,18 @@ pub enum Clause {
 }
 
 impl Clause {
+    /// Whether the clause changes the graph.
+    pub fn is_update(&self) -> bool {
+        matches!(
+            self,
+            Clause::Create(_)
+                | Clause::Merge(_)
+                | Clause::Set(_)
+                | Clause::Delete(_)
+                | Clause::Remove(_)
+        )
+    }
+
     /// The clause's span.
     pub fn span(&self) -> Span {
         match self {

@@ -24,7 +24,7 @@ pub mod temporal;
 pub mod value;
 
 pub use ast::Span;
-pub use check::{CheckError, CheckErrorKind, CheckErrors, check};
+pub use check::{BoundStatement, CheckError, CheckErrorKind, CheckErrors, check};
 pub use diag::Diagnostic;
 pub use eval::{Bindings, EvalBounds, EvalError, Evaluator, NoGraph, PropertyAccess, Stop};
 pub use parse::{ParseError, ParseErrorKind, parse, parse_statement};
@@ -61,8 +61,8 @@ pub enum CompileError {
 pub fn compile(text: &str, schema: &Schema) -> Result<Vec<Compiled>, CompileError> {
     let mut out = Vec::new();
     for statement in parse(text)? {
-        check(text, &statement, schema)?;
-        let plan = plan(text, &statement, schema)?;
+        let bound = check(text, &statement, schema)?;
+        let plan = plan(text, &statement, &bound, schema)?;
         // A planner bug becomes an error here rather than a wrong answer in the engine.
         plan.validate()?;
         out.push(Compiled { statement, plan });

@@ -69,8 +69,37 @@ impl fmt::Display for CheckErrors {
     }
 }
 
+/// What the checker learned that the planner consumes instead of working it out again:
+/// the variables in scope after each clause, in binding order (the order `RETURN *`
+/// uses), with the kind of value each holds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoundStatement {
+    scopes: Vec<Vec<(String, ValueKind)>>,
+}
+
+impl BoundStatement {
+    /// The variables in scope when clause `clause` starts (none before the first).
+    pub fn in_scope_before(&self, clause: usize) -> impl Iterator<Item = &str> {
+        clause
+            .checked_sub(1)
+            .and_then(|previous| self.scopes.get(previous))
+            .into_iter()
+            .flatten()
+            .map(|(name, _)| name.as_str())
+    }
+
+    /// The variables in scope after clause `clause` (a `RETURN`'s columns, in order).
+    pub fn in_scope_after(&self, clause: usize) -> impl Iterator<Item = &str> {
+        self.scopes
+            .get(clause)
+            .into_iter()
+            .flatten()
+            .map(|(name, _)| name.as_str())
+    }
+}
+
 /// Checks `st` (parsed from `source`) against `schema`.
-pub fn check(source: &str, st: &Statement, schema: &Schema) -> Result<(), CheckErrors> {
+pub fn check(source: &str, st: &Statement, schema: &Schema) -> Result<BoundStatement, CheckErrors> {
     let mut c = Checker {
         source,
         schema,
@@ -79,13 +108,15 @@ pub fn check(source: &str, st: &Statement, schema: &Schema) -> Result<(), CheckE
         projected: Vec::new(),
         dropped: Vec::new(),
     };
+    let mut bound = BoundStatement::default();
     for clause in &st.clauses {
         c.clause(clause);
+        bound.scopes.push(c.scope.vars.clone());
     }
     let mut errors = c.errors;
     errors.sort_by_key(|e| e.diagnostic.span.start);
     if errors.is_empty() {
-        Ok(())
+        Ok(bound)
     } else {
         Err(CheckErrors(errors))
     }

@@ -4,15 +4,15 @@
 
 use batho_grammar::{Pair, Rule};
 
-use super::{Builder, Built, MAX_EXPR_DEPTH, ParseErrorKind, R, span};
+use super::{Builder, Built, MAX_EXPR_DEPTH, ParseErrorKind, ParseResult, span};
 use crate::ast::*;
 
 impl<'t> Builder<'t> {
-    pub(super) fn expr(&self, p: Pair<'t, Rule>) -> R<Expr> {
+    pub(super) fn expr(&self, p: Pair<'t, Rule>) -> ParseResult<Expr> {
         Ok(self.expr_at(p, 0)?.0)
     }
 
-    fn deeper(&self, depth: usize, sp: Span) -> R<usize> {
+    fn deeper(&self, depth: usize, sp: Span) -> ParseResult<usize> {
         if depth > MAX_EXPR_DEPTH {
             return Err(self.error(
                 ParseErrorKind::TooDeep,
@@ -25,7 +25,7 @@ impl<'t> Builder<'t> {
     }
 
     /// Builds any expression-level pair. `_unused` keeps call sites uniform.
-    pub(super) fn expr_at(&self, p: Pair<'t, Rule>, _unused: usize) -> R<Built> {
+    pub(super) fn expr_at(&self, p: Pair<'t, Rule>, _unused: usize) -> ParseResult<Built> {
         let mut p = p;
         loop {
             let sp = span(&p);
@@ -72,7 +72,7 @@ impl<'t> Builder<'t> {
         }
     }
 
-    fn binary(&self, op: BinaryOp, l: Built, r: Built) -> R<Built> {
+    fn binary(&self, op: BinaryOp, l: Built, r: Built) -> ParseResult<Built> {
         let sp = l.0.span.to(r.0.span);
         let d = self.deeper(l.1.max(r.1) + 1, sp)?;
         Ok((
@@ -82,7 +82,7 @@ impl<'t> Builder<'t> {
     }
 
     /// Left-associative chains: `a OR b OR c`, `a + b - c`, `a ^ b ^ c`.
-    fn fold(&self, rule: Rule, children: Vec<Pair<'t, Rule>>) -> R<Built> {
+    fn fold(&self, rule: Rule, children: Vec<Pair<'t, Rule>>) -> ParseResult<Built> {
         let mut acc: Option<Built> = None;
         let mut pending: Option<BinaryOp> = None;
         for c in children {
@@ -123,7 +123,7 @@ impl<'t> Builder<'t> {
         acc.ok_or_else(|| self.internal(Span::default()))
     }
 
-    fn not_expr(&self, children: Vec<Pair<'t, Rule>>, sp: Span) -> R<Built> {
+    fn not_expr(&self, children: Vec<Pair<'t, Rule>>, sp: Span) -> ParseResult<Built> {
         let mut nots = 0;
         let mut inner = None;
         for c in children {
@@ -143,7 +143,7 @@ impl<'t> Builder<'t> {
 
     /// `a < b` or a chain `a < b <= c`, which means `a < b AND b <= c` (the middle operand
     /// is evaluated once per comparison it takes part in).
-    fn comparison(&self, children: Vec<Pair<'t, Rule>>, sp: Span) -> R<Built> {
+    fn comparison(&self, children: Vec<Pair<'t, Rule>>, sp: Span) -> ParseResult<Built> {
         let mut it = children.into_iter();
         let first = it.next().ok_or_else(|| self.internal(sp))?;
         let mut left = self.expr_at(first, 0)?;
@@ -169,7 +169,7 @@ impl<'t> Builder<'t> {
         chain.ok_or_else(|| self.internal(sp))
     }
 
-    fn predicates(&self, children: Vec<Pair<'t, Rule>>) -> R<Built> {
+    fn predicates(&self, children: Vec<Pair<'t, Rule>>) -> ParseResult<Built> {
         let mut it = children.into_iter();
         let first = it.next().ok_or_else(|| self.internal(Span::default()))?;
         let mut acc = self.expr_at(first, 0)?;
@@ -206,7 +206,7 @@ impl<'t> Builder<'t> {
         Ok(acc)
     }
 
-    fn unary(&self, children: Vec<Pair<'t, Rule>>, sp: Span) -> R<Built> {
+    fn unary(&self, children: Vec<Pair<'t, Rule>>, sp: Span) -> ParseResult<Built> {
         let mut ops: Vec<(UnaryOp, Span)> = Vec::new();
         let mut operand = None;
         for c in children {
@@ -267,7 +267,7 @@ impl<'t> Builder<'t> {
         }
     }
 
-    fn postfix(&self, children: Vec<Pair<'t, Rule>>) -> R<Built> {
+    fn postfix(&self, children: Vec<Pair<'t, Rule>>) -> ParseResult<Built> {
         let mut it = children.into_iter();
         let first = it.next().ok_or_else(|| self.internal(Span::default()))?;
         let (mut e, mut d) = self.expr_at(first, 0)?;
@@ -315,7 +315,7 @@ impl<'t> Builder<'t> {
         Ok((e, d))
     }
 
-    pub(super) fn integer(&self, text: &str, sp: Span) -> R<Literal> {
+    pub(super) fn integer(&self, text: &str, sp: Span) -> ParseResult<Literal> {
         let (neg, body) = match text.strip_prefix('-') {
             Some(b) => (true, b),
             None => (false, text),
@@ -339,7 +339,7 @@ impl<'t> Builder<'t> {
         })
     }
 
-    fn atom(&self, p: Pair<'t, Rule>) -> R<Built> {
+    fn atom(&self, p: Pair<'t, Rule>) -> ParseResult<Built> {
         let sp = span(&p);
         let lit = |l: Literal| Ok((Expr::new(ExprKind::Literal(l), sp), 0));
         match p.as_rule() {
@@ -454,7 +454,7 @@ impl<'t> Builder<'t> {
     }
 
     /// `[x IN list WHERE predicate | projection]`.
-    fn list_comprehension(&self, p: Pair<'t, Rule>) -> R<Built> {
+    fn list_comprehension(&self, p: Pair<'t, Rule>) -> ParseResult<Built> {
         let sp = span(&p);
         let mut variable = None;
         let mut list = None;
@@ -501,7 +501,7 @@ impl<'t> Builder<'t> {
     }
 
     /// `all(x IN list WHERE predicate)`, `any(...)`, `none(...)`, `single(...)`.
-    fn quantifier(&self, p: Pair<'t, Rule>) -> R<Built> {
+    fn quantifier(&self, p: Pair<'t, Rule>) -> ParseResult<Built> {
         let sp = span(&p);
         let mut quantifier = None;
         let mut variable = None;
@@ -543,7 +543,7 @@ impl<'t> Builder<'t> {
     }
 
     /// `CASE [operand] WHEN a THEN b ... [ELSE c] END`.
-    fn case_expr(&self, p: Pair<'t, Rule>) -> R<Built> {
+    fn case_expr(&self, p: Pair<'t, Rule>) -> ParseResult<Built> {
         let sp = span(&p);
         let mut operand = None;
         let mut branches = Vec::new();
@@ -579,7 +579,7 @@ impl<'t> Builder<'t> {
     }
 
     /// Resolves escapes of a string body that starts at byte `offset` of the source.
-    pub(super) fn unescape(&self, body: &str, offset: usize) -> R<String> {
+    pub(super) fn unescape(&self, body: &str, offset: usize) -> ParseResult<String> {
         let mut out = String::with_capacity(body.len());
         let mut chars = body.char_indices();
         while let Some((i, c)) = chars.next() {

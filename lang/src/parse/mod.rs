@@ -121,7 +121,7 @@ fn span(p: &Pair<'_, Rule>) -> Span {
     Span::new(start, start + p.as_str().trim_end().len())
 }
 
-type R<T> = Result<T, ParseError>;
+type ParseResult<T> = Result<T, ParseError>;
 
 /// An expression with the depth of its tree, so chains can be bounded as they are folded.
 type Built = (Expr, usize);
@@ -144,7 +144,7 @@ impl<'t> Builder<'t> {
         }
     }
 
-    fn statement(&self, p: Pair<'t, Rule>) -> R<Statement> {
+    fn statement(&self, p: Pair<'t, Rule>) -> ParseResult<Statement> {
         let sp = span(&p);
         let mut mode = Mode::Run;
         let mut at = None;
@@ -168,7 +168,7 @@ impl<'t> Builder<'t> {
     }
 
     /// `AT GENERATION n` / `AT RUN 'id'`.
-    fn at_clause(&self, p: Pair<'t, Rule>) -> R<AtClause> {
+    fn at_clause(&self, p: Pair<'t, Rule>) -> ParseResult<AtClause> {
         let sp = span(&p);
         let value = p
             .into_inner()
@@ -205,7 +205,7 @@ impl<'t> Builder<'t> {
     }
 
     /// Clause-order rules the grammar leaves loose, so they get specific messages.
-    fn check_structure(&self, st: &Statement) -> R<()> {
+    fn check_structure(&self, st: &Statement) -> ParseResult<()> {
         let n = st.clauses.len();
         for (i, c) in st.clauses.iter().enumerate() {
             let last = i + 1 == n;
@@ -258,7 +258,7 @@ impl<'t> Builder<'t> {
         Ok(())
     }
 
-    fn clause(&self, p: Pair<'t, Rule>) -> R<Clause> {
+    fn clause(&self, p: Pair<'t, Rule>) -> ParseResult<Clause> {
         let sp = span(&p);
         let rule = p.as_rule();
         let mut inner = p.into_inner().peekable();
@@ -331,7 +331,7 @@ impl<'t> Builder<'t> {
                             args = Some(
                                 c.into_inner()
                                     .map(|e| self.expr(e))
-                                    .collect::<R<Vec<_>>>()?,
+                                    .collect::<ParseResult<Vec<_>>>()?,
                             );
                         }
                         Rule::yield_clause => {
@@ -414,7 +414,7 @@ impl<'t> Builder<'t> {
                 let items = inner
                     .filter(|c| c.as_rule() == Rule::set_item)
                     .map(|c| self.set_item(c))
-                    .collect::<R<_>>()?;
+                    .collect::<ParseResult<_>>()?;
                 Clause::Set(SetClause { items, span: sp })
             }
             Rule::delete_clause => {
@@ -466,7 +466,7 @@ impl<'t> Builder<'t> {
         )
     }
 
-    fn where_clause(&self, p: Pair<'t, Rule>) -> R<Expr> {
+    fn where_clause(&self, p: Pair<'t, Rule>) -> ParseResult<Expr> {
         let sp = span(&p);
         let e = p
             .into_inner()
@@ -475,7 +475,7 @@ impl<'t> Builder<'t> {
         self.expr(e)
     }
 
-    fn projection(&self, p: Pair<'t, Rule>, clause_span: Span) -> R<Projection> {
+    fn projection(&self, p: Pair<'t, Rule>, clause_span: Span) -> ParseResult<Projection> {
         let mut proj = Projection {
             distinct: false,
             star: false,
@@ -551,7 +551,7 @@ impl<'t> Builder<'t> {
         Ok(proj)
     }
 
-    fn set_item(&self, p: Pair<'t, Rule>) -> R<SetItem> {
+    fn set_item(&self, p: Pair<'t, Rule>) -> ParseResult<SetItem> {
         let sp = span(&p);
         let item = p.into_inner().next().ok_or_else(|| self.internal(sp))?;
         let rule = item.as_rule();
@@ -584,7 +584,7 @@ impl<'t> Builder<'t> {
         })
     }
 
-    fn property_target(&self, p: Pair<'t, Rule>) -> R<(Ident, Ident)> {
+    fn property_target(&self, p: Pair<'t, Rule>) -> ParseResult<(Ident, Ident)> {
         let sp = span(&p);
         let mut parts = p.into_inner();
         let var = parts.next().ok_or_else(|| self.internal(sp))?;
@@ -601,7 +601,7 @@ impl<'t> Builder<'t> {
         Ok((self.ident(var)?, self.ident(key)?))
     }
 
-    fn set_labels(&self, p: Pair<'t, Rule>) -> R<(Ident, Vec<Ident>)> {
+    fn set_labels(&self, p: Pair<'t, Rule>) -> ParseResult<(Ident, Vec<Ident>)> {
         let sp = span(&p);
         let mut parts = p.into_inner();
         let (Some(var), Some(labels)) = (parts.next(), parts.next()) else {
@@ -621,7 +621,7 @@ impl<'t> Builder<'t> {
 
     // ----- names ----------------------------------------------------------------------
 
-    fn ident(&self, p: Pair<'t, Rule>) -> R<Ident> {
+    fn ident(&self, p: Pair<'t, Rule>) -> ParseResult<Ident> {
         let sp = span(&p);
         // `variable` and `schema_name` wrap a plain_name or backtick_name.
         let leaf = match p.as_rule() {
@@ -646,12 +646,12 @@ impl<'t> Builder<'t> {
         Ok(Ident { name, span: sp })
     }
 
-    fn dotted_name(&self, p: Pair<'t, Rule>) -> R<Ident> {
+    fn dotted_name(&self, p: Pair<'t, Rule>) -> ParseResult<Ident> {
         let sp = span(&p);
         let parts = p
             .into_inner()
             .map(|c| self.ident(c).map(|i| i.name))
-            .collect::<R<Vec<_>>>()?;
+            .collect::<ParseResult<Vec<_>>>()?;
         Ok(Ident {
             name: parts.join("."),
             span: sp,

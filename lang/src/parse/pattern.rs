@@ -2,15 +2,15 @@
 
 use batho_grammar::{Pair, Rule};
 
-use super::{Builder, ParseErrorKind, R, span};
+use super::{Builder, ParseErrorKind, ParseResult, span};
 use crate::ast::*;
 
 impl<'t> Builder<'t> {
-    pub(super) fn pattern(&self, p: Pair<'t, Rule>) -> R<Vec<PatternPart>> {
+    pub(super) fn pattern(&self, p: Pair<'t, Rule>) -> ParseResult<Vec<PatternPart>> {
         p.into_inner().map(|c| self.pattern_part(c)).collect()
     }
 
-    pub(super) fn pattern_part(&self, p: Pair<'t, Rule>) -> R<PatternPart> {
+    pub(super) fn pattern_part(&self, p: Pair<'t, Rule>) -> ParseResult<PatternPart> {
         let sp = span(&p);
         let mut variable = None;
         let mut search = PathSearch::All;
@@ -49,7 +49,7 @@ impl<'t> Builder<'t> {
         })
     }
 
-    pub(super) fn pattern_element(&self, p: Pair<'t, Rule>) -> R<PatternElement> {
+    pub(super) fn pattern_element(&self, p: Pair<'t, Rule>) -> ParseResult<PatternElement> {
         let sp = span(&p);
         let mut inner = p.into_inner().peekable();
         // A parenthesised element: `((a)-->(b))`. Nesting is bounded by the pre-scan.
@@ -75,7 +75,7 @@ impl<'t> Builder<'t> {
         })
     }
 
-    pub(super) fn node_pattern(&self, p: Pair<'t, Rule>) -> R<NodePattern> {
+    pub(super) fn node_pattern(&self, p: Pair<'t, Rule>) -> ParseResult<NodePattern> {
         let mut node = NodePattern {
             variable: None,
             labels: Vec::new(),
@@ -94,7 +94,7 @@ impl<'t> Builder<'t> {
         Ok(node)
     }
 
-    pub(super) fn labels(&self, p: Pair<'t, Rule>) -> R<(Vec<Ident>, LabelMode)> {
+    pub(super) fn labels(&self, p: Pair<'t, Rule>) -> ParseResult<(Vec<Ident>, LabelMode)> {
         let sp = span(&p);
         let which = p.into_inner().next().ok_or_else(|| self.internal(sp))?;
         let mode = if which.as_rule() == Rule::label_any {
@@ -105,17 +105,17 @@ impl<'t> Builder<'t> {
         let labels = which
             .into_inner()
             .map(|n| self.ident(n))
-            .collect::<R<Vec<_>>>()?;
+            .collect::<ParseResult<Vec<_>>>()?;
         Ok((labels, mode))
     }
 
-    pub(super) fn properties(&self, p: Pair<'t, Rule>) -> R<Expr> {
+    pub(super) fn properties(&self, p: Pair<'t, Rule>) -> ParseResult<Expr> {
         let sp = span(&p);
         let inner = p.into_inner().next().ok_or_else(|| self.internal(sp))?;
         Ok(self.expr_at(inner, 0)?.0)
     }
 
-    pub(super) fn rel_pattern(&self, p: Pair<'t, Rule>) -> R<RelPattern> {
+    pub(super) fn rel_pattern(&self, p: Pair<'t, Rule>) -> ParseResult<RelPattern> {
         let sp = span(&p);
         let mut left = false;
         let mut right = false;
@@ -136,8 +136,10 @@ impl<'t> Builder<'t> {
                         match d.as_rule() {
                             Rule::variable => rel.variable = Some(self.ident(d)?),
                             Rule::rel_types => {
-                                rel.types =
-                                    d.into_inner().map(|n| self.ident(n)).collect::<R<_>>()?;
+                                rel.types = d
+                                    .into_inner()
+                                    .map(|n| self.ident(n))
+                                    .collect::<ParseResult<_>>()?;
                             }
                             Rule::range => rel.length = Some(self.range(d)?),
                             Rule::properties => rel.properties = Some(self.properties(d)?),
@@ -156,7 +158,7 @@ impl<'t> Builder<'t> {
         Ok(rel)
     }
 
-    pub(super) fn range(&self, p: Pair<'t, Rule>) -> R<VarLength> {
+    pub(super) fn range(&self, p: Pair<'t, Rule>) -> ParseResult<VarLength> {
         let sp = span(&p);
         let mut len = VarLength {
             min: None,
@@ -198,7 +200,7 @@ impl<'t> Builder<'t> {
         Ok(len)
     }
 
-    pub(super) fn hop_count(&self, p: &Pair<'t, Rule>) -> R<u32> {
+    pub(super) fn hop_count(&self, p: &Pair<'t, Rule>) -> ParseResult<u32> {
         let sp = span(p);
         match p.as_str().parse::<u32>() {
             Ok(v) if v <= MAX_HOPS_LIMIT => Ok(v),

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::ast::*;
+use crate::check::BoundStatement;
 use crate::check::clauses::contains_aggregate;
 use crate::print::expr_to_string;
 use crate::schema::Schema;
@@ -20,10 +21,16 @@ pub struct PlanError {
     pub span: Span,
 }
 
-pub(super) type R<T> = Result<T, PlanError>;
+pub(super) type PlanResult<T> = Result<T, PlanError>;
 
-/// Plans a statement that [`crate::check::check`] accepted. `source` names unaliased columns.
-pub fn plan(source: &str, st: &Statement, schema: &Schema) -> R<Plan> {
+/// Plans a statement that [`crate::check::check`] accepted; `bound` is what the check
+/// returned. `source` names unaliased columns.
+pub fn plan(
+    source: &str,
+    st: &Statement,
+    bound: &BoundStatement,
+    schema: &Schema,
+) -> PlanResult<Plan> {
     let mut p = Planner {
         source,
         schema,
@@ -34,158 +41,179 @@ pub fn plan(source: &str, st: &Statement, schema: &Schema) -> R<Plan> {
     let mut cur = LogicalPlan::Argument {
         columns: Vec::new(),
     };
-    let mut bound: Vec<String> = Vec::new();
-    let mut scope: Vec<String> = Vec::new();
+    // Every column the rows carry so far, internal `#` ones too (the checker's scope has
+    // only the named variables).
+    let mut row_columns: Vec<String> = Vec::new();
     let mut columns = Vec::new();
-    let mut writes = false;
-    for (i, clause) in st.clauses.iter().enumerate() {
-        let last = i + 1 == st.clauses.len();
-        cur = match clause {
-            Clause::Match(m) if !m.optional => p.match_clause(cur, m, &mut bound, &mut scope)?,
-            Clause::Match(m) => {
-                let before = bound.clone();
-                let inner = LogicalPlan::Argument {
-                    columns: before.clone(),
-                };
-                let inner = p.match_clause(inner, m, &mut bound, &mut scope)?;
-                let new_columns = bound
-                    .iter()
-                    .filter(|b| !before.contains(b))
-                    .cloned()
-                    .collect();
-                LogicalPlan::Optional {
-                    input: Box::new(cur),
-                    inner: Box::new(inner),
-                    new_columns,
-                }
+    for (index, clause) in st.clauses.iter().enumerate() {
+        let in_scope: Vec<String> = bound.in_scope_before(index).map(str::to_string).collect();
+        cur = p.clause(cur, clause, &in_scope, &mut row_columns)?;
+        columns = match clause {
+            Clause::Return(_) => bound.in_scope_after(index).map(str::to_string).collect(),
+            Clause::Call(call) if index + 1 == st.clauses.len() => {
+                p.call_yields(call)?.into_iter().map(|(_, c)| c).collect()
             }
-            Clause::Unwind(u) => {
-                bind(&mut bound, &mut scope, &u.variable.name);
-                LogicalPlan::Unwind {
-                    input: Box::new(cur),
-                    expr: u.expr.clone(),
-                    var: u.variable.name.clone(),
-                }
-            }
-            Clause::With(proj) | Clause::Return(proj) => {
-                let out = p.projection(cur, proj, &mut bound, &mut scope)?;
-                if matches!(clause, Clause::Return(_)) {
-                    columns = scope.clone();
-                }
-                out
-            }
-            Clause::Call(call) => {
-                let sig = schema
-                    .procedure(&call.procedure.name)
-                    .ok_or_else(|| PlanError {
-                        message: format!("unknown procedure `{}`", call.procedure.name),
-                        span: call.procedure.span,
-                    })?;
-                let yields: Vec<(String, String)> = match &call.yields {
-                    Some(items) if !items.is_empty() => items
-                        .iter()
-                        .map(|y| (y.field.name.clone(), y.variable().name.clone()))
-                        .collect(),
-                    _ => sig
-                        .outputs
-                        .iter()
-                        .map(|(o, _)| (o.clone(), o.clone()))
-                        .collect(),
-                };
-                for (_, c) in &yields {
-                    bind(&mut bound, &mut scope, c);
-                }
-                if last {
-                    columns = yields.iter().map(|(_, c)| c.clone()).collect();
-                }
-                let mut out = LogicalPlan::ProcedureCall {
-                    input: Box::new(cur),
-                    procedure: sig.name.clone(),
-                    args: call.args.clone().unwrap_or_default(),
-                    yields,
-                };
-                if let Some(w) = &call.where_ {
-                    out = LogicalPlan::Filter {
-                        input: Box::new(out),
-                        predicate: w.clone(),
-                    };
-                }
-                out
-            }
-            Clause::Create(c) => {
-                writes = true;
-                for part in &c.pattern {
-                    bind_pattern_names(part, &mut bound, &mut scope);
-                }
-                LogicalPlan::Create {
-                    input: Box::new(cur),
-                    pattern: c.pattern.clone(),
-                }
-            }
-            Clause::Merge(m) => {
-                writes = true;
-                bind_pattern_names(&m.part, &mut bound, &mut scope);
-                LogicalPlan::Merge {
-                    input: Box::new(cur),
-                    part: m.part.clone(),
-                    on_create: m.on_create.clone(),
-                    on_match: m.on_match.clone(),
-                }
-            }
-            Clause::Set(s) => {
-                writes = true;
-                LogicalPlan::SetProperties {
-                    input: Box::new(cur),
-                    items: s.items.clone(),
-                }
-            }
-            Clause::Delete(d) => {
-                writes = true;
-                LogicalPlan::Delete {
-                    input: Box::new(cur),
-                    detach: d.detach,
-                    exprs: d.exprs.clone(),
-                }
-            }
-            Clause::Remove(r) => {
-                writes = true;
-                LogicalPlan::Remove {
-                    input: Box::new(cur),
-                    items: r.items.clone(),
-                }
-            }
+            _ => columns,
         };
     }
     Ok(Plan {
         root: cur,
         columns,
         mode: st.mode,
-        writes,
+        writes: st.clauses.iter().any(Clause::is_update),
     })
 }
 
-pub(super) fn bind(bound: &mut Vec<String>, scope: &mut Vec<String>, name: &str) {
-    if !bound.iter().any(|b| b == name) {
-        bound.push(name.to_string());
+impl Planner<'_> {
+    /// The operators of one clause over `cur`; `in_scope` is the checker's scope before it.
+    fn clause(
+        &mut self,
+        cur: LogicalPlan,
+        clause: &Clause,
+        in_scope: &[String],
+        row_columns: &mut Vec<String>,
+    ) -> PlanResult<LogicalPlan> {
+        let input = Box::new(cur);
+        Ok(match clause {
+            Clause::Match(m) if !m.optional => self.match_clause(*input, m, row_columns)?,
+            Clause::Match(m) => self.optional_match(*input, m, row_columns)?,
+            Clause::Unwind(u) => {
+                bind(row_columns, &u.variable.name);
+                LogicalPlan::Unwind {
+                    input,
+                    expr: u.expr.clone(),
+                    var: u.variable.name.clone(),
+                }
+            }
+            Clause::With(proj) | Clause::Return(proj) => {
+                self.projection(*input, proj, row_columns, in_scope)?
+            }
+            Clause::Call(call) => self.call(*input, call, row_columns)?,
+            Clause::Create(c) => {
+                for part in &c.pattern {
+                    bind_pattern_names(part, row_columns);
+                }
+                LogicalPlan::Create {
+                    input,
+                    pattern: c.pattern.clone(),
+                }
+            }
+            Clause::Merge(m) => {
+                bind_pattern_names(&m.part, row_columns);
+                LogicalPlan::Merge {
+                    input,
+                    part: m.part.clone(),
+                    on_create: m.on_create.clone(),
+                    on_match: m.on_match.clone(),
+                }
+            }
+            Clause::Set(s) => LogicalPlan::SetProperties {
+                input,
+                items: s.items.clone(),
+            },
+            Clause::Delete(d) => LogicalPlan::Delete {
+                input,
+                detach: d.detach,
+                exprs: d.exprs.clone(),
+            },
+            Clause::Remove(r) => LogicalPlan::Remove {
+                input,
+                items: r.items.clone(),
+            },
+        })
     }
-    if !name.starts_with('#') && !scope.iter().any(|b| b == name) {
-        scope.push(name.to_string());
+
+    /// `OPTIONAL MATCH`: the match planned over the row so far, nulls when it finds none.
+    fn optional_match(
+        &mut self,
+        cur: LogicalPlan,
+        m: &MatchClause,
+        row_columns: &mut Vec<String>,
+    ) -> PlanResult<LogicalPlan> {
+        let before = row_columns.clone();
+        let inner = LogicalPlan::Argument {
+            columns: before.clone(),
+        };
+        let inner = self.match_clause(inner, m, row_columns)?;
+        let new_columns = row_columns
+            .iter()
+            .filter(|column| !before.contains(column))
+            .cloned()
+            .collect();
+        Ok(LogicalPlan::Optional {
+            input: Box::new(cur),
+            inner: Box::new(inner),
+            new_columns,
+        })
+    }
+
+    /// The `(field, column)` pairs a `CALL` yields: those listed, else every output.
+    fn call_yields(&self, call: &CallClause) -> PlanResult<Vec<(String, String)>> {
+        let sig = self.procedure(call)?;
+        Ok(match &call.yields {
+            Some(items) if !items.is_empty() => items
+                .iter()
+                .map(|y| (y.field.name.clone(), y.variable().name.clone()))
+                .collect(),
+            _ => sig
+                .outputs
+                .iter()
+                .map(|(o, _)| (o.clone(), o.clone()))
+                .collect(),
+        })
+    }
+
+    fn procedure(&self, call: &CallClause) -> PlanResult<&crate::schema::ProcedureSig> {
+        self.schema
+            .procedure(&call.procedure.name)
+            .ok_or_else(|| PlanError {
+                message: format!("unknown procedure `{}`", call.procedure.name),
+                span: call.procedure.span,
+            })
+    }
+
+    /// `CALL proc(args) [YIELD …] [WHERE …]`.
+    fn call(
+        &mut self,
+        cur: LogicalPlan,
+        call: &CallClause,
+        row_columns: &mut Vec<String>,
+    ) -> PlanResult<LogicalPlan> {
+        let yields = self.call_yields(call)?;
+        for (_, column) in &yields {
+            bind(row_columns, column);
+        }
+        let out = LogicalPlan::ProcedureCall {
+            input: Box::new(cur),
+            procedure: self.procedure(call)?.name.clone(),
+            args: call.args.clone().unwrap_or_default(),
+            yields,
+        };
+        Ok(match &call.where_ {
+            Some(predicate) => LogicalPlan::Filter {
+                input: Box::new(out),
+                predicate: predicate.clone(),
+            },
+            None => out,
+        })
     }
 }
 
-fn bind_pattern_names(part: &PatternPart, bound: &mut Vec<String>, scope: &mut Vec<String>) {
-    if let Some(v) = &part.variable {
-        bind(bound, scope, &v.name);
+/// Adds `name` to the row's columns (once).
+pub(super) fn bind(row_columns: &mut Vec<String>, name: &str) {
+    if !row_columns.iter().any(|column| column == name) {
+        row_columns.push(name.to_string());
     }
-    for n in part.element.nodes() {
-        if let Some(v) = &n.variable {
-            bind(bound, scope, &v.name);
-        }
-    }
-    for (r, _) in &part.element.chain {
-        if let Some(v) = &r.variable {
-            bind(bound, scope, &v.name);
-        }
+}
+
+fn bind_pattern_names(part: &PatternPart, row_columns: &mut Vec<String>) {
+    let nodes = part.element.nodes().map(|node| &node.variable);
+    let relationships = part.element.chain.iter().map(|(rel, _)| &rel.variable);
+    let names = std::iter::once(&part.variable)
+        .chain(nodes)
+        .chain(relationships);
+    for variable in names.flatten() {
+        bind(row_columns, &variable.name);
     }
 }
 
@@ -418,10 +446,10 @@ impl Planner<'_> {
         }
     }
 
-    fn normalize(&mut self, part: &PatternPart, pending: &mut Vec<Expr>) -> R<PPart> {
+    fn normalize(&mut self, part: &PatternPart, pending: &mut Vec<Expr>) -> PlanResult<PPart> {
         let mut nodes = Vec::new();
         let mut rels = Vec::new();
-        let props = |name: &str, p: &Option<Expr>, pending: &mut Vec<Expr>| -> R<()> {
+        let props = |name: &str, p: &Option<Expr>, pending: &mut Vec<Expr>| -> PlanResult<()> {
             match p {
                 None => Ok(()),
                 Some(Expr { kind: ExprKind::Map(entries), .. }) => {
@@ -623,8 +651,7 @@ impl Planner<'_> {
         input: LogicalPlan,
         m: &MatchClause,
         bound: &mut Vec<String>,
-        scope: &mut Vec<String>,
-    ) -> R<LogicalPlan> {
+    ) -> PlanResult<LogicalPlan> {
         let mut pending: Vec<Expr> = Vec::new();
         let mut parts = Vec::new();
         for part in &m.pattern {
@@ -677,13 +704,13 @@ impl Planner<'_> {
         }
         for part in &parts {
             for n in &part.nodes {
-                bind(bound, scope, &n.name);
+                bind(bound, &n.name);
             }
             for r in &part.rels {
-                bind(bound, scope, &r.name);
+                bind(bound, &r.name);
             }
             if let Some(p) = &part.path {
-                bind(bound, scope, p);
+                bind(bound, p);
             }
         }
         // Everything is bound now; anything left (should be nothing) is applied last.
@@ -748,7 +775,7 @@ impl Planner<'_> {
         bound: &mut Vec<String>,
         pending: &mut Vec<Expr>,
         match_rels: &mut Vec<String>,
-    ) -> R<LogicalPlan> {
+    ) -> PlanResult<LogicalPlan> {
         let sp = part.span;
         if part.search != PathSearch::All {
             let (Some(a), Some(b), Some(r)) =

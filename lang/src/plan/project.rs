@@ -1,7 +1,7 @@
 //! Planning of WITH and RETURN: grouping and aggregation, hidden sort columns,
 //! DISTINCT, and ORDER BY/SKIP/LIMIT (ORDER BY + LIMIT becomes TopK).
 
-use super::build::{Planner, R, bind, rewrite, var_expr};
+use super::build::{PlanResult, Planner, bind, rewrite, var_expr};
 use super::*;
 use crate::ast::*;
 use crate::check::clauses::contains_aggregate;
@@ -13,11 +13,11 @@ impl Planner<'_> {
         mut cur: LogicalPlan,
         p: &Projection,
         bound: &mut Vec<String>,
-        scope: &mut Vec<String>,
-    ) -> R<LogicalPlan> {
+        in_scope: &[String],
+    ) -> PlanResult<LogicalPlan> {
         let mut items: Vec<(Expr, String)> = Vec::new();
         if p.star {
-            for v in scope.iter() {
+            for v in in_scope {
                 items.push((var_expr(v, p.span), v.clone()));
             }
         }
@@ -229,9 +229,8 @@ impl Planner<'_> {
             };
         }
         bound.clear();
-        scope.clear();
         for (_, c) in &items {
-            bind(bound, scope, c);
+            bind(bound, c);
         }
         Ok(cur)
     }
