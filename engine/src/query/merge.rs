@@ -249,7 +249,7 @@ impl MergeClause {
 }
 
 impl ClauseUpdate for MergeClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, mut row: Row) -> ExecResult<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, mut row: Row, out: &mut Vec<Row>) -> ExecResult<()> {
         row.resize(self.cols.len().max(self.input_cols), Value::Null);
         let input = &self.cols[..self.input_cols];
         let nodes = self
@@ -271,20 +271,21 @@ impl ClauseUpdate for MergeClause {
             for item in &self.on_create {
                 apply_set_item(ctx, item, &self.cols, &row)?;
             }
-            return Ok(vec![row]);
+            out.push(row);
+            return Ok(());
         }
-        let mut out = Vec::with_capacity(matches.len());
+        let first = out.len();
         for found in &matches {
             let mut matched = row.clone();
             self.bind(&mut matched, found)?;
             out.push(matched);
         }
         // Actions run after every match is found, so they cannot change what matches.
-        for matched in &out {
+        for matched in &out[first..] {
             for item in &self.on_match {
                 apply_set_item(ctx, item, &self.cols, matched)?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 }

@@ -46,9 +46,9 @@ fn update_error(message: String, span: Span) -> ExecError {
 
 /// A clause applied to rows, eagerly.
 pub(crate) trait ClauseUpdate {
-    /// Applies the clause to one input row (with the operator's columns) and returns the
-    /// rows it passes on.
-    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> ExecResult<Vec<Row>>;
+    /// Applies the clause to one input row (with the operator's columns) and appends the
+    /// rows it passes on to `out`.
+    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row, out: &mut Vec<Row>) -> ExecResult<()>;
 
     /// Runs after the last row.
     fn finish(&mut self, _ctx: &Ctx<'_>) -> ExecResult<()> {
@@ -89,12 +89,65 @@ impl<'a, U: ClauseUpdate> Operator<'a> for Eager<'a, U> {
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
                 ctx.tick(1)?;
-                out.extend(self.update.apply_row(ctx, row)?);
+                self.update.apply_row(ctx, row, &mut out)?;
             }
             self.update.finish(ctx)?;
             self.out = Some(out.into_iter());
         }
         Ok(self.out.as_mut().and_then(Iterator::next))
+    }
+}
+
+/// Applies the clause to each input row as it arrives and passes the rows on at once.
+/// Only for a clause whose writes nothing can read before the statement ends (see
+/// `Builder::make_update`): a bulk `UNWIND $rows AS r CREATE (…)` then holds one row, not
+/// every row twice.
+pub(crate) struct Streamed<'a, U> {
+    pub(crate) input: BoxOp<'a>,
+    pub(crate) update: U,
+    /// Rows the last input row produced, not yet passed on (reversed: popped from the end).
+    pub(crate) pending: Vec<Row>,
+    pub(crate) finished: bool,
+}
+
+impl<'a, U> Streamed<'a, U> {
+    pub(crate) fn new(input: BoxOp<'a>, update: U) -> Self {
+        Streamed {
+            input,
+            update,
+            pending: Vec::new(),
+            finished: false,
+        }
+    }
+}
+
+impl<'a, U: ClauseUpdate> Operator<'a> for Streamed<'a, U> {
+    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
+        self.pending.clear();
+        self.finished = false;
+        self.input.open(ctx, arg)
+    }
+
+    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
+        loop {
+            if let Some(row) = self.pending.pop() {
+                return Ok(Some(row));
+            }
+            if self.finished {
+                return Ok(None);
+            }
+            match self.input.next(ctx)? {
+                Some(row) => {
+                    ctx.tick(1)?;
+                    self.update.apply_row(ctx, row, &mut self.pending)?;
+                    self.pending.reverse();
+                }
+                None => {
+                    self.finished = true;
+                    self.update.finish(ctx)?;
+                }
+            }
+        }
     }
 }
 
@@ -277,12 +330,13 @@ pub(crate) struct CreateClause {
 }
 
 impl ClauseUpdate for CreateClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, mut row: Row) -> ExecResult<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, mut row: Row, out: &mut Vec<Row>) -> ExecResult<()> {
         row.resize(self.cols.len().max(self.input_cols), Value::Null);
         for part in &self.pattern {
             create_part(ctx, part, &self.cols, &mut row)?;
         }
-        Ok(vec![row])
+        out.push(row);
+        Ok(())
     }
 }
 
@@ -446,11 +500,12 @@ pub(crate) struct SetClause {
 }
 
 impl ClauseUpdate for SetClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> ExecResult<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row, out: &mut Vec<Row>) -> ExecResult<()> {
         for item in &self.items {
             apply_set_item(ctx, item, &self.cols, &row)?;
         }
-        Ok(vec![row])
+        out.push(row);
+        Ok(())
     }
 }
 
@@ -461,7 +516,7 @@ pub(crate) struct RemoveClause {
 }
 
 impl ClauseUpdate for RemoveClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> ExecResult<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row, out: &mut Vec<Row>) -> ExecResult<()> {
         for item in &self.items {
             match item {
                 RemoveItem::Property { variable, key } => {
@@ -486,7 +541,8 @@ impl ClauseUpdate for RemoveClause {
                 }
             }
         }
-        Ok(vec![row])
+        out.push(row);
+        Ok(())
     }
 }
 
@@ -530,13 +586,14 @@ impl DeleteClause {
 }
 
 impl ClauseUpdate for DeleteClause {
-    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row) -> ExecResult<Vec<Row>> {
+    fn apply_row(&mut self, ctx: &Ctx<'_>, row: Row, out: &mut Vec<Row>) -> ExecResult<()> {
         for index in 0..self.exprs.len() {
             let expr = &self.exprs[index];
             let (value, span) = (ctx.eval(expr, &row)?, expr.span);
             self.gather(value, span)?;
         }
-        Ok(vec![row])
+        out.push(row);
+        Ok(())
     }
 
     fn finish(&mut self, ctx: &Ctx<'_>) -> ExecResult<()> {
