@@ -18,9 +18,7 @@ use super::id_order::{ScanOrder, id_ordered_scan};
 use super::index_seek::{IndexSeek, indexed_equality};
 use super::merge::MergeClause;
 use super::topology::Topology;
-use super::update::{
-    CreateClause, DeleteClause, Eager, RemoveClause, SetClause, Streamed, pattern_columns,
-};
+use super::update::{CreateClause, DeleteClause, Eager, RemoveClause, SetClause, pattern_columns};
 use batho_lang::ast::{
     BinaryOp, Direction, Expr, ExprKind, Literal, Quantifier, SetItem, Slot, SlotRef,
 };
@@ -50,8 +48,6 @@ pub(crate) struct Builder<'a> {
     id_order_wanted: HashMap<usize, ScanOrder>,
     /// Those of them that were built as asked (not replaced by an index seek).
     id_order_built: HashSet<usize>,
-    /// The plan's root (by address): a `CREATE` there may stream (`make_update`).
-    root: usize,
 }
 
 /// What [`Builder::make`] builds for one plan node: the operator, its columns and its
@@ -284,7 +280,6 @@ impl<'a> Builder<'a> {
             depth: 0,
             id_order_wanted: HashMap::new(),
             id_order_built: HashSet::new(),
-            root: addr(root),
         }
     }
 
@@ -1108,10 +1103,6 @@ impl<'a> Builder<'a> {
                         .collect::<Result<_, _>>()
                         .map_err(|error| internal(error.to_string()))?,
                 };
-                if addr(lp) == self.root && reads_no_graph(input) {
-                    let note = "streaming: nothing reads what it writes".to_string();
-                    return Ok((Box::new(Streamed::new(b.op, update)), cols, note));
-                }
                 (Box::new(Eager::new(b.op, update)), cols, note)
             }
             LogicalPlan::Merge {
@@ -1165,27 +1156,6 @@ impl<'a> Builder<'a> {
             }
             other => return Err(internal(format!("{} is not an update", other.name()))),
         })
-    }
-}
-
-/// Whether `plan` makes its rows without reading the graph: no scan, seek, expansion,
-/// procedure or update below, and no row from an enclosing operator. A `CREATE` at the
-/// plan's root over such an input may write each row as it arrives (`Streamed`): its
-/// writes are new entities that no read of the statement can see, nothing above it can
-/// stop it early, and the rows and their order are those of the eager operator.
-fn reads_no_graph(plan: &LogicalPlan) -> bool {
-    match plan {
-        LogicalPlan::Argument { columns } => columns.is_empty(),
-        LogicalPlan::Unwind { .. }
-        | LogicalPlan::Project { .. }
-        | LogicalPlan::Filter { .. }
-        | LogicalPlan::Distinct { .. }
-        | LogicalPlan::Sort { .. }
-        | LogicalPlan::TopK { .. }
-        | LogicalPlan::Skip { .. }
-        | LogicalPlan::Limit { .. }
-        | LogicalPlan::Aggregate { .. } => plan.children().into_iter().all(reads_no_graph),
-        _ => false,
     }
 }
 

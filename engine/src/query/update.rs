@@ -98,59 +98,6 @@ impl<'a, U: ClauseUpdate> Operator<'a> for Eager<'a, U> {
     }
 }
 
-/// Applies the clause to each input row as it arrives and passes the rows on at once.
-/// Only for a clause whose writes nothing can read before the statement ends (see
-/// `Builder::make_update`): a bulk `UNWIND $rows AS r CREATE (…)` then holds one row, not
-/// every row twice.
-pub(crate) struct Streamed<'a, U> {
-    pub(crate) input: BoxOp<'a>,
-    pub(crate) update: U,
-    /// Rows the last input row produced, not yet passed on (reversed: popped from the end).
-    pub(crate) pending: Vec<Row>,
-    pub(crate) finished: bool,
-}
-
-impl<'a, U> Streamed<'a, U> {
-    pub(crate) fn new(input: BoxOp<'a>, update: U) -> Self {
-        Streamed {
-            input,
-            update,
-            pending: Vec::new(),
-            finished: false,
-        }
-    }
-}
-
-impl<'a, U: ClauseUpdate> Operator<'a> for Streamed<'a, U> {
-    fn open(&mut self, ctx: &Ctx<'a>, arg: &[Value]) -> ExecResult<()> {
-        self.pending.clear();
-        self.finished = false;
-        self.input.open(ctx, arg)
-    }
-
-    fn next(&mut self, ctx: &Ctx<'a>) -> ExecResult<Option<Row>> {
-        loop {
-            if let Some(row) = self.pending.pop() {
-                return Ok(Some(row));
-            }
-            if self.finished {
-                return Ok(None);
-            }
-            match self.input.next(ctx)? {
-                Some(row) => {
-                    ctx.tick(1)?;
-                    self.update.apply_row(ctx, row, &mut self.pending)?;
-                    self.pending.reverse();
-                }
-                None => {
-                    self.finished = true;
-                    self.update.finish(ctx)?;
-                }
-            }
-        }
-    }
-}
-
 /// The columns a pattern adds to `input` (path variable, nodes, relationships, in the
 /// order the logical plan lists them).
 pub(crate) fn pattern_columns(input: &[String], parts: &[PatternPart]) -> Vec<String> {
