@@ -113,18 +113,6 @@ pub enum Clause {
 }
 
 impl Clause {
-    /// Whether the clause changes the graph.
-    pub fn is_update(&self) -> bool {
-        matches!(
-            self,
-            Clause::Create(_)
-                | Clause::Merge(_)
-                | Clause::Set(_)
-                | Clause::Delete(_)
-                | Clause::Remove(_)
-        )
-    }
-
     /// The clause's span.
     pub fn span(&self) -> Span {
         match self {
@@ -737,6 +725,63 @@ impl Quantifier {
     }
 }
 
+/// The direct sub-expressions of an [`ExprKind`], shared or mutable (the accessors named
+/// by the caller): one list of the children for [`Expr::children`] and
+/// [`Expr::children_mut`].
+macro_rules! direct_children {
+    ($kind:expr, $as_ref:ident, $iter:ident, $as_deref:ident) => {
+        match $kind {
+            ExprKind::Literal(_)
+            | ExprKind::Parameter(_)
+            | ExprKind::Variable(_)
+            | ExprKind::Slot(_)
+            | ExprKind::CountStar => vec![],
+            ExprKind::Property(e, _) | ExprKind::HasLabels(e, _, _) | ExprKind::Unary(_, e) => {
+                vec![e.$as_ref()]
+            }
+            ExprKind::IsNull { expr, .. } => vec![expr.$as_ref()],
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => vec![a.$as_ref(), b.$as_ref()],
+            ExprKind::Slice(a, b, c) => {
+                let mut v = vec![a.$as_ref()];
+                v.extend(b.$as_deref());
+                v.extend(c.$as_deref());
+                v
+            }
+            ExprKind::List(items) => items.$iter().collect(),
+            ExprKind::Map(entries) => entries.$iter().map(|(_, e)| e).collect(),
+            ExprKind::Call { args, .. } => args.$iter().collect(),
+            // The list comes first: `iteration_variable` relies on it.
+            ExprKind::ListComprehension {
+                list,
+                predicate,
+                projection,
+                ..
+            } => {
+                let mut v = vec![list.$as_ref()];
+                v.extend(predicate.$as_deref());
+                v.extend(projection.$as_deref());
+                v
+            }
+            ExprKind::Quantifier {
+                list, predicate, ..
+            } => vec![list.$as_ref(), predicate.$as_ref()],
+            ExprKind::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                let mut v: Vec<_> = operand.$as_deref().into_iter().collect();
+                for (when, then) in branches {
+                    v.push(when);
+                    v.push(then);
+                }
+                v.extend(otherwise.$as_deref());
+                v
+            }
+        }
+    };
+}
+
 impl Expr {
     /// A new expression.
     pub fn new(kind: ExprKind, span: Span) -> Self {
@@ -745,109 +790,12 @@ impl Expr {
 
     /// The direct sub-expressions, left to right.
     pub fn children(&self) -> Vec<&Expr> {
-        match &self.kind {
-            ExprKind::Literal(_)
-            | ExprKind::Parameter(_)
-            | ExprKind::Variable(_)
-            | ExprKind::Slot(_)
-            | ExprKind::CountStar => {
-                vec![]
-            }
-            ExprKind::Property(e, _) | ExprKind::HasLabels(e, _, _) | ExprKind::Unary(_, e) => {
-                vec![e]
-            }
-            ExprKind::IsNull { expr, .. } => vec![expr],
-            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => vec![a, b],
-            ExprKind::Slice(a, b, c) => {
-                let mut v = vec![a.as_ref()];
-                v.extend(b.as_deref());
-                v.extend(c.as_deref());
-                v
-            }
-            ExprKind::List(items) => items.iter().collect(),
-            ExprKind::Map(entries) => entries.iter().map(|(_, e)| e).collect(),
-            ExprKind::Call { args, .. } => args.iter().collect(),
-            // The list comes first: `iteration_variable` relies on it.
-            ExprKind::ListComprehension {
-                list,
-                predicate,
-                projection,
-                ..
-            } => {
-                let mut v = vec![list.as_ref()];
-                v.extend(predicate.as_deref());
-                v.extend(projection.as_deref());
-                v
-            }
-            ExprKind::Quantifier {
-                list, predicate, ..
-            } => vec![list, predicate],
-            ExprKind::Case {
-                operand,
-                branches,
-                otherwise,
-            } => {
-                let mut v: Vec<&Expr> = operand.as_deref().into_iter().collect();
-                for (when, then) in branches {
-                    v.push(when);
-                    v.push(then);
-                }
-                v.extend(otherwise.as_deref());
-                v
-            }
-        }
+        direct_children!(&self.kind, as_ref, iter, as_deref)
     }
 
     /// The direct sub-expressions, mutable, in the order of [`Expr::children`].
     pub fn children_mut(&mut self) -> Vec<&mut Expr> {
-        match &mut self.kind {
-            ExprKind::Literal(_)
-            | ExprKind::Parameter(_)
-            | ExprKind::Variable(_)
-            | ExprKind::Slot(_)
-            | ExprKind::CountStar => vec![],
-            ExprKind::Property(e, _) | ExprKind::HasLabels(e, _, _) | ExprKind::Unary(_, e) => {
-                vec![e]
-            }
-            ExprKind::IsNull { expr, .. } => vec![expr],
-            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => vec![a, b],
-            ExprKind::Slice(a, b, c) => {
-                let mut v = vec![a.as_mut()];
-                v.extend(b.as_deref_mut());
-                v.extend(c.as_deref_mut());
-                v
-            }
-            ExprKind::List(items) => items.iter_mut().collect(),
-            ExprKind::Map(entries) => entries.iter_mut().map(|(_, e)| e).collect(),
-            ExprKind::Call { args, .. } => args.iter_mut().collect(),
-            ExprKind::ListComprehension {
-                list,
-                predicate,
-                projection,
-                ..
-            } => {
-                let mut v = vec![list.as_mut()];
-                v.extend(predicate.as_deref_mut());
-                v.extend(projection.as_deref_mut());
-                v
-            }
-            ExprKind::Quantifier {
-                list, predicate, ..
-            } => vec![list, predicate],
-            ExprKind::Case {
-                operand,
-                branches,
-                otherwise,
-            } => {
-                let mut v: Vec<&mut Expr> = operand.as_deref_mut().into_iter().collect();
-                for (when, then) in branches {
-                    v.push(when);
-                    v.push(then);
-                }
-                v.extend(otherwise.as_deref_mut());
-                v
-            }
-        }
+        direct_children!(&mut self.kind, as_mut, iter_mut, as_deref_mut)
     }
 
     /// The variable a comprehension or quantifier binds. It is in scope in every child

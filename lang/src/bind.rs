@@ -38,11 +38,17 @@ impl fmt::Display for UnboundColumn {
 /// `expr` bound for rows whose values are in the order of `columns`: every variable is an
 /// [`ExprKind::Slot`].
 pub fn bind(expr: &Expr, columns: &[String]) -> Result<Expr, UnboundColumn> {
+    let mut bound = expr.clone();
+    bind_where_it_stands(&mut bound, columns)?;
+    Ok(bound)
+}
+
+fn bind_where_it_stands(expr: &mut Expr, columns: &[String]) -> Result<(), UnboundColumn> {
     Binder {
         columns,
         locals: Vec::new(),
     }
-    .bound(expr)
+    .bind_in_place(expr)
 }
 
 /// Each expression of `exprs` bound against the same columns.
@@ -64,7 +70,7 @@ pub fn bind_pattern_part(
             .flat_map(|(rel, node)| [&mut rel.properties, &mut node.properties]),
     );
     for properties in maps.flatten() {
-        *properties = bind(properties, columns)?;
+        bind_where_it_stands(properties, columns)?;
     }
     Ok(bound)
 }
@@ -75,7 +81,7 @@ pub fn bind_set_item(item: &SetItem, columns: &[String]) -> Result<SetItem, Unbo
     match &mut bound {
         SetItem::Property { value, .. }
         | SetItem::Merge { value, .. }
-        | SetItem::Replace { value, .. } => *value = bind(value, columns)?,
+        | SetItem::Replace { value, .. } => bind_where_it_stands(value, columns)?,
         SetItem::Labels { .. } => {}
     }
     Ok(bound)
@@ -88,54 +94,28 @@ struct Binder<'c> {
 }
 
 impl Binder<'_> {
-    fn bound(&mut self, expr: &Expr) -> Result<Expr, UnboundColumn> {
-        let kind = match &expr.kind {
-            ExprKind::Variable(name) => ExprKind::Slot(SlotRef {
-                slot: self.place(name)?,
-                name: name.clone(),
-            }),
-            ExprKind::ListComprehension {
-                variable,
-                list,
-                predicate,
-                projection,
-            } => {
-                let list = Box::new(self.bound(list)?);
-                self.locals.push(variable.name.clone());
-                let predicate = self.bound_optional(predicate.as_deref());
-                let projection = self.bound_optional(projection.as_deref());
-                self.locals.pop();
-                ExprKind::ListComprehension {
-                    variable: variable.clone(),
-                    list,
-                    predicate: predicate?,
-                    projection: projection?,
-                }
+    /// Binds `expr` where it stands: its variables become places, the iteration variable
+    /// of a comprehension or quantifier is in scope in every child but the list.
+    fn bind_in_place(&mut self, expr: &mut Expr) -> Result<(), UnboundColumn> {
+        if let ExprKind::Variable(name) = &mut expr.kind {
+            let slot = self.place(name)?;
+            let name = std::mem::take(name);
+            expr.kind = ExprKind::Slot(SlotRef { slot, name });
+            return Ok(());
+        }
+        let local = expr.iteration_variable().map(str::to_string);
+        for (position, child) in expr.children_mut().into_iter().enumerate() {
+            let scoped = local.as_ref().filter(|_| position > 0);
+            if let Some(name) = scoped {
+                self.locals.push(name.clone());
             }
-            ExprKind::Quantifier {
-                quantifier,
-                variable,
-                list,
-                predicate,
-            } => {
-                let list = Box::new(self.bound(list)?);
-                self.locals.push(variable.name.clone());
-                let predicate = self.bound(predicate);
+            let bound = self.bind_in_place(child);
+            if scoped.is_some() {
                 self.locals.pop();
-                ExprKind::Quantifier {
-                    quantifier: *quantifier,
-                    variable: variable.clone(),
-                    list,
-                    predicate: Box::new(predicate?),
-                }
             }
-            _ => return self.bound_children(expr),
-        };
-        Ok(Expr::new(kind, expr.span))
-    }
-
-    fn bound_optional(&mut self, expr: Option<&Expr>) -> Result<Option<Box<Expr>>, UnboundColumn> {
-        expr.map(|expr| self.bound(expr).map(Box::new)).transpose()
+            bound?;
+        }
+        Ok(())
     }
 
     /// The innermost iteration variable of that name, else the column.
@@ -151,25 +131,6 @@ impl Binder<'_> {
                 name: name.to_string(),
                 columns: self.columns.to_vec(),
             })
-    }
-
-    /// Every other kind: the same node with its sub-expressions bound.
-    fn bound_children(&mut self, expr: &Expr) -> Result<Expr, UnboundColumn> {
-        let mut copy = expr.clone();
-        let mut failure = None;
-        for child in copy.children_mut() {
-            if failure.is_some() {
-                break;
-            }
-            match self.bound(child) {
-                Ok(bound) => *child = bound,
-                Err(error) => failure = Some(error),
-            }
-        }
-        match failure {
-            Some(error) => Err(error),
-            None => Ok(copy),
-        }
     }
 }
 

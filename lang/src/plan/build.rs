@@ -60,7 +60,7 @@ pub fn plan(
         root: cur,
         columns,
         mode: st.mode,
-        writes: st.clauses.iter().any(Clause::is_update),
+        writes: st.clauses.iter().any(Clause::is_write),
     })
 }
 
