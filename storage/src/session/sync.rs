@@ -127,8 +127,9 @@ impl LogSync {
         self.lock().failure.as_ref().map(LogFailure::error)
     }
 
-    /// Records a failed append: the log may now end in part of a record, and a record
-    /// appended after it would be lost at the next open.
+    /// Records a failure that leaves the log's state unknown (an append that may have
+    /// left part of a record, after which a later record would be cut at the next open;
+    /// a manifest swap that may or may not have happened) and returns its error.
     pub(crate) fn fail(&self, detail: String) -> StorageError {
         let mut state = self.lock();
         let failure = LogFailure {
