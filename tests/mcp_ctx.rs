@@ -1,6 +1,7 @@
 //! The ctx-tree tools through the real `batho mcp` and an MCP client: the seed's return
 //! keys, the read cache and supersedes, grep globs and case, compose within its budget
-//! with an honest manifest, search filters, walks, errors, and the `ctx` toolset.
+//! with an honest manifest, search filters, walks, errors, the `ctx` toolset, and notes
+//! sent at once (group commit) all answered and all in the graph.
 
 mod common;
 mod mcp_client;
@@ -469,4 +470,55 @@ fn with_a_code_graph_compose_pulls_the_callers_the_session_read() {
         plain["content"].as_str().unwrap().contains("src/table.c"),
         "{plain}"
     );
+}
+
+#[test]
+fn notes_sent_at_once_are_all_answered_and_all_in_the_graph() {
+    const NOTES: u64 = 24;
+    let (_tmp, home, _repo, mut c) = session();
+    // Every request before any answer: the server runs them concurrently, so their
+    // writes queue on the session graph and share fsyncs.
+    for seq in 0..NOTES {
+        c.send(
+            json!({"jsonrpc": "2.0", "id": 1000 + seq, "method": "tools/call",
+            "params": {"name": "ctx_tree_note",
+                       "arguments": {"content": format!("concurrent note {seq}")}}}),
+        );
+    }
+    let mut acknowledged = std::collections::BTreeMap::new();
+    while acknowledged.len() < NOTES as usize {
+        let message = c.next_message();
+        let Some(seq) = message["id"].as_u64().and_then(|id| id.checked_sub(1000)) else {
+            continue;
+        };
+        let result = &message["result"];
+        assert_ne!(result["isError"], json!(true), "note {seq}: {message}");
+        let node = result["structuredContent"]["nodeId"].as_str().unwrap();
+        acknowledged.insert(seq, node.to_string());
+    }
+    // Killed, not shut down: an acknowledged note must already be in the log.
+    drop(c);
+    let graph = std::fs::read_dir(home.path().join("ctx"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut db = batho_engine::query::WritableDatabase::open(&graph).unwrap();
+    for (seq, node) in &acknowledged {
+        let rows = db
+            .execute(
+                &format!("MATCH (n:Ctx {{id: '{node}'}}) RETURN n.text"),
+                &Default::default(),
+            )
+            .unwrap()
+            .rows;
+        assert_eq!(
+            rows,
+            [[batho_engine::query::Value::from(
+                format!("concurrent note {seq}").as_str()
+            )]],
+            "note {seq} ({node})"
+        );
+    }
 }

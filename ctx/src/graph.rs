@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use batho_engine::query::{IndexKind, QueryError, QueryResult, Value, WritableDatabase};
+use batho_engine::query::{
+    Durability, IndexKind, QueryError, QueryResult, SyncTicket, Value, WritableDatabase,
+};
 
 use crate::kinds::{ENTITY_LABEL, EdgeKind, NODE_LABEL, NodeKind, NodeStatus};
 
@@ -180,6 +182,24 @@ impl ContextGraph {
     /// The graph's folder.
     pub fn dir(&self) -> &Path {
         self.database.dir()
+    }
+
+    /// Chooses group commit: writes append their log records without waiting for the
+    /// disk and leave a ticket ([`ContextGraph::take_sync_ticket`]) to wait on once the
+    /// caller let go of the graph, so calls that write at the same time share one fsync.
+    /// Off (the default), each write is on disk before it returns.
+    pub fn set_group_commit(&mut self, group: bool) {
+        self.database.set_durability(if group {
+            Durability::Group
+        } else {
+            Durability::Fsync
+        });
+    }
+
+    /// Under group commit, the ticket that makes every write so far durable when waited
+    /// on (`None` when nothing was written since the last call).
+    pub fn take_sync_ticket(&mut self) -> Option<SyncTicket> {
+        self.database.take_sync_ticket()
     }
 
     /// The statements run since the last call, for `meta.query`.
@@ -460,7 +480,8 @@ impl ContextGraph {
         Ok(self.database.begin()?)
     }
 
-    /// Commits the open transaction (one log record, one fsync).
+    /// Commits the open transaction (one log record, fsynced before this returns unless
+    /// under group commit).
     pub fn commit(&mut self) -> Result<(), CtxError> {
         Ok(self.database.commit()?)
     }

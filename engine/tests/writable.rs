@@ -1,9 +1,11 @@
 //! Writable graphs through the embedding API: every update clause, atomic statements,
-//! transactions, durability across reopen, and read-only opening.
+//! transactions, durability across reopen, group commit from several threads, and
+//! read-only opening.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
-use batho_engine::query::{QueryError, UpdateCounts, Value, WritableDatabase};
+use batho_engine::query::{Durability, QueryError, UpdateCounts, Value, WritableDatabase};
 use batho_lang::PropertyAccess;
 
 fn run(db: &mut WritableDatabase, text: &str) -> Vec<Vec<Value>> {
@@ -461,4 +463,87 @@ fn temporal_properties_survive_the_log_checkpoint_and_reopen() {
         "MATCH (v:V {i: 5}) RETURN v.before = datetime('2017-10-29T02:30+01:00[Europe/Stockholm]')",
     );
     assert_eq!(equal, vec![vec![Value::Bool(true)]]);
+}
+
+fn key_params(key: i64) -> BTreeMap<String, Value> {
+    BTreeMap::from([("key".to_string(), Value::Int(key))])
+}
+
+#[test]
+fn only_group_commit_leaves_a_ticket_and_it_fsyncs_once_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    run(&mut db, "CREATE (:Item {key: 0})");
+    assert!(db.take_sync_ticket().is_none(), "the default fsyncs itself");
+    assert_eq!(db.log_syncs(), 1);
+
+    db.set_durability(Durability::Group);
+    run(&mut db, "CREATE (:Item {key: 1})");
+    run(&mut db, "CREATE (:Item {key: 2})");
+    assert_eq!(db.log_syncs(), 1, "a group commit does not wait");
+    let ticket = db
+        .take_sync_ticket()
+        .expect("a group commit leaves a ticket");
+    assert!(
+        db.take_sync_ticket().is_none(),
+        "the latest ticket covers both"
+    );
+    ticket.wait().unwrap();
+    assert_eq!(db.log_syncs(), 2);
+    run(&mut db, "MATCH (item:Item) RETURN item.key");
+    assert!(db.take_sync_ticket().is_none(), "a read commits nothing");
+}
+
+#[test]
+fn group_commits_from_several_threads_are_all_there_after_a_reopen() {
+    const THREADS: i64 = 4;
+    const COMMITS: i64 = 30;
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    db.set_durability(Durability::Group);
+    let shared = Arc::new(Mutex::new(db));
+    let mut acknowledged: Vec<i64> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|thread| {
+                let shared = &shared;
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    for commit in 0..COMMITS {
+                        let key = thread * COMMITS + commit;
+                        let ticket = {
+                            let mut db = shared.lock().unwrap();
+                            db.execute("CREATE (:Item {key: $key})", &key_params(key))
+                                .unwrap();
+                            db.take_sync_ticket()
+                                .expect("a group commit leaves a ticket")
+                        };
+                        ticket.wait().unwrap();
+                        done.push(key);
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().unwrap())
+            .collect()
+    });
+    let db = Arc::into_inner(shared).unwrap().into_inner().unwrap();
+    let syncs = db.log_syncs();
+    assert!(
+        (1..=(THREADS * COMMITS) as u64).contains(&syncs),
+        "{syncs} fsyncs"
+    );
+    drop(db);
+
+    let mut reopened = WritableDatabase::open(dir.path()).unwrap();
+    let mut found = ints(&run(
+        &mut reopened,
+        "MATCH (item:Item) RETURN item.key ORDER BY item.key",
+    ));
+    acknowledged.sort_unstable();
+    found.sort_unstable();
+    assert_eq!(found, acknowledged);
+    assert_eq!(found.len(), (THREADS * COMMITS) as usize);
 }

@@ -64,7 +64,7 @@ pub(crate) struct ToolDef {
     pub destructive: bool,
     /// Absent from `tools/list` unless enabled (see [`crate::gating`]).
     pub gated: bool,
-    /// Takes seconds: run off the async workers.
+    /// Takes seconds, or waits for the disk: run off the async workers.
     pub blocking: bool,
     /// Decodes the arguments, runs the tool and renders its answer (a `tools::Reply`).
     pub handler: Handler,
@@ -524,7 +524,7 @@ pub(crate) static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: false,
         gated: false,
-        blocking: false,
+        blocking: true,
         "Store a note or observation in the session graph (title: the first line unless given)."
     ),
     tool!(

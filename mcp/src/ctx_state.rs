@@ -58,6 +58,10 @@ impl CtxState {
                     .hint("another batho process may hold it; `batho ctx` commands and a second server for the same project wait for the first to exit")
                 })?;
             graph.set_text_cap(self.max_text_chars);
+            // Calls run concurrently and queue on this mutex: each appends its writes and
+            // waits for the disk after letting go (`with_graph`), so the writes of the
+            // calls queued meanwhile share one fsync.
+            graph.set_group_commit(true);
             *guard = Some(graph);
         }
         Ok(guard)

@@ -197,7 +197,8 @@ impl ServerHandler for BathoServer {
         let args = request.arguments.unwrap_or_default();
         let name = request.name.to_string();
         let result = if catalog::find(&name).is_some_and(|tool| tool.blocking) {
-            // Builds, patches, exports and loads take seconds: keep them off the async workers.
+            // Builds, patches, exports and loads take seconds, and a note waits for its fsync
+            // (which the notes queued meanwhile share): keep them off the async workers.
             let me = self.clone();
             tokio::task::spawn_blocking(move || me.call(&name, &args))
                 .await

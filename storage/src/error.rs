@@ -96,6 +96,19 @@ pub enum StorageError {
         /// What is wrong with it.
         detail: String,
     },
+    /// An append to or an fsync of a writable graph's write-ahead log failed: what of the
+    /// log reached the disk is unknown, so the graph takes no more commits until reopened
+    /// (opening replays what the log holds and cuts a torn end).
+    #[error(
+        "the write-ahead log {} failed ({detail}): whether the latest commits reached the disk is unknown, so this graph takes no more commits; reopen it",
+        path.display()
+    )]
+    LogFailed {
+        /// The log file.
+        path: PathBuf,
+        /// What failed.
+        detail: String,
+    },
     /// The graph handed to the writer cannot be stored.
     #[error("invalid graph: {detail}")]
     InvalidInput {

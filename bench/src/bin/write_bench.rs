@@ -1,7 +1,8 @@
 //! Writes to a writable graph through the embedding API (`WritableDatabase`), the
 //! workloads of issue 25's targets; `bench/writes/run.sh` runs them beside Kùzu.
 //!
-//! Usage: `write_bench WORKLOAD DIR [COUNT]`, DIR a folder that must not exist yet.
+//! Usage: `write_bench WORKLOAD DIR [COUNT]` (`write_bench group DIR [THREADS [COUNT]]`),
+//! DIR a folder that must not exist yet.
 //! Workloads (each prints one line of `key=value`):
 //! - `single`: COUNT statements (default 10,000) `MATCH (h:Hub) CREATE (n:Item {id, name,
 //!   score})-[:BELONGS]->(h)`, each committed alone without fsync: `p50_us p90_us p99_us`.
@@ -14,11 +15,18 @@
 //!   (`edges_s`; only the statements are timed, not building their rows), then a
 //!   checkpoint and a reopen: `checkpoint_s reopen_s peak_rss_mb`, and
 //!   a read of every node on the reopened graph (`read_ms`).
+//! - `group`: THREADS threads (default 4) each commit COUNT such statements (default 200)
+//!   alone, with an fsync, through one database behind a `Mutex`: first as before group
+//!   commit (`Durability::Fsync`, the fsync under the lock), then with group commit
+//!   (`Durability::Group`, the ticket waited on after the lock), each on a fresh graph in
+//!   DIR. For each: `commits_per_s`, `p50_us` and `p90_us` (from asking for the lock to
+//!   the commit on disk) and `fsyncs` of the log, prefixed `fsync_` and `group_`.
 //!
 //! Every workload ends with `nodes=N relationships=R` of the final graph.
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use batho_engine::query::{Durability, Value, WritableDatabase};
@@ -143,6 +151,82 @@ fn bulk(dir: &Path, count: usize) {
     final_counts(&db);
 }
 
+/// What THREADS threads committing through one shared database measured.
+struct SharedRun {
+    commits_per_s: f64,
+    p50_us: f64,
+    p90_us: f64,
+    fsyncs: u64,
+    counts: (u64, u64),
+}
+
+fn group(dir: &Path, threads: usize, count: usize) {
+    std::fs::create_dir(dir).expect("create the folder");
+    let fsync = shared_commits(&dir.join("fsync"), threads, count, Durability::Fsync);
+    let group = shared_commits(&dir.join("group"), threads, count, Durability::Group);
+    let mut line = String::new();
+    for (name, run) in [("fsync", &fsync), ("group", &group)] {
+        line.push_str(&format!(
+            "{name}_commits_per_s={:.0} {name}_p50_us={:.1} {name}_p90_us={:.1} {name}_fsyncs={} ",
+            run.commits_per_s, run.p50_us, run.p90_us, run.fsyncs
+        ));
+    }
+    println!("{}", line.trim_end());
+    assert_eq!(fsync.counts, group.counts, "both graphs end the same");
+    println!("nodes={} relationships={}", group.counts.0, group.counts.1);
+}
+
+/// `threads` threads each commit `count` statements alone through one database behind a
+/// mutex; under [`Durability::Group`] each waits on its ticket after releasing the lock.
+fn shared_commits(dir: &Path, threads: usize, count: usize, durability: Durability) -> SharedRun {
+    let mut db = with_hub(dir);
+    db.set_durability(durability);
+    let syncs_before = db.log_syncs();
+    let shared = Mutex::new(db);
+    let start = Instant::now();
+    let mut times: Vec<Duration> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|thread| {
+                let shared = &shared;
+                scope.spawn(move || {
+                    (0..count)
+                        .map(|i| timed_commit(shared, &item_params(thread * count + i)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().expect("a writer thread"))
+            .collect()
+    });
+    let elapsed = start.elapsed();
+    let db = shared.into_inner().expect("no writer panicked");
+    times.sort();
+    SharedRun {
+        commits_per_s: times.len() as f64 / elapsed.as_secs_f64(),
+        p50_us: percentile(&times, 0.5),
+        p90_us: percentile(&times, 0.9),
+        fsyncs: db.log_syncs() - syncs_before,
+        counts: db.counts(),
+    }
+}
+
+/// One statement committed through the shared database: the time from asking for the lock
+/// until the commit is on disk.
+fn timed_commit(shared: &Mutex<WritableDatabase>, params: &BTreeMap<String, Value>) -> Duration {
+    let start = Instant::now();
+    let ticket = {
+        let mut db = shared.lock().expect("no writer panicked");
+        db.execute(STATEMENT, params).expect("statement");
+        db.take_sync_ticket()
+    };
+    if let Some(ticket) = ticket {
+        ticket.wait().expect("fsync");
+    }
+    start.elapsed()
+}
+
 /// Relationship `i` of the bulk load: from node `i / 2` to a node spread over the graph
 /// (the same pairs as `kuzu_writes.py`).
 fn edge_row(i: usize, nodes: usize) -> Value {
@@ -174,16 +258,24 @@ fn peak_rss_mb() -> u64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(workload), Some(dir)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: write_bench single|single-fsync|transaction|bulk DIR [COUNT]");
+        eprintln!(
+            "usage: write_bench single|single-fsync|transaction|bulk DIR [COUNT], write_bench group DIR [THREADS [COUNT]]"
+        );
         std::process::exit(2);
     };
-    let count = |default: usize| args.get(2).and_then(|c| c.parse().ok()).unwrap_or(default);
+    let number = |index: usize, default: usize| {
+        args.get(index)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(default)
+    };
+    let count = |default: usize| number(2, default);
     let dir = Path::new(dir);
     match workload.as_str() {
         "single" => single(dir, count(10_000), Durability::NoFsync),
         "single-fsync" => single(dir, count(300), Durability::Fsync),
         "transaction" => transaction(dir, count(10_000)),
         "bulk" => bulk(dir, count(1_000_000)),
+        "group" => group(dir, number(2, 4), number(3, 200)),
         other => {
             eprintln!("unknown workload {other}");
             std::process::exit(2);

@@ -63,7 +63,7 @@ pub use batho_lang::Value;
 pub use graph::ArtifactGraph;
 
 pub use batho_storage::session::{
-    CheckReport, CheckpointInfo, Durability, OpenReport, ReclaimReport, TornTail,
+    CheckReport, CheckpointInfo, Durability, OpenReport, ReclaimReport, SyncTicket, TornTail,
 };
 use exec::ExecError;
 pub use json_value::value_from_json;

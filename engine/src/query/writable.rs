@@ -3,6 +3,14 @@
 //! operators; update clauses change the in-memory graph through a journal, and a
 //! statement that fails is undone whole. Outside an explicit transaction each query text
 //! commits as one log record; `BEGIN` … `COMMIT` groups several into one.
+//!
+//! Group commit ([`Durability::Group`]): a commit appends its record and leaves a
+//! [`SyncTicket`] instead of fsyncing. A caller that shares the database between threads
+//! behind a lock takes the ticket ([`WritableDatabase::take_sync_ticket`]) before it lets
+//! go of the lock and waits on it after: commits that arrive while one fsync runs share
+//! the next. A commit is acknowledged durable only once its ticket was waited on. A wait
+//! that fails leaves the commit in memory but not proven on disk, and the database takes
+//! no more commits (reopen it to see what the log holds).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -13,8 +21,8 @@ use std::time::Instant;
 use batho_lang::{Compiled, PropertyAccess, Schema, Value};
 use batho_storage::StorageError;
 use batho_storage::session::{
-    Change, CheckReport, CheckpointInfo, Durability, OpenReport, ReclaimReport, WritableGraph,
-    WritableStore, check_writable_graph, is_writable_graph, read_writable_graph,
+    Change, CheckReport, CheckpointInfo, Durability, OpenReport, ReclaimReport, SyncTicket,
+    WritableGraph, WritableStore, check_writable_graph, is_writable_graph, read_writable_graph,
     reclaim_writable_graph,
 };
 
@@ -37,6 +45,20 @@ pub struct WritableDatabase {
     cache: PlanCache,
     in_transaction: bool,
     report: OpenReport,
+    /// Under [`Durability::Group`], the ticket of the latest commit nobody took yet (it
+    /// covers every earlier one).
+    pending_sync: Option<SyncTicket>,
+}
+
+impl Drop for WritableDatabase {
+    /// A group commit whose ticket nobody took is made durable when the database closes,
+    /// as it would have been under [`Durability::Fsync`]; there is nobody left to tell of
+    /// a failure.
+    fn drop(&mut self) {
+        if let Some(ticket) = self.pending_sync.take() {
+            let _ = ticket.wait();
+        }
+    }
 }
 
 impl std::fmt::Debug for WritableDatabase {
@@ -177,6 +199,7 @@ impl WritableDatabase {
             cache: PlanCache::default(),
             in_transaction: false,
             report,
+            pending_sync: None,
         }
     }
 
@@ -266,11 +289,25 @@ impl WritableDatabase {
         WritableAccess(&self.state)
     }
 
-    /// Chooses whether commits wait for the disk (the default does).
+    /// Chooses whether commits wait for the disk (the default does) or, under
+    /// [`Durability::Group`], leave a ticket to wait on (see the module documentation).
     pub fn set_durability(&mut self, durability: Durability) {
         if let Some(store) = &mut self.store {
             store.set_durability(durability);
         }
+    }
+
+    /// Under [`Durability::Group`], the ticket that makes every commit so far durable when
+    /// waited on, if a commit since the last call left one. Take it while still holding
+    /// whatever serialises the callers, wait on it after letting go.
+    pub fn take_sync_ticket(&mut self) -> Option<SyncTicket> {
+        self.pending_sync.take()
+    }
+
+    /// fsyncs of the log since the graph was opened (0 when read-only): one per commit
+    /// under [`Durability::Fsync`], fewer under [`Durability::Group`].
+    pub fn log_syncs(&self) -> u64 {
+        self.store.as_ref().map_or(0, WritableStore::log_syncs)
     }
 
     /// Folds the log into a new checkpoint now.
@@ -507,9 +544,13 @@ impl WritableDatabase {
         if state.journal.is_empty() {
             return Ok(());
         }
-        if let Err(error) = store.commit(&state.journal) {
-            state.graph.roll_back_to(&mut state.journal, 0);
-            return Err(error.into());
+        match store.commit(&state.journal) {
+            Ok(Some(ticket)) => self.pending_sync = Some(ticket),
+            Ok(None) => {}
+            Err(error) => {
+                state.graph.roll_back_to(&mut state.journal, 0);
+                return Err(error.into());
+            }
         }
         state.journal.clear();
         if store.log_len()? > CHECKPOINT_LOG_BYTES {

@@ -91,7 +91,10 @@ fn filters_of(filters: &Option<FiltersArg>) -> Result<Filters, ToolError> {
         .map_or_else(|| Ok(Filters::default()), FiltersArg::to_filters)
 }
 
-/// Runs `work` on the session graph and builds the answer's meta.
+/// Runs `work` on the session graph and builds the answer's meta. The call's writes are
+/// on disk before it answers: their sync ticket is taken under the graph's lock and waited
+/// on after it is released, so calls queued on the lock meanwhile share the fsync (group
+/// commit).
 fn with_graph<T>(
     state: &State,
     work: impl FnOnce(&mut ContextGraph) -> Result<T, batho_ctx::CtxError>,
@@ -100,6 +103,26 @@ fn with_graph<T>(
     let graph = guard
         .as_mut()
         .ok_or_else(|| ToolError::server("the session graph is not open"))?;
+    let answer = answer_with(graph, work);
+    let ticket = graph.take_sync_ticket();
+    drop(guard);
+    if let Some(ticket) = ticket {
+        ticket.wait().map_err(|error| {
+            ToolError::server(format!(
+                "the call's writes are not known to be on disk: {error}"
+            ))
+            .hint("restart the server: the session graph takes no more writes")
+        })?;
+    }
+    answer
+}
+
+/// Runs `work` on the open session graph, keeps the graph under its size cap, and builds
+/// the answer's meta.
+fn answer_with<T>(
+    graph: &mut ContextGraph,
+    work: impl FnOnce(&mut ContextGraph) -> Result<T, batho_ctx::CtxError>,
+) -> Result<(T, Map<String, Json>), ToolError> {
     graph.take_statements();
     let outcome = work(graph);
     let capped = match &outcome {

@@ -11,8 +11,9 @@
 //! (property indexes, kept exact through every change and undo), `text_index` (text
 //! indexes: words scored by BM25, kept exact the same way), `net` (what
 //! a run of changes did in the end, for side-effect counts), `wal` (log
-//! records and their checksums), `checkpoint` (the whole-graph file), `store` (the folder,
-//! the lock, commit and checkpoint protocol).
+//! records and their checksums), `sync` (group commit: what of the log is on disk, and
+//! the tickets that wait for it), `checkpoint` (the whole-graph file), `store` (the
+//! folder, the lock, commit and checkpoint protocol).
 
 mod change;
 mod checkpoint;
@@ -21,6 +22,7 @@ mod index;
 mod net;
 mod prop;
 mod store;
+mod sync;
 mod text_index;
 mod text_worker;
 mod wal;
@@ -34,6 +36,7 @@ pub use store::{
     WritableStore, check_writable_graph, is_writable_graph, read_writable_graph,
     reclaim_writable_graph,
 };
+pub use sync::SyncTicket;
 pub use wal::TornTail;
 
 #[cfg(test)]

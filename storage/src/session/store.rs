@@ -3,19 +3,23 @@
 //! per checkpoint, and `LOCK` for the single writer.
 //!
 //! Commit protocol: a transaction is one log record, appended and (by default) fsynced
-//! before the commit returns. A checkpoint writes the graph to a new checkpoint file and
+//! before the commit returns; under [`Durability::Group`] the commit hands back a
+//! [`SyncTicket`] that fsyncs when waited on, once for all the records appended by then
+//! (`sync.rs`). A checkpoint writes the graph to a new checkpoint file and
 //! an empty log for the next generation, fsyncs both and the folder, then replaces `GRAPH`
 //! (write, fsync, rename, fsync folder): a crash before the rename leaves the previous
 //! checkpoint and its log in charge, after it the new ones. Older checkpoints and logs stay
 //! readable until `gc`.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Seek, SeekFrom};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::checkpoint;
 use super::graph::{Journal, WritableGraph};
-use super::wal::{self, TornTail};
+use super::sync::{LogSync, SyncTicket, clone_handle};
+use super::wal::{self, TornTail, WAL_HEADER_LEN};
 use crate::error::{Result, StorageError};
 use crate::store::{io_err, lock_file, sync_dir};
 
@@ -31,6 +35,10 @@ pub enum Durability {
     Fsync,
     /// Leave flushing to the OS: a crash may lose the latest commits, never half of one.
     NoFsync,
+    /// Group commit: append each commit's record and hand back a [`SyncTicket`]; the commit
+    /// is durable once that ticket (or a later one) is waited on. Waiting outside the lock
+    /// that serialises the writers lets one fsync cover every commit appended meanwhile.
+    Group,
 }
 
 /// What opening found.
@@ -143,6 +151,8 @@ pub struct WritableStore {
     generation: u64,
     wal: File,
     wal_path: PathBuf,
+    /// What of the log is on disk; shared with the tickets.
+    log: Arc<LogSync>,
     durability: Durability,
     _lock: File,
 }
@@ -236,11 +246,13 @@ impl WritableStore {
         };
         write_atomically(dir, GRAPH_MANIFEST, manifest.render().as_bytes())?;
         let wal = open_for_append(&wal_path)?;
+        let log = LogSync::new(0, &wal, &wal_path, WAL_HEADER_LEN as u64)?;
         let store = WritableStore {
             dir: dir.to_path_buf(),
             generation: 0,
             wal,
             wal_path,
+            log: Arc::new(log),
             durability: Durability::Fsync,
             _lock: lock,
         };
@@ -266,11 +278,13 @@ impl WritableStore {
             wal.set_len(good_len).map_err(io_err(&wal_path))?;
             wal.sync_all().map_err(io_err(&wal_path))?;
         }
+        let log = LogSync::new(manifest.generation, &wal, &wal_path, good_len)?;
         let mut store = WritableStore {
             dir: dir.to_path_buf(),
             generation: manifest.generation,
             wal,
             wal_path,
+            log: Arc::new(log),
             durability: Durability::Fsync,
             _lock: lock,
         };
@@ -301,43 +315,91 @@ impl WritableStore {
         Ok(self.wal.metadata().map_err(io_err(&self.wal_path))?.len())
     }
 
-    /// Appends the changes of `journal` as one committed transaction. When this returns
-    /// under [`Durability::Fsync`], the changes survive a crash; an error leaves the log
-    /// without a whole record of them (a partial record is cut at the next open).
-    pub fn commit(&mut self, journal: &Journal) -> Result<()> {
-        let (count, encoded) = journal.encoded();
-        if count == 0 {
-            return Ok(());
-        }
-        let bytes = wal::record(count, encoded);
-        wal::append(
-            &mut self.wal,
-            &self.wal_path,
-            &bytes,
-            self.durability == Durability::Fsync,
-        )
+    /// fsyncs of the log this store made so far, for commits and [`WritableStore::sync`]
+    /// (checkpoints are not counted): under group commit, fewer than the commits.
+    pub fn log_syncs(&self) -> u64 {
+        self.log.syncs()
     }
 
-    /// Forces earlier [`Durability::NoFsync`] commits to disk.
-    pub fn sync(&mut self) -> Result<()> {
-        self.wal.sync_data().map_err(io_err(&self.wal_path))
+    /// Appends the changes of `journal` as one committed transaction. Under
+    /// [`Durability::Fsync`] the changes survive a crash when this returns; under
+    /// [`Durability::Group`] they do once the returned ticket is waited on. An empty
+    /// journal appends nothing. An error means the record was not proven durable; when
+    /// the append or the fsync itself failed, the log's state is unknown and the store
+    /// refuses every later commit ([`StorageError::LogFailed`]).
+    pub fn commit(&mut self, journal: &Journal) -> Result<Option<SyncTicket>> {
+        let (count, encoded) = journal.encoded();
+        if count == 0 {
+            return Ok(None);
+        }
+        let ticket = self.append(&wal::record(count, encoded))?;
+        match self.durability {
+            Durability::Fsync => {
+                ticket.wait()?;
+                Ok(None)
+            }
+            Durability::Group => Ok(Some(ticket)),
+            Durability::NoFsync => Ok(None),
+        }
+    }
+
+    /// Appends one record and returns its ticket, without waiting for the disk.
+    fn append(&mut self, record: &[u8]) -> Result<SyncTicket> {
+        if let Some(refusal) = self.log.refusal() {
+            return Err(refusal);
+        }
+        if let Err(error) = self.wal.write_all(record) {
+            // Part of the record may be in the file: a record appended after it would be
+            // cut with it at the next open.
+            return Err(self.log.fail(format!("append failed: {error}")));
+        }
+        Ok(self.log.appended(record.len() as u64))
+    }
+
+    /// Forces every earlier commit to disk (the ones [`Durability::NoFsync`] left to the
+    /// OS, and group commits whose tickets nobody waited on yet).
+    pub fn sync(&self) -> Result<()> {
+        self.log.ticket_for_all().wait()
+    }
+
+    /// Test hook: the next fsync of the log fails.
+    #[cfg(test)]
+    pub(crate) fn fail_next_sync(&self) {
+        self.log.fail_next_sync();
     }
 
     /// Writes `graph` (which must be this store's graph with every commit applied) as the
     /// next generation's checkpoint and starts an empty log for it.
     pub fn checkpoint(&mut self, graph: &WritableGraph) -> Result<CheckpointInfo> {
+        if let Some(refusal) = self.log.refusal() {
+            return Err(refusal);
+        }
         let next = self.generation + 1;
         let bytes = checkpoint::encode(graph);
         let name = format!("checkpoint-{next}-{}.graph", blake3::hash(&bytes).to_hex());
         write_atomically(&self.dir, &name, &bytes)?;
         write_atomically(&self.dir, &wal_name(next), &wal::header(next))?;
+        // Opened before the manifest names the new generation: failing after the swap
+        // would leave commits going to a log no longer in charge.
+        let wal_path = self.dir.join(wal_name(next));
+        let wal = open_for_append(&wal_path)?;
+        let sync_handle = clone_handle(&wal, &wal_path)?;
         let manifest = Manifest {
             generation: next,
             checkpoint: Some(name.clone()),
         };
-        write_atomically(&self.dir, GRAPH_MANIFEST, manifest.render().as_bytes())?;
-        let wal_path = self.dir.join(wal_name(next));
-        self.wal = open_for_append(&wal_path)?;
+        if let Err(error) =
+            write_atomically(&self.dir, GRAPH_MANIFEST, manifest.render().as_bytes())
+        {
+            // The manifest may name either generation now, so either log may be the
+            // wrong one to append to.
+            return Err(self
+                .log
+                .fail(format!("the checkpoint's manifest swap failed: {error}")));
+        }
+        self.log
+            .replace_log(next, sync_handle, &wal_path, WAL_HEADER_LEN as u64);
+        self.wal = wal;
         self.wal_path = wal_path;
         self.generation = next;
         Ok(CheckpointInfo {

@@ -4,14 +4,11 @@
 //! first one that is not ends the log (a torn tail, left by a crash mid-append), and
 //! everything after it is ignored, reported, and cut by the next writer.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::Path;
 
 use super::change::{Change, decode_batch};
 use super::prop::put_varint;
 use crate::error::{Result, StorageError};
-use crate::store::io_err;
 
 /// First bytes of every log file.
 pub(crate) const WAL_MAGIC: &[u8; 8] = b"BATHOWAL";
@@ -141,15 +138,6 @@ fn read_record(bytes: &[u8]) -> std::result::Result<(Vec<Change>, usize), String
     let changes =
         decode_batch(payload).map_err(|e| format!("the record does not decode: {}", e.0))?;
     Ok((changes, 8 + length))
-}
-
-/// Appends a record to the open log and, when `sync`, waits until it is on disk.
-pub(crate) fn append(file: &mut File, path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
-    file.write_all(bytes).map_err(io_err(path))?;
-    if sync {
-        file.sync_data().map_err(io_err(path))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
