@@ -75,8 +75,19 @@ pub fn bind_pattern_part(
     Ok(bound)
 }
 
+/// `items` with their values bound against the same columns.
+pub fn bind_set_items(
+    items: &[SetItem],
+    columns: &[String],
+) -> Result<Vec<SetItem>, UnboundColumn> {
+    items
+        .iter()
+        .map(|item| bind_set_item(item, columns))
+        .collect()
+}
+
 /// `item` with its value bound.
-pub fn bind_set_item(item: &SetItem, columns: &[String]) -> Result<SetItem, UnboundColumn> {
+fn bind_set_item(item: &SetItem, columns: &[String]) -> Result<SetItem, UnboundColumn> {
     let mut bound = item.clone();
     match &mut bound {
         SetItem::Property { value, .. }

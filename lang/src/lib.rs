@@ -61,8 +61,8 @@ pub enum CompileError {
 pub fn compile(text: &str, schema: &Schema) -> Result<Vec<Compiled>, CompileError> {
     let mut out = Vec::new();
     for statement in parse(text)? {
-        let bound = check(text, &statement, schema)?;
-        let plan = plan(text, &statement, &bound, schema)?;
+        let checked = check(text, &statement, schema)?;
+        let plan = plan(text, &statement, &checked, schema)?;
         // A planner bug becomes an error here rather than a wrong answer in the engine.
         plan.validate()?;
         out.push(Compiled { statement, plan });

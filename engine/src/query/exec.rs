@@ -51,6 +51,14 @@ impl From<EvalError> for ExecError {
     }
 }
 
+/// An operator's expression names a column its input lacks: a planner bug, reported as
+/// an internal error when the operator is built.
+impl From<batho_lang::bind::UnboundColumn> for ExecError {
+    fn from(error: batho_lang::bind::UnboundColumn) -> Self {
+        ExecError::Unsupported(format!("internal planner error: {error}"))
+    }
+}
+
 pub(crate) type ExecResult<T> = Result<T, ExecError>;
 
 /// Everything an operator needs while running one query.

@@ -19,10 +19,8 @@ use super::index_seek::{IndexSeek, indexed_equality};
 use super::merge::MergeClause;
 use super::topology::Topology;
 use super::update::{CreateClause, DeleteClause, Eager, RemoveClause, SetClause, pattern_columns};
-use batho_lang::ast::{
-    BinaryOp, Direction, Expr, ExprKind, Literal, Quantifier, SetItem, Slot, SlotRef,
-};
-use batho_lang::bind::{bind_pattern_part, bind_set_item};
+use batho_lang::ast::{BinaryOp, Direction, Expr, ExprKind, Literal, Quantifier, Slot, SlotRef};
+use batho_lang::bind::{bind, bind_all, bind_pattern_part, bind_set_items};
 use batho_lang::eval::AggregateFunc;
 use batho_lang::plan::{AggregateSpec, LogicalPlan, SeekKey, SortKey};
 use batho_schema::{NodeKind, RelType, Roles};
@@ -69,25 +67,12 @@ fn pos(cols: &[String], name: &str) -> ExecResult<usize> {
         .ok_or_else(|| internal(format!("column `{name}` is not produced below its use")))
 }
 
-/// `expr` bound against the columns of the rows it is evaluated on (see `batho_lang::bind`).
-fn bound(expr: &Expr, cols: &[String]) -> ExecResult<Expr> {
-    batho_lang::bind::bind(expr, cols).map_err(|error| internal(error.to_string()))
-}
-
-/// SET items with their values bound against `cols`.
-fn bound_set_items(items: &[SetItem], cols: &[String]) -> ExecResult<Vec<SetItem>> {
-    items
-        .iter()
-        .map(|item| bind_set_item(item, cols).map_err(|error| internal(error.to_string())))
-        .collect()
-}
-
 /// Sort keys bound against `cols`.
 fn bound_keys(keys: &[SortKey], cols: &[String]) -> ExecResult<Vec<SortKey>> {
     keys.iter()
         .map(|key| {
             Ok(SortKey {
-                expr: bound(&key.expr, cols)?,
+                expr: bind(&key.expr, cols)?,
                 descending: key.descending,
             })
         })
@@ -192,7 +177,7 @@ fn hop_condition(predicate: &Expr, rel: &str) -> Option<HopCondition> {
         )
     })?;
     // Evaluated on a one-column row: the relationship the search may cross.
-    let predicate = batho_lang::bind::bind(&predicate, std::slice::from_ref(&variable)).ok()?;
+    let predicate = bind(&predicate, std::slice::from_ref(&variable)).ok()?;
     Some(HopCondition { predicate })
 }
 
@@ -510,7 +495,7 @@ impl<'a> Builder<'a> {
         let op = NodeSeek {
             input: b.op,
             key: *key,
-            value: bound(value, &b.cols)?,
+            value: bind(value, &b.cols)?,
             kinds,
             labels: labels.clone(),
             use_index: opt,
@@ -615,7 +600,7 @@ impl<'a> Builder<'a> {
         if let Some((seek, cols, note)) = self.index_seek(input, predicate, arg_cols)? {
             let op = Filter {
                 input: seek,
-                predicate: bound(predicate, &cols)?,
+                predicate: bind(predicate, &cols)?,
             };
             return Ok((Box::new(op), cols, note));
         }
@@ -636,7 +621,7 @@ impl<'a> Builder<'a> {
         let b = self.build_with(input, arg_cols, push)?;
         let op = Filter {
             input: b.op,
-            predicate: bound(predicate, &b.cols)?,
+            predicate: bind(predicate, &b.cols)?,
         };
         Ok((Box::new(op), b.cols, note))
     }
@@ -666,7 +651,7 @@ impl<'a> Builder<'a> {
         };
         let op = Filter {
             input: search,
-            predicate: bound(predicate, &cols)?,
+            predicate: bind(predicate, &cols)?,
         };
         Ok((Box::new(op), cols, String::new()))
     }
@@ -680,7 +665,7 @@ impl<'a> Builder<'a> {
         let b = self.build(input, arg_cols)?;
         let its = items
             .iter()
-            .map(|(e, _)| match bound(e, &b.cols)? {
+            .map(|(e, _)| match bind(e, &b.cols)? {
                 Expr {
                     kind:
                         ExprKind::Slot(SlotRef {
@@ -718,14 +703,15 @@ impl<'a> Builder<'a> {
         let aggregates = aggregates
             .iter()
             .map(|spec| {
-                let arg = spec
-                    .arg
-                    .as_ref()
-                    .map(|arg| bound(arg, &b.cols))
-                    .transpose()?;
                 Ok(AggregateSpec {
-                    arg,
-                    ..spec.clone()
+                    func: spec.func,
+                    distinct: spec.distinct,
+                    arg: spec
+                        .arg
+                        .as_ref()
+                        .map(|arg| bind(arg, &b.cols))
+                        .transpose()?,
+                    column: spec.column.clone(),
                 })
             })
             .collect::<ExecResult<_>>()?;
@@ -733,8 +719,8 @@ impl<'a> Builder<'a> {
             input: b.op,
             group_by: group_by
                 .iter()
-                .map(|(e, _)| bound(e, &b.cols))
-                .collect::<ExecResult<_>>()?,
+                .map(|(e, _)| bind(e, &b.cols))
+                .collect::<Result<_, _>>()?,
             aggregates,
             out: Vec::new().into_iter(),
         };
@@ -826,7 +812,7 @@ impl<'a> Builder<'a> {
                 let mut cols = b.cols.clone();
                 cols.push(var.clone());
                 let op = Unwind {
-                    expr: bound(expr, &b.cols)?,
+                    expr: bind(expr, &b.cols)?,
                     input: b.op,
                     cur: None,
                 };
@@ -842,8 +828,7 @@ impl<'a> Builder<'a> {
                 let mut cols = b.cols.clone();
                 cols.extend(yields.iter().map(|(_, c)| c.clone()));
                 let op = ProcedureCall {
-                    args: batho_lang::bind::bind_all(args, &b.cols)
-                        .map_err(|error| internal(error.to_string()))?,
+                    args: bind_all(args, &b.cols)?,
                     input: b.op,
                     procedure: procedure.clone(),
                     yields: yields.iter().map(|(f, _)| f.clone()).collect(),
@@ -931,10 +916,8 @@ impl<'a> Builder<'a> {
                 let r = self.build(right, &[])?;
                 let (cols, layout) = concat(&l.cols, &r.cols);
                 let op = HashJoin {
-                    left_keys: batho_lang::bind::bind_all(left_keys, &l.cols)
-                        .map_err(|error| internal(error.to_string()))?,
-                    right_keys: batho_lang::bind::bind_all(right_keys, &r.cols)
-                        .map_err(|error| internal(error.to_string()))?,
+                    left_keys: bind_all(left_keys, &l.cols)?,
+                    right_keys: bind_all(right_keys, &r.cols)?,
                     left: l.op,
                     right: r.op,
                     layout,
@@ -1067,7 +1050,7 @@ impl<'a> Builder<'a> {
         let mut cols = b.cols.clone();
         cols.push(var.clone());
         let seek = IndexSeek {
-            value: bound(value, &b.cols)?,
+            value: bind(value, &b.cols)?,
             input: b.op,
             label: label.clone(),
             key,
@@ -1100,8 +1083,7 @@ impl<'a> Builder<'a> {
                     pattern: pattern
                         .iter()
                         .map(|part| bind_pattern_part(part, &cols))
-                        .collect::<Result<_, _>>()
-                        .map_err(|error| internal(error.to_string()))?,
+                        .collect::<Result<_, _>>()?,
                 };
                 (Box::new(Eager::new(b.op, update)), cols, note)
             }
@@ -1115,10 +1097,9 @@ impl<'a> Builder<'a> {
                 let cols = pattern_columns(&b.cols, std::slice::from_ref(part));
                 let update = MergeClause {
                     input_cols: b.cols.len(),
-                    part: bind_pattern_part(part, &cols)
-                        .map_err(|error| internal(error.to_string()))?,
-                    on_create: bound_set_items(on_create, &cols)?,
-                    on_match: bound_set_items(on_match, &cols)?,
+                    part: bind_pattern_part(part, &cols)?,
+                    on_create: bind_set_items(on_create, &cols)?,
+                    on_match: bind_set_items(on_match, &cols)?,
                     cols: cols.clone(),
                 };
                 (Box::new(Eager::new(b.op, update)), cols, note)
@@ -1126,7 +1107,7 @@ impl<'a> Builder<'a> {
             LogicalPlan::SetProperties { input, items } => {
                 let b = self.build(input, arg_cols)?;
                 let update = SetClause {
-                    items: bound_set_items(items, &b.cols)?,
+                    items: bind_set_items(items, &b.cols)?,
                     cols: b.cols.clone(),
                 };
                 (Box::new(Eager::new(b.op, update)), b.cols, note)
@@ -1138,8 +1119,7 @@ impl<'a> Builder<'a> {
             } => {
                 let b = self.build(input, arg_cols)?;
                 let update = DeleteClause {
-                    exprs: batho_lang::bind::bind_all(exprs, &b.cols)
-                        .map_err(|error| internal(error.to_string()))?,
+                    exprs: bind_all(exprs, &b.cols)?,
                     detach: *detach,
                     nodes: Vec::new(),
                     relationships: Vec::new(),

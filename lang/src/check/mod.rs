@@ -71,10 +71,10 @@ impl fmt::Display for CheckErrors {
 
 /// What the checker learned that the planner consumes instead of working it out again:
 /// the variables in scope after each clause, in binding order (the order `RETURN *`
-/// uses), with the kind of value each holds.
+/// uses).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BoundStatement {
-    scopes: Vec<Vec<(String, ValueKind)>>,
+    scopes: Vec<Vec<String>>,
 }
 
 impl BoundStatement {
@@ -85,7 +85,7 @@ impl BoundStatement {
             .and_then(|previous| self.scopes.get(previous))
             .into_iter()
             .flatten()
-            .map(|(name, _)| name.as_str())
+            .map(String::as_str)
     }
 
     /// The variables in scope after clause `clause` (a `RETURN`'s columns, in order).
@@ -94,7 +94,7 @@ impl BoundStatement {
             .get(clause)
             .into_iter()
             .flatten()
-            .map(|(name, _)| name.as_str())
+            .map(String::as_str)
     }
 }
 
@@ -108,15 +108,17 @@ pub fn check(source: &str, st: &Statement, schema: &Schema) -> Result<BoundState
         projected: Vec::new(),
         dropped: Vec::new(),
     };
-    let mut bound = BoundStatement::default();
+    let mut checked = BoundStatement::default();
     for clause in &st.clauses {
         c.clause(clause);
-        bound.scopes.push(c.scope.vars.clone());
+        checked
+            .scopes
+            .push(c.scope.names().map(str::to_string).collect());
     }
     let mut errors = c.errors;
     errors.sort_by_key(|e| e.diagnostic.span.start);
     if errors.is_empty() {
-        Ok(bound)
+        Ok(checked)
     } else {
         Err(CheckErrors(errors))
     }

@@ -23,12 +23,12 @@ pub struct PlanError {
 
 pub(super) type PlanResult<T> = Result<T, PlanError>;
 
-/// Plans a statement that [`crate::check::check`] accepted; `bound` is what the check
+/// Plans a statement that [`crate::check::check`] accepted; `checked` is what the check
 /// returned. `source` names unaliased columns.
 pub fn plan(
     source: &str,
     st: &Statement,
-    bound: &BoundStatement,
+    checked: &BoundStatement,
     schema: &Schema,
 ) -> PlanResult<Plan> {
     let mut p = Planner {
@@ -46,15 +46,15 @@ pub fn plan(
     let mut row_columns: Vec<String> = Vec::new();
     let mut columns = Vec::new();
     for (index, clause) in st.clauses.iter().enumerate() {
-        let in_scope: Vec<String> = bound.in_scope_before(index).map(str::to_string).collect();
-        cur = p.clause(cur, clause, &in_scope, &mut row_columns)?;
-        columns = match clause {
-            Clause::Return(_) => bound.in_scope_after(index).map(str::to_string).collect(),
-            Clause::Call(call) if index + 1 == st.clauses.len() => {
-                p.call_yields(call)?.into_iter().map(|(_, c)| c).collect()
+        let (planned, yielded) = p.clause(cur, clause, checked, index, &mut row_columns)?;
+        cur = planned;
+        match clause {
+            Clause::Return(_) => {
+                columns = checked.in_scope_after(index).map(str::to_string).collect();
             }
-            _ => columns,
-        };
+            Clause::Call(_) if index + 1 == st.clauses.len() => columns = yielded,
+            _ => {}
+        }
     }
     Ok(Plan {
         root: cur,
@@ -65,20 +65,22 @@ pub fn plan(
 }
 
 impl Planner<'_> {
-    /// The operators of one clause over `cur`; `in_scope` is the checker's scope before it.
+    /// The operators of clause `index` over `cur`, and the columns a `CALL` yields (empty
+    /// for the other clauses).
     fn clause(
         &mut self,
         cur: LogicalPlan,
         clause: &Clause,
-        in_scope: &[String],
+        checked: &BoundStatement,
+        index: usize,
         row_columns: &mut Vec<String>,
-    ) -> PlanResult<LogicalPlan> {
+    ) -> PlanResult<(LogicalPlan, Vec<String>)> {
         let input = Box::new(cur);
-        Ok(match clause {
+        let planned = match clause {
             Clause::Match(m) if !m.optional => self.match_clause(*input, m, row_columns)?,
             Clause::Match(m) => self.optional_match(*input, m, row_columns)?,
             Clause::Unwind(u) => {
-                bind(row_columns, &u.variable.name);
+                add_column(row_columns, &u.variable.name);
                 LogicalPlan::Unwind {
                     input,
                     expr: u.expr.clone(),
@@ -86,12 +88,14 @@ impl Planner<'_> {
                 }
             }
             Clause::With(proj) | Clause::Return(proj) => {
-                self.projection(*input, proj, row_columns, in_scope)?
+                let in_scope: Vec<String> =
+                    checked.in_scope_before(index).map(str::to_string).collect();
+                self.projection(*input, proj, row_columns, &in_scope)?
             }
-            Clause::Call(call) => self.call(*input, call, row_columns)?,
+            Clause::Call(call) => return self.call(*input, call, row_columns),
             Clause::Create(c) => {
                 for part in &c.pattern {
-                    bind_pattern_names(part, row_columns);
+                    add_pattern_columns(part, row_columns);
                 }
                 LogicalPlan::Create {
                     input,
@@ -99,7 +103,7 @@ impl Planner<'_> {
                 }
             }
             Clause::Merge(m) => {
-                bind_pattern_names(&m.part, row_columns);
+                add_pattern_columns(&m.part, row_columns);
                 LogicalPlan::Merge {
                     input,
                     part: m.part.clone(),
@@ -120,7 +124,8 @@ impl Planner<'_> {
                 input,
                 items: r.items.clone(),
             },
-        })
+        };
+        Ok((planned, Vec::new()))
     }
 
     /// `OPTIONAL MATCH`: the match planned over the row so far, nulls when it finds none.
@@ -147,10 +152,22 @@ impl Planner<'_> {
         })
     }
 
-    /// The `(field, column)` pairs a `CALL` yields: those listed, else every output.
-    fn call_yields(&self, call: &CallClause) -> PlanResult<Vec<(String, String)>> {
-        let sig = self.procedure(call)?;
-        Ok(match &call.yields {
+    /// `CALL proc(args) [YIELD …] [WHERE …]`, and the columns it yields: those listed,
+    /// else every output of the procedure.
+    fn call(
+        &mut self,
+        cur: LogicalPlan,
+        call: &CallClause,
+        row_columns: &mut Vec<String>,
+    ) -> PlanResult<(LogicalPlan, Vec<String>)> {
+        let sig = self
+            .schema
+            .procedure(&call.procedure.name)
+            .ok_or_else(|| PlanError {
+                message: format!("unknown procedure `{}`", call.procedure.name),
+                span: call.procedure.span,
+            })?;
+        let yields: Vec<(String, String)> = match &call.yields {
             Some(items) if !items.is_empty() => items
                 .iter()
                 .map(|y| (y.field.name.clone(), y.variable().name.clone()))
@@ -160,60 +177,43 @@ impl Planner<'_> {
                 .iter()
                 .map(|(o, _)| (o.clone(), o.clone()))
                 .collect(),
-        })
-    }
-
-    fn procedure(&self, call: &CallClause) -> PlanResult<&crate::schema::ProcedureSig> {
-        self.schema
-            .procedure(&call.procedure.name)
-            .ok_or_else(|| PlanError {
-                message: format!("unknown procedure `{}`", call.procedure.name),
-                span: call.procedure.span,
-            })
-    }
-
-    /// `CALL proc(args) [YIELD …] [WHERE …]`.
-    fn call(
-        &mut self,
-        cur: LogicalPlan,
-        call: &CallClause,
-        row_columns: &mut Vec<String>,
-    ) -> PlanResult<LogicalPlan> {
-        let yields = self.call_yields(call)?;
-        for (_, column) in &yields {
-            bind(row_columns, column);
+        };
+        let yielded: Vec<String> = yields.iter().map(|(_, column)| column.clone()).collect();
+        for column in &yielded {
+            add_column(row_columns, column);
         }
         let out = LogicalPlan::ProcedureCall {
             input: Box::new(cur),
-            procedure: self.procedure(call)?.name.clone(),
+            procedure: sig.name.clone(),
             args: call.args.clone().unwrap_or_default(),
             yields,
         };
-        Ok(match &call.where_ {
+        let planned = match &call.where_ {
             Some(predicate) => LogicalPlan::Filter {
                 input: Box::new(out),
                 predicate: predicate.clone(),
             },
             None => out,
-        })
+        };
+        Ok((planned, yielded))
     }
 }
 
 /// Adds `name` to the row's columns (once).
-pub(super) fn bind(row_columns: &mut Vec<String>, name: &str) {
+pub(super) fn add_column(row_columns: &mut Vec<String>, name: &str) {
     if !row_columns.iter().any(|column| column == name) {
         row_columns.push(name.to_string());
     }
 }
 
-fn bind_pattern_names(part: &PatternPart, row_columns: &mut Vec<String>) {
+fn add_pattern_columns(part: &PatternPart, row_columns: &mut Vec<String>) {
     let nodes = part.element.nodes().map(|node| &node.variable);
     let relationships = part.element.chain.iter().map(|(rel, _)| &rel.variable);
     let names = std::iter::once(&part.variable)
         .chain(nodes)
         .chain(relationships);
     for variable in names.flatten() {
-        bind(row_columns, &variable.name);
+        add_column(row_columns, &variable.name);
     }
 }
 
@@ -704,13 +704,13 @@ impl Planner<'_> {
         }
         for part in &parts {
             for n in &part.nodes {
-                bind(bound, &n.name);
+                add_column(bound, &n.name);
             }
             for r in &part.rels {
-                bind(bound, &r.name);
+                add_column(bound, &r.name);
             }
             if let Some(p) = &part.path {
-                bind(bound, p);
+                add_column(bound, p);
             }
         }
         // Everything is bound now; anything left (should be nothing) is applied last.

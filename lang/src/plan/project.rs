@@ -1,7 +1,7 @@
 //! Planning of WITH and RETURN: grouping and aggregation, hidden sort columns,
 //! DISTINCT, and ORDER BY/SKIP/LIMIT (ORDER BY + LIMIT becomes TopK).
 
-use super::build::{PlanResult, Planner, bind, rewrite, var_expr};
+use super::build::{PlanResult, Planner, add_column, rewrite, var_expr};
 use super::*;
 use crate::ast::*;
 use crate::check::clauses::contains_aggregate;
@@ -230,7 +230,7 @@ impl Planner<'_> {
         }
         bound.clear();
         for (_, c) in &items {
-            bind(bound, c);
+            add_column(bound, c);
         }
         Ok(cur)
     }
