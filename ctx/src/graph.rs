@@ -329,7 +329,7 @@ impl ContextGraph {
         params: BTreeMap<String, Value>,
     ) -> Result<QueryResult, CtxError> {
         self.statements.push(statement.to_string());
-        Ok(self.database.execute(statement, &params)?)
+        Ok(self.database.execute_owned(statement, params)?)
     }
 
     /// Makes a top-level node of `kind` under the session and returns its id.
@@ -381,7 +381,9 @@ impl ContextGraph {
             })
             .collect();
         let result = self.run(
-            "MATCH (parent:Ctx {id: $parent}) UNWIND $children AS child \
+            // UNWIND first, so that the children's maps (their text) move into the rows
+            // rather than being copied (`WritableDatabase::execute_owned`).
+            "UNWIND $children AS child MATCH (parent:Ctx {id: $parent}) \
              CREATE (node:Ctx)-[:derived_from]->(parent) \
              SET node += child, node.id = 'n' + toString(id(node)) \
              RETURN node.id",

@@ -547,3 +547,65 @@ fn group_commits_from_several_threads_are_all_there_after_a_reopen() {
     assert_eq!(found, acknowledged);
     assert_eq!(found.len(), (THREADS * COMMITS) as usize);
 }
+
+#[test]
+fn given_parameters_load_as_lent_ones_do() {
+    let rows = |from: i64| {
+        Value::List(
+            (from..from + 3)
+                .map(|i| {
+                    Value::Map(BTreeMap::from([
+                        ("id".to_string(), Value::Int(i)),
+                        ("name".to_string(), Value::from(format!("n{i}").as_str())),
+                    ]))
+                })
+                .collect(),
+        )
+    };
+    let given = |name: &str, value: Value| BTreeMap::from([(name.to_string(), value)]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = WritableDatabase::create(dir.path()).unwrap();
+    // The list moves into the UNWIND: the rows are created as from lent parameters.
+    let loaded = db
+        .execute_owned(
+            "UNWIND $rows AS r CREATE (:N {id: r.id, name: r.name})",
+            given("rows", rows(0)),
+        )
+        .unwrap();
+    assert_eq!(loaded.updates.nodes_created, 3);
+    db.execute(
+        "UNWIND $rows AS r CREATE (:N {id: r.id, name: r.name})",
+        &given("rows", rows(3)),
+    )
+    .unwrap();
+    // A parameter read twice is not moved: both reads see it.
+    let both = db
+        .execute_owned(
+            "UNWIND $rows AS r CREATE (:M {id: r.id, count: size($rows)})",
+            given("rows", rows(10)),
+        )
+        .unwrap();
+    assert_eq!(both.updates.nodes_created, 3);
+    // Nor is one that another statement of the text reads.
+    db.execute_owned(
+        "UNWIND $rows AS r CREATE (:K {id: r.id}); UNWIND $rows AS r CREATE (:L {id: r.id})",
+        given("rows", rows(20)),
+    )
+    .unwrap();
+    assert_eq!(
+        ints(&run(&mut db, "MATCH (n:N) RETURN n.id ORDER BY n.id")),
+        [0, 1, 2, 3, 4, 5]
+    );
+    assert_eq!(
+        run(&mut db, "MATCH (m:M) RETURN DISTINCT m.count"),
+        [[Value::Int(3)]]
+    );
+    assert_eq!(ints(&run(&mut db, "MATCH (l:L) RETURN count(*)")), [3]);
+    // A failing statement with given parameters applies nothing.
+    let failed = db.execute_owned(
+        "UNWIND $rows AS r CREATE (:F {id: r.id, bad: r.id / 0})",
+        given("rows", rows(30)),
+    );
+    assert!(failed.is_err());
+    assert_eq!(ints(&run(&mut db, "MATCH (f:F) RETURN count(*)")), [0]);
+}

@@ -85,6 +85,9 @@ pub struct Statement {
     pub clauses: Vec<Clause>,
     /// The whole statement, prefix included.
     pub span: Span,
+    /// The name of each parameter use, in text order (a name used twice is here twice),
+    /// so that a caller can tell a parameter nothing else reads.
+    pub parameters: Vec<String>,
 }
 
 /// A clause of a query.

@@ -67,5 +67,41 @@ pub fn compile(text: &str, schema: &Schema) -> Result<Vec<Compiled>, CompileErro
         plan.validate()?;
         out.push(Compiled { statement, plan });
     }
+    mark_moved_parameters(&mut out);
     Ok(out)
+}
+
+/// Sets [`Plan::moved_parameter`] where a plan's once-run `UNWIND` reads a parameter
+/// that nothing else reads: used once in the whole text, and read once by the plans (a
+/// planner that copied the expression would read it twice).
+fn mark_moved_parameters(compiled: &mut [Compiled]) {
+    let plan_uses: Vec<String> = compiled
+        .iter()
+        .flat_map(|c| c.plan.root.parameter_uses())
+        .collect();
+    let uses = |name: &str| {
+        let in_text = compiled
+            .iter()
+            .flat_map(|c| &c.statement.parameters)
+            .filter(|used| used.as_str() == name)
+            .count();
+        let in_plans = plan_uses
+            .iter()
+            .filter(|used| used.as_str() == name)
+            .count();
+        in_text.max(in_plans)
+    };
+    let moved: Vec<Option<String>> = compiled
+        .iter()
+        .map(|c| {
+            c.plan
+                .root
+                .unwound_once_parameter()
+                .filter(|name| uses(name) == 1)
+                .map(str::to_string)
+        })
+        .collect();
+    for (c, moved) in compiled.iter_mut().zip(moved) {
+        c.plan.moved_parameter = moved;
+    }
 }

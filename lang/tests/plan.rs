@@ -470,3 +470,51 @@ fn percentiles_carry_their_fraction() {
                 Argument"#]],
     );
 }
+
+#[test]
+fn a_list_parameter_is_moved_only_into_an_unwind_that_runs_once_and_alone_reads_it() {
+    let moved = |text: &str| -> Vec<Option<String>> {
+        compile(text, &Schema::open())
+            .unwrap_or_else(|e| panic!("{text}\n{e}"))
+            .into_iter()
+            .map(|c| c.plan.moved_parameter)
+            .collect()
+    };
+    let rows = || Some("rows".to_string());
+    assert_eq!(
+        moved("UNWIND $rows AS r CREATE (:N {id: r.id, name: r.name})"),
+        [rows()]
+    );
+    assert_eq!(
+        moved("UNWIND $rows AS r MATCH (a:N {id: r.a}), (b:N {id: r.b}) CREATE (a)-[:E]->(b)"),
+        [rows()]
+    );
+    assert_eq!(
+        moved("UNWIND $rows AS r RETURN r, size($rows) AS n"),
+        [None]
+    );
+    assert_eq!(
+        moved("UNWIND $rows AS r UNWIND $rows AS s RETURN r, s"),
+        [None]
+    );
+    // Runs once per input row, not once.
+    assert_eq!(moved("MATCH (n) UNWIND $rows AS r RETURN r"), [None]);
+    assert_eq!(moved("WITH 1 AS x UNWIND $rows AS r RETURN r"), [None]);
+    assert_eq!(
+        moved("UNWIND [1, 2] AS x UNWIND $rows AS r RETURN r"),
+        [None]
+    );
+    assert_eq!(
+        moved("MATCH (n) OPTIONAL MATCH (m) WHERE m.id IN $rows RETURN n, m"),
+        [None]
+    );
+    // Another statement of the text reads it too.
+    assert_eq!(
+        moved("UNWIND $rows AS r CREATE (:N {id: r}); MATCH (n:N) WHERE n.id IN $rows RETURN n"),
+        [None, None]
+    );
+    assert_eq!(
+        moved("UNWIND $rows AS r CREATE (:N {id: r}); UNWIND $other AS o RETURN o"),
+        [rows(), Some("other".to_string())]
+    );
+}

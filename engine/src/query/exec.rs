@@ -651,15 +651,21 @@ impl<'a> Operator<'a> for Limit<'a> {
     }
 }
 
-/// The input row an operator extends for its next output: moved out for the last output
-/// of that row (`left` more to come is 0), copied otherwise. A seek that finds one node,
-/// or the last element of an UNWIND, so copies nothing: a row holding an UNWIND map or
-/// list was copied whole for every output.
-pub(crate) fn last_or_clone(row: &mut Row, left: usize) -> Row {
+/// The input row an operator extends for its next output, with room for the `extra`
+/// values it appends: moved out for the last output of that row (`left` more to come is
+/// 0), copied otherwise. A seek that finds one node, or the last element of an UNWIND, so
+/// copies nothing: a row holding an UNWIND map or list was copied whole for every output.
+/// The room is made here because a row copied at its length and then extended was
+/// reallocated at once: 2.5 % of a bulk load's instructions.
+pub(crate) fn last_or_clone(row: &mut Row, left: usize, extra: usize) -> Row {
     if left == 0 {
-        std::mem::take(row)
+        let mut out = std::mem::take(row);
+        out.reserve(extra);
+        out
     } else {
-        row.clone()
+        let mut out = Vec::with_capacity(row.len() + extra);
+        out.extend_from_slice(row);
+        out
     }
 }
 
@@ -667,6 +673,10 @@ pub(crate) fn last_or_clone(row: &mut Row, left: usize) -> Row {
 pub(crate) struct Unwind<'a> {
     pub(crate) input: BoxOp<'a>,
     pub(crate) expr: Expr,
+    /// The value of `expr` (a parameter), moved in by its owner: taken for the one input
+    /// row instead of copying the parameter's list. Copying a bulk load's rows out of
+    /// their parameter was a tenth of its instructions.
+    pub(crate) moved: Option<Value>,
     pub(crate) cur: Option<(Row, std::vec::IntoIter<Value>)>,
 }
 
@@ -682,14 +692,18 @@ impl<'a> Operator<'a> for Unwind<'a> {
                 && let Some(v) = items.next()
             {
                 ctx.tick(1)?;
-                let mut out = last_or_clone(row, items.len());
+                let mut out = last_or_clone(row, items.len(), 1);
                 out.push(v);
                 return Ok(Some(out));
             }
             let Some(row) = self.input.next(ctx)? else {
                 return Ok(None);
             };
-            let items = match ctx.eval(&self.expr, &row)? {
+            let value = match self.moved.take() {
+                Some(value) => value,
+                None => ctx.eval(&self.expr, &row)?,
+            };
+            let items = match value {
                 Value::List(l) => l,
                 Value::Null => Vec::new(),
                 v => vec![v],
@@ -913,7 +927,7 @@ impl<'a> Operator<'a> for ProcedureCall<'a> {
             if let Some((row, recs)) = &mut self.cur
                 && let Some(rec) = recs.next()
             {
-                let mut out = last_or_clone(row, recs.len());
+                let mut out = last_or_clone(row, recs.len(), rec.len());
                 out.extend(rec);
                 return Ok(Some(out));
             }

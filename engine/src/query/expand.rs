@@ -7,6 +7,7 @@ use batho_lang::Value;
 use batho_lang::ast::{Direction, Expr};
 use batho_lang::plan::{SeekKey, regex_literal_prefix};
 use batho_schema::NodeKind;
+use batho_storage::session::IndexHits;
 use batho_storage::{Artifact, NodeIdx, RoaringBitmap};
 
 use super::exec::{BoxOp, Ctx, ExecError, ExecResult, Operator, Row};
@@ -99,14 +100,18 @@ pub(crate) struct NodeSeek<'a> {
     /// Allowed labels on writable graphs; empty = any.
     pub(crate) labels: Vec<String>,
     pub(crate) use_index: bool,
-    pub(crate) cur: Option<(Row, std::vec::IntoIter<u32>)>,
+    pub(crate) cur: Option<(Row, IndexHits)>,
 }
 
 impl NodeSeek<'_> {
-    fn lookup(&self, ctx: &Ctx<'_>, v: &Value) -> ExecResult<Vec<u32>> {
+    fn lookup(&self, ctx: &Ctx<'_>, v: &Value) -> ExecResult<IndexHits> {
         let Some(art) = ctx.topology.artifact() else {
             return self.compare_all(ctx, v);
         };
+        self.lookup_in_artifact(ctx, art, v).map(IndexHits::from)
+    }
+
+    fn lookup_in_artifact(&self, ctx: &Ctx<'_>, art: &Artifact, v: &Value) -> ExecResult<Vec<u32>> {
         let Value::String(s) = v else {
             // id and name are strings: nothing else is equal to them.
             return Ok(Vec::new());
@@ -153,7 +158,7 @@ impl NodeSeek<'_> {
     /// On a writable graph, where `id` and `name` are properties like any other: the
     /// index on the label and key when there is one, else every node of the labels whose
     /// property compares as the seek asks.
-    fn compare_all(&self, ctx: &Ctx<'_>, wanted: &Value) -> ExecResult<Vec<u32>> {
+    fn compare_all(&self, ctx: &Ctx<'_>, wanted: &Value) -> ExecResult<IndexHits> {
         if let (SeekKey::Id | SeekKey::Name, [label]) = (self.key, self.labels.as_slice())
             && let Some(found) =
                 super::index_seek::lookup(&ctx.topology, label, self.key.property(), wanted)
@@ -179,7 +184,7 @@ impl NodeSeek<'_> {
                 found.push(n);
             }
         }
-        Ok(found)
+        Ok(IndexHits::from(found))
     }
 
     /// Keeps the nodes of the allowed kinds.
@@ -224,7 +229,7 @@ impl<'a> Operator<'a> for NodeSeek<'a> {
             if let Some((row, it)) = &mut self.cur
                 && let Some(n) = it.next()
             {
-                let mut out = super::exec::last_or_clone(row, it.len());
+                let mut out = super::exec::last_or_clone(row, it.len(), 1);
                 out.push(Value::Node(n));
                 return Ok(Some(out));
             }
@@ -233,7 +238,7 @@ impl<'a> Operator<'a> for NodeSeek<'a> {
             };
             let v = ctx.eval(&self.value, &row)?;
             let found = self.lookup(ctx, &v)?;
-            self.cur = Some((row, found.into_iter()));
+            self.cur = Some((row, found));
         }
     }
 }

@@ -9,6 +9,7 @@ use batho_lang::ast::{BinaryOp, Expr, ExprKind};
 use super::exec::{BoxOp, Ctx, ExecResult, Operator, Row};
 use super::topology::Topology;
 use super::writable_access::to_stored;
+use batho_storage::session::IndexHits;
 
 /// The `var.key = expr` conjunct of `predicate` whose key has an index on `label`, with
 /// `expr` not reading `var` itself: the key and the value expression.
@@ -52,7 +53,7 @@ pub(crate) struct IndexSeek<'a> {
     pub(crate) label: String,
     pub(crate) key: String,
     pub(crate) value: Expr,
-    pub(crate) cur: Option<(Row, std::vec::IntoIter<u32>)>,
+    pub(crate) cur: Option<(Row, IndexHits)>,
 }
 
 /// The nodes an index gives for `value` (none for a value that can equal nothing).
@@ -61,16 +62,16 @@ pub(crate) fn lookup(
     label: &str,
     key: &str,
     value: &Value,
-) -> Option<Vec<u32>> {
+) -> Option<IndexHits> {
     let Topology::Writable(state) = topology else {
         return None;
     };
     let stored = match to_stored(value) {
         Ok(stored) => stored,
         // A node or a path equals no property value.
-        Err(_) => return Some(Vec::new()),
+        Err(_) => return Some(IndexHits::Empty),
     };
-    state.borrow().graph.index_lookup(label, key, &stored)
+    state.borrow().graph.index_hits(label, key, &stored)
 }
 
 impl<'a> Operator<'a> for IndexSeek<'a> {
@@ -84,7 +85,7 @@ impl<'a> Operator<'a> for IndexSeek<'a> {
             if let Some((row, nodes)) = &mut self.cur
                 && let Some(n) = nodes.next()
             {
-                let mut out = super::exec::last_or_clone(row, nodes.len());
+                let mut out = super::exec::last_or_clone(row, nodes.len(), 1);
                 out.push(Value::Node(n));
                 return Ok(Some(out));
             }
@@ -92,9 +93,10 @@ impl<'a> Operator<'a> for IndexSeek<'a> {
                 return Ok(None);
             };
             let value = ctx.eval(&self.value, &row)?;
-            let found = lookup(&ctx.topology, &self.label, &self.key, &value).unwrap_or_default();
+            let found =
+                lookup(&ctx.topology, &self.label, &self.key, &value).unwrap_or(IndexHits::Empty);
             ctx.tick(1 + found.len() as u64)?;
-            self.cur = Some((row, found.into_iter()));
+            self.cur = Some((row, found));
         }
     }
 }

@@ -159,7 +159,7 @@ fn start_candidates(ctx: &Ctx<'_>, want: &NodeWant) -> Vec<u32> {
     for label in &want.labels {
         for (key, value) in &want.properties {
             if let Some(found) = super::index_seek::lookup(&ctx.topology, label, key, value) {
-                return found;
+                return found.collect();
             }
         }
     }

@@ -764,6 +764,7 @@ fn run_one(
         opts,
         start,
         at,
+        moved: Default::default(),
     };
     run::execute(Topology::Code(art), &graph, &statement)
 }

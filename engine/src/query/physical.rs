@@ -19,6 +19,7 @@ use super::index_seek::{IndexSeek, indexed_equality};
 use super::merge::MergeClause;
 use super::topology::Topology;
 use super::update::{CreateClause, DeleteClause, Eager, RemoveClause, SetClause, pattern_columns};
+use batho_lang::Value;
 use batho_lang::ast::{BinaryOp, Direction, Expr, ExprKind, Literal, Quantifier, Slot, SlotRef};
 use batho_lang::bind::{bind, bind_all, bind_pattern_part, bind_set_items};
 use batho_lang::eval::AggregateFunc;
@@ -46,6 +47,9 @@ pub(crate) struct Builder<'a> {
     id_order_wanted: HashMap<usize, ScanOrder>,
     /// Those of them that were built as asked (not replaced by an index seek).
     id_order_built: HashSet<usize>,
+    /// The list of the plan's [`Plan::moved_parameter`](batho_lang::Plan), handed over
+    /// by a caller that owns its parameters, for the `UNWIND` that reads it.
+    moved_parameter: Option<(String, Value)>,
 }
 
 /// What [`Builder::make`] builds for one plan node: the operator, its columns and its
@@ -265,7 +269,16 @@ impl<'a> Builder<'a> {
             depth: 0,
             id_order_wanted: HashMap::new(),
             id_order_built: HashSet::new(),
+            moved_parameter: None,
         }
+    }
+
+    /// Hands the builder the value of the plan's moved parameter (see
+    /// [`Plan::moved_parameter`](batho_lang::Plan)): the `UNWIND` reading it takes it
+    /// rather than copying it out of the parameters.
+    pub(crate) fn with_moved_parameter(mut self, moved: Option<(String, Value)>) -> Self {
+        self.moved_parameter = moved;
+        self
     }
 
     /// Builds `lp`; `arg_cols` are the columns of the enclosing row its `Argument` sees.
@@ -811,9 +824,16 @@ impl<'a> Builder<'a> {
                 let b = self.build(input, arg_cols)?;
                 let mut cols = b.cols.clone();
                 cols.push(var.clone());
+                let moved = match (&expr.kind, &self.moved_parameter) {
+                    (ExprKind::Parameter(name), Some((moved, _))) if name == moved => {
+                        self.moved_parameter.take().map(|(_, value)| value)
+                    }
+                    _ => None,
+                };
                 let op = Unwind {
                     expr: bind(expr, &b.cols)?,
                     input: b.op,
+                    moved,
                     cur: None,
                 };
                 Ok((Box::new(op), cols, String::new()))

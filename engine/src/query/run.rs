@@ -1,6 +1,7 @@
 //! Running one compiled statement over a graph: build the physical plan, then explain
 //! it, or pull its rows under the limits and report the profile.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,9 @@ pub(crate) struct Statement<'s> {
     pub(crate) start: Instant,
     /// The generation an `AT` clause reads, shown at the head of the plan.
     pub(crate) at: Option<&'s str>,
+    /// The value of the plan's `moved_parameter`, given by a caller that owned it (and
+    /// removed it from `params`).
+    pub(crate) moved: Cell<Option<Value>>,
 }
 
 /// Runs `statement` over `topology`, whose properties `access` reads.
@@ -36,7 +40,8 @@ pub(crate) fn execute(
         optimize: statement.opts.optimize,
         profile,
     };
-    let mut builder = Builder::new(topology, flags, &plan.root);
+    let moved = plan.moved_parameter.clone().zip(statement.moved.take());
+    let mut builder = Builder::new(topology, flags, &plan.root).with_moved_parameter(moved);
     let built = builder
         .build(&plan.root, &[])
         .map_err(|e| QueryError::from_exec(statement.text, e))?;

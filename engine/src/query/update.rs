@@ -255,15 +255,19 @@ pub(crate) fn create_part(
     row: &mut Row,
 ) -> ExecResult<()> {
     let mut current = node_for(ctx, &part.element.start, cols, row)?;
-    let mut nodes = vec![current];
-    let mut rels = Vec::new();
+    // The path is collected only when a variable names it: two vectors grown per row
+    // were 2 % of a bulk load.
+    let mut path = part.variable.as_ref().map(|_| (vec![current], Vec::new()));
     for (rel, node) in &part.element.chain {
         let next = node_for(ctx, node, cols, row)?;
-        rels.push(create_relationship(ctx, rel, (current, next), cols, row)?);
-        nodes.push(next);
+        let rel = create_relationship(ctx, rel, (current, next), cols, row)?;
+        if let Some((nodes, rels)) = &mut path {
+            rels.push(rel);
+            nodes.push(next);
+        }
         current = next;
     }
-    if let Some(v) = &part.variable {
+    if let (Some(v), Some((nodes, rels))) = (&part.variable, path) {
         row[column(cols, &v.name)?] = Value::Path { nodes, rels };
     }
     Ok(())

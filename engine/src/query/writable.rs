@@ -420,6 +420,17 @@ impl WritableDatabase {
         self.execute_with(text, params, &QueryOptions::default())
     }
 
+    /// [`Self::execute`] with parameters given rather than lent: a list parameter that a
+    /// statement only unwinds (`UNWIND $rows AS r CREATE ...`, a bulk load) is moved into
+    /// its rows instead of copied.
+    pub fn execute_owned(
+        &mut self,
+        text: &str,
+        params: BTreeMap<String, Value>,
+    ) -> Result<QueryResult, QueryError> {
+        self.execute_parameters(text, Parameters::Given(params), &QueryOptions::default())
+    }
+
     /// Runs a query text (one or more statements, or `BEGIN` / `COMMIT` / `ROLLBACK`).
     /// Outside a transaction the text applies whole or not at all; inside one, a failing
     /// text is undone and the transaction stays open.
@@ -427,6 +438,15 @@ impl WritableDatabase {
         &mut self,
         text: &str,
         params: &BTreeMap<String, Value>,
+        opts: &QueryOptions,
+    ) -> Result<QueryResult, QueryError> {
+        self.execute_parameters(text, Parameters::Lent(params), opts)
+    }
+
+    fn execute_parameters(
+        &mut self,
+        text: &str,
+        params: Parameters<'_>,
         opts: &QueryOptions,
     ) -> Result<QueryResult, QueryError> {
         let start = Instant::now();
@@ -504,7 +524,7 @@ impl WritableDatabase {
         &self,
         text: &str,
         compiled: &[Compiled],
-        params: &BTreeMap<String, Value>,
+        mut params: Parameters<'_>,
         opts: &QueryOptions,
         start: Instant,
     ) -> Result<QueryResult, QueryError> {
@@ -518,13 +538,15 @@ impl WritableDatabase {
                             .into(),
                 });
             }
+            let moved = params.take_moved(&c.plan);
             let statement = run::Statement {
                 text,
                 plan: &c.plan,
-                params,
+                params: params.map(),
                 opts,
                 start,
                 at: None,
+                moved: moved.into(),
             };
             last = Some(run::execute(
                 Topology::Writable(&self.state),
@@ -561,6 +583,30 @@ impl WritableDatabase {
 
     fn compile(&mut self, text: &str) -> Result<Arc<Vec<Compiled>>, QueryError> {
         self.cache.compile(text, &self.schema)
+    }
+}
+
+/// A query's parameters, lent by the caller or given to the database.
+enum Parameters<'p> {
+    Lent(&'p BTreeMap<String, Value>),
+    Given(BTreeMap<String, Value>),
+}
+
+impl Parameters<'_> {
+    fn map(&self) -> &BTreeMap<String, Value> {
+        match self {
+            Parameters::Lent(map) => map,
+            Parameters::Given(map) => map,
+        }
+    }
+
+    /// The value of `plan`'s moved parameter, taken out of given parameters (nothing else
+    /// in the text reads it); `None` for lent ones, which the `UNWIND` copies.
+    fn take_moved(&mut self, plan: &batho_lang::plan::Plan) -> Option<Value> {
+        match (self, &plan.moved_parameter) {
+            (Parameters::Given(map), Some(name)) => map.remove(name),
+            _ => None,
+        }
     }
 }
 

@@ -367,14 +367,10 @@ impl<'t> Builder<'t> {
                     .is_some_and(|b| b.as_rule() == Rule::TRUE),
             )),
             Rule::null_lit => lit(Literal::Null),
-            Rule::parameter => {
-                let name = p.into_inner().next().ok_or_else(|| self.internal(sp))?;
-                let name = match name.as_rule() {
-                    Rule::dec_int => name.as_str().to_string(),
-                    _ => self.ident(name)?.name,
-                };
-                Ok((Expr::new(ExprKind::Parameter(name), sp), 0))
-            }
+            Rule::parameter => Ok((
+                Expr::new(ExprKind::Parameter(self.parameter_name(p)?), sp),
+                0,
+            )),
             Rule::count_star => Ok((Expr::new(ExprKind::CountStar, sp), 0)),
             Rule::function_call => {
                 let mut name = None;

@@ -146,6 +146,13 @@ impl<'t> Builder<'t> {
 
     fn statement(&self, p: Pair<'t, Rule>) -> ParseResult<Statement> {
         let sp = span(&p);
+        let parameters = p
+            .clone()
+            .into_inner()
+            .flatten()
+            .filter(|q| q.as_rule() == Rule::parameter)
+            .map(|q| self.parameter_name(q))
+            .collect::<ParseResult<_>>()?;
         let mut mode = Mode::Run;
         let mut at = None;
         let mut clauses = Vec::new();
@@ -162,6 +169,7 @@ impl<'t> Builder<'t> {
             at,
             clauses,
             span: sp,
+            parameters,
         };
         self.check_structure(&st)?;
         Ok(st)
@@ -620,6 +628,16 @@ impl<'t> Builder<'t> {
     }
 
     // ----- names ----------------------------------------------------------------------
+
+    /// The name of a `$name` or `$1` parameter.
+    fn parameter_name(&self, p: Pair<'t, Rule>) -> ParseResult<String> {
+        let sp = span(&p);
+        let name = p.into_inner().next().ok_or_else(|| self.internal(sp))?;
+        Ok(match name.as_rule() {
+            Rule::dec_int => name.as_str().to_string(),
+            _ => self.ident(name)?.name,
+        })
+    }
 
     fn ident(&self, p: Pair<'t, Rule>) -> ParseResult<Ident> {
         let sp = span(&p);

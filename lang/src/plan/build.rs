@@ -61,6 +61,7 @@ pub fn plan(
         columns,
         mode: st.mode,
         writes: st.clauses.iter().any(Clause::is_write),
+        moved_parameter: None,
     })
 }
 

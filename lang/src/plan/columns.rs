@@ -283,6 +283,15 @@ impl LogicalPlan {
 
     /// Every `$parameter` name the plan reads, sorted and deduplicated.
     pub fn parameters(&self) -> Vec<String> {
+        let mut out = self.parameter_uses();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The name of every `$parameter` use in the plan's expressions (a name read twice is
+    /// here twice).
+    pub fn parameter_uses(&self) -> Vec<String> {
         let mut out = Vec::new();
         let mut stack = vec![self];
         while let Some(p) = stack.pop() {
@@ -317,8 +326,6 @@ impl LogicalPlan {
             }
             stack.extend(p.children());
         }
-        out.sort();
-        out.dedup();
         out
     }
 }

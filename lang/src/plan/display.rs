@@ -263,6 +263,7 @@ pub(crate) fn describe(p: &LogicalPlan) -> String {
                     span: crate::ast::Span::default(),
                 })],
                 span: crate::ast::Span::default(),
+                parameters: Vec::new(),
             };
             let text = crate::print::statement_to_string(&st);
             s.push_str(text.trim_start_matches("SET "));
@@ -280,6 +281,7 @@ pub(crate) fn describe(p: &LogicalPlan) -> String {
                     span: crate::ast::Span::default(),
                 })],
                 span: crate::ast::Span::default(),
+                parameters: Vec::new(),
             };
             let text = crate::print::statement_to_string(&st);
             s.push_str(text.trim_start_matches("REMOVE "));

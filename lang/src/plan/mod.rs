@@ -25,7 +25,7 @@ mod project;
 
 pub use build::{PlanError, plan, regex_literal_prefix};
 
-use crate::ast::{Direction, Expr, Mode, PatternPart, RemoveItem, SetItem};
+use crate::ast::{Direction, Expr, ExprKind, Mode, PatternPart, RemoveItem, SetItem};
 use crate::eval::AggregateFunc;
 
 /// A planned statement.
@@ -39,6 +39,10 @@ pub struct Plan {
     pub mode: Mode,
     /// Whether the plan modifies the graph (needs a writable graph).
     pub writes: bool,
+    /// A list parameter that the plan's first `UNWIND` reads once and nothing else in the
+    /// query text reads (set by [`crate::compile`]): a caller that owns the parameters may
+    /// move the list into that `UNWIND` rather than copy it.
+    pub moved_parameter: Option<String>,
 }
 
 /// Which indexed property a seek uses.
@@ -380,6 +384,33 @@ impl LogicalPlan {
             LogicalPlan::Delete { detach: true, .. } => "DetachDelete",
             LogicalPlan::Delete { .. } => "Delete",
             LogicalPlan::Remove { .. } => "Remove",
+        }
+    }
+
+    /// The parameter `$p` of an `UNWIND $p` that runs exactly once per execution: one
+    /// over the plan's top-level `Argument` (a single row), reached from the root through
+    /// operators that open their input once. The inner side of an `Optional` and both
+    /// sides of a product or join are not followed, since they may run per outer row.
+    pub fn unwound_once_parameter(&self) -> Option<&str> {
+        let mut at = self;
+        loop {
+            if let LogicalPlan::Unwind { input, expr, .. } = at
+                && let LogicalPlan::Argument { columns } = input.as_ref()
+                && columns.is_empty()
+                && let ExprKind::Parameter(name) = &expr.kind
+            {
+                return Some(name);
+            }
+            at = match at {
+                LogicalPlan::Argument { .. }
+                | LogicalPlan::CartesianProduct { .. }
+                | LogicalPlan::HashJoin { .. } => return None,
+                LogicalPlan::Optional { input, .. } => input,
+                _ => match at.children().as_slice() {
+                    [only] => only,
+                    _ => return None,
+                },
+            };
         }
     }
 

@@ -65,13 +65,63 @@ impl Postings {
         }
     }
 
-    fn nodes(&self) -> Vec<u32> {
+    fn hits(&self) -> IndexHits {
         match self {
-            Postings::One(node) => vec![*node],
-            Postings::Many(nodes) => nodes.iter().collect(),
+            Postings::One(node) => IndexHits::One(*node),
+            Postings::Many(nodes) => IndexHits::from(nodes.iter().collect::<Vec<_>>()),
         }
     }
 }
+
+/// The nodes an index gives for one value, in a seek's hands. Most values (ids) name one
+/// node, held without a heap block: a vector per look-up was an allocation and a free
+/// for every row of a bulk load's relationship seeks.
+#[derive(Clone, Debug)]
+pub enum IndexHits {
+    /// No node (left).
+    Empty,
+    /// One node.
+    One(u32),
+    /// Several.
+    Many(std::vec::IntoIter<u32>),
+}
+
+impl From<Vec<u32>> for IndexHits {
+    fn from(nodes: Vec<u32>) -> Self {
+        match nodes.as_slice() {
+            [] => IndexHits::Empty,
+            [node] => IndexHits::One(*node),
+            _ => IndexHits::Many(nodes.into_iter()),
+        }
+    }
+}
+
+impl Iterator for IndexHits {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            IndexHits::Empty => None,
+            IndexHits::One(node) => {
+                let node = *node;
+                *self = IndexHits::Empty;
+                Some(node)
+            }
+            IndexHits::Many(nodes) => nodes.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = match self {
+            IndexHits::Empty => 0,
+            IndexHits::One(_) => 1,
+            IndexHits::Many(nodes) => nodes.len(),
+        };
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for IndexHits {}
 
 /// The key a value is indexed under, or `None` when it can equal nothing.
 pub(crate) fn index_key(value: &PropValue) -> Option<IndexKey> {
@@ -172,12 +222,16 @@ impl WritableGraph {
     /// The nodes with `label` whose `key` equals `value`, through the index; `None` when
     /// there is no such index.
     pub fn index_lookup(&self, label: &str, key: &str, value: &PropValue) -> Option<Vec<u32>> {
+        self.index_hits(label, key, value).map(Iterator::collect)
+    }
+
+    /// [`Self::index_lookup`] as a seek consumes it.
+    pub fn index_hits(&self, label: &str, key: &str, value: &PropValue) -> Option<IndexHits> {
         let index = &self.indexes[self.index_position(label, key)?];
         Some(
             index_key(value)
                 .and_then(|k| index.entries.get(&k))
-                .map(Postings::nodes)
-                .unwrap_or_default(),
+                .map_or(IndexHits::Empty, Postings::hits),
         )
     }
 

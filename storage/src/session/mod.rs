@@ -29,6 +29,7 @@ mod wal;
 
 pub use change::Change;
 pub use graph::{ChangeError, Journal, WritableGraph};
+pub use index::IndexHits;
 pub use net::NetChanges;
 pub use prop::{MAX_NESTING, PropValue, TemporalParts};
 pub use store::{
