@@ -47,9 +47,6 @@ pub(crate) struct Builder<'a> {
     id_order_wanted: HashMap<usize, ScanOrder>,
     /// Those of them that were built as asked (not replaced by an index seek).
     id_order_built: HashSet<usize>,
-    /// The plan's root, and whether its rows go unread (a statement that returns nothing).
-    root: *const LogicalPlan,
-    root_output_unused: bool,
     /// The list of the plan's [`Plan::moved_parameter`](batho_lang::Plan), handed over
     /// by a caller that owns its parameters, for the `UNWIND` that reads it.
     moved_parameter: Option<(String, Value)>,
@@ -272,17 +269,8 @@ impl<'a> Builder<'a> {
             depth: 0,
             id_order_wanted: HashMap::new(),
             id_order_built: HashSet::new(),
-            root,
-            root_output_unused: false,
             moved_parameter: None,
         }
-    }
-
-    /// Tells the builder that nobody reads the rows of the plan's root (it returns no
-    /// columns): an update there need not keep them.
-    pub(crate) fn with_root_output_unused(mut self, unused: bool) -> Self {
-        self.root_output_unused = unused;
-        self
     }
 
     /// Hands the builder the value of the plan's moved parameter (see
@@ -1105,10 +1093,6 @@ impl<'a> Builder<'a> {
             )));
         }
         let note = "eager: every input row first, then the writes".to_string();
-        // The rows of an update at the root of a plan that returns nothing are dropped as
-        // they are written, not held until the statement ends (PROFILE still counts them).
-        let keep_output =
-            self.flags.profile || !(self.root_output_unused && std::ptr::eq(lp, self.root));
         Ok(match lp {
             LogicalPlan::Create { input, pattern } => {
                 let b = self.build(input, arg_cols)?;
@@ -1121,7 +1105,7 @@ impl<'a> Builder<'a> {
                         .map(|part| bind_pattern_part(part, &cols))
                         .collect::<Result<_, _>>()?,
                 };
-                (Box::new(Eager::new(b.op, update, keep_output)), cols, note)
+                (Box::new(Eager::new(b.op, update)), cols, note)
             }
             LogicalPlan::Merge {
                 input,
@@ -1138,7 +1122,7 @@ impl<'a> Builder<'a> {
                     on_match: bind_set_items(on_match, &cols)?,
                     cols: cols.clone(),
                 };
-                (Box::new(Eager::new(b.op, update, keep_output)), cols, note)
+                (Box::new(Eager::new(b.op, update)), cols, note)
             }
             LogicalPlan::SetProperties { input, items } => {
                 let b = self.build(input, arg_cols)?;
@@ -1146,11 +1130,7 @@ impl<'a> Builder<'a> {
                     items: bind_set_items(items, &b.cols)?,
                     cols: b.cols.clone(),
                 };
-                (
-                    Box::new(Eager::new(b.op, update, keep_output)),
-                    b.cols,
-                    note,
-                )
+                (Box::new(Eager::new(b.op, update)), b.cols, note)
             }
             LogicalPlan::Delete {
                 input,
@@ -1164,11 +1144,7 @@ impl<'a> Builder<'a> {
                     nodes: Vec::new(),
                     relationships: Vec::new(),
                 };
-                (
-                    Box::new(Eager::new(b.op, update, keep_output)),
-                    b.cols,
-                    note,
-                )
+                (Box::new(Eager::new(b.op, update)), b.cols, note)
             }
             LogicalPlan::Remove { input, items } => {
                 let b = self.build(input, arg_cols)?;
@@ -1176,11 +1152,7 @@ impl<'a> Builder<'a> {
                     cols: b.cols.clone(),
                     items: items.clone(),
                 };
-                (
-                    Box::new(Eager::new(b.op, update, keep_output)),
-                    b.cols,
-                    note,
-                )
+                (Box::new(Eager::new(b.op, update)), b.cols, note)
             }
             other => return Err(internal(format!("{} is not an update", other.name()))),
         })

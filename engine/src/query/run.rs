@@ -41,9 +41,7 @@ pub(crate) fn execute(
         profile,
     };
     let moved = plan.moved_parameter.clone().zip(statement.moved.take());
-    let mut builder = Builder::new(topology, flags, &plan.root)
-        .with_moved_parameter(moved)
-        .with_root_output_unused(plan.columns.is_empty());
+    let mut builder = Builder::new(topology, flags, &plan.root).with_moved_parameter(moved);
     let built = builder
         .build(&plan.root, &[])
         .map_err(|e| QueryError::from_exec(statement.text, e))?;

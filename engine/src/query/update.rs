@@ -61,18 +61,14 @@ pub(crate) struct Eager<'a, U> {
     pub(crate) input: BoxOp<'a>,
     pub(crate) update: U,
     pub(crate) out: Option<std::vec::IntoIter<Row>>,
-    /// Whether anything reads the rows after the writes; when not, each is dropped as
-    /// soon as it is written (a bulk load's batch held every row's map until its end).
-    keep_output: bool,
 }
 
 impl<'a, U> Eager<'a, U> {
-    pub(crate) fn new(input: BoxOp<'a>, update: U, keep_output: bool) -> Self {
+    pub(crate) fn new(input: BoxOp<'a>, update: U) -> Self {
         Eager {
             input,
             update,
             out: None,
-            keep_output,
         }
     }
 }
@@ -90,13 +86,10 @@ impl<'a, U: ClauseUpdate> Operator<'a> for Eager<'a, U> {
                 ctx.hold_row(&row)?;
                 rows.push(row);
             }
-            let mut out = Vec::with_capacity(if self.keep_output { rows.len() } else { 1 });
+            let mut out = Vec::with_capacity(rows.len());
             for row in rows {
                 ctx.tick(1)?;
                 self.update.apply_row(ctx, row, &mut out)?;
-                if !self.keep_output {
-                    out.clear();
-                }
             }
             self.update.finish(ctx)?;
             self.out = Some(out.into_iter());
