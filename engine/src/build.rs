@@ -39,6 +39,10 @@ pub struct BuildOptions {
     pub max_workers: Option<usize>,
     /// Files larger than this are skipped and reported; `None` uses the discovery default.
     pub max_file_size_kb: Option<u64>,
+    /// A compilation database to evaluate `#if` conditions with; `None` looks for
+    /// `compile_commands.json`, then `batho.yaml`'s `defines:`, at the root (see
+    /// [`crate::config`]).
+    pub compile_commands: Option<PathBuf>,
 }
 
 /// Progress reported while a build runs, for progress bars.
@@ -144,6 +148,12 @@ pub enum BuildError {
     /// The extractor could not be set up (a grammar failed to load).
     #[error(transparent)]
     Extract(#[from] crate::extract::ExtractError),
+    /// The configuration (a compilation database) could not be read.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The configuration could not be recorded in the artifact folder.
+    #[error("cannot record the configuration in the artifact folder: {0}")]
+    RecordConfig(std::io::Error),
     /// A parser thread panicked (a bug: extraction must never panic).
     #[error("a parser thread panicked; please report this with the file that caused it")]
     WorkerPanicked,
@@ -282,6 +292,7 @@ pub fn build(
             skipped: discovery.skipped.len(),
         });
     }
+    let config = crate::config::Configuration::discover(&root, opts.compile_commands.as_deref())?;
     let dir = artifact_dir(&root);
     let (store, aside) = open_store_for_build(&root, &dir, opts.full)?;
     let (moved_aside, moved_aside_because) = match aside {
@@ -314,6 +325,9 @@ pub fn build(
         ..DiscoverOptions::default()
     }
     .max_bytes();
+    // Recorded before indexing: `index_all` (and every later patch) reads it there.
+    crate::config::Configuration::record(&dir, config.as_ref())
+        .map_err(BuildError::RecordConfig)?;
     let whole = index_all(&dir, &discovery.files, workers, limit, progress)?;
     phases.extract_ms = whole.extract_ms;
     phases.resolve_ms = whole.resolve_ms;
@@ -487,7 +501,11 @@ pub(crate) fn index_all(
     let pack = facts_cache::PackWriter::create(&facts_cache::cache_dir(dir))
         .ok()
         .map(Mutex::new);
-    let parsed = extract_all(files, workers, limit, pack.as_ref(), progress)?;
+    let config = crate::config::Configuration::recorded(dir).map(std::sync::Arc::new);
+    // Cached facts are keyed by content alone: under a configuration the pack is left
+    // empty (finishing it still clears the older packs), and patches parse.
+    let fill = pack.as_ref().filter(|_| config.is_none());
+    let parsed = extract_all(files, workers, limit, fill, config, progress)?;
     let extract_ms = mark.elapsed().as_millis() as u64;
 
     let mut skipped = Vec::new();
@@ -562,6 +580,7 @@ pub(crate) fn extract_all(
     workers: usize,
     max_bytes: u64,
     pack: Option<&Mutex<facts_cache::PackWriter>>,
+    config: Option<std::sync::Arc<crate::config::Configuration>>,
     progress: &(dyn Fn(BuildEvent) + Sync),
 ) -> Result<Vec<FileOutcome>, BuildError> {
     // Largest files first, so that one big file (the 9 MB sqlite amalgamation) starts at
@@ -581,6 +600,7 @@ pub(crate) fn extract_all(
                 let Ok(mut extractor) = Extractor::new() else {
                     return;
                 };
+                extractor.set_configuration(config.clone());
                 while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let file = &files[i];
                     let outcome = match source::read_source(&file.abs_path, max_bytes) {

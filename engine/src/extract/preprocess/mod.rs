@@ -143,6 +143,13 @@ impl MacroTable {
         }
     }
 
+    /// Whether `name` is defined.
+    pub(crate) fn is_defined(&self, name: &str) -> bool {
+        self.ids
+            .get(name)
+            .is_some_and(|&id| self.definitions[id as usize].is_some())
+    }
+
     fn id(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.ids.get(name) {
             return id;
