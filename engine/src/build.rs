@@ -5,7 +5,7 @@
 //! interleave; readers of the previous generation are never disturbed, and a build that
 //! dies half way leaves the previous generation current (the store's commit is atomic).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -505,7 +505,7 @@ pub(crate) fn index_all(
     // Cached facts are keyed by content alone: under a configuration the pack is left
     // empty (finishing it still clears the older packs), and patches parse.
     let fill = pack.as_ref().filter(|_| config.is_none());
-    let parsed = extract_all(files, workers, limit, fill, config, progress)?;
+    let parsed = extract_all(files, workers, limit, fill, config.clone(), progress)?;
     let extract_ms = mark.elapsed().as_millis() as u64;
 
     let mut skipped = Vec::new();
@@ -529,6 +529,9 @@ pub(crate) fn index_all(
             }),
         }
     }
+    if let Some(config) = &config {
+        evaluate_configuration(files, &mut facts, limit, config);
+    }
     let file_count = facts.len() as u64;
 
     progress(BuildEvent::Resolving);
@@ -545,6 +548,64 @@ pub(crate) fn index_all(
         resolve_ms,
         pack: WholePack(pack),
     })
+}
+
+/// Marks what `config` leaves out of the parsed files `facts` (see
+/// `extract::conditions`): each file's directives are read again from its source, every
+/// translation unit is run, and the inactive lines' entities and uses are marked.
+pub(crate) fn evaluate_configuration(
+    files: &[discover::SourceFile],
+    facts: &mut [FileFacts],
+    limit: u64,
+    config: &crate::config::Configuration,
+) -> u64 {
+    use crate::extract::conditions;
+    let by_path: HashMap<&str, &discover::SourceFile> =
+        files.iter().map(|f| (f.rel_path.as_str(), f)).collect();
+    let scanned: Vec<conditions::Scanned> = facts
+        .iter()
+        .map(|f| {
+            by_path
+                .get(f.path.as_str())
+                .and_then(|file| source::read_source(&file.abs_path, limit).ok())
+                .map(|text| conditions::scan(&text.text))
+                .unwrap_or_default()
+        })
+        .collect();
+    let paths: Vec<&str> = facts.iter().map(|f| f.path.as_str()).collect();
+    let root_dirs = files.first().and_then(|f| {
+        let depth = f.rel_path.split('/').count();
+        f.abs_path.ancestors().nth(depth).map(Path::to_path_buf)
+    });
+    let config = crate::config::Configuration {
+        include_dirs: config
+            .include_dirs
+            .iter()
+            .filter_map(|d| {
+                let p = Path::new(d);
+                if p.is_absolute() {
+                    let root = root_dirs.as_deref()?;
+                    let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+                    let rel = canonical.strip_prefix(root).ok()?;
+                    Some(rel.to_string_lossy().replace('\\', "/"))
+                } else {
+                    Some(d.clone())
+                }
+            })
+            .collect(),
+        ..config.clone()
+    };
+    let tree = conditions::Tree {
+        paths: &paths,
+        scanned: &scanned,
+    };
+    let evaluations = conditions::evaluate_tree(&tree, &config);
+    let mut undecided = 0;
+    for (f, evaluation) in facts.iter_mut().zip(&evaluations) {
+        undecided += u64::from(evaluation.undecided);
+        crate::extract::mark_inactive(f, evaluation);
+    }
+    undecided
 }
 
 /// Resolves the facts of a whole tree into the graph a build commits (communities not
@@ -600,7 +661,7 @@ pub(crate) fn extract_all(
                 let Ok(mut extractor) = Extractor::new() else {
                     return;
                 };
-                extractor.set_configuration(config.clone());
+                extractor.set_configured(config.is_some());
                 while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let file = &files[i];
                     let outcome = match source::read_source(&file.abs_path, max_bytes) {

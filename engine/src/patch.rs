@@ -662,6 +662,11 @@ pub(crate) struct Extract<'a> {
 }
 
 impl Extract<'_> {
+    /// Whether the base was built under a configuration.
+    pub(crate) fn configured(&self) -> bool {
+        self.config.is_some()
+    }
+
     /// The facts of the readable files among `paths`, and the paths that could not be
     /// indexed (missing, unreadable, too large, binary).
     pub(crate) fn run(

@@ -1,17 +1,25 @@
-//! `#if` evaluation under a [`Configuration`]: which lines of a file its configuration
-//! leaves out.
+//! `#if` evaluation under a [`Configuration`]: which lines of each file the
+//! configuration leaves out.
 //!
-//! The directive lines are read in order (as [`super::guards`] reads them); the macros in
-//! force are the configuration's defines and the `#define`s and `#undef`s met so far in
-//! active code of the file itself (a file's headers are not read: a macro only they define
-//! counts as undefined, as any unknown name does). `#if` and `#elif` expressions go
-//! through the macro expander of [`super::preprocess`] after `defined` is replaced, and are
-//! evaluated with C's integer rules, unknown identifiers being 0. A condition the
-//! evaluator cannot decide (`__has_include`, an unknown function-like macro's call, a
-//! floating constant, a division by zero, a syntax it does not read) keeps its branch
-//! active and is counted: code is never left out on a guess.
+//! Each file's directive lines are read once ([`scan`]). Then every translation unit (a
+//! file that is not a header) is preprocessed as a compiler would, directives only: its
+//! macro table starts from the configuration's defines, takes the `#define`s and
+//! `#undef`s of active code in order, and an active `#include "…"` (or `<…>`) of a file of
+//! the repository (found beside the includer, then in the configuration's include
+//! folders) is entered in place, `#pragma once` honoured. A branch is active in a file
+//! when some translation unit that reaches it compiles it (the union: a header is
+//! evaluated with the configurations of the units that include it); a file no unit
+//! reaches is evaluated on its own. `#if` and `#elif` expressions go through the macro
+//! expander of [`super::preprocess`] after `defined` is replaced, and are evaluated with
+//! C's integer rules, unknown identifiers being 0. A condition the evaluator cannot
+//! decide (`__has_include`, an unknown function-like macro's call, a floating constant, a
+//! division by zero, a syntax it does not read) keeps its branch active and is counted:
+//! code is never left out on a guess. Files outside the repository (system headers) are
+//! not read: what only they define counts as undefined.
 
 use super::preprocess::{MacroDefinition, MacroTable, Token, TokenKind, expand, lex};
+use std::collections::HashSet;
+
 use crate::config::Configuration;
 
 /// What the evaluation of one file found.
@@ -31,7 +39,7 @@ impl Evaluation {
     }
 }
 
-/// The macro table a configuration starts every file with.
+/// The macro table a configuration starts every translation unit with.
 pub(crate) fn initial_table(config: &Configuration) -> MacroTable {
     let mut table = MacroTable::default();
     for define in &config.defines {
@@ -50,24 +58,52 @@ pub(crate) fn initial_table(config: &Configuration) -> MacroTable {
     table
 }
 
-/// One open conditional block.
-struct Frame {
-    /// Whether the code around the block is active.
-    parent: bool,
-    /// Whether the current branch is active.
-    active: bool,
-    /// Whether a branch was decided true already (later ones are inactive).
-    taken: bool,
-    /// The first line of the current branch's inactive range, when it is inactive inside
-    /// active code (a block inside an inactive one adds no range of its own).
-    inactive_from: Option<u32>,
+/// What a directive line does.
+#[derive(Clone, Debug)]
+enum Kind {
+    If(Vec<Token>),
+    /// `#ifdef` (true) or `#ifndef` (false) of a name.
+    IfDefined(String, bool),
+    Elif(Vec<Token>),
+    /// `#elifdef` (true) or `#elifndef` (false) of a name.
+    ElifDefined(String, bool),
+    Else,
+    Endif,
+    Define(String, MacroDefinition),
+    Undef(String),
+    /// The path as written, and whether in angle brackets.
+    Include(String, bool),
+    PragmaOnce,
 }
 
-/// Evaluates the conditionals of `src` under `config`.
-pub(crate) fn evaluate(src: &str, config: &Configuration) -> Evaluation {
-    let mut table = initial_table(config);
-    let mut out = Evaluation::default();
-    let mut stack: Vec<Frame> = Vec::new();
+impl Kind {
+    fn opens_branch(&self) -> bool {
+        matches!(
+            self,
+            Kind::If(_) | Kind::IfDefined(..) | Kind::Elif(_) | Kind::ElifDefined(..) | Kind::Else
+        )
+    }
+}
+
+/// One directive: its kind and its first and last line (continuations included).
+#[derive(Clone, Debug)]
+struct Directive {
+    kind: Kind,
+    first: u32,
+    last: u32,
+}
+
+/// The directives of one file, and its line count.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scanned {
+    directives: Vec<Directive>,
+    lines: u32,
+}
+
+/// Reads the directive lines of `src` (the ones conditionals, definitions and includes
+/// need).
+pub(crate) fn scan(src: &str) -> Scanned {
+    let mut out = Scanned::default();
     let mut line_no = 0u32;
     let mut lines = src.split('\n');
     while let Some(first) = lines.next() {
@@ -87,85 +123,368 @@ pub(crate) fn evaluate(src: &str, config: &Configuration) -> Evaluation {
         if !text.trim_start().starts_with('#') {
             continue;
         }
-        let tokens = lex(&text, 0);
+        let mut tokens = lex(&text, 0);
         let Some(word) = tokens.get(1).filter(|t| t.kind == TokenKind::Identifier) else {
             continue;
         };
-        let active = stack.last().is_none_or(|f| f.parent && f.active);
-        let args = &tokens[2..];
-        match word.text.as_str() {
-            "if" | "ifdef" | "ifndef" => {
-                let value = if !active {
-                    Some(false)
-                } else if word.text == "if" {
-                    condition(&table, args)
-                } else {
-                    let defined = args.first().is_some_and(|t| is_defined(&table, &t.text));
-                    Some(defined == (word.text == "ifdef"))
-                };
-                if active && value.is_none() {
-                    out.undecided += 1;
-                }
-                let branch = value != Some(false);
-                stack.push(Frame {
-                    parent: active,
-                    active: branch,
-                    taken: value == Some(true),
-                    inactive_from: (active && !branch).then_some(line_no + 1),
-                });
+        let name = || tokens.get(2).map(|t| t.text.clone()).unwrap_or_default();
+        let kind = match word.text.as_str() {
+            "if" => Kind::If(tokens.split_off(2)),
+            "ifdef" => Kind::IfDefined(name(), true),
+            "ifndef" => Kind::IfDefined(name(), false),
+            "elif" => Kind::Elif(tokens.split_off(2)),
+            "elifdef" => Kind::ElifDefined(name(), true),
+            "elifndef" => Kind::ElifDefined(name(), false),
+            "else" => Kind::Else,
+            "endif" => Kind::Endif,
+            "define" => match MacroDefinition::parse(&text) {
+                Some((name, definition)) => Kind::Define(name, definition),
+                None => continue,
+            },
+            "undef" => Kind::Undef(name()),
+            "include" | "include_next" | "import" => match include_path(&text) {
+                Some((path, system)) => Kind::Include(path, system),
+                None => continue,
+            },
+            "pragma" if tokens.get(2).is_some_and(|t| t.text == "once") => Kind::PragmaOnce,
+            _ => continue,
+        };
+        out.directives.push(Directive {
+            kind,
+            first: start,
+            last: line_no,
+        });
+    }
+    out.lines = line_no;
+    out
+}
+
+/// The path of `#include "p"` or `#include <p>`, and whether in angle brackets.
+fn include_path(text: &str) -> Option<(String, bool)> {
+    let rest = text.trim_start().strip_prefix('#')?.trim_start();
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == '_');
+    let rest = rest.trim_start();
+    let (close, system) = match rest.chars().next()? {
+        '"' => ('"', false),
+        '<' => ('>', true),
+        _ => return None,
+    };
+    let end = rest[1..].find(close)?;
+    Some((rest[1..1 + end].to_owned(), system))
+}
+
+/// Steps (directives run) one evaluation may take over all translation units; past it,
+/// the remaining units are not run and the files only they reach are evaluated alone.
+const MAX_STEPS: u64 = 50_000_000;
+/// Nesting of includes followed at most.
+const MAX_INCLUDE_DEPTH: u32 = 200;
+
+/// The evaluation state of one file over all the units that reach it.
+#[derive(Clone, Default)]
+struct FileState {
+    /// Per directive that opens a branch: active in some unit.
+    active: Vec<bool>,
+    /// Per `#if`/`#elif`: undecided in some unit.
+    undecided: Vec<bool>,
+    /// Reached by some unit.
+    visited: bool,
+}
+
+/// The files of a repository, their directives and how includes find them.
+pub(crate) struct Tree<'a> {
+    /// Repository-relative paths.
+    pub(crate) paths: &'a [&'a str],
+    /// Their directives ([`scan`]).
+    pub(crate) scanned: &'a [Scanned],
+}
+
+struct Run<'a> {
+    tree: &'a Tree<'a>,
+    include_dirs: Vec<String>,
+    by_path: std::collections::HashMap<&'a str, usize>,
+    state: Vec<FileState>,
+    steps: u64,
+}
+
+/// Evaluates every file of `tree` under `config` (see the module's documentation).
+pub(crate) fn evaluate_tree(tree: &Tree<'_>, config: &Configuration) -> Vec<Evaluation> {
+    let mut run = Run {
+        tree,
+        include_dirs: config
+            .include_dirs
+            .iter()
+            .map(|d| normalize(d.trim_end_matches('/')))
+            .collect(),
+        by_path: tree
+            .paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (*p, i))
+            .collect(),
+        state: tree
+            .scanned
+            .iter()
+            .map(|s| FileState {
+                active: vec![false; s.directives.len()],
+                undecided: vec![false; s.directives.len()],
+                visited: false,
+            })
+            .collect(),
+        steps: 0,
+    };
+    for (i, path) in tree.paths.iter().enumerate() {
+        if !is_header(path) && run.steps < MAX_STEPS {
+            let mut macros = Macros::new(config);
+            let mut once = Vec::new();
+            run.file(i, &mut macros, 0, &mut once);
+        }
+    }
+    for i in 0..tree.paths.len() {
+        if !run.state[i].visited {
+            let mut macros = Macros::new(config);
+            let mut once = Vec::new();
+            run.file(i, &mut macros, MAX_INCLUDE_DEPTH, &mut once);
+        }
+    }
+    (0..tree.paths.len())
+        .map(|i| ranges(&tree.scanned[i], &run.state[i]))
+        .collect()
+}
+
+/// Evaluates one file alone under `config` (its includes not followed).
+#[cfg(test)]
+pub(crate) fn evaluate(src: &str, config: &Configuration) -> Evaluation {
+    let scanned = [scan(src)];
+    let tree = Tree {
+        paths: &["f.c"],
+        scanned: &scanned,
+    };
+    evaluate_tree(&tree, config).remove(0)
+}
+
+fn is_header(path: &str) -> bool {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    !matches!(ext, "c" | "cc" | "cpp" | "cxx" | "c++" | "C" | "m" | "mm")
+}
+
+/// `a/./b/../c` → `a/c`.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
             }
-            "elif" | "elifdef" | "elifndef" | "else" => {
-                let Some(frame) = stack.last_mut() else {
-                    continue;
-                };
-                if let Some(from) = frame.inactive_from.take() {
-                    push_range(&mut out.inactive, from, start - 1);
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// One open conditional block while a file runs.
+struct Frame {
+    /// Whether the code around the block is active.
+    parent: bool,
+    /// Whether the current branch is active.
+    active: bool,
+    /// Whether a branch was decided true already (later ones are inactive).
+    taken: bool,
+    /// Whether the code around the block is active only because a condition was not
+    /// decided.
+    parent_uncertain: bool,
+    /// Whether a branch of the block so far was undecided (later ones may or may not run).
+    undecided_before: bool,
+    /// Whether the current branch runs only because of an undecided condition.
+    uncertain: bool,
+}
+
+/// The macros in force in a translation unit, and the names whose definition depends on
+/// an undecided condition.
+pub(crate) struct Macros {
+    table: MacroTable,
+    unknown: HashSet<String>,
+}
+
+impl Macros {
+    fn new(config: &Configuration) -> Macros {
+        Macros {
+            table: initial_table(config),
+            unknown: HashSet::new(),
+        }
+    }
+
+    /// Whether `name` is defined; none when that depends on an undecided condition, or
+    /// for the compilers' own `__has_attribute`, `__has_include`, … (GCC and clang define
+    /// them, others do not).
+    fn defined(&self, name: &str) -> Option<bool> {
+        (!self.unknown.contains(name) && !name.starts_with("__has_"))
+            .then(|| self.table.is_defined(name))
+    }
+}
+
+impl Run<'_> {
+    /// Runs file `f`'s directives with `macros`, entering its includes.
+    fn file(&mut self, f: usize, macros: &mut Macros, depth: u32, once: &mut Vec<usize>) {
+        let tree = self.tree;
+        self.state[f].visited = true;
+        let mut stack: Vec<Frame> = Vec::new();
+        for (d, dir) in tree.scanned[f].directives.iter().enumerate() {
+            self.steps += 1;
+            let active = stack.last().is_none_or(|fr| fr.parent && fr.active);
+            let uncertain = stack
+                .last()
+                .is_some_and(|fr| fr.parent_uncertain || fr.uncertain);
+            let decide = |macros: &Macros, kind: &Kind| match kind {
+                Kind::IfDefined(name, want) | Kind::ElifDefined(name, want) => {
+                    macros.defined(name).map(|defined| defined == *want)
                 }
-                let value = if !frame.parent || frame.taken {
-                    Some(false)
-                } else {
-                    match word.text.as_str() {
-                        "else" => Some(true),
-                        "elif" => condition(&table, args),
-                        w => {
-                            let defined = args.first().is_some_and(|t| is_defined(&table, &t.text));
-                            Some(defined == (w == "elifdef"))
-                        }
+                Kind::If(tokens) | Kind::Elif(tokens) => {
+                    condition(&macros.table, &macros.unknown, tokens)
+                }
+                _ => Some(true),
+            };
+            match &dir.kind {
+                Kind::If(_) | Kind::IfDefined(..) => {
+                    let v = if active {
+                        decide(macros, &dir.kind)
+                    } else {
+                        Some(false)
+                    };
+                    self.note(f, d, active, v);
+                    stack.push(Frame {
+                        parent: active,
+                        active: v != Some(false),
+                        taken: v == Some(true),
+                        parent_uncertain: uncertain,
+                        undecided_before: v.is_none(),
+                        uncertain: v.is_none(),
+                    });
+                }
+                Kind::Elif(_) | Kind::ElifDefined(..) | Kind::Else => {
+                    let Some(frame) = stack.last() else {
+                        continue;
+                    };
+                    let live = frame.parent && !frame.taken;
+                    let v = if live {
+                        decide(macros, &dir.kind)
+                    } else {
+                        Some(false)
+                    };
+                    self.note(f, d, live, v);
+                    if let Some(frame) = stack.last_mut() {
+                        frame.active = v != Some(false);
+                        frame.taken |= v == Some(true);
+                        frame.uncertain = frame.active && (v.is_none() || frame.undecided_before);
+                        frame.undecided_before |= v.is_none();
                     }
-                };
-                if frame.parent && !frame.taken && value.is_none() {
-                    out.undecided += 1;
                 }
-                frame.active = value != Some(false);
-                frame.taken |= value == Some(true);
-                if frame.parent && !frame.active {
-                    frame.inactive_from = Some(line_no + 1);
+                Kind::Endif => {
+                    stack.pop();
+                }
+                Kind::Define(name, definition) if active => {
+                    macros.table.define(name, definition.clone());
+                    if uncertain {
+                        macros.unknown.insert(name.clone());
+                    } else {
+                        macros.unknown.remove(name);
+                    }
+                }
+                Kind::Undef(name) if active => {
+                    macros.table.undefine(name);
+                    if uncertain {
+                        macros.unknown.insert(name.clone());
+                    } else {
+                        macros.unknown.remove(name);
+                    }
+                }
+                Kind::PragmaOnce if active => {
+                    if !once.contains(&f) {
+                        once.push(f);
+                    }
+                }
+                Kind::Include(path, system) if active && depth < MAX_INCLUDE_DEPTH => {
+                    if let Some(target) = self.find_include(f, path, *system)
+                        && !once.contains(&target)
+                        && self.steps < MAX_STEPS
+                    {
+                        self.file(target, macros, depth + 1, once);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Records how branch-opening directive `d` of file `f` was decided where `live` (its
+    /// block's code active and no earlier branch taken).
+    fn note(&mut self, f: usize, d: usize, live: bool, value: Option<bool>) {
+        let state = &mut self.state[f];
+        if live && value != Some(false) {
+            state.active[d] = true;
+        }
+        if live && value.is_none() {
+            state.undecided[d] = true;
+        }
+    }
+
+    /// The repository file `#include` names from file `f`: beside `f` (quoted form),
+    /// then in each include folder.
+    fn find_include(&self, f: usize, path: &str, system: bool) -> Option<usize> {
+        let from = self.tree.paths[f];
+        let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+        let beside = (!system).then(|| normalize(&format!("{dir}/{path}")));
+        beside
+            .into_iter()
+            .chain(
+                self.include_dirs
+                    .iter()
+                    .map(|d| normalize(&format!("{d}/{path}"))),
+            )
+            .find_map(|p| self.by_path.get(p.as_str()).copied())
+    }
+}
+
+/// The inactive ranges of a file: each branch no unit compiled, inside code some unit
+/// did (a branch inside an inactive one adds no range of its own).
+fn ranges(scanned: &Scanned, state: &FileState) -> Evaluation {
+    let mut out = Evaluation {
+        undecided: state.undecided.iter().filter(|&&u| u).count() as u32,
+        ..Evaluation::default()
+    };
+    // Per open block: whether the code around it is active, and where the current
+    // branch's inactive range starts (when it is inactive).
+    let mut stack: Vec<(bool, Option<u32>)> = Vec::new();
+    for (d, dir) in scanned.directives.iter().enumerate() {
+        let around = stack
+            .last()
+            .is_none_or(|&(parent, from)| parent && from.is_none());
+        match dir.kind {
+            Kind::If(_) | Kind::IfDefined(..) => {
+                stack.push((around, (around && !state.active[d]).then_some(dir.last + 1)));
+            }
+            _ if dir.kind.opens_branch() => {
+                if let Some((parent, from)) = stack.last_mut() {
+                    if let Some(start) = from.take() {
+                        push_range(&mut out.inactive, start, dir.first - 1);
+                    }
+                    if *parent && !state.active[d] {
+                        *from = Some(dir.last + 1);
+                    }
                 }
             }
-            "endif" => {
-                if let Some(frame) = stack.pop()
-                    && let Some(from) = frame.inactive_from
-                {
-                    push_range(&mut out.inactive, from, start - 1);
-                }
-            }
-            "define" if active => {
-                if let Some((name, definition)) = MacroDefinition::parse(&text) {
-                    table.define(&name, definition);
-                }
-            }
-            "undef" if active => {
-                if let Some(name) = args.first() {
-                    table.undefine(&name.text);
+            Kind::Endif => {
+                if let Some((_, Some(start))) = stack.pop() {
+                    push_range(&mut out.inactive, start, dir.first - 1);
                 }
             }
             _ => {}
         }
     }
     // A block never closed is inactive to the end of the file.
-    while let Some(frame) = stack.pop() {
-        if let Some(from) = frame.inactive_from {
-            push_range(&mut out.inactive, from, line_no);
+    while let Some((_, from)) = stack.pop() {
+        if let Some(start) = from {
+            push_range(&mut out.inactive, start, scanned.lines);
         }
     }
     out.inactive.sort_unstable();
@@ -178,12 +497,17 @@ fn push_range(ranges: &mut Vec<(u32, u32)>, from: u32, to: u32) {
     }
 }
 
-fn is_defined(table: &MacroTable, name: &str) -> bool {
-    table.is_defined(name)
-}
-
-/// The value of an `#if` expression: none when it cannot be decided.
-pub(crate) fn condition(table: &MacroTable, tokens: &[Token]) -> Option<bool> {
+/// The value of an `#if` expression: none when it cannot be decided. `unknown` names
+/// macros whose definition depends on a condition that was not decided: a condition that
+/// reads one (directly or through the macros it expands) is not decided either.
+pub(crate) fn condition(
+    table: &MacroTable,
+    unknown: &HashSet<String>,
+    tokens: &[Token],
+) -> Option<bool> {
+    if !unknown.is_empty() && mentions(table, unknown, tokens, 0) {
+        return None;
+    }
     // `defined X` and `defined ( X )` are replaced before expansion (C11 6.10.1p4).
     let mut replaced = Vec::with_capacity(tokens.len());
     let mut i = 0;
@@ -204,7 +528,7 @@ pub(crate) fn condition(table: &MacroTable, tokens: &[Token]) -> Option<bool> {
             if name.kind != TokenKind::Identifier || name.text.starts_with("__has_") {
                 return None;
             }
-            let value = if is_defined(table, &name.text) {
+            let value = if table.is_defined(&name.text) {
                 "1"
             } else {
                 "0"
@@ -221,9 +545,32 @@ pub(crate) fn condition(table: &MacroTable, tokens: &[Token]) -> Option<bool> {
         tokens: &expanded,
         at: 0,
     };
-    let value = parser.ternary()?;
-    (parser.at == expanded.len()).then_some(value != 0)
+    let value = parser.ternary().ok()?;
+    if parser.at != expanded.len() {
+        return None;
+    }
+    value.map(|v| v != 0)
 }
+
+/// Whether `tokens` name a macro of `unknown`, or a defined macro whose replacement list
+/// does (a few levels deep).
+fn mentions(table: &MacroTable, unknown: &HashSet<String>, tokens: &[Token], depth: u32) -> bool {
+    tokens.iter().any(|t| {
+        t.kind == TokenKind::Identifier
+            && (unknown.contains(&t.text)
+                || (depth < 8
+                    && table
+                        .body_of(&t.text)
+                        .is_some_and(|body| mentions(table, unknown, body, depth + 1))))
+    })
+}
+
+/// A syntax the reader does not understand: the whole condition is undecided.
+struct Unreadable;
+
+/// A value, or none when it depends on something undecided (`||` and `&&` still decide
+/// when their other side does, as C's short circuits would).
+type Value = Option<i64>;
 
 /// A precedence-climbing reader of a controlling expression over `i64`.
 struct Parser<'t> {
@@ -245,24 +592,34 @@ impl Parser<'_> {
         }
     }
 
-    fn ternary(&mut self) -> Option<i64> {
+    fn ternary(&mut self) -> Result<Value, Unreadable> {
         let c = self.binary(0)?;
         if self.eat("?") {
             let a = self.ternary()?;
             if !self.eat(":") {
-                return None;
+                return Err(Unreadable);
             }
             let b = self.ternary()?;
-            return Some(if c != 0 { a } else { b });
+            return Ok(match c {
+                Some(c) => {
+                    if c != 0 {
+                        a
+                    } else {
+                        b
+                    }
+                }
+                None if a == b => a,
+                None => None,
+            });
         }
-        Some(c)
+        Ok(c)
     }
 
-    fn binary(&mut self, min: u8) -> Option<i64> {
+    fn binary(&mut self, min: u8) -> Result<Value, Unreadable> {
         let mut left = self.unary()?;
         loop {
             let Some(op) = self.peek().filter(|t| t.kind == TokenKind::Punctuator) else {
-                return Some(left);
+                return Ok(left);
             };
             let prec = match op.text.as_str() {
                 "||" => 1,
@@ -275,65 +632,100 @@ impl Parser<'_> {
                 "<<" | ">>" => 8,
                 "+" | "-" => 9,
                 "*" | "/" | "%" => 10,
-                _ => return Some(left),
+                _ => return Ok(left),
             };
             if prec < min.max(1) {
-                return Some(left);
+                return Ok(left);
             }
             let op = op.text.clone();
             self.at += 1;
             let right = self.binary(prec + 1)?;
             left = match op.as_str() {
-                "||" => i64::from(left != 0 || right != 0),
-                "&&" => i64::from(left != 0 && right != 0),
-                "|" => left | right,
-                "^" => left ^ right,
-                "&" => left & right,
-                "==" => i64::from(left == right),
-                "!=" => i64::from(left != right),
-                "<" => i64::from(left < right),
-                ">" => i64::from(left > right),
-                "<=" => i64::from(left <= right),
-                ">=" => i64::from(left >= right),
-                "<<" => left.wrapping_shl(u32::try_from(right).ok()?),
-                ">>" => left.wrapping_shr(u32::try_from(right).ok()?),
-                "+" => left.wrapping_add(right),
-                "-" => left.wrapping_sub(right),
-                "*" => left.wrapping_mul(right),
-                "/" => left.checked_div(right)?,
-                _ => left.checked_rem(right)?,
+                "||" => match (left, right) {
+                    (Some(l), _) if l != 0 => Some(1),
+                    (_, Some(r)) if r != 0 => Some(1),
+                    (Some(_), Some(_)) => Some(0),
+                    _ => None,
+                },
+                "&&" => match (left, right) {
+                    (Some(0), _) | (_, Some(0)) => Some(0),
+                    (Some(_), Some(_)) => Some(1),
+                    _ => None,
+                },
+                _ => match (left, right) {
+                    (Some(l), Some(r)) => arithmetic(&op, l, r),
+                    _ => None,
+                },
             };
         }
     }
 
-    fn unary(&mut self) -> Option<i64> {
-        let t = self.peek()?.clone();
+    fn unary(&mut self) -> Result<Value, Unreadable> {
+        let t = self.peek().ok_or(Unreadable)?.clone();
         self.at += 1;
         match t.kind {
             TokenKind::Punctuator => match t.text.as_str() {
                 "(" => {
                     let v = self.ternary()?;
-                    self.eat(")").then_some(v)
+                    if self.eat(")") {
+                        Ok(v)
+                    } else {
+                        Err(Unreadable)
+                    }
                 }
-                "!" => Some(i64::from(self.unary()? == 0)),
-                "-" => Some(self.unary()?.wrapping_neg()),
+                "!" => Ok(self.unary()?.map(|v| i64::from(v == 0))),
+                "-" => Ok(self.unary()?.map(i64::wrapping_neg)),
                 "+" => self.unary(),
-                "~" => Some(!self.unary()?),
-                _ => None,
+                "~" => Ok(self.unary()?.map(|v| !v)),
+                _ => Err(Unreadable),
             },
-            TokenKind::Number => integer(&t.text),
-            TokenKind::Literal => character(&t.text),
+            TokenKind::Number => Ok(integer(&t.text)),
+            TokenKind::Literal => Ok(character(&t.text)),
             TokenKind::Identifier => {
                 // A name left after expansion: an unknown function-like macro's call
-                // cannot be decided; any other name is 0 (`true` is 1 in C++).
-                if self.peek().is_some_and(|n| n.is_punctuator("(")) {
-                    return None;
+                // (`__has_attribute(x)`) cannot be decided; any other name is 0 (`true`
+                // is 1 in C++).
+                if self.eat("(") {
+                    let mut depth = 1;
+                    while depth > 0 {
+                        let t = self.peek().ok_or(Unreadable)?;
+                        if t.is_punctuator("(") {
+                            depth += 1;
+                        } else if t.is_punctuator(")") {
+                            depth -= 1;
+                        }
+                        self.at += 1;
+                    }
+                    return Ok(None);
                 }
-                Some(i64::from(t.text == "true"))
+                Ok(Some(i64::from(t.text == "true")))
             }
-            _ => None,
+            _ => Err(Unreadable),
         }
     }
+}
+
+/// `l op r` for the operators other than `||` and `&&`; none for a division by zero or
+/// a shift out of range.
+fn arithmetic(op: &str, l: i64, r: i64) -> Value {
+    Some(match op {
+        "|" => l | r,
+        "^" => l ^ r,
+        "&" => l & r,
+        "==" => i64::from(l == r),
+        "!=" => i64::from(l != r),
+        "<" => i64::from(l < r),
+        ">" => i64::from(l > r),
+        "<=" => i64::from(l <= r),
+        ">=" => i64::from(l >= r),
+        "<<" => l.checked_shl(u32::try_from(r).ok()?)?,
+        ">>" => l.checked_shr(u32::try_from(r).ok()?)?,
+        "+" => l.wrapping_add(r),
+        "-" => l.wrapping_sub(r),
+        "*" => l.wrapping_mul(r),
+        "/" => l.checked_div(r)?,
+        _ => l.checked_rem(r)?,
+    })
 }
 
 /// An integer constant (decimal, octal, hex or binary, with any `u`/`l` suffix).
@@ -387,7 +779,7 @@ mod tests {
 
     fn eval(defines: &[&str], expr: &str) -> Option<bool> {
         let table = initial_table(&config(defines));
-        condition(&table, &lex(expr, 0))
+        condition(&table, &HashSet::new(), &lex(expr, 0))
     }
 
     #[test]
@@ -406,8 +798,21 @@ mod tests {
         assert_eq!(eval(&["F(x)=x+1"], "F(1) == 2"), Some(true));
         assert_eq!(
             eval(&[], "1 || (1/0)"),
+            Some(true),
+            "|| decides when one side does"
+        );
+        assert_eq!(
+            eval(&[], "0 || (1/0)"),
             None,
             "a division by zero is not decided"
+        );
+        assert_eq!(
+            eval(&["__clang__"], "defined(__clang__) || __has_attribute(x)"),
+            Some(true)
+        );
+        assert_eq!(
+            eval(&[], "defined(__clang__) && __has_attribute(x)"),
+            Some(false)
         );
     }
 
@@ -465,6 +870,50 @@ int maybe_not;
         // The file's own definition beats nothing: a configured GUARD_H removes it all.
         let e = evaluate(SRC, &config(&["GUARD_H"]));
         assert_eq!(e.inactive, [(2, 25)]);
+    }
+
+    #[test]
+    fn macros_defined_under_undecided_conditions_are_unknown() {
+        let src = "#if __has_builtin(x)\n#define FAST 1\n#else\n#define FAST 0\n#endif\n\
+                   #if FAST\na\n#endif\n#if !FAST\nb\n#endif\n#ifdef FAST\nc\n#endif\n";
+        let e = evaluate(src, &config(&[]));
+        assert_eq!(e.inactive, []);
+        assert_eq!(e.undecided, 4);
+        // zstd's fallback for compilers without `__has_attribute` makes it unknown too.
+        let src = "#ifndef __has_attribute\n#define __has_attribute(x) 0\n#endif\n\
+                   #if __has_attribute(x)\na\n#endif\n";
+        let e = evaluate(src, &config(&[]));
+        assert_eq!(e.inactive, []);
+        assert_eq!(e.undecided, 2);
+    }
+
+    #[test]
+    fn headers_take_the_union_of_the_units_including_them() {
+        let header = scan("#ifdef FEATURE\nint f;\n#else\nint g;\n#endif\n");
+        let with = scan("#define FEATURE\n#include \"inc/a.h\"\n");
+        let without = scan("#include <a.h>\n");
+        let scanned = [header.clone(), with, without, header];
+        let tree = Tree {
+            paths: &["inc/a.h", "m.c", "n.c", "alone.h"],
+            scanned: &scanned,
+        };
+        let c = Configuration {
+            include_dirs: vec!["./inc/".into()],
+            ..Configuration::default()
+        };
+        let e = evaluate_tree(&tree, &c);
+        assert_eq!(e[0].inactive, [], "m.c compiles line 2, n.c line 4");
+        assert_eq!(
+            e[3].inactive,
+            [(2, 2)],
+            "a header no unit includes is evaluated alone"
+        );
+        let without_dirs = evaluate_tree(&tree, &Configuration::default());
+        assert_eq!(
+            without_dirs[0].inactive,
+            [(4, 4)],
+            "<a.h> is not found without -I inc"
+        );
     }
 
     #[test]

@@ -474,8 +474,9 @@ struct Lang {
 pub struct Extractor {
     c: Lang,
     cpp: Lang,
-    config: Option<std::sync::Arc<crate::config::Configuration>>,
-    undecided: u64,
+    /// Record which argument of which call each call is written in
+    /// ([`Ref::argument`]): set under a configuration.
+    arguments: bool,
 }
 
 impl Extractor {
@@ -498,23 +499,16 @@ impl Extractor {
         Ok(Extractor {
             c: mk(tree_sitter_c::LANGUAGE.into(), "c")?,
             cpp: mk(tree_sitter_cpp::LANGUAGE.into(), "cpp")?,
-            config: None,
-            undecided: 0,
+            arguments: false,
         })
     }
 
-    /// Evaluates the `#if` conditions of the files extracted from now on under `config`
-    /// (none: every branch is active, nothing is evaluated).
-    pub fn set_configuration(
-        &mut self,
-        config: Option<std::sync::Arc<crate::config::Configuration>>,
-    ) {
-        self.config = config;
-    }
-
-    /// Conditions this extractor could not decide so far (their branches were kept active).
-    pub fn undecided_conditions(&self) -> u64 {
-        self.undecided
+    /// Extracts the files from now on for a build under a configuration (`true`): calls
+    /// written in another call's arguments record it ([`Ref::argument`]). What is
+    /// inactive is marked afterwards, once every file's directives are known
+    /// ([`mark_inactive`]).
+    pub fn set_configured(&mut self, configured: bool) {
+        self.arguments = configured;
     }
 
     /// Extracts the facts of one file. Never panics; a file tree-sitter cannot parse at
@@ -547,25 +541,9 @@ impl Extractor {
         source: &str,
         line_reader: bool,
     ) -> FileFacts {
-        let mut facts = self.extract_unconfigured(rel_path, language, source, line_reader);
-        if let Some(config) = &self.config {
-            let evaluation = conditions::evaluate(source, config);
-            self.undecided += u64::from(evaluation.undecided);
-            mark_inactive(&mut facts, &evaluation);
-        }
-        facts
-    }
-
-    fn extract_unconfigured(
-        &mut self,
-        rel_path: &str,
-        language: Language,
-        source: &str,
-        line_reader: bool,
-    ) -> FileFacts {
         // Which argument of which call a call is written in matters only when macros'
         // definitions are chosen by a configuration.
-        let arguments = self.config.is_some();
+        let arguments = self.arguments;
         let lang = match language {
             Language::Cpp => &mut self.cpp,
             _ => &mut self.c,
@@ -600,7 +578,7 @@ impl Extractor {
 /// get [`NodeFlags::INACTIVE`], and the uses written there [`ref_bits::INACTIVE`]. A
 /// reference used on both sides is split in two, the inactive one taking the inactive
 /// sites, so that an edge is inactive only when every use it stands for is.
-fn mark_inactive(f: &mut FileFacts, evaluation: &conditions::Evaluation) {
+pub(crate) fn mark_inactive(f: &mut FileFacts, evaluation: &conditions::Evaluation) {
     if evaluation.inactive.is_empty() {
         return;
     }

@@ -585,7 +585,7 @@ pub(super) mod reference {
     /// An edge in canonical form: (src id, rel, dst id, roles, strategy, file, line).
     /// An edge by the hashes of its ends' ids and file, plus its other properties: counting
     /// added and removed edges needs no strings (a 64-bit collision could only miscount).
-    type EdgeKey = (u64, u8, u64, u8, u8, u64, u32);
+    type EdgeKey = (u64, u8, u64, u16, u8, u64, u32);
 
     /// [`super::edge_delta`] as first written, with a hash map of counts: the tests' oracle.
     ///

@@ -143,6 +143,12 @@ impl MacroTable {
         }
     }
 
+    /// The replacement list of macro `name`, when it is defined.
+    pub(crate) fn body_of(&self, name: &str) -> Option<&[Token]> {
+        let id = *self.ids.get(name)?;
+        self.definitions[id as usize].as_ref().map(|d| &d.body[..])
+    }
+
     /// Whether `name` is defined.
     pub(crate) fn is_defined(&self, name: &str) -> bool {
         self.ids
