@@ -29,6 +29,10 @@ pub(crate) struct Evaluation {
     pub(crate) inactive: Vec<(u32, u32)>,
     /// Conditions that could not be decided (their branches were kept active).
     pub(crate) undecided: u32,
+    /// Every unit reaching the file had included the standard `<assert.h>` with `NDEBUG`
+    /// defined (and no file of the repository defines `assert`): `assert(e)` is
+    /// `((void)0)` (C11 7.2), so the calls written in its argument are not made.
+    pub(crate) assert_dropped: bool,
 }
 
 impl Evaluation {
@@ -188,6 +192,9 @@ struct FileState {
     undecided: Vec<bool>,
     /// Reached by some unit.
     visited: bool,
+    /// Left by some unit with the standard `assert` disabled, or enabled (or not included).
+    assert_off: bool,
+    assert_on: bool,
 }
 
 /// The files of a repository, their directives and how includes find them.
@@ -227,7 +234,7 @@ pub(crate) fn evaluate_tree(tree: &Tree<'_>, config: &Configuration) -> Vec<Eval
             .map(|s| FileState {
                 active: vec![false; s.directives.len()],
                 undecided: vec![false; s.directives.len()],
-                visited: false,
+                ..FileState::default()
             })
             .collect(),
         steps: 0,
@@ -304,6 +311,9 @@ struct Frame {
 pub(crate) struct Macros {
     table: MacroTable,
     unknown: HashSet<String>,
+    /// The standard `<assert.h>` was included with `NDEBUG` defined (and not again since
+    /// without it).
+    assert_off: bool,
 }
 
 impl Macros {
@@ -311,6 +321,7 @@ impl Macros {
         Macros {
             table: initial_table(config),
             unknown: HashSet::new(),
+            assert_off: false,
         }
     }
 
@@ -404,16 +415,25 @@ impl Run<'_> {
                     }
                 }
                 Kind::Include(path, system) if active && depth < MAX_INCLUDE_DEPTH => {
-                    if let Some(target) = self.find_include(f, path, *system)
-                        && !once.contains(&target)
-                        && self.steps < MAX_STEPS
-                    {
-                        self.file(target, macros, depth + 1, once);
+                    match self.find_include(f, path, *system) {
+                        Some(target) => {
+                            if !once.contains(&target) && self.steps < MAX_STEPS {
+                                self.file(target, macros, depth + 1, once);
+                            }
+                        }
+                        None if path == "assert.h" => {
+                            macros.assert_off = macros.defined("NDEBUG") == Some(true);
+                        }
+                        None => {}
                     }
                 }
                 _ => {}
             }
         }
+        let off = macros.assert_off && !macros.table.is_defined("assert");
+        let state = &mut self.state[f];
+        state.assert_off |= off;
+        state.assert_on |= !off;
     }
 
     /// Records how branch-opening directive `d` of file `f` was decided where `live` (its
@@ -450,6 +470,7 @@ impl Run<'_> {
 fn ranges(scanned: &Scanned, state: &FileState) -> Evaluation {
     let mut out = Evaluation {
         undecided: state.undecided.iter().filter(|&&u| u).count() as u32,
+        assert_dropped: state.assert_off && !state.assert_on,
         ..Evaluation::default()
     };
     // Per open block: whether the code around it is active, and where the current
@@ -913,6 +934,22 @@ int maybe_not;
             without_dirs[0].inactive,
             [(4, 4)],
             "<a.h> is not found without -I inc"
+        );
+    }
+
+    #[test]
+    fn the_standard_assert_is_off_under_ndebug() {
+        let on = evaluate("#include <assert.h>\n", &config(&[]));
+        assert!(!on.assert_dropped);
+        let off = evaluate("#define NDEBUG 1\n#include <assert.h>\n", &config(&[]));
+        assert!(off.assert_dropped);
+        let own = evaluate(
+            "#define NDEBUG 1\n#include <assert.h>\n#define assert(x) check(x)\n",
+            &config(&[]),
+        );
+        assert!(
+            !own.assert_dropped,
+            "a repository's own assert is the resolver's business"
         );
     }
 

@@ -567,7 +567,7 @@ impl Extractor {
             return facts;
         };
         walk::walk(&lang.table, language, source, &tree, &mut facts, arguments);
-        expansion::add_expansions(lang, language, source, &tree, &mut facts);
+        expansion::add_expansions(lang, language, source, &tree, &mut facts, arguments);
         drop_keyword_names(&mut facts);
         record_guards(&mut facts, source);
         facts
@@ -579,6 +579,14 @@ impl Extractor {
 /// reference used on both sides is split in two, the inactive one taking the inactive
 /// sites, so that an edge is inactive only when every use it stands for is.
 pub(crate) fn mark_inactive(f: &mut FileFacts, evaluation: &conditions::Evaluation) {
+    if evaluation.assert_dropped {
+        for i in 0..f.refs.len() {
+            let r = f.refs[i];
+            if r.kind == RefKind::Call && r.argument != 0 && f.str(r.recv) == "assert" {
+                f.refs[i].flags |= ref_bits::INACTIVE;
+            }
+        }
+    }
     if evaluation.inactive.is_empty() {
         return;
     }

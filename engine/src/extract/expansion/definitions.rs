@@ -92,6 +92,7 @@ impl Generators {
         path: &str,
         language: Language,
         source: &str,
+        arguments: bool,
     ) -> FileFacts {
         let mut blanked = source.as_bytes().to_vec();
         for (invocation, _) in &self.found {
@@ -106,7 +107,14 @@ impl Generators {
         let blanked = String::from_utf8(blanked).unwrap_or_else(|_| source.to_owned());
         let mut facts = FileFacts::unwalked(path, language, source);
         if let Some(tree) = lang.parser.parse(&blanked, None) {
-            walk::walk(&lang.table, language, &blanked, &tree, &mut facts, false);
+            walk::walk(
+                &lang.table,
+                language,
+                &blanked,
+                &tree,
+                &mut facts,
+                arguments,
+            );
         }
         facts
     }
