@@ -810,7 +810,8 @@ mod tests {
         assert_eq!(eval(&[], "UNKNOWN"), Some(false));
         assert_eq!(eval(&["V=3"], "V >= 2 && V < 4"), Some(true));
         assert_eq!(eval(&["V=3"], "(V << 2) == 12 ? 1 : 0"), Some(true));
-        assert_eq!(eval(&["W=V+1", "V=2"], "W * 2 == 6"), Some(true));
+        // Textual: `W * 2` is `V+1 * 2`, i.e. 4.
+        assert_eq!(eval(&["W=V+1", "V=2"], "W * 2 == 4"), Some(true));
         assert_eq!(eval(&[], "0x10 - 020 + 1UL"), Some(true));
         assert_eq!(
             eval(&[], "-1 < 0 && ~0 == -1 && 7 % 4 == 3 && 'a' == 97"),
