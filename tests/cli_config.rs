@@ -40,7 +40,7 @@ fn repo(config: Option<&str>) -> tempfile::TempDir {
 }
 
 fn query(repo: &Path, q: &str) -> String {
-    run_ok(&["query", "--repo", arg(repo), "--format", "csv", q])
+    run_ok(&["query", "--repo", arg(repo), "--format", "csv", q]).replace("\r\n", "\n")
 }
 
 const FUNCTIONS: &str = "MATCH (f:Function) RETURN f.name, f.is_active ORDER BY f.name";
@@ -92,13 +92,25 @@ fn a_compilation_database_is_read_and_a_malformed_one_is_a_clear_error() {
         r#"[{"directory": ".", "file": "main.c", "command": "cc -DUSE_FAST -c main.c"}]"#,
     )
     .unwrap();
-    run_ok(&["build", "--full", "--compile-commands", arg(&db), arg(dir.path())]);
+    run_ok(&[
+        "build",
+        "--full",
+        "--compile-commands",
+        arg(&db),
+        arg(dir.path()),
+    ]);
     assert_eq!(
         query(dir.path(), FUNCTIONS),
         "f.name,f.is_active\nfast,true\nhelper,true\nrun,true\n"
     );
     std::fs::write(&db, "[{\"file\": \"secret-text\"}]").unwrap();
-    let out = run(&["build", "--full", "--compile-commands", arg(&db), arg(dir.path())]);
+    let out = run(&[
+        "build",
+        "--full",
+        "--compile-commands",
+        arg(&db),
+        arg(dir.path()),
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a valid compilation database"), "{err}");
@@ -126,7 +138,8 @@ fn mcp_tools_leave_inactive_code_out_unless_asked() {
             r.iter()
                 .filter(|r| {
                     r["relation_type"] == "CALLS"
-                        && ["main.c:fast", "main.c:helper"].contains(&r["entity_id"].as_str().unwrap_or(""))
+                        && ["main.c:fast", "main.c:helper"]
+                            .contains(&r["entity_id"].as_str().unwrap_or(""))
                 })
                 .count()
         })
