@@ -409,18 +409,13 @@ impl Run<'_> {
                         macros.unknown.remove(name);
                     }
                 }
-                Kind::PragmaOnce if active => {
-                    if !once.contains(&f) {
-                        once.push(f);
-                    }
-                }
+                Kind::PragmaOnce if active && !once.contains(&f) => once.push(f),
                 Kind::Include(path, system) if active && depth < MAX_INCLUDE_DEPTH => {
                     match self.find_include(f, path, *system) {
-                        Some(target) => {
-                            if !once.contains(&target) && self.steps < MAX_STEPS {
-                                self.file(target, macros, depth + 1, once);
-                            }
+                        Some(target) if !once.contains(&target) && self.steps < MAX_STEPS => {
+                            self.file(target, macros, depth + 1, once);
                         }
+                        Some(_) => {}
                         None if path == "assert.h" => {
                             macros.assert_off = macros.defined("NDEBUG") == Some(true);
                         }

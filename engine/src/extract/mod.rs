@@ -592,7 +592,7 @@ pub(crate) fn mark_inactive(f: &mut FileFacts, evaluation: &conditions::Evaluati
     }
     for e in &mut f.entities {
         if evaluation.is_inactive(e.start_line) {
-            e.flags = e.flags | NodeFlags::INACTIVE;
+            e.flags |= NodeFlags::INACTIVE;
         }
     }
     let mut sites = std::mem::take(&mut f.sites);
