@@ -3,6 +3,9 @@
 # Usage: bench/accuracy.sh CORPUS_DIR GROUND_TRUTH_DIR
 #   GROUND_TRUTH_DIR comes from /work/shared/corpora/ground-truth-calls.sh (defs.tsv,
 #   calls.tsv, calls_syntactic.tsv). BATHO: the batho binary (default target/release/batho).
+#   COMPILE_COMMANDS: a compilation database to build with (`batho build --compile-commands`,
+#   e.g. one carrying the -D flags and predefined macros clang used for the ground truth);
+#   then only active code counts (`a.is_active`, `b.is_active`, no `Inactive` role).
 # Prints: definitions found, recall against calls_syntactic.tsv (the calls written as
 # `name(`) and against calls.tsv (every call after preprocessing, macros' included), and
 # precision over the edges whose both ends clang defines (the unrestricted precision also
@@ -12,11 +15,18 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BATHO=${BATHO:-$HERE/../target/release/batho}
 CORPUS=$1; GT=$2
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-"$BATHO" build --full "$CORPUS" >/dev/null
+ACTIVE_CALL=""; ACTIVE_DEF=""
+if [ -n "${COMPILE_COMMANDS:-}" ]; then
+  "$BATHO" build --full --compile-commands "$COMPILE_COMMANDS" "$CORPUS" >/dev/null
+  ACTIVE_CALL=" AND a.is_active AND b.is_active AND NOT has_role(r, 'Inactive')"
+  ACTIVE_DEF=" WHERE f.is_active"
+else
+  "$BATHO" build --full "$CORPUS" >/dev/null
+fi
 "$BATHO" query --repo "$CORPUS" --format csv --limit-rows 10000000 \
-  "MATCH (a)-[:CALLS]->(b) WHERE (a:Function OR a:Method) AND (b:Function OR b:Method) RETURN DISTINCT a.file, a.name, b.file, b.name" > "$TMP/calls.csv"
+  "MATCH (a)-[r:CALLS]->(b) WHERE (a:Function OR a:Method) AND (b:Function OR b:Method)$ACTIVE_CALL RETURN DISTINCT a.file, a.name, b.file, b.name" > "$TMP/calls.csv"
 "$BATHO" query --repo "$CORPUS" --format csv --limit-rows 10000000 \
-  "MATCH (f:Function) RETURN DISTINCT f.file, f.name" > "$TMP/defs.csv"
+  "MATCH (f:Function)$ACTIVE_DEF RETURN DISTINCT f.file, f.name" > "$TMP/defs.csv"
 python3 - "$TMP" "$GT" <<'PY'
 import csv, sys
 tmp, gt_dir = sys.argv[1], sys.argv[2]

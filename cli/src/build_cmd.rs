@@ -25,6 +25,10 @@ pub(crate) struct BuildArgs {
     /// Skip (and report) files larger than this many KiB (default: 32768).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_file_size_kb: Option<u64>,
+    /// Evaluate `#if` conditions with this compilation database's `-D`/`-U`/`-I` flags
+    /// (default: `compile_commands.json` at the root, else `batho.yaml`'s `defines:`).
+    #[arg(long, value_name = "FILE")]
+    compile_commands: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -36,6 +40,7 @@ pub(crate) fn run(args: BuildArgs) -> Result<(), Failure> {
         full: args.full,
         max_workers: args.max_workers.map(|n| n as usize),
         max_file_size_kb: args.max_file_size_kb,
+        compile_commands: args.compile_commands,
     };
     let bar = (std::io::stderr().is_terminal() && !args.json).then(|| {
         let bar = ProgressBar::new(0);

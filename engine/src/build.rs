@@ -5,7 +5,7 @@
 //! interleave; readers of the previous generation are never disturbed, and a build that
 //! dies half way leaves the previous generation current (the store's commit is atomic).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -39,6 +39,10 @@ pub struct BuildOptions {
     pub max_workers: Option<usize>,
     /// Files larger than this are skipped and reported; `None` uses the discovery default.
     pub max_file_size_kb: Option<u64>,
+    /// A compilation database to evaluate `#if` conditions with; `None` looks for
+    /// `compile_commands.json`, then `batho.yaml`'s `defines:`, at the root (see
+    /// [`crate::config`]).
+    pub compile_commands: Option<PathBuf>,
 }
 
 /// Progress reported while a build runs, for progress bars.
@@ -144,6 +148,12 @@ pub enum BuildError {
     /// The extractor could not be set up (a grammar failed to load).
     #[error(transparent)]
     Extract(#[from] crate::extract::ExtractError),
+    /// The configuration (a compilation database) could not be read.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The configuration could not be recorded in the artifact folder.
+    #[error("cannot record the configuration in the artifact folder: {0}")]
+    RecordConfig(std::io::Error),
     /// A parser thread panicked (a bug: extraction must never panic).
     #[error("a parser thread panicked; please report this with the file that caused it")]
     WorkerPanicked,
@@ -282,6 +292,7 @@ pub fn build(
             skipped: discovery.skipped.len(),
         });
     }
+    let config = crate::config::Configuration::discover(&root, opts.compile_commands.as_deref())?;
     let dir = artifact_dir(&root);
     let (store, aside) = open_store_for_build(&root, &dir, opts.full)?;
     let (moved_aside, moved_aside_because) = match aside {
@@ -314,6 +325,9 @@ pub fn build(
         ..DiscoverOptions::default()
     }
     .max_bytes();
+    // Recorded before indexing: `index_all` (and every later patch) reads it there.
+    crate::config::Configuration::record(&dir, config.as_ref())
+        .map_err(BuildError::RecordConfig)?;
     let whole = index_all(&dir, &discovery.files, workers, limit, progress)?;
     phases.extract_ms = whole.extract_ms;
     phases.resolve_ms = whole.resolve_ms;
@@ -487,7 +501,11 @@ pub(crate) fn index_all(
     let pack = facts_cache::PackWriter::create(&facts_cache::cache_dir(dir))
         .ok()
         .map(Mutex::new);
-    let parsed = extract_all(files, workers, limit, pack.as_ref(), progress)?;
+    let config = crate::config::Configuration::recorded(dir).map(std::sync::Arc::new);
+    // Cached facts are keyed by content alone: under a configuration the pack is left
+    // empty (finishing it still clears the older packs), and patches parse.
+    let fill = pack.as_ref().filter(|_| config.is_none());
+    let parsed = extract_all(files, workers, limit, fill, config.clone(), progress)?;
     let extract_ms = mark.elapsed().as_millis() as u64;
 
     let mut skipped = Vec::new();
@@ -511,6 +529,9 @@ pub(crate) fn index_all(
             }),
         }
     }
+    if let Some(config) = &config {
+        evaluate_configuration(files, &mut facts, limit, config);
+    }
     let file_count = facts.len() as u64;
 
     progress(BuildEvent::Resolving);
@@ -527,6 +548,64 @@ pub(crate) fn index_all(
         resolve_ms,
         pack: WholePack(pack),
     })
+}
+
+/// Marks what `config` leaves out of the parsed files `facts` (see
+/// `extract::conditions`): each file's directives are read again from its source, every
+/// translation unit is run, and the inactive lines' entities and uses are marked.
+pub(crate) fn evaluate_configuration(
+    files: &[discover::SourceFile],
+    facts: &mut [FileFacts],
+    limit: u64,
+    config: &crate::config::Configuration,
+) -> u64 {
+    use crate::extract::conditions;
+    let by_path: HashMap<&str, &discover::SourceFile> =
+        files.iter().map(|f| (f.rel_path.as_str(), f)).collect();
+    let scanned: Vec<conditions::Scanned> = facts
+        .iter()
+        .map(|f| {
+            by_path
+                .get(f.path.as_str())
+                .and_then(|file| source::read_source(&file.abs_path, limit).ok())
+                .map(|text| conditions::scan(&text.text))
+                .unwrap_or_default()
+        })
+        .collect();
+    let paths: Vec<&str> = facts.iter().map(|f| f.path.as_str()).collect();
+    let root_dirs = files.first().and_then(|f| {
+        let depth = f.rel_path.split('/').count();
+        f.abs_path.ancestors().nth(depth).map(Path::to_path_buf)
+    });
+    let config = crate::config::Configuration {
+        include_dirs: config
+            .include_dirs
+            .iter()
+            .filter_map(|d| {
+                let p = Path::new(d);
+                if p.is_absolute() {
+                    let root = root_dirs.as_deref()?;
+                    let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+                    let rel = canonical.strip_prefix(root).ok()?;
+                    Some(rel.to_string_lossy().replace('\\', "/"))
+                } else {
+                    Some(d.clone())
+                }
+            })
+            .collect(),
+        ..config.clone()
+    };
+    let tree = conditions::Tree {
+        paths: &paths,
+        scanned: &scanned,
+    };
+    let evaluations = conditions::evaluate_tree(&tree, &config);
+    let mut undecided = 0;
+    for (f, evaluation) in facts.iter_mut().zip(&evaluations) {
+        undecided += u64::from(evaluation.undecided);
+        crate::extract::mark_inactive(f, evaluation);
+    }
+    undecided
 }
 
 /// Resolves the facts of a whole tree into the graph a build commits (communities not
@@ -562,6 +641,7 @@ pub(crate) fn extract_all(
     workers: usize,
     max_bytes: u64,
     pack: Option<&Mutex<facts_cache::PackWriter>>,
+    config: Option<std::sync::Arc<crate::config::Configuration>>,
     progress: &(dyn Fn(BuildEvent) + Sync),
 ) -> Result<Vec<FileOutcome>, BuildError> {
     // Largest files first, so that one big file (the 9 MB sqlite amalgamation) starts at
@@ -581,6 +661,7 @@ pub(crate) fn extract_all(
                 let Ok(mut extractor) = Extractor::new() else {
                     return;
                 };
+                extractor.set_configured(config.is_some());
                 while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let file = &files[i];
                     let outcome = match source::read_source(&file.abs_path, max_bytes) {

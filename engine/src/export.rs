@@ -360,6 +360,7 @@ fn node_json(n: &NodeRef<'_>) -> Map<String, Json> {
         (NodeFlags::DECLARATION_ONLY, "declaration_only"),
         (NodeFlags::VIRTUAL, "virtual"),
         (NodeFlags::SYSTEM, "system"),
+        (NodeFlags::INACTIVE, "inactive"),
     ]
     .into_iter()
     .filter(|(f, _)| flags.contains(*f))

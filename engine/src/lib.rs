@@ -13,6 +13,7 @@
 pub mod algo;
 pub mod build;
 pub mod changed_lines;
+pub mod config;
 pub mod diff;
 pub mod discover;
 pub mod export;

@@ -354,6 +354,7 @@ pub fn patch(root: &Path, opts: &PatchOptions) -> Result<PatchReport, PatchError
         limit: limits.bytes,
         cache: &cache,
         indexed: &indexed,
+        config: crate::config::Configuration::recorded(&dir).map(std::sync::Arc::new),
     };
     let changed_facts = steps::extract_changed(&extractor, &detected, &mut files)?;
     if files.is_empty() {
@@ -656,9 +657,16 @@ pub(crate) struct Extract<'a> {
     cache: &'a FactsCache,
     /// The base's indexed files: an unchanged file's content hash is its cache key.
     indexed: &'a Indexed,
+    /// The configuration the base was built with (`.batho/configuration`).
+    config: Option<std::sync::Arc<crate::config::Configuration>>,
 }
 
 impl Extract<'_> {
+    /// Whether the base was built under a configuration.
+    pub(crate) fn configured(&self) -> bool {
+        self.config.is_some()
+    }
+
     /// The facts of the readable files among `paths`, and the paths that could not be
     /// indexed (missing, unreadable, too large, binary).
     pub(crate) fn run(
@@ -673,7 +681,14 @@ impl Extract<'_> {
                 None => failed.push(p.clone()),
             }
         }
-        let outcomes = extract_all(&files, self.workers, self.limit, None, &|_| {})?;
+        let outcomes = extract_all(
+            &files,
+            self.workers,
+            self.limit,
+            None,
+            self.config.clone(),
+            &|_| {},
+        )?;
         let mut got = Vec::with_capacity(files.len());
         for (f, o) in files.iter().zip(outcomes) {
             match o {

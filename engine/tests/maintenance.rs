@@ -134,6 +134,7 @@ fn a_call_reads_back_from_its_statement() {
             full: true,
             max_workers: Some(2),
             max_file_size_kb: Some(0),
+            compile_commands: None,
         }),
         MaintenanceCall::Build(BuildOptions::default()),
         MaintenanceCall::Patch(PatchOptions {

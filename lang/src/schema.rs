@@ -112,6 +112,7 @@ pub const CODE_NODE_PROPERTIES: &[(&str, PropType)] = &[
     ("content_hash", PropType::String),
     ("is_exported", PropType::Bool),
     ("is_static", PropType::Bool),
+    ("is_active", PropType::Bool),
     ("community", PropType::Int),
     ("language", PropType::String),
     ("pagerank", PropType::Float),

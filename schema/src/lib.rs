@@ -260,9 +260,10 @@ code_enum! {
     }
 }
 
-/// The 8-bit SymbolRole mask carried by every edge.
+/// The SymbolRole mask carried by every edge: eight SymbolRole bits, then Batho's own
+/// (bit 8, [`Roles::INACTIVE`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Roles(pub u8);
+pub struct Roles(pub u16);
 
 impl Roles {
     /// The relationship defines its target.
@@ -281,11 +282,14 @@ impl Roles {
     pub const DYNAMIC: Roles = Roles(64);
     /// Inferred by a heuristic rather than read off the syntax.
     pub const HEURISTIC: Roles = Roles(128);
+    /// Written in code the build's configuration leaves out: an inactive `#if` branch, or
+    /// an argument that the active definition of the macro invoked drops.
+    pub const INACTIVE: Roles = Roles(256);
     /// No role.
     pub const NONE: Roles = Roles(0);
 
     /// Each role bit with its canonical name, lowest bit first.
-    pub const NAMED: [(Roles, &'static str); 8] = [
+    pub const NAMED: [(Roles, &'static str); 9] = [
         (Roles::DEFINITION, "Definition"),
         (Roles::IMPORT, "Import"),
         (Roles::WRITE_ACCESS, "WriteAccess"),
@@ -294,6 +298,7 @@ impl Roles {
         (Roles::DECLARATION, "Declaration"),
         (Roles::DYNAMIC, "Dynamic"),
         (Roles::HEURISTIC, "Heuristic"),
+        (Roles::INACTIVE, "Inactive"),
     ];
 
     /// Whether every bit of `other` is set in `self`.
@@ -363,6 +368,9 @@ impl NodeFlags {
     /// A `File` whose syntax tree had errors tree-sitter recovered from: its facts may
     /// miss what the damaged lines held.
     pub const SYNTAX_ERRORS: NodeFlags = NodeFlags(32);
+    /// Defined in a branch that the build's configuration (`compile_commands.json` or
+    /// `batho.yaml`'s `defines:`) leaves out. Never set without a configuration.
+    pub const INACTIVE: NodeFlags = NodeFlags(64);
 
     /// Whether every bit of `other` is set.
     pub const fn contains(self, other: NodeFlags) -> bool {

@@ -184,7 +184,8 @@ pub mod edges_col {
     /// Index into [`TYPE_PALETTE`].
     pub const TYPE: u32 = 3;
     /// Distinct (rel, roles, strategy, confidence) tuples, packed as
-    /// `rel | roles << 8 | strategy << 16 | confidence_f32_bits << 32`.
+    /// `rel | (roles & 0xff) << 8 | strategy << 16 | (roles >> 8) << 24 |
+    /// confidence_f32_bits << 32`.
     pub const TYPE_PALETTE: u32 = 4;
     /// Source node of every [`SRC_BLOCK`]-th edge: narrows the search for an edge's source
     /// to a few adjacent out-CSR offsets.

@@ -161,7 +161,7 @@ fn unchanged_in(
 struct EdgeKey {
     dst: u32,
     rel: u8,
-    roles: u8,
+    roles: u16,
     strategy: u8,
     confidence: u32,
     line: u32,

@@ -15,7 +15,7 @@ use crate::{GraphFragment, StorageError};
 /// Every property of a node but its index and community, as text.
 pub(crate) type NodeProps = String;
 /// (src id, rel, dst id, roles, strategy, confidence bits, file, line).
-pub(crate) type EdgeKey = (String, u8, String, u8, u8, u32, String, u32);
+pub(crate) type EdgeKey = (String, u8, String, u16, u8, u32, String, u32);
 
 /// A graph compared by ids: nodes (live ones only) by id with their properties, edges as a
 /// sorted multiset.

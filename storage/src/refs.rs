@@ -302,9 +302,11 @@ impl<'a> EdgeRef<'a> {
     pub fn rel(&self) -> RelType {
         RelType::from_code(self.packed_type() as u8).unwrap_or(RelType::Contains)
     }
-    /// SymbolRole mask.
+    /// SymbolRole mask: the SymbolRole bits at 8..16 of the packed type, Batho's own
+    /// (`Inactive`) at 24..32.
     pub fn roles(&self) -> Roles {
-        Roles((self.packed_type() >> 8) as u8)
+        let p = self.packed_type();
+        Roles(u16::from((p >> 8) as u8) | u16::from((p >> 24) as u8) << 8)
     }
     /// Resolution strategy (`Unresolved` for an unknown code).
     pub fn strategy(&self) -> Strategy {

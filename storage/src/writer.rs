@@ -477,7 +477,8 @@ pub(crate) fn add_out_edge_columns(
     let ed = |k: usize| &edges[eo[k] as usize];
     let edge_type = |x: &EdgeInput| {
         u64::from(x.rel.code())
-            | u64::from(x.roles.0) << 8
+            | u64::from(x.roles.0 & 0xff) << 8
+            | u64::from(x.roles.0 >> 8) << 24
             | u64::from(x.strategy.code()) << 16
             | u64::from(x.confidence.to_bits()) << 32
     };

@@ -185,7 +185,7 @@ fn build(
             src: NodeIdx(src as u32),
             dst: NodeIdx(dst as u32),
             rel: RelType::ALL[e.rel],
-            roles: Roles(e.roles),
+            roles: Roles(u16::from(e.roles)),
             confidence: e.conf.map_or(strategy.confidence(), f32::from_bits),
             strategy,
             file,
@@ -220,7 +220,7 @@ fn run() -> RunRecord {
     }
 }
 
-type EdgeKey = (u32, u32, u8, u8, u32, u8, String, u32, u32, Vec<u32>);
+type EdgeKey = (u32, u32, u8, u16, u32, u8, String, u32, u32, Vec<u32>);
 
 fn model_edge(g: &GraphBuilder, e: &EdgeInput) -> EdgeKey {
     (

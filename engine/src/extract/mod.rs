@@ -15,6 +15,7 @@
 //! (n ≥ 2) gets the suffix `#n`. The order depends only on the file's text, so ids are
 //! stable across runs and independent of other files.
 
+pub(crate) mod conditions;
 mod doc_comment;
 mod expansion;
 mod guards;
@@ -189,6 +190,9 @@ pub mod ref_bits {
     /// pasted (see `expansion::calls`): its edge gets the Generated role, and a call makes
     /// no edge to a name the repository does not define.
     pub const GENERATED: u8 = 64;
+    /// Written in a branch the build's configuration leaves out (see `conditions`): its
+    /// edge gets the Inactive role.
+    pub const INACTIVE: u8 = 128;
 }
 
 /// One use of a name.
@@ -207,7 +211,15 @@ pub struct Ref {
     /// The qualifier as written (`ns::Foo` of `ns::Foo::f`), or empty.
     pub qual: Sym,
     /// Receiver: the declared type of the object, or its name with [`ref_bits::RECV_IS_NAME`].
+    /// For a call written inside the arguments of a call of a plain name (`argument` not
+    /// 0): that name, the outermost such call's (`assert` of `assert(f(g(x)))`).
     pub recv: Sym,
+    /// 0, or 1 + the index of the argument of the call named by `recv` this call is
+    /// written in (255: that or later). Set only when the file is extracted under a
+    /// configuration: the resolver then leaves the call out (the Inactive role) when the
+    /// active definition of a macro of that name drops that argument. Not kept by the
+    /// facts cache, which a configured build does not fill.
+    pub argument: u8,
     /// 1-based line of the (first) use.
     pub line: u32,
 }
@@ -462,6 +474,9 @@ struct Lang {
 pub struct Extractor {
     c: Lang,
     cpp: Lang,
+    /// Record which argument of which call each call is written in
+    /// ([`Ref::argument`]): set under a configuration.
+    arguments: bool,
 }
 
 impl Extractor {
@@ -484,7 +499,16 @@ impl Extractor {
         Ok(Extractor {
             c: mk(tree_sitter_c::LANGUAGE.into(), "c")?,
             cpp: mk(tree_sitter_cpp::LANGUAGE.into(), "cpp")?,
+            arguments: false,
         })
+    }
+
+    /// Extracts the files from now on for a build under a configuration (`true`): calls
+    /// written in another call's arguments record it ([`Ref::argument`]). What is
+    /// inactive is marked afterwards, once every file's directives are known
+    /// ([`mark_inactive`]).
+    pub fn set_configured(&mut self, configured: bool) {
+        self.arguments = configured;
     }
 
     /// Extracts the facts of one file. Never panics; a file tree-sitter cannot parse at
@@ -517,6 +541,9 @@ impl Extractor {
         source: &str,
         line_reader: bool,
     ) -> FileFacts {
+        // Which argument of which call a call is written in matters only when macros'
+        // definitions are chosen by a configuration.
+        let arguments = self.arguments;
         let lang = match language {
             Language::Cpp => &mut self.cpp,
             _ => &mut self.c,
@@ -539,12 +566,85 @@ impl Extractor {
             facts.parse_errors = 1;
             return facts;
         };
-        walk::walk(&lang.table, language, source, &tree, &mut facts);
-        expansion::add_expansions(lang, language, source, &tree, &mut facts);
+        walk::walk(&lang.table, language, source, &tree, &mut facts, arguments);
+        expansion::add_expansions(lang, language, source, &tree, &mut facts, arguments);
         drop_keyword_names(&mut facts);
         record_guards(&mut facts, source);
         facts
     }
+}
+
+/// Marks what `evaluation` found inactive: the entities that start in an inactive range
+/// get [`NodeFlags::INACTIVE`], and the uses written there [`ref_bits::INACTIVE`]. A
+/// reference used on both sides is split in two, the inactive one taking the inactive
+/// sites, so that an edge is inactive only when every use it stands for is.
+pub(crate) fn mark_inactive(f: &mut FileFacts, evaluation: &conditions::Evaluation) {
+    if evaluation.assert_dropped {
+        for i in 0..f.refs.len() {
+            let r = f.refs[i];
+            if r.kind == RefKind::Call && r.argument != 0 && f.str(r.recv) == "assert" {
+                f.refs[i].flags |= ref_bits::INACTIVE;
+            }
+        }
+    }
+    if evaluation.inactive.is_empty() {
+        return;
+    }
+    for e in &mut f.entities {
+        if evaluation.is_inactive(e.start_line) {
+            e.flags |= NodeFlags::INACTIVE;
+        }
+    }
+    let mut sites = std::mem::take(&mut f.sites);
+    let mut moved = Vec::new();
+    let mut lines = Vec::new();
+    let count = f.refs.len();
+    let mut at = 0;
+    for i in 0..count {
+        let end = at + sites[at..].partition_point(|s| s.reference as usize == i);
+        lines.clear();
+        lines.push(f.refs[i].line);
+        lines.extend(sites[at..end].iter().map(|s| s.line));
+        let inactive = lines.iter().filter(|&&l| evaluation.is_inactive(l)).count();
+        if inactive == lines.len() {
+            f.refs[i].flags |= ref_bits::INACTIVE;
+        } else if inactive > 0 {
+            let new = f.refs.len() as u32;
+            let mut active: Vec<u32> = lines
+                .iter()
+                .copied()
+                .filter(|&l| !evaluation.is_inactive(l))
+                .collect();
+            let mut gone: Vec<u32> = lines
+                .iter()
+                .copied()
+                .filter(|&l| evaluation.is_inactive(l))
+                .collect();
+            active.sort_unstable();
+            gone.sort_unstable();
+            let mut copy = f.refs[i];
+            copy.flags |= ref_bits::INACTIVE;
+            copy.line = gone[0];
+            f.refs[i].line = active[0];
+            f.refs.push(copy);
+            for site in &mut sites[at..end] {
+                site.line = u32::MAX;
+            }
+            moved.extend(active[1..].iter().map(|&line| RefSite {
+                reference: i as u32,
+                line,
+            }));
+            moved.extend(gone[1..].iter().map(|&line| RefSite {
+                reference: new,
+                line,
+            }));
+        }
+        at = end;
+    }
+    sites.retain(|s| s.line != u32::MAX);
+    sites.extend(moved);
+    sites.sort_unstable();
+    f.sites = sites;
 }
 
 /// Appends the include-guard blocks of `source` to `f`, their names to its arena.

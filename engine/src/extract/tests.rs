@@ -522,3 +522,80 @@ fn macro_bodies_record_their_calls_and_the_arguments_they_drop() {
         .unwrap() as u32;
     assert!(!f.drops_argument(show, 0) && !f.drops_argument(show, 5));
 }
+
+/// Extraction under a configuration: entities of inactive branches are flagged, a
+/// reference used on both sides is split, and calls in another call's arguments record it.
+#[test]
+fn configured_extraction_marks_inactive_code() {
+    let src = "\
+int helper(int);
+#ifdef FAST
+int fast(void) { return helper(1); }
+#endif
+int run(void) {
+  helper(2);
+#ifndef FAST
+  helper(3);
+#endif
+#ifdef FAST
+  helper(4);
+#endif
+  check(helper(5), 6);
+  return 0;
+}
+";
+    let mut x = Extractor::new().expect("grammars load");
+    x.set_configured(true);
+    let mut f = x.extract("f.c", Language::C, src);
+    let config = crate::config::Configuration {
+        defines: vec!["OTHER".into()],
+        ..Default::default()
+    };
+    super::mark_inactive(&mut f, &super::conditions::evaluate(src, &config));
+    let inactive: Vec<&str> = f
+        .entities
+        .iter()
+        .filter(|e| e.flags.contains(NodeFlags::INACTIVE))
+        .map(|e| f.str(e.name))
+        .collect();
+    assert_eq!(inactive, ["fast"]);
+    // run's calls of helper: lines 6 and 8 active, 11 inactive (split off), 13 in
+    // argument 1 of `check`.
+    let run = f
+        .entities
+        .iter()
+        .position(|e| f.str(e.name) == "run")
+        .unwrap() as u32;
+    let mut calls: Vec<(u32, bool, String, u8)> = f
+        .refs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.kind == RefKind::Call && r.enclosing == run && f.str(r.name) == "helper")
+        .flat_map(|(i, r)| {
+            let lines = std::iter::once(r.line).chain(
+                f.sites
+                    .iter()
+                    .filter(move |s| s.reference as usize == i)
+                    .map(|s| s.line),
+            );
+            let inactive = r.flags & ref_bits::INACTIVE != 0;
+            let within = f.str(r.recv).to_owned();
+            lines
+                .map(move |l| (l, inactive, within.clone(), r.argument))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    calls.sort();
+    assert_eq!(
+        calls,
+        [
+            (6, false, String::new(), 0),
+            (8, false, String::new(), 0),
+            (11, true, String::new(), 0),
+            (13, false, "check".to_owned(), 1),
+        ]
+    );
+    // Without a configuration the facts are as before: no argument recorded.
+    let plain = facts("f.c", Language::C, src);
+    assert!(plain.refs.iter().all(|r| r.argument == 0));
+}

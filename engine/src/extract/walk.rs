@@ -114,6 +114,12 @@ struct Walker<'a, 't> {
     /// Depth of `#if` blocks around the cursor, include guards not counted.
     cond_depth: u32,
     buf: String,
+    /// Record, for calls written in the arguments of a call of a plain name, that name and
+    /// the argument ([`crate::extract::Ref::argument`]).
+    arguments: bool,
+    /// The outermost call of a plain name whose arguments the cursor is in: its name and
+    /// its argument list.
+    outer_call: Option<(Sym, Node<'t>)>,
 }
 
 /// Emits the facts of a C file made only of simple directives and comments without
@@ -124,8 +130,16 @@ pub(super) fn read_directives(t: &KindTable, src: &str, f: &mut FileFacts) -> bo
 
 pub(super) use directives::is_directive_only;
 
-pub(super) fn walk(t: &KindTable, language: Language, src: &str, tree: &Tree, f: &mut FileFacts) {
+pub(super) fn walk(
+    t: &KindTable,
+    language: Language,
+    src: &str,
+    tree: &Tree,
+    f: &mut FileFacts,
+    arguments: bool,
+) {
     let mut w = Walker::new(t, language, src, f);
+    w.arguments = arguments;
     let mut c = tree.walk();
     w.visit(&mut c, Mode::Top);
     w.finish();
@@ -203,6 +217,8 @@ impl<'a, 't> Walker<'a, 't> {
             split: Vec::new(),
             cond_depth: 0,
             buf: String::new(),
+            arguments: false,
+            outer_call: None,
         }
     }
 
@@ -261,12 +277,41 @@ impl<'a, 't> Walker<'a, 't> {
         n: Node<'t>,
     ) {
         let line = n.start_position().row as u32 + 1;
-        self.push_ref_at(kind, flags, arity, name, qual, recv, line);
+        let (recv, argument) = match self.outer_call {
+            Some((within, args))
+                if kind == RefKind::Call && recv.is_empty() && flags & ref_bits::MEMBER == 0 =>
+            {
+                // The argument is the number of commas of the list before the use.
+                let mut cursor = args.walk();
+                let before = args
+                    .children(&mut cursor)
+                    .filter(|c| c.kind() == "," && c.end_byte() <= n.start_byte())
+                    .count();
+                (within, u8::try_from(before + 1).unwrap_or(255))
+            }
+            _ => (recv, 0),
+        };
+        self.push_ref_full(kind, flags, arity, name, qual, recv, line, argument);
     }
 
     /// [`Self::push_ref`] at a 1-based line.
     #[allow(clippy::too_many_arguments)]
     fn push_ref_at(
+        &mut self,
+        kind: RefKind,
+        flags: u8,
+        arity: u8,
+        name: Sym,
+        qual: Sym,
+        recv: Sym,
+        line: u32,
+    ) {
+        self.push_ref_full(kind, flags, arity, name, qual, recv, line, 0);
+    }
+
+    /// [`Self::push_ref_at`] with its [`crate::extract::Ref::argument`].
+    #[allow(clippy::too_many_arguments)]
+    fn push_ref_full(
         &mut self,
         kind: RefKind,
         mut flags: u8,
@@ -275,6 +320,7 @@ impl<'a, 't> Walker<'a, 't> {
         qual: Sym,
         recv: Sym,
         line: u32,
+        argument: u8,
     ) {
         if name.is_empty() {
             return;
@@ -284,7 +330,7 @@ impl<'a, 't> Walker<'a, 't> {
         }
         // The whole reference as the key (a hash of it could collide and drop a reference).
         let key = (
-            kind as u64 | (flags as u64) << 8 | (self.encl as u64) << 32,
+            kind as u64 | (flags as u64) << 8 | (argument as u64) << 16 | (self.encl as u64) << 32,
             name.0 as u64 | (qual.0 as u64) << 32,
             recv.0,
         );
@@ -302,6 +348,7 @@ impl<'a, 't> Walker<'a, 't> {
             name,
             qual,
             recv,
+            argument,
             line,
         });
     }

@@ -389,6 +389,7 @@ pub fn decode_refs(bytes: &[u8]) -> Result<RefsPart, DecodeError> {
             name: sym(v[1])?,
             qual: sym(v[2])?,
             recv: sym(v[3])?,
+            argument: 0,
             line: v[4],
         });
     }

@@ -36,6 +36,7 @@ pub(super) fn build_request(options: &Options) -> Result<BuildOptions, String> {
         full: flag(options, "full")?,
         max_workers: count(options, "max_workers", 1)?.map(|n| n as usize),
         max_file_size_kb: count(options, "max_file_size_kb", 0)?,
+        compile_commands: None,
     })
 }
 

@@ -27,7 +27,7 @@ pub struct NodeCanon {
 
 /// An edge: (source id, relation, target id, roles, strategy, confidence bits, file, line,
 /// use-site count, use-site lines).
-pub type EdgeCanon = (String, u8, String, u8, u8, u32, String, u32, u32, Vec<u32>);
+pub type EdgeCanon = (String, u8, String, u16, u8, u32, String, u32, u32, Vec<u32>);
 
 /// Nodes by id, and edges with their multiplicity.
 pub type Canon = (BTreeMap<String, NodeCanon>, BTreeMap<EdgeCanon, usize>);

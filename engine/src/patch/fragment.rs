@@ -391,8 +391,8 @@ fn h(s: &[u8]) -> u64 {
 /// An edge as a 128-bit key: the hashes of its ends' ids and file, and its rel, roles,
 /// strategy and line. Counting added and removed edges needs no strings (a collision
 /// could only miscount).
-fn edge_key(src: u64, rel: u8, dst: u64, roles: u8, strategy: u8, file: u64, line: u32) -> u128 {
-    let small = u64::from(rel) << 48 | u64::from(roles) << 40 | u64::from(strategy) << 32;
+fn edge_key(src: u64, rel: u8, dst: u64, roles: u16, strategy: u8, file: u64, line: u32) -> u128 {
+    let small = u64::from(rel) << 56 | u64::from(roles) << 40 | u64::from(strategy) << 32;
     let a = mix64(src ^ mix64(small | u64::from(line)));
     let b = mix64(dst.rotate_left(23) ^ mix64(file ^ a));
     u128::from(a) << 64 | u128::from(b)
@@ -585,7 +585,7 @@ pub(super) mod reference {
     /// An edge in canonical form: (src id, rel, dst id, roles, strategy, file, line).
     /// An edge by the hashes of its ends' ids and file, plus its other properties: counting
     /// added and removed edges needs no strings (a 64-bit collision could only miscount).
-    type EdgeKey = (u64, u8, u64, u8, u8, u64, u32);
+    type EdgeKey = (u64, u8, u64, u16, u8, u64, u32);
 
     /// [`super::edge_delta`] as first written, with a hash map of counts: the tests' oracle.
     ///

@@ -293,7 +293,11 @@ pub(super) fn resolve_changes(
     phases: &mut PatchPhases,
     mark: Instant,
 ) -> Result<Resolution, PatchError> {
-    if whole_tree_is_cheaper(emit.len(), inputs.present.len(), opts) {
+    // Under a configuration, what is active in a file depends on every header its
+    // translation units include (`extract::conditions`): the whole tree is indexed again.
+    if whole_tree_is_cheaper(emit.len(), inputs.present.len(), opts)
+        || inputs.extractor.configured()
+    {
         phases.scope_ms = mark.elapsed().as_millis() as u64;
         let mark = Instant::now();
         let whole = build::index_all(

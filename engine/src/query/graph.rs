@@ -34,6 +34,11 @@ pub const FILE_ONLY_PROPERTY: &str = "has_syntax_errors";
 /// The words of the comment above an entity (null when it has none).
 pub const DOC_PROPERTY: &str = "doc";
 
+/// False for an entity defined in a branch the build's configuration leaves out
+/// (`NodeFlags::INACTIVE`), true otherwise (always, without a configuration). Left out of
+/// a node's expansion unless false, so graphs built without a configuration read as before.
+pub const ACTIVE_PROPERTY: &str = "is_active";
+
 /// Node properties that most nodes lack: null there, and left out of a node's expansion
 /// (`RETURN n`, `properties(n)`) unless present, so most objects stay as they were.
 pub const SPARSE_NODE_PROPERTIES: &[&str] = &[FILE_ONLY_PROPERTY, DOC_PROPERTY];
@@ -104,6 +109,7 @@ impl PropertyAccess for ArtifactGraph<'_> {
             "content_hash" => Value::String(hex(&n.content_hash())),
             "is_exported" => Value::Bool(n.flags().contains(NodeFlags::EXPORTED)),
             "is_static" => Value::Bool(n.flags().contains(NodeFlags::STATIC)),
+            ACTIVE_PROPERTY => Value::Bool(!n.flags().contains(NodeFlags::INACTIVE)),
             "community" => int(n.community()),
             "language" => n.language().name().into(),
             "pagerank" => Value::Float(crate::algo::from_stored(n.pagerank())),
@@ -164,6 +170,9 @@ impl PropertyAccess for ArtifactGraph<'_> {
                 properties.insert(key.to_string(), value);
             }
         }
+        if self.node_prop(node, ACTIVE_PROPERTY) == Value::Bool(false) {
+            properties.insert(ACTIVE_PROPERTY.to_string(), Value::Bool(false));
+        }
         properties
     }
 
@@ -174,7 +183,7 @@ impl PropertyAccess for ArtifactGraph<'_> {
             .collect()
     }
 
-    fn rel_roles(&self, rel: u32) -> u8 {
+    fn rel_roles(&self, rel: u32) -> u16 {
         if !self.in_edges(rel) {
             return 0;
         }

@@ -12,7 +12,7 @@ use crate::diff::{self, ChangeKind, DiffError, DiffFilter, NodeSnapshot, RunDiff
 
 use super::algo_procs;
 use super::exec::{Ctx, ExecError, ExecResult, Row};
-use super::graph::{NODE_PROPERTIES, REL_PROPERTIES, SPARSE_NODE_PROPERTIES};
+use super::graph::{ACTIVE_PROPERTY, NODE_PROPERTIES, REL_PROPERTIES, SPARSE_NODE_PROPERTIES};
 
 fn count(n: u64) -> Value {
     Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
@@ -69,6 +69,7 @@ fn code_graph_procedure<'r>(
         "db.propertykeys" => NODE_PROPERTIES
             .iter()
             .chain(SPARSE_NODE_PROPERTIES)
+            .chain(&[ACTIVE_PROPERTY])
             .map(|p| ("node", *p))
             .chain(REL_PROPERTIES.iter().map(|p| ("relationship", *p)))
             .map(|(entity, key)| {

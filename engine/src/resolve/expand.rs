@@ -274,6 +274,7 @@ impl<'f> Resolver<'_, 'f> {
             name,
             qual: Sym::EMPTY,
             recv: Sym::EMPTY,
+            argument: 0,
             line: entity.start_line,
         };
         let saved_stats = self.stats.clone();

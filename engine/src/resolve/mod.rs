@@ -286,6 +286,9 @@ struct Resolver<'s, 'f> {
     /// its further use sites: an edge it makes, or meets again, gets their lines.
     reference: u32,
     reference_sites: &'f [RefSite],
+    /// The reference being resolved is written in inactive code: its edges get the
+    /// Inactive role.
+    inactive: bool,
     stats: ResolveStats,
     cands: Vec<Ent>,
     /// `find_classes` answers by written type name: receivers repeat the same few types.
@@ -377,6 +380,7 @@ impl<'s, 'f> Resolver<'s, 'f> {
             seen: HashMap::default(),
             reference: NO_REFERENCE,
             reference_sites: &[],
+            inactive: false,
             stats: ResolveStats::default(),
             cands: Vec::new(),
             class_cache: HashMap::new(),
@@ -415,6 +419,11 @@ impl<'s, 'f> Resolver<'s, 'f> {
             // A macro body resolved for an expansion makes no edge of its own.
             return;
         }
+        let roles = if self.inactive {
+            roles | Roles::INACTIVE
+        } else {
+            roles
+        };
         let at = self.out.edges.len() as u32;
         // CONTAINS edges are unique by construction; the set would only grow.
         if rel != RelType::Contains {
@@ -422,6 +431,12 @@ impl<'s, 'f> Resolver<'s, 'f> {
                 std::collections::hash_map::Entry::Occupied(mut seen) => {
                     // One edge per (src, dst, rel): a later reference adds its sites.
                     let seen = seen.get_mut();
+                    // An edge is inactive only while every use it stands for is.
+                    if !roles.contains(Roles::INACTIVE)
+                        && let Some(e) = self.out.edges.get_mut(seen.at as usize)
+                    {
+                        e.roles.0 &= !Roles::INACTIVE.0;
+                    }
                     if self.reference != NO_REFERENCE && seen.reference != self.reference {
                         seen.reference = self.reference;
                         self.out

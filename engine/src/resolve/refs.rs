@@ -34,6 +34,7 @@ impl<'f> Resolver<'_, 'f> {
             (self.reference_sites, sites) = sites.split_at(own);
             self.reference_sites = strip_earlier(self.reference_sites, i);
             self.reference = i as u32;
+            self.inactive = r.flags & ref_bits::INACTIVE != 0;
             let src = if r.enclosing == NO_ENTITY {
                 NodeIdx(self.file_node[f as usize])
             } else {
@@ -55,6 +56,7 @@ impl<'f> Resolver<'_, 'f> {
         }
         self.reference = super::NO_REFERENCE;
         self.reference_sites = &[];
+        self.inactive = false;
         self.emit_invocations(f);
     }
 
@@ -173,6 +175,9 @@ impl<'f> Resolver<'_, 'f> {
             roles |= Roles::DYNAMIC;
         }
         roles |= generated(r);
+        if r.argument != 0 && depth == 0 && self.argument_dropped(f, r) {
+            roles |= Roles::INACTIVE;
+        }
         let line = r.line;
         let done = |s: &mut Self, st: (Strategy, bool), rel: RelType, roles: Roles| {
             s.stats.calls_by_strategy[st.0.code() as usize] += 1;
@@ -544,6 +549,31 @@ impl<'f> Resolver<'_, 'f> {
         if let Some(st) = self.visible(f, None) {
             self.emit_value_refs(src, st, f, r.line, Roles::WRITE_ACCESS);
         }
+    }
+}
+
+impl Resolver<'_, '_> {
+    /// Whether call `r`, written in an argument of a call of the name `r.recv`
+    /// ([`Ref::argument`]), is left out by the preprocessor: that name is a macro whose
+    /// active definitions visible from file `f` all drop that argument (zstd's
+    /// `assert(condition)` defined as `((void)0)` when `DEBUGLEVEL` is 0).
+    fn argument_dropped(&mut self, f: u32, r: &Ref) -> bool {
+        let within = self.files()[f as usize].str(r.recv);
+        self.collect(within, "", |s, e| {
+            s.kind(e) == NodeKind::Macro && !s.ix.entity(e).flags.contains(NodeFlags::INACTIVE)
+        });
+        if self.visible(f, None).is_none() {
+            self.cands.clear();
+            return false;
+        }
+        let index = r.argument - 1;
+        let dropped = !self.cands.is_empty()
+            && self
+                .cands
+                .iter()
+                .all(|&(mf, me)| self.files()[mf as usize].drops_argument(me, index));
+        self.cands.clear();
+        dropped
     }
 }
 

@@ -40,9 +40,9 @@ pub trait PropertyAccess {
     fn rel_properties(&self, rel: u32) -> BTreeMap<String, Value>;
     /// The symbol-role bit mask of a relationship (see `batho_schema::Roles`). The default
     /// reads the integer `roles` property.
-    fn rel_roles(&self, rel: u32) -> u8 {
+    fn rel_roles(&self, rel: u32) -> u16 {
         match self.rel_prop(rel, "roles") {
-            Value::Int(i) => u8::try_from(i).unwrap_or(0),
+            Value::Int(i) => u16::try_from(i).unwrap_or(0),
             _ => 0,
         }
     }

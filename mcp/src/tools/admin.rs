@@ -515,6 +515,7 @@ pub(crate) fn batho_build(st: &State, a: BuildArgs) -> Result<Reply, ToolError> 
         full: a.full,
         max_workers: a.max_workers.map(|w| w.max(1) as usize),
         max_file_size_kb: a.max_file_size_kb.or(repo.max_file_size_kb),
+        compile_commands: None,
     });
     let rep = match maintenance::run(&repo.path, &call) {
         Ok(MaintenanceReport::Build(report)) => report,

@@ -288,7 +288,7 @@ pub struct QueryArgs {
     /// Filter relationships by type (CALLS, INCLUDES/IMPORTS, CONTAINS, INHERITS, OVERRIDES, REFERENCES, READS, WRITES, EXPANDS)
     #[serde(default)]
     pub relation_types: Option<Vec<String>>,
-    /// Filter relationships by symbol role (OR semantics): Definition, Import, WriteAccess, ReadAccess, Generated, Declaration, Dynamic, Heuristic (case-insensitive)
+    /// Filter relationships by symbol role (OR semantics): Definition, Import, WriteAccess, ReadAccess, Generated, Declaration, Dynamic, Heuristic, Inactive (case-insensitive)
     #[serde(default)]
     pub symbol_roles: Option<Vec<String>>,
     /// Only relationships with confidence >= threshold (0.0-1.0)
@@ -297,6 +297,9 @@ pub struct QueryArgs {
     /// outgoing (entity is source), incoming (entity is target), both
     #[serde(default = "default_both_directions")]
     pub relation_direction: String,
+    /// Include code the build's configuration compiles out (inactive `#if` branches)
+    #[serde(default = "default_false")]
+    pub include_inactive: bool,
     /// Regex matched against entity names (unanchored)
     #[serde(default)]
     pub name_pattern: Option<String>,
@@ -316,6 +319,9 @@ pub struct EntityArgs {
     /// The repository.
     #[serde(flatten)]
     pub repo: RepoArg,
+    /// Include code the build's configuration compiles out (inactive `#if` branches)
+    #[serde(default = "default_false")]
+    pub include_inactive: bool,
     /// Include source code snippet
     #[serde(default = "default_false")]
     pub include_source: bool,
@@ -346,6 +352,9 @@ pub struct TraceArgs {
     /// Only traverse edges with confidence >= threshold (0.0-1.0)
     #[serde(default)]
     pub confidence_threshold: Option<f64>,
+    /// Include code the build's configuration compiles out (inactive `#if` branches)
+    #[serde(default = "default_false")]
+    pub include_inactive: bool,
     /// outgoing (source->target), incoming (reverse BFS), both
     #[serde(default = "default_outgoing")]
     pub relation_direction: String,
@@ -362,6 +371,9 @@ pub struct FileGraphArgs {
     /// The repository.
     #[serde(flatten)]
     pub repo: RepoArg,
+    /// Include code the build's configuration compiles out (inactive `#if` branches)
+    #[serde(default = "default_false")]
+    pub include_inactive: bool,
     /// Include entities referenced from other files
     #[serde(default = "default_true")]
     pub include_cross_file_refs: bool,
@@ -409,6 +421,9 @@ pub struct SearchArgs {
     /// Filter by entity type
     #[serde(default)]
     pub entity_types: Option<Vec<String>>,
+    /// Include code the build's configuration compiles out (inactive `#if` branches)
+    #[serde(default = "default_false")]
+    pub include_inactive: bool,
     /// Only entities that take part in relationships with one of these roles
     #[serde(default)]
     pub symbol_roles: Option<Vec<String>>,

@@ -12,7 +12,8 @@ use super::cells::{FromRecord, Record, column_texts, decode_rows, first_int};
 use super::graph::entity_not_found;
 use super::{
     AppliedRelationFilters, Direction, Pagination, RelationFilters, Reply, Rows, ToolOutput,
-    UseSites, four_decimals, lines, positive, rel_filter, threshold, type_label, where_clause,
+    UseSites, active_filter, four_decimals, lines, positive, rel_filter, threshold, type_label,
+    where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State};
@@ -232,7 +233,8 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<Reply, ToolError> {
         ("source", Value::from(a.source_entity_id.as_str())),
         ("target", Value::from(a.target_entity_id.as_str())),
     ];
-    let hop_filters = rel_filter(&filters.roles, filters.min_conf);
+    let mut hop_filters = rel_filter(&filters.roles, filters.min_conf);
+    hop_filters.extend(active_filter(a.include_inactive, Some("r"), &[]));
     if let Some(c) = filters.min_conf {
         params.push(("min_confidence", Value::Float(c)));
     }
@@ -388,17 +390,24 @@ fn file_entities(
     file: &str,
     offset: i64,
     limit: i64,
+    include_inactive: bool,
 ) -> Result<(Vec<FileEntity>, i64), ToolError> {
     let fp = Value::from(file);
+    let active: String = active_filter(include_inactive, None, &["n"])
+        .iter()
+        .map(|c| format!(" AND {c}"))
+        .collect();
     let total = cx.run(
-        "MATCH (n {file: $file}) WHERE NOT n:File RETURN count(*) AS entities",
+        &format!("MATCH (n {{file: $file}}) WHERE NOT n:File{active} RETURN count(*) AS entities"),
         &[("file", fp.clone())],
     )?;
     let total = first_int(&total, "entities")?;
     let page = cx.run(
-        "MATCH (n {file: $file}) WHERE NOT n:File \
+        &format!(
+            "MATCH (n {{file: $file}}) WHERE NOT n:File{active} \
          RETURN n.id AS id, n.name AS name, n.kind AS kind, n.start_line AS start_line, n.end_line AS end_line \
-         ORDER BY start_line, id SKIP $offset LIMIT $limit",
+         ORDER BY start_line, id SKIP $offset LIMIT $limit"
+        ),
         &[("file", fp), ("offset", Value::Int(offset)), ("limit", Value::Int(limit.saturating_add(1)))],
     )?;
     Ok((decode_rows(&page)?, total))
@@ -411,6 +420,7 @@ fn file_relationships(
     ids: Vec<Value>,
     format: ResponseFormat,
     cross_file: bool,
+    include_inactive: bool,
 ) -> Result<Vec<FileRelationshipRow>, ToolError> {
     if ids.is_empty() {
         return Ok(Vec::new());
@@ -425,9 +435,13 @@ fn file_relationships(
     } else {
         " AND type(r) <> 'CONTAINS'"
     };
+    let active: String = active_filter(include_inactive, Some("r"), &["m"])
+        .iter()
+        .map(|c| format!(" AND {c}"))
+        .collect();
     let res = cx.run(
         &format!(
-            "UNWIND $ids AS eid MATCH (n {{id: eid}})-[r]->(m) WHERE true{contains}{cross} \
+            "UNWIND $ids AS eid MATCH (n {{id: eid}})-[r]->(m) WHERE true{contains}{cross}{active} \
              RETURN n.id AS source, type(r) AS type, m.id AS target, m.file AS target_file, m.kind AS target_kind, \
              r.confidence AS confidence, r.line AS line"
         ),
@@ -549,14 +563,22 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<Reply, Tool
     let mut cx = st.ctx(a.repo.name())?;
     check_file(&mut cx, &file)?;
     cx.check_fresh([file.as_str()])?;
-    let (mut entities, total) = file_entities(&mut cx, &file, a.page.offset, limit)?;
+    let (mut entities, total) =
+        file_entities(&mut cx, &file, a.page.offset, limit, a.include_inactive)?;
     let has_more = entities.len() as i64 > limit;
     entities.truncate(limit as usize);
     let ids = entities
         .iter()
         .map(|entity| Value::from(entity.id.as_str()))
         .collect();
-    let found = file_relationships(&mut cx, &file, ids, format, a.include_cross_file_refs)?;
+    let found = file_relationships(
+        &mut cx,
+        &file,
+        ids,
+        format,
+        a.include_cross_file_refs,
+        a.include_inactive,
+    )?;
     let (relationships, relationship_counts, cross_file_stubs) =
         file_graph_relationships(&file, &entities, found);
     let output = FileGraphOutput {

@@ -13,7 +13,8 @@ use super::cells::{FromRecord, Record, column_texts, decode_first, decode_rows, 
 use super::records::{CommunityRow, EdgeRow, EntityRow};
 use super::{
     AppliedRelationFilters, Direction, Pagination, RelationFilters, Reply, Rows, ToolOutput,
-    UseSites, four_decimals, kinds, lines, positive, rel_filter, roles, type_label, where_clause,
+    UseSites, active_filter, four_decimals, kinds, lines, positive, rel_filter, roles, type_label,
+    where_clause,
 };
 use crate::error::ToolError;
 use crate::state::{Ctx, State};
@@ -369,6 +370,7 @@ fn query_entities(
     filters: &QueryFilters,
 ) -> Result<Vec<EntityRow>, ToolError> {
     let mut node_where = vec![kind_filter("n", &filters.types)];
+    node_where.extend(active_filter(a.include_inactive, None, &["n"]));
     let mut params: Vec<(&str, Value)> = Vec::new();
     if !filters.types.is_empty() {
         params.push(("entity_types", text_list(&filters.types)));
@@ -391,6 +393,7 @@ fn query_entities(
         let (l, r) = rel.dir.arrows();
         let mut w = node_where;
         w.extend(rel_filter(&rel.roles, rel.min_conf));
+        w.extend(active_filter(a.include_inactive, Some("r"), &[]));
         format!(
             "MATCH (n){l}[r{}]{r}(){} WITH DISTINCT n RETURN {node_cols} ORDER BY file, start_line, id SKIP $offset LIMIT $limit",
             type_label(&rel.rel_types),
@@ -414,6 +417,7 @@ fn query_relationships(
     ids: Vec<Value>,
     filters: &QueryFilters,
     cap: i64,
+    include_inactive: bool,
 ) -> Result<Vec<EdgeRow>, ToolError> {
     if ids.is_empty() {
         return Ok(Vec::new());
@@ -426,7 +430,12 @@ fn query_relationships(
          r.confidence AS confidence, roles(r) AS roles, r.strategy AS strategy, r.line AS line, \
          r.count AS count, r.lines AS lines LIMIT $edge_limit",
         type_label(&rel.rel_types),
-        where_clause(&rel_filter(&rel.roles, rel.min_conf))
+        where_clause(
+            &rel_filter(&rel.roles, rel.min_conf)
+                .into_iter()
+                .chain(active_filter(include_inactive, Some("r"), &["m"]))
+                .collect::<Vec<_>>()
+        )
     );
     let mut params = vec![
         ("ids", Value::List(ids)),
@@ -577,7 +586,7 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<Reply, ToolError> 
     } else {
         500
     };
-    let edges = query_relationships(&mut cx, ids, &filters, edge_cap)?;
+    let edges = query_relationships(&mut cx, ids, &filters, edge_cap, a.include_inactive)?;
     let page_size = entities.len();
     let (edges, edge_counts, edges_capped) =
         group_relationships(&mut entities, edges, edge_cap as usize);
@@ -811,11 +820,14 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<Reply, ToolError> 
         ResponseFormat::Concise => 100,
         ResponseFormat::Detailed => 500,
     };
+    let active = where_clause(&active_filter(a.include_inactive, Some("r"), &["m"]));
     let related = cx.run(
-        "MATCH (n {id: $id})-[r]-(m) \
+        &format!(
+            "MATCH (n {{id: $id}})-[r]-(m){active} \
          RETURN startNode(r).id = n.id AS outgoing, type(r) AS type, m.id AS other, m.kind AS kind, \
          r.confidence AS confidence, r.strategy AS strategy, roles(r) AS roles, r.file AS file, r.line AS line, \
-         r.count AS count, r.lines AS lines ORDER BY outgoing DESC, type, line, other LIMIT $limit",
+         r.count AS count, r.lines AS lines ORDER BY outgoing DESC, type, line, other LIMIT $limit"
+        ),
         &[("id", id), ("limit", Value::Int(relationship_cap + 1))],
     )?;
     let mut relationships: Vec<EntityRelationship> = decode_rows(&related)?;
@@ -1041,6 +1053,7 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<Reply, ToolEr
     // other text is a plain substring.
     let is_regex = regex::Regex::new(&a.query).is_ok();
     let mut w = vec![kind_filter("n", &types)];
+    w.extend(active_filter(a.include_inactive, None, &["n"]));
     let mut params: Vec<(&str, Value)> = Vec::new();
     if !types.is_empty() {
         params.push(("entity_types", text_list(&types)));

@@ -376,7 +376,7 @@ pub(crate) fn four_decimals<S: Serializer>(value: &f64, serializer: S) -> Result
 }
 
 /// The spec's role names, in bit order.
-pub(crate) const ROLES: [&str; 8] = [
+pub(crate) const ROLES: [&str; 9] = [
     "Definition",
     "Import",
     "WriteAccess",
@@ -385,6 +385,7 @@ pub(crate) const ROLES: [&str; 8] = [
     "Declaration",
     "Dynamic",
     "Heuristic",
+    "Inactive",
 ];
 
 /// Canonical role names (case-insensitive input).
@@ -536,6 +537,20 @@ pub(crate) fn rel_filter(roles: &[&str], min_conf: Option<f64>) -> Vec<String> {
         w.push("r.confidence >= $min_confidence".into());
     }
     w
+}
+
+/// What leaves inactive code out (entities defined, and uses written, in branches the
+/// build's configuration compiles out): a condition per relationship variable and per
+/// node variable, none when `include` (or on graphs built without a configuration, where
+/// every entity is active and no relationship has the Inactive role, they pass anyway).
+pub(crate) fn active_filter(include: bool, rel: Option<&str>, nodes: &[&str]) -> Vec<String> {
+    if include {
+        return Vec::new();
+    }
+    rel.map(|r| format!("NOT has_role({r}, 'Inactive')"))
+        .into_iter()
+        .chain(nodes.iter().map(|n| format!("{n}.is_active")))
+        .collect()
 }
 
 /// The relationship filters graph_query and trace_path share, validated.

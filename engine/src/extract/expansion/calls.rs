@@ -67,6 +67,7 @@ pub(super) fn add_substituted_calls(
                 name,
                 qual: Sym::EMPTY,
                 recv: Sym::EMPTY,
+                argument: 0,
                 line: invocation.line,
             });
         }

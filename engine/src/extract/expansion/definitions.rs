@@ -92,6 +92,7 @@ impl Generators {
         path: &str,
         language: Language,
         source: &str,
+        arguments: bool,
     ) -> FileFacts {
         let mut blanked = source.as_bytes().to_vec();
         for (invocation, _) in &self.found {
@@ -106,7 +107,14 @@ impl Generators {
         let blanked = String::from_utf8(blanked).unwrap_or_else(|_| source.to_owned());
         let mut facts = FileFacts::unwalked(path, language, source);
         if let Some(tree) = lang.parser.parse(&blanked, None) {
-            walk::walk(&lang.table, language, &blanked, &tree, &mut facts);
+            walk::walk(
+                &lang.table,
+                language,
+                &blanked,
+                &tree,
+                &mut facts,
+                arguments,
+            );
         }
         facts
     }
@@ -127,7 +135,7 @@ impl Generators {
                     continue;
                 };
                 let mut fragment = FileFacts::path_only(&facts.path, language);
-                walk::walk(&lang.table, language, text, &tree, &mut fragment);
+                walk::walk(&lang.table, language, text, &tree, &mut fragment, false);
                 merge(fragment, invocation, &mut defined, facts);
             }
         }
@@ -294,6 +302,7 @@ fn merge(
             name: macro_name,
             qual: Sym::EMPTY,
             recv: Sym::EMPTY,
+            argument: 0,
             line: invocation.start_line,
         });
     }

@@ -29,6 +29,7 @@ pub(super) fn add_expansions(
     source: &str,
     tree: &Tree,
     facts: &mut FileFacts,
+    arguments: bool,
 ) {
     if !facts.entities.iter().any(is_function_like_macro) {
         return;
@@ -36,7 +37,8 @@ pub(super) fn add_expansions(
     // Read once for both passes: blanking invocations leaves every directive in place.
     let mut in_force = DefinitionsInForce::of(facts, source);
     if let Some(generators) = definitions::find(lang, source, tree, facts, &mut in_force) {
-        *facts = generators.walk_without_invocations(lang, &facts.path, language, source);
+        *facts =
+            generators.walk_without_invocations(lang, &facts.path, language, source, arguments);
         generators.add_definitions(lang, language, facts);
     }
     in_force.restart();

@@ -143,6 +143,19 @@ impl MacroTable {
         }
     }
 
+    /// The replacement list of macro `name`, when it is defined.
+    pub(crate) fn body_of(&self, name: &str) -> Option<&[Token]> {
+        let id = *self.ids.get(name)?;
+        self.definitions[id as usize].as_ref().map(|d| &d.body[..])
+    }
+
+    /// Whether `name` is defined.
+    pub(crate) fn is_defined(&self, name: &str) -> bool {
+        self.ids
+            .get(name)
+            .is_some_and(|&id| self.definitions[id as usize].is_some())
+    }
+
     fn id(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.ids.get(name) {
             return id;

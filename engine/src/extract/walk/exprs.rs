@@ -501,6 +501,8 @@ impl<'t> Walker<'_, 't> {
         // Whether the callee node's subtree still needs a walk for the names it reads.
         let mut walk_func = false;
         let mut walk_member_arg = false;
+        // Set when this call is the outermost call of a plain name: cleared on the way out.
+        let mut outer = None;
         match fk {
             SyntaxKind::Identifier if is_c_keyword(self.text(func)) => {}
             SyntaxKind::Identifier => {
@@ -511,6 +513,12 @@ impl<'t> Walker<'_, 't> {
                     0
                 };
                 self.push_ref(RefKind::Call, flags, arity, s, Sym::EMPTY, Sym::EMPTY, func);
+                if self.arguments && self.outer_call.is_none() {
+                    outer = n
+                        .child_by_field_id(self.t.f_arguments)
+                        .map(|args| (s, args));
+                    self.outer_call = outer;
+                }
             }
             SyntaxKind::QualifiedIdentifier | SyntaxKind::TemplateFunction => {
                 let mut q = String::new();
@@ -629,6 +637,9 @@ impl<'t> Walker<'_, 't> {
                 }
             }
             c.goto_parent();
+        }
+        if outer.is_some() {
+            self.outer_call = None;
         }
     }
 
