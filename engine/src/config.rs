@@ -168,55 +168,17 @@ impl Configuration {
     /// Reads the top-level `defines:` and `include_dirs:` lists of a `batho.yaml` (flow
     /// `[A, B=1]` or block `- A` items); none when it has neither.
     pub fn from_batho_yaml(text: &str) -> Option<Configuration> {
-        let mut config = Configuration::default();
-        let mut found = false;
-        let mut current: Option<bool> = None;
-        for raw in text.lines() {
-            let line = raw.split(" #").next().unwrap_or("").trim_end();
-            let body = line.trim_start();
-            if body.is_empty() || body.starts_with('#') {
-                continue;
-            }
-            let indent = line.len() - body.len();
-            if let Some(item) = body.strip_prefix("- ") {
-                match current {
-                    Some(true) => config.define(unquote(item)),
-                    Some(false) => config.include_dirs.push(unquote(item).to_owned()),
-                    None => {}
-                }
-                continue;
-            }
-            if indent > 0 {
-                continue;
-            }
-            let Some((key, value)) = body.split_once(':') else {
-                current = None;
-                continue;
-            };
-            current = match key.trim() {
-                "defines" => Some(true),
-                "include_dirs" => Some(false),
-                _ => None,
-            };
-            let Some(is_defines) = current else {
-                continue;
-            };
-            found = true;
-            if let Some(list) = value
-                .trim()
-                .strip_prefix('[')
-                .and_then(|v| v.strip_suffix(']'))
-            {
-                for item in list.split(',').map(unquote).filter(|i| !i.is_empty()) {
-                    if is_defines {
-                        config.define(item);
-                    } else {
-                        config.include_dirs.push(item.to_owned());
-                    }
-                }
-            }
+        let defines = crate::yaml_lists::yaml_list(text, &["defines"]);
+        let include_dirs = crate::yaml_lists::yaml_list(text, &["include_dirs"]);
+        if defines.is_none() && include_dirs.is_none() {
+            return None;
         }
-        found.then_some(config)
+        let mut config = Configuration::default();
+        for define in defines.unwrap_or_default() {
+            config.define(&define);
+        }
+        config.include_dirs = include_dirs.unwrap_or_default();
+        Some(config)
     }
 
     /// The record written in the artifact folder (see the module's documentation).
@@ -275,10 +237,6 @@ impl Configuration {
 fn macro_name(define: &str) -> &str {
     let end = define.find(['=', '(']).unwrap_or(define.len());
     define[..end].trim()
-}
-
-fn unquote(item: &str) -> &str {
-    item.trim().trim_matches(|c| c == '"' || c == '\'')
 }
 
 /// Splits a shell command line at unquoted whitespace (quotes and backslashes removed).

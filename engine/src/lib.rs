@@ -45,3 +45,4 @@ pub mod source;
 pub mod stamps;
 pub mod status;
 pub mod watch;
+pub mod yaml_lists;

@@ -23,6 +23,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::catalog::{self, Family};
+use batho_engine::yaml_lists::yaml_list;
 
 /// The set of disabled tool names, and the names given that no tool has.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,106 +159,13 @@ impl Gating {
 
 /// The `mcp: toolsets:` list (flow `[a, b]` or block `- a` lines), when there is one.
 fn parse_yaml_toolsets(text: &str) -> Option<Vec<String>> {
-    let mut lines = text
-        .lines()
-        .map(|raw| raw.split(" #").next().unwrap_or("").trim_end());
-    let mut in_mcp = false;
-    while let Some(line) = lines.next() {
-        let body = line.trim_start();
-        let indent = line.len() - body.len();
-        if indent == 0 && !body.is_empty() {
-            in_mcp = body == "mcp:";
-            continue;
-        }
-        let Some(value) = body.strip_prefix("toolsets:").filter(|_| in_mcp) else {
-            continue;
-        };
-        let unquote = |item: &str| {
-            item.trim()
-                .trim_matches(|c| c == '"' || c == '\'')
-                .to_string()
-        };
-        if let Some(list) = value
-            .trim()
-            .strip_prefix('[')
-            .and_then(|v| v.strip_suffix(']'))
-        {
-            return Some(
-                list.split(',')
-                    .map(unquote)
-                    .filter(|i| !i.is_empty())
-                    .collect(),
-            );
-        }
-        let items = lines
-            .by_ref()
-            .map(str::trim_start)
-            .take_while(|item| item.starts_with("- "))
-            .map(|item| unquote(&item[2..]))
-            .collect();
-        return Some(items);
-    }
-    None
+    yaml_list(text, &["mcp", "toolsets"])
 }
 
 /// `(enabled, disabled)` from the `mcp: tools:` block.
 fn parse_yaml_tools(text: &str) -> (Vec<String>, Vec<String>) {
-    let mut enabled = Vec::new();
-    let mut disabled = Vec::new();
-    let mut path: Vec<(usize, String)> = Vec::new();
-    let mut current: Option<bool> = None;
-    for raw in text.lines() {
-        let line = raw.split(" #").next().unwrap_or("").trim_end();
-        let body = line.trim_start();
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        let indent = line.len() - body.len();
-        if let Some(item) = body.strip_prefix("- ") {
-            if let Some(en) = current {
-                let item = item
-                    .trim()
-                    .trim_matches(|c| c == '"' || c == '\'')
-                    .to_string();
-                if en {
-                    enabled.push(item)
-                } else {
-                    disabled.push(item)
-                }
-            }
-            continue;
-        }
-        let Some((key, value)) = body.split_once(':') else {
-            continue;
-        };
-        while path.last().is_some_and(|(i, _)| *i >= indent) {
-            path.pop();
-        }
-        path.push((indent, key.trim().to_string()));
-        let keys: Vec<&str> = path.iter().map(|(_, k)| k.as_str()).collect();
-        current = match keys.as_slice() {
-            ["mcp", "tools", "enabled"] => Some(true),
-            ["mcp", "tools", "disabled"] => Some(false),
-            _ => None,
-        };
-        let value = value.trim();
-        if let (Some(en), Some(list)) = (
-            current,
-            value.strip_prefix('[').and_then(|v| v.strip_suffix(']')),
-        ) {
-            for item in list.split(',') {
-                let item = item.trim().trim_matches(|c| c == '"' || c == '\'');
-                if !item.is_empty() {
-                    if en {
-                        enabled.push(item.into())
-                    } else {
-                        disabled.push(item.into())
-                    }
-                }
-            }
-        }
-    }
-    (enabled, disabled)
+    let list = |key: &str| yaml_list(text, &["mcp", "tools", key]).unwrap_or_default();
+    (list("enabled"), list("disabled"))
 }
 
 #[cfg(test)]
