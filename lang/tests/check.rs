@@ -99,7 +99,7 @@ fn unknown_names_get_suggestions() {
               |
             1 | MATCH (n:Fucntion)-[:CALS]->(m) WHERE n.nmae = 'x' AND m.confidence > 1 RETURN n
               |                                                          ^^^^^^^^^^
-              = help: properties of nodes: id, name, qualified_name, kind, file, start_line, end_line, start_byte, end_byte, signature, content_hash, is_exported, is_static, community, language, pagerank, has_syntax_errors, doc"#]],
+              = help: properties of nodes: id, name, qualified_name, kind, file, start_line, end_line, start_byte, end_byte, signature, content_hash, is_exported, is_static, is_active, community, language, pagerank, has_syntax_errors, doc"#]],
     );
     check_err(
         "MATCH (a)-[r:CALLS]->(b) WHERE has_role(r, 'Writeaccess') AND has_role(r, 'Wrte') RETURN b",
@@ -109,7 +109,7 @@ fn unknown_names_get_suggestions() {
               |
             1 | MATCH (a)-[r:CALLS]->(b) WHERE has_role(r, 'Writeaccess') AND has_role(r, 'Wrte') RETURN b
               |                                                                           ^^^^^^
-              = help: roles: Definition, Import, WriteAccess, ReadAccess, Generated, Declaration, Dynamic, Heuristic"#]],
+              = help: roles: Definition, Import, WriteAccess, ReadAccess, Generated, Declaration, Dynamic, Heuristic, Inactive"#]],
     );
     check_err(
         "MATCH (n) RETURN toLowr(n.name), db.schema()",

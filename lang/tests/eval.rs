@@ -166,7 +166,7 @@ fn graph_access_and_functions() {
         ("roles(r)", "['ReadAccess', 'Dynamic']"),
         (
             "has_role(r, 'Nope')",
-            "error: unknown symbol role 'Nope'; roles: Definition, Import, WriteAccess, ReadAccess, Generated, Declaration, Dynamic, Heuristic",
+            "error: unknown symbol role 'Nope'; roles: Definition, Import, WriteAccess, ReadAccess, Generated, Declaration, Dynamic, Heuristic, Inactive",
         ),
         ("startNode(r) = a", "true"),
         ("endNode(r).name", "'helper'"),
