@@ -1,9 +1,12 @@
 //! Arbitrary bytes as C and as C++ source: extraction and resolution must never panic,
-//! whatever the syntax (or lack of it); and a C file the line reader of directive-only
-//! files takes must give the parser's facts (seed: `seeds/extract_source/register_header.h`).
+//! whatever the syntax (or lack of it); a C file the line reader of directive-only
+//! files takes must give the parser's facts (seed: `seeds/extract_source/register_header.h`);
+//! and the same text under a configuration (its `#if` conditions evaluated, inactive code
+//! marked) must extract and resolve too.
 #![no_main]
 
-use batho_engine::extract::Extractor;
+use batho_engine::config::Configuration;
+use batho_engine::extract::{Extractor, mark_configured};
 use batho_engine::resolve::{ResolveOptions, resolve};
 use batho_schema::Language;
 use libfuzzer_sys::fuzz_target;
@@ -19,7 +22,16 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(c, parsed, "the line reader and the parser disagree");
     }
     let cpp = extractor.extract("src/fuzz.hpp", Language::Cpp, &text);
-    let resolved = resolve(vec![c, cpp], &ResolveOptions::default());
+    let config = Configuration {
+        defines: vec!["NDEBUG".into(), "LEVEL=2".into(), "TWICE(x)=((x)*2)".into()],
+        undefines: vec!["_WIN32".into()],
+        include_dirs: Vec::new(),
+    };
+    extractor.set_configured(true);
+    let mut configured = extractor.extract("src/configured.c", Language::C, &text);
+    extractor.set_configured(false);
+    mark_configured(&mut configured, &text, &config);
+    let resolved = resolve(vec![c, cpp, configured], &ResolveOptions::default());
     let n = resolved.graph.nodes.len();
     for e in &resolved.graph.edges {
         assert!(

@@ -259,7 +259,6 @@ pub(crate) fn evaluate_tree(tree: &Tree<'_>, config: &Configuration) -> Vec<Eval
 }
 
 /// Evaluates one file alone under `config` (its includes not followed).
-#[cfg(test)]
 pub(crate) fn evaluate(src: &str, config: &Configuration) -> Evaluation {
     let scanned = [scan(src)];
     let tree = Tree {

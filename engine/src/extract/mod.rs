@@ -574,6 +574,21 @@ impl Extractor {
     }
 }
 
+/// Evaluates the conditional directives of one file alone (its includes not followed)
+/// under `config` and marks its inactive entities and uses, as a configured build does
+/// for each file of a tree; the facts must come from an extractor set configured
+/// ([`Extractor::set_configured`]). Returns the number of undecided conditions. For
+/// fuzzing and tests: a build evaluates whole translation units.
+pub fn mark_configured(
+    facts: &mut FileFacts,
+    source: &str,
+    config: &crate::config::Configuration,
+) -> u32 {
+    let evaluation = conditions::evaluate(source, config);
+    mark_inactive(facts, &evaluation);
+    evaluation.undecided
+}
+
 /// Marks what `evaluation` found inactive: the entities that start in an inactive range
 /// get [`NodeFlags::INACTIVE`], and the uses written there [`ref_bits::INACTIVE`]. A
 /// reference used on both sides is split in two, the inactive one taking the inactive

@@ -551,7 +551,11 @@ int run(void) {
         defines: vec!["OTHER".into()],
         ..Default::default()
     };
-    super::mark_inactive(&mut f, &super::conditions::evaluate(src, &config));
+    assert_eq!(
+        super::mark_configured(&mut f, src, &config),
+        0,
+        "every condition decided"
+    );
     let inactive: Vec<&str> = f
         .entities
         .iter()
