@@ -5,7 +5,7 @@
 //! interleave; readers of the previous generation are never disturbed, and a build that
 //! dies half way leaves the previous generation current (the store's commit is atomic).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -511,10 +511,16 @@ pub(crate) fn index_all(
     let mut skipped = Vec::new();
     let mut lossy_files = Vec::new();
     let mut facts = Vec::with_capacity(parsed.len());
+    let mut scanned = Vec::new();
     let mut syntax_error_files = Vec::new();
     for (file, outcome) in files.iter().zip(parsed) {
         match outcome {
-            FileOutcome::Parsed { facts: f, lossy } => {
+            FileOutcome::Parsed {
+                facts: f,
+                lossy,
+                directives,
+            } => {
+                scanned.extend(directives);
                 if lossy {
                     lossy_files.push(file.rel_path.clone());
                 }
@@ -530,7 +536,7 @@ pub(crate) fn index_all(
         }
     }
     if let Some(config) = &config {
-        evaluate_configuration(files, &mut facts, limit, config);
+        evaluate_configuration(files, &mut facts, scanned, config);
     }
     let file_count = facts.len() as u64;
 
@@ -551,27 +557,17 @@ pub(crate) fn index_all(
 }
 
 /// Marks what `config` leaves out of the parsed files `facts` (see
-/// `extract::conditions`): each file's directives are read again from its source, every
-/// translation unit is run, and the inactive lines' entities and uses are marked.
+/// `extract::conditions`), whose directive lines the parser threads read (`scanned`, one
+/// per file of `facts`): every translation unit is run, and the inactive lines' entities
+/// and uses are marked.
 pub(crate) fn evaluate_configuration(
     files: &[discover::SourceFile],
     facts: &mut [FileFacts],
-    limit: u64,
+    scanned: Vec<crate::extract::conditions::Scanned>,
     config: &crate::config::Configuration,
 ) -> u64 {
     use crate::extract::conditions;
-    let by_path: HashMap<&str, &discover::SourceFile> =
-        files.iter().map(|f| (f.rel_path.as_str(), f)).collect();
-    let scanned: Vec<conditions::Scanned> = facts
-        .iter()
-        .map(|f| {
-            by_path
-                .get(f.path.as_str())
-                .and_then(|file| source::read_source(&file.abs_path, limit).ok())
-                .map(|text| conditions::scan(&text.text))
-                .unwrap_or_default()
-        })
-        .collect();
+    debug_assert_eq!(scanned.len(), facts.len(), "one scan per parsed file");
     let paths: Vec<&str> = facts.iter().map(|f| f.path.as_str()).collect();
     let root_dirs = files.first().and_then(|f| {
         let depth = f.rel_path.split('/').count();
@@ -629,7 +625,13 @@ pub fn resolve_whole(facts: Vec<FileFacts>, workers: usize) -> GraphBuilder {
 // Nearly every file parses: boxing the large variant would only add an allocation per file.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum FileOutcome {
-    Parsed { facts: FileFacts, lossy: bool },
+    Parsed {
+        facts: FileFacts,
+        lossy: bool,
+        /// The file's directive lines, read from the text the parser had, under a
+        /// configuration (for `evaluate_configuration`); `None` without one.
+        directives: Option<crate::extract::conditions::Scanned>,
+    },
     Skipped(SkipReason),
 }
 
@@ -680,6 +682,9 @@ pub(crate) fn extract_all(
                                 FileOutcome::Parsed {
                                     facts,
                                     lossy: text.lossy,
+                                    directives: config
+                                        .is_some()
+                                        .then(|| crate::extract::conditions::scan(&text.text)),
                                 }
                             }
                             None => FileOutcome::Skipped(SkipReason::Unreadable(

@@ -30,8 +30,9 @@ pub struct Configuration {
     pub defines: Vec<String>,
     /// Names undefined (`-U`).
     pub undefines: Vec<String>,
-    /// Include folders (`-I`), as written. Recorded; conditions are evaluated with the
-    /// macros a file defines itself and these defines, not with its headers' macros.
+    /// Include folders (`-I`), as written: where a translation unit's `#include`s of
+    /// repository files are looked for after the includer's own folder, so that their
+    /// macros count (see `extract::conditions`).
     pub include_dirs: Vec<String>,
 }
 
