@@ -2,7 +2,7 @@
 //!
 //! The arguments most tools share are declared once, as parts flattened into the tools'
 //! structs (`#[serde(flatten)]`; schemars inlines their properties): [`RepoArg`],
-//! [`Page`], [`Budget`] and [`Output`]. A part whose default differs per tool takes it as a
+//! [`Page`], [`Budget`], [`Output`] and [`InactiveCode`]. A part whose default differs per tool takes it as a
 //! parameter: `Page<50>` (the default `limit`) and `Output<Concise>` (the default
 //! `response_format`, one of the [`DefaultFormat`] markers).
 
@@ -66,6 +66,15 @@ pub struct Page<const LIMIT: i64> {
     /// Pagination offset
     #[serde(default = "default_offset")]
     pub offset: i64,
+}
+
+/// Whether code the build's configuration compiles out counts (`include_inactive`; off by
+/// default everywhere).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct InactiveCode {
+    /// Include code the build's configuration compiles out (inactive `#if` branches)
+    #[serde(default = "default_false")]
+    pub include_inactive: bool,
 }
 
 /// The token budget of the markdown output (`max_tokens`; the same default everywhere).
@@ -297,9 +306,9 @@ pub struct QueryArgs {
     /// outgoing (entity is source), incoming (entity is target), both
     #[serde(default = "default_both_directions")]
     pub relation_direction: String,
-    /// Include code the build's configuration compiles out (inactive `#if` branches)
-    #[serde(default = "default_false")]
-    pub include_inactive: bool,
+    /// Whether code the configuration compiles out counts.
+    #[serde(flatten)]
+    pub inactive: InactiveCode,
     /// Regex matched against entity names (unanchored)
     #[serde(default)]
     pub name_pattern: Option<String>,
@@ -319,9 +328,9 @@ pub struct EntityArgs {
     /// The repository.
     #[serde(flatten)]
     pub repo: RepoArg,
-    /// Include code the build's configuration compiles out (inactive `#if` branches)
-    #[serde(default = "default_false")]
-    pub include_inactive: bool,
+    /// Whether code the configuration compiles out counts.
+    #[serde(flatten)]
+    pub inactive: InactiveCode,
     /// Include source code snippet
     #[serde(default = "default_false")]
     pub include_source: bool,
@@ -352,9 +361,9 @@ pub struct TraceArgs {
     /// Only traverse edges with confidence >= threshold (0.0-1.0)
     #[serde(default)]
     pub confidence_threshold: Option<f64>,
-    /// Include code the build's configuration compiles out (inactive `#if` branches)
-    #[serde(default = "default_false")]
-    pub include_inactive: bool,
+    /// Whether code the configuration compiles out counts.
+    #[serde(flatten)]
+    pub inactive: InactiveCode,
     /// outgoing (source->target), incoming (reverse BFS), both
     #[serde(default = "default_outgoing")]
     pub relation_direction: String,
@@ -371,9 +380,9 @@ pub struct FileGraphArgs {
     /// The repository.
     #[serde(flatten)]
     pub repo: RepoArg,
-    /// Include code the build's configuration compiles out (inactive `#if` branches)
-    #[serde(default = "default_false")]
-    pub include_inactive: bool,
+    /// Whether code the configuration compiles out counts.
+    #[serde(flatten)]
+    pub inactive: InactiveCode,
     /// Include entities referenced from other files
     #[serde(default = "default_true")]
     pub include_cross_file_refs: bool,
@@ -421,9 +430,9 @@ pub struct SearchArgs {
     /// Filter by entity type
     #[serde(default)]
     pub entity_types: Option<Vec<String>>,
-    /// Include code the build's configuration compiles out (inactive `#if` branches)
-    #[serde(default = "default_false")]
-    pub include_inactive: bool,
+    /// Whether code the configuration compiles out counts.
+    #[serde(flatten)]
+    pub inactive: InactiveCode,
     /// Only entities that take part in relationships with one of these roles
     #[serde(default)]
     pub symbol_roles: Option<Vec<String>>,

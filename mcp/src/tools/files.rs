@@ -234,7 +234,7 @@ pub(crate) fn trace_path(st: &State, a: TraceArgs) -> Result<Reply, ToolError> {
         ("target", Value::from(a.target_entity_id.as_str())),
     ];
     let mut hop_filters = rel_filter(&filters.roles, filters.min_conf);
-    hop_filters.extend(active_filter(a.include_inactive, Some("r"), &[]));
+    hop_filters.extend(active_filter(a.inactive.include_inactive, Some("r"), &[]));
     if let Some(c) = filters.min_conf {
         params.push(("min_confidence", Value::Float(c)));
     }
@@ -563,8 +563,13 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<Reply, Tool
     let mut cx = st.ctx(a.repo.name())?;
     check_file(&mut cx, &file)?;
     cx.check_fresh([file.as_str()])?;
-    let (mut entities, total) =
-        file_entities(&mut cx, &file, a.page.offset, limit, a.include_inactive)?;
+    let (mut entities, total) = file_entities(
+        &mut cx,
+        &file,
+        a.page.offset,
+        limit,
+        a.inactive.include_inactive,
+    )?;
     let has_more = entities.len() as i64 > limit;
     entities.truncate(limit as usize);
     let ids = entities
@@ -577,7 +582,7 @@ pub(crate) fn get_file_graph(st: &State, a: FileGraphArgs) -> Result<Reply, Tool
         ids,
         format,
         a.include_cross_file_refs,
-        a.include_inactive,
+        a.inactive.include_inactive,
     )?;
     let (relationships, relationship_counts, cross_file_stubs) =
         file_graph_relationships(&file, &entities, found);

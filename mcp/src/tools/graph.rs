@@ -370,7 +370,7 @@ fn query_entities(
     filters: &QueryFilters,
 ) -> Result<Vec<EntityRow>, ToolError> {
     let mut node_where = vec![kind_filter("n", &filters.types)];
-    node_where.extend(active_filter(a.include_inactive, None, &["n"]));
+    node_where.extend(active_filter(a.inactive.include_inactive, None, &["n"]));
     let mut params: Vec<(&str, Value)> = Vec::new();
     if !filters.types.is_empty() {
         params.push(("entity_types", text_list(&filters.types)));
@@ -393,7 +393,7 @@ fn query_entities(
         let (l, r) = rel.dir.arrows();
         let mut w = node_where;
         w.extend(rel_filter(&rel.roles, rel.min_conf));
-        w.extend(active_filter(a.include_inactive, Some("r"), &[]));
+        w.extend(active_filter(a.inactive.include_inactive, Some("r"), &[]));
         format!(
             "MATCH (n){l}[r{}]{r}(){} WITH DISTINCT n RETURN {node_cols} ORDER BY file, start_line, id SKIP $offset LIMIT $limit",
             type_label(&rel.rel_types),
@@ -586,7 +586,13 @@ pub(crate) fn graph_query(st: &State, a: QueryArgs) -> Result<Reply, ToolError> 
     } else {
         500
     };
-    let edges = query_relationships(&mut cx, ids, &filters, edge_cap, a.include_inactive)?;
+    let edges = query_relationships(
+        &mut cx,
+        ids,
+        &filters,
+        edge_cap,
+        a.inactive.include_inactive,
+    )?;
     let page_size = entities.len();
     let (edges, edge_counts, edges_capped) =
         group_relationships(&mut entities, edges, edge_cap as usize);
@@ -820,7 +826,11 @@ pub(crate) fn get_entity(st: &State, a: EntityArgs) -> Result<Reply, ToolError> 
         ResponseFormat::Concise => 100,
         ResponseFormat::Detailed => 500,
     };
-    let active = where_clause(&active_filter(a.include_inactive, Some("r"), &["m"]));
+    let active = where_clause(&active_filter(
+        a.inactive.include_inactive,
+        Some("r"),
+        &["m"],
+    ));
     let related = cx.run(
         &format!(
             "MATCH (n {{id: $id}})-[r]-(m){active} \
@@ -1053,7 +1063,7 @@ pub(crate) fn search_entities(st: &State, a: SearchArgs) -> Result<Reply, ToolEr
     // other text is a plain substring.
     let is_regex = regex::Regex::new(&a.query).is_ok();
     let mut w = vec![kind_filter("n", &types)];
-    w.extend(active_filter(a.include_inactive, None, &["n"]));
+    w.extend(active_filter(a.inactive.include_inactive, None, &["n"]));
     let mut params: Vec<(&str, Value)> = Vec::new();
     if !types.is_empty() {
         params.push(("entity_types", text_list(&types)));
